@@ -167,6 +167,7 @@ class Operation {
   size_t numRegions() const { return regions_.size(); }
   Region& region(unsigned i = 0) const { return *regions_.at(i); }
   Block& body(unsigned i = 0) const { return region(i).front(); }  // entry block of region i
+  Region& addRegion();
 
   // Position in the tree.
   Block* parentBlock() const { return parent_; }
