@@ -182,6 +182,10 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (c.bn % c.warpsN != 0 || c.warpTileN() % 16 != 0)
     diag.error(loc) << "bn=" << c.bn << " does not split into warps_n=" << c.warpsN
                     << " warp tiles whose width is a multiple of 16 (two n8 MMA tiles, loaded by one ldmatrix.x4)";
+  auto pow2 = [](int v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (c.bn % c.warpsN == 0 && c.warpTileN() % 16 == 0 && !pow2(c.warpTileN()))
+    diag.error(loc) << "the warp tile width bn/warps_n=" << c.warpTileN()
+                    << " must be a power of two (the swizzled B fragment addressing needs it)";
   if (c.threads() > t.maxThreadsPerBlock)
     diag.error(loc) << "warps_m*warps_n=" << c.warps() << " warps is " << c.threads() << " threads, over the "
                     << t.maxThreadsPerBlock << "-thread block limit of " << t.name;

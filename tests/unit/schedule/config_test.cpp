@@ -82,6 +82,12 @@ TEST(ConfigValidate, WarpTiling) {
             "tiles, loaded by one ldmatrix.x4)\n");
 }
 
+TEST(ConfigValidate, WarpTileWidthIsAPowerOfTwo) {
+  EXPECT_EQ(validateErrors("bn=96 warps_n=2"),
+            "error: the warp tile width bn/warps_n=48 must be a power of two (the swizzled B fragment addressing "
+            "needs it)\n");
+}
+
 TEST(ConfigValidate, SharedMemoryBudgetSaysWhatIsNeeded) {
   EXPECT_EQ(validateErrors("bm=128 bn=128 bk=64 stages=4 warps_n=4", Target::sm89()),
             "error: the pipeline needs 131072 bytes of shared memory (4 stages x 32768 bytes), but sm_89 allows at "
