@@ -168,9 +168,15 @@ class ProgramBuilder {
   ProgramBuilder(const ProgramBuilder&) = delete;
   ProgramBuilder& operator=(const ProgramBuilder&) = delete;
 
-  template <typename... S>
-  std::array<Dim, sizeof...(S)> dims(S... names) {
-    return {dim(Name(names))...};
+  // Declares dims; each Name records the user's line (hence overloads rather than a variadic template).
+  std::array<Dim, 1> dims(const Name& a) { return {dim(a)}; }
+  std::array<Dim, 2> dims(const Name& a, const Name& b) { return {dim(a), dim(b)}; }
+  std::array<Dim, 3> dims(const Name& a, const Name& b, const Name& c) { return {dim(a), dim(b), dim(c)}; }
+  std::array<Dim, 4> dims(const Name& a, const Name& b, const Name& c, const Name& d) {
+    return {dim(a), dim(b), dim(c), dim(d)};
+  }
+  std::array<Dim, 5> dims(const Name& a, const Name& b, const Name& c, const Name& d, const Name& e) {
+    return {dim(a), dim(b), dim(c), dim(d), dim(e)};
   }
   Dim dim(const Name& name);
 
@@ -187,7 +193,7 @@ class ProgramBuilder {
   void tile(std::initializer_list<Dim> tileDims, F&& body, SrcLoc loc = SrcLoc::current()) {
     std::vector<Dim> ds(tileDims);
     beginTiles(ds, nullptr, loc);
-    callWithCoords(body, std::make_index_sequence<8>{}, ds.size(), nullptr);
+    callWithCoords(body, ds.size(), nullptr);
     endTiles();
   }
   // The same with a batch dim: the body gets the batch Index first.
@@ -196,7 +202,7 @@ class ProgramBuilder {
                     SrcLoc loc = SrcLoc::current()) {
     std::vector<Dim> ds(tileDims);
     beginTiles(ds, &batch, loc);
-    callWithCoords(body, std::make_index_sequence<8>{}, ds.size(), &batch);
+    callWithCoords(body, ds.size(), &batch);
     endTiles();
   }
 
@@ -224,27 +230,26 @@ class ProgramBuilder {
   void beginTiles(const std::vector<Dim>& ds, const Dim* batch, const SrcLoc& loc);
   void endTiles();
   std::vector<ir::Value*> tileArgs() const;
-  template <typename F, size_t... I>
-  void callWithCoords(F& body, std::index_sequence<I...>, size_t n, const Dim* batch) {
+  // Calls the tile-loop body with its coords (1 to 3), after the batch index when there is one.
+  template <typename F>
+  void callWithCoords(F& body, size_t n, const Dim* batch) {
     auto args = tileArgs();
+    size_t first = batch ? 1 : 0;
     auto coordAt = [&](size_t i) {
-      ir::Value* v = args.at(i + (batch ? 1 : 0));
+      ir::Value* v = args.at(first + i);
       return Coord{v, v->type().shape()[0].sym, this};
     };
-    if constexpr (true) {
-      // Dispatch on the number of tile dims (1 to 3), with an optional leading batch index.
-      Index b{batch ? args[0] : nullptr, this};
-      auto call = [&](auto... cs) {
-        if (batch) {
-          if constexpr (std::is_invocable_v<F&, Index, decltype(cs)...>) body(b, cs...);
-        } else {
-          if constexpr (std::is_invocable_v<F&, decltype(cs)...>) body(cs...);
-        }
-      };
-      if (n == 1) call(coordAt(0));
-      else if (n == 2) call(coordAt(0), coordAt(1));
-      else if (n == 3) call(coordAt(0), coordAt(1), coordAt(2));
-    }
+    Index b{batch ? args[0] : nullptr, this};
+    auto call = [&](auto... cs) {
+      if (batch) {
+        if constexpr (std::is_invocable_v<F&, Index, decltype(cs)...>) body(b, cs...);
+      } else {
+        if constexpr (std::is_invocable_v<F&, decltype(cs)...>) body(cs...);
+      }
+    };
+    if (n == 1) call(coordAt(0));
+    else if (n == 2) call(coordAt(0), coordAt(1));
+    else if (n == 3) call(coordAt(0), coordAt(1), coordAt(2));
   }
   std::unique_ptr<State> st_;
 };
