@@ -6,6 +6,11 @@
 // PTX that ptxas rejects — come back as diagnostics; ptxas's rejections point at the Kiln op that
 // emitted the PTX (see ptxas_log.h).
 //
+// Known limitation (nvJitLink 13.0): nvJitLink runs ptxas in relocatable mode (--compile-only),
+// and there ptxas ignores setmaxnreg ("(C7504) Potential Performance Loss: 'setmaxnreg' ignored to
+// maintain compatibility across compilation units"), even with .maxnreg, where whole-program ptxas
+// emits USETMAXREG. The advisory is surfaced as a warning; no nvJitLink option changes it.
+//
 // Thread safety: assemble() may run on several threads at once, each with its own
 // DiagnosticEngine (an engine is not thread-safe).
 #include <map>

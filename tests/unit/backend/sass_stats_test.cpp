@@ -92,12 +92,13 @@ std::optional<SassStats> realStats(std::string_view arch) {
   return stats;
 }
 
-class RealSass : public ::testing::TestWithParam<std::string_view> {
+class NeedsDisassembler : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::getenv("KILN_SKIP_SASS_TESTS")) GTEST_SKIP() << "KILN_SKIP_SASS_TESTS is set";
   }
 };
+class RealSass : public NeedsDisassembler, public ::testing::WithParamInterface<std::string_view> {};
 
 TEST_P(RealSass, MmaKernelHasTheIntendedInstructionMix) {
   auto s = realStats(GetParam());
@@ -107,6 +108,21 @@ TEST_P(RealSass, MmaKernelHasTheIntendedInstructionMix) {
   EXPECT_EQ(s->count("LDSM.16.MT88.4"), 1) << s->text;
   EXPECT_EQ(s->count("STG.E.128"), 1) << s->text;
   EXPECT_GE(s->count("EXIT"), 2) << "the guarded store becomes a predicated EXIT\n" << s->text;
+}
+
+// A tripwire, not a wish: nvJitLink (13.0) runs ptxas with --compile-only, which drops setmaxnreg
+// (advisory C7504) even where whole-program ptxas emits USETMAXREG for the same PTX. Warp-
+// specialized sm_90a schedules rely on setmaxnreg, so this must stay visible. If this test fails,
+// nvJitLink started honouring setmaxnreg: update assembler.h and this test.
+TEST_F(NeedsDisassembler, NvJitLinkDropsSetmaxnreg) {
+  ir::DiagnosticEngine diag;
+  auto k = assemble(testing::setmaxnregKernel(), "sm_90a", diag);
+  ASSERT_TRUE(k) << diag.str();
+  auto s = sassStats(k->cubin, diag);
+  ASSERT_TRUE(s) << diag.str();
+  EXPECT_EQ(s->count("USETMAXREG"), 0) << s->text;
+  ASSERT_FALSE(k->warnings.empty());
+  EXPECT_NE(k->warnings[0].message.find("(C7504)"), std::string::npos) << k->warnings[0].message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, RealSass, ::testing::Values("sm_80", "sm_90a"),

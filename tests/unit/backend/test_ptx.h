@@ -109,11 +109,13 @@ inline std::string brokenKernel() {
 )";
 }
 
-// A kernel that asks for more registers with setmaxnreg (sm_90a), which ptxas ignores with a
-// "(C75xx) Potential Performance Loss" advisory when it cannot honour it.
+// A kernel that asks for more registers with setmaxnreg (sm_90a). With .maxnreg, whole-program
+// ptxas honours it (USETMAXREG in the SASS); nvJitLink's relocatable ptxas ignores it with a
+// "(C7504) Potential Performance Loss" advisory.
 inline std::string setmaxnregKernel() {
   return header("sm_90a") + R"(.visible .entry grow(.param .u64 out)
 .maxntid 256, 1, 1
+.maxnreg 168
 {
   .shared .align 16 .b8 sbuf[4096];
   .reg .b64 %rd<4>;
