@@ -45,15 +45,15 @@ DeviceProperties queryDevice(const Driver& drv, CUdevice dev, int ordinal) {
   return p;
 }
 
-Context::Context(const Driver& drv, CUcontext ctx, CUdevice dev, int ordinal, bool ownsPrimary)
-    : drv_(&drv), ctx_(ctx), dev_(dev), ownsPrimary_(ownsPrimary) {
-  try {
-    props_ = queryDevice(drv, dev, ordinal);
-  } catch (...) {
-    // The destructor does not run for a constructor that throws; give the retain back here.
-    if (ownsPrimary_) drv_->devicePrimaryCtxRelease(dev_);
-    throw;
-  }
+Context Context::make(const Driver& drv, CUcontext ctx, CUdevice dev, int ordinal, bool ownsPrimary) {
+  // The state owns the retain from here on: if the query below throws, ~State gives it back.
+  auto state = std::make_shared<State>();
+  state->drv = &drv;
+  state->ctx = ctx;
+  state->dev = dev;
+  state->ownsPrimary = ownsPrimary;
+  state->props = queryDevice(drv, dev, ordinal);
+  return Context(std::move(state));
 }
 
 Context Context::primary(const Driver& drv, int ordinal) {
@@ -72,7 +72,7 @@ Context Context::primary(const Driver& drv, int ordinal) {
     drv.devicePrimaryCtxRelease(dev);
     drv.checkCu(r, "cuCtxSetCurrent");
   }
-  return Context(drv, ctx, dev, ordinal, /*ownsPrimary=*/true);
+  return make(drv, ctx, dev, ordinal, /*ownsPrimary=*/true);
 }
 
 Context Context::adoptCurrent(const Driver& drv) {
@@ -85,20 +85,20 @@ Context Context::adoptCurrent(const Driver& drv) {
   CUdevice dev = 0;
   drv.checkCu(drv.ctxGetDevice(&dev), "cuCtxGetDevice");
   // A CUdevice is the device's ordinal in the driver API.
-  return Context(drv, ctx, dev, static_cast<int>(dev), /*ownsPrimary=*/false);
+  return make(drv, ctx, dev, static_cast<int>(dev), /*ownsPrimary=*/false);
 }
 
-Context::~Context() {
+Context::State::~State() {
   // Errors are ignored: a destructor cannot report them, and a failing release at teardown (the
   // driver already shutting down) must not take the process with it.
-  if (ownsPrimary_) drv_->devicePrimaryCtxRelease(dev_);
+  if (ownsPrimary) drv->devicePrimaryCtxRelease(dev);
 }
 
-void Context::makeCurrent() const { drv_->checkCu(drv_->ctxSetCurrent(ctx_), "cuCtxSetCurrent"); }
+void Context::makeCurrent() const { driver().checkCu(driver().ctxSetCurrent(handle()), "cuCtxSetCurrent"); }
 
 void Context::synchronize() const {
   makeCurrent();
-  drv_->checkCu(drv_->ctxSynchronize(), "cuCtxSynchronize");
+  driver().checkCu(driver().ctxSynchronize(), "cuCtxSynchronize");
 }
 
 }  // namespace kiln::runtime

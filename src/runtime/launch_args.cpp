@@ -161,7 +161,8 @@ std::optional<ByteRange> checkTensor(const TensorParam& p, const TensorArg& a,
                                             a.shape[i], expected, ir::shapeStr(p.shape));
   }
   if (!a.strides.empty() && a.strides.size() != rank) {
-    argError(diag, p.name) << a.strides.size() << " strides given for rank " << rank;
+    argError(diag, p.name) << fmt::format("{} stride{} given for a rank-{} tensor", a.strides.size(),
+                                          a.strides.size() == 1 ? "" : "s", rank);
     return std::nullopt;
   }
   if (!extentsKnown) return std::nullopt;
@@ -179,11 +180,15 @@ std::optional<ByteRange> checkTensor(const TensorParam& p, const TensorArg& a,
     const int64_t extent = a.shape[d], stride = strides[d];
     if (extent == 1) continue;
     if (k == 0 && stride != 1) {
+      // A stride-1 dim elsewhere usually means a transposed view; say so.
+      std::string hint;
+      for (size_t j = 0; j < rank && hint.empty(); ++j)
+        if (j != d && strides[j] == 1 && a.shape[j] > 1) hint = fmt::format(" ({} has stride 1: is it transposed?)", dimLabel(p, j));
       argError(diag, p.name) << fmt::format(
-          "stride of {} (the innermost) is {} but must be 1; the kernel reads it contiguously: "
-          "pass a contiguous tensor",
-          dimLabel(p, d), stride);
-      ok = false;
+          "stride of {}, the innermost, is {} but must be 1; the kernel reads it contiguously: "
+          "pass a contiguous tensor{}",
+          dimLabel(p, d), stride, hint);
+      return std::nullopt;  // the other strides are measured from this one: no use checking them
     } else if (k > 0 && stride < span) {
       argError(diag, p.name) << fmt::format(
           "stride of {} is {}{}, but the dims inside it span {} elements; its rows would overlap",
@@ -231,7 +236,7 @@ void checkAliasing(const KernelSignature& sig, const std::vector<std::optional<B
       const std::string& on = sig.tensors[o].name;
       const std::string& tn = sig.tensors[t].name;
       argError(diag, on) << fmt::format(
-          "output overlaps {} argument '{}' (bytes [{:#x}, {:#x}) and [{:#x}, {:#x})); {}", otherIsOutput ? "output" : "input",
+          "output overlaps {} '{}' (bytes [{:#x}, {:#x}) and [{:#x}, {:#x})); {}", otherIsOutput ? "output" : "input",
           tn, a.begin, a.end, b.begin, b.end,
           otherIsOutput ? "both are written, so the result would depend on timing: use separate buffers"
                         : fmt::format("the kernel would read '{}' while writing '{}': use a separate output buffer", tn, on));

@@ -35,8 +35,8 @@ DeviceBuffer::~DeviceBuffer() { reset(); }
 
 void DeviceBuffer::reset() {
   if (ptr_) {
-    ctx_->driver().ctxSetCurrent(ctx_->handle());
-    ctx_->driver().memFree(ptr_);  // errors ignored: destructors cannot report them
+    ctx_.driver().ctxSetCurrent(ctx_.handle());
+    ctx_.driver().memFree(ptr_);  // errors ignored: destructors cannot report them
   }
   ptr_ = 0;
   size_ = 0;
@@ -45,28 +45,28 @@ void DeviceBuffer::reset() {
 void DeviceBuffer::copyFromHost(const void* src, size_t bytes) {
   KILN_ASSERT(bytes <= size_, fmt::format("copy of {} bytes into a {}-byte buffer", bytes, size_));
   if (bytes == 0) return;
-  ctx_->makeCurrent();
-  ctx_->driver().checkCu(ctx_->driver().memcpyHtoD(ptr_, src, bytes), "cuMemcpyHtoD");
+  ctx_.makeCurrent();
+  ctx_.driver().checkCu(ctx_.driver().memcpyHtoD(ptr_, src, bytes), "cuMemcpyHtoD");
 }
 
 void DeviceBuffer::copyToHost(void* dst, size_t bytes) const {
   KILN_ASSERT(bytes <= size_, fmt::format("copy of {} bytes from a {}-byte buffer", bytes, size_));
   if (bytes == 0) return;
-  ctx_->makeCurrent();
-  ctx_->driver().checkCu(ctx_->driver().memcpyDtoH(dst, ptr_, bytes), "cuMemcpyDtoH");
+  ctx_.makeCurrent();
+  ctx_.driver().checkCu(ctx_.driver().memcpyDtoH(dst, ptr_, bytes), "cuMemcpyDtoH");
 }
 
 void DeviceBuffer::fill(uint8_t byte) {
   if (size_ == 0) return;
-  ctx_->makeCurrent();
-  ctx_->driver().checkCu(ctx_->driver().memsetD8(ptr_, byte, size_), "cuMemsetD8");
+  ctx_.makeCurrent();
+  ctx_.driver().checkCu(ctx_.driver().memsetD8(ptr_, byte, size_), "cuMemsetD8");
 }
 
 void DeviceBuffer::fill32(uint32_t word) {
   KILN_ASSERT(size_ % 4 == 0, fmt::format("fill32 of a {}-byte buffer", size_));
   if (size_ == 0) return;
-  ctx_->makeCurrent();
-  ctx_->driver().checkCu(ctx_->driver().memsetD32(ptr_, word, size_ / 4), "cuMemsetD32");
+  ctx_.makeCurrent();
+  ctx_.driver().checkCu(ctx_.driver().memsetD32(ptr_, word, size_ / 4), "cuMemsetD32");
 }
 
 }  // namespace kiln::runtime

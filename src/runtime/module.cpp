@@ -82,27 +82,27 @@ Module::~Module() { reset(); }
 
 void Module::reset() {
   if (mod_) {
-    ctx_->driver().ctxSetCurrent(ctx_->handle());
-    ctx_->driver().moduleUnload(mod_);  // errors ignored: destructors cannot report them
+    ctx_.driver().ctxSetCurrent(ctx_.handle());
+    ctx_.driver().moduleUnload(mod_);  // errors ignored: destructors cannot report them
   }
   mod_ = nullptr;
 }
 
 Function Module::function(const std::string& name, int dynamicSharedBytes) const {
-  ctx_->makeCurrent();
+  ctx_.makeCurrent();
   CUfunction fn = nullptr;
-  CUresult r = ctx_->driver().moduleGetFunction(&fn, mod_, name.c_str());
+  CUresult r = ctx_.driver().moduleGetFunction(&fn, mod_, name.c_str());
   if (r == CUDA_ERROR_NOT_FOUND)
     throw ir::Error(ir::Location::unknown(),
                     fmt::format("module '{}' has no kernel named '{}'", label_, name));
-  ctx_->driver().checkCu(r, fmt::format("cuModuleGetFunction('{}')", name));
-  Function f(*ctx_, fn, name);
+  ctx_.driver().checkCu(r, fmt::format("cuModuleGetFunction('{}')", name));
+  Function f(ctx_, fn, name);
   f.reserveDynamicShared(dynamicSharedBytes);
   return f;
 }
 
 Function::Function(const Context& ctx, CUfunction fn, std::string name)
-    : ctx_(&ctx), fn_(fn), name_(std::move(name)) {
+    : ctx_(ctx), fn_(fn), name_(std::move(name)) {
   const Driver& d = ctx.driver();
   auto attr = [&](CUfunction_attribute a, const char* what) {
     int v = 0;
@@ -121,7 +121,7 @@ Function::Function(const Context& ctx, CUfunction fn, std::string name)
 }
 
 void Function::reserveDynamicShared(int bytes) {
-  const DeviceProperties& p = ctx_->properties();
+  const DeviceProperties& p = ctx_.properties();
   if (bytes < 0)
     throw ir::Error(ir::Location::unknown(),
                     fmt::format("kernel '{}': dynamic shared memory size {} is negative", name_, bytes));
@@ -134,9 +134,9 @@ void Function::reserveDynamicShared(int bytes) {
                                 name_, total, attrs_.staticSharedBytes, bytes, p.name,
                                 p.maxSharedPerBlockOptin));
   if (bytes <= attrs_.maxDynamicSharedBytes) return;
-  ctx_->makeCurrent();
-  ctx_->driver().checkCu(
-      ctx_->driver().funcSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+  ctx_.makeCurrent();
+  ctx_.driver().checkCu(
+      ctx_.driver().funcSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
       fmt::format("raising the dynamic shared memory limit of '{}' to {} bytes", name_, bytes));
   attrs_.maxDynamicSharedBytes = bytes;
 }

@@ -32,16 +32,16 @@ void Stream::reset() {
   // cuStreamDestroy returns at once and the driver frees the stream after its queued work ends,
   // so destroying a busy stream is safe. Errors are ignored: destructors cannot report them.
   if (owned_ && stream_) {
-    ctx_->driver().ctxSetCurrent(ctx_->handle());
-    ctx_->driver().streamDestroy(stream_);
+    ctx_.driver().ctxSetCurrent(ctx_.handle());
+    ctx_.driver().streamDestroy(stream_);
   }
   stream_ = nullptr;
   owned_ = false;
 }
 
 void Stream::synchronize() const {
-  ctx_->makeCurrent();
-  ctx_->driver().checkCu(ctx_->driver().streamSynchronize(stream_), "cuStreamSynchronize");
+  ctx_.makeCurrent();
+  ctx_.driver().checkCu(ctx_.driver().streamSynchronize(stream_), "cuStreamSynchronize");
 }
 
 Event Event::create(const Context& ctx) {
@@ -66,26 +66,26 @@ Event::~Event() { reset(); }
 
 void Event::reset() {
   if (event_) {
-    ctx_->driver().ctxSetCurrent(ctx_->handle());
-    ctx_->driver().eventDestroy(event_);
+    ctx_.driver().ctxSetCurrent(ctx_.handle());
+    ctx_.driver().eventDestroy(event_);
   }
   event_ = nullptr;
 }
 
 void Event::record(const Stream& s) const {
-  ctx_->makeCurrent();
-  ctx_->driver().checkCu(ctx_->driver().eventRecord(event_, s.handle()), "cuEventRecord");
+  ctx_.makeCurrent();
+  ctx_.driver().checkCu(ctx_.driver().eventRecord(event_, s.handle()), "cuEventRecord");
 }
 
 void Event::synchronize() const {
-  ctx_->makeCurrent();
-  ctx_->driver().checkCu(ctx_->driver().eventSynchronize(event_), "cuEventSynchronize");
+  ctx_.makeCurrent();
+  ctx_.driver().checkCu(ctx_.driver().eventSynchronize(event_), "cuEventSynchronize");
 }
 
 float Event::elapsedMs(const Event& start, const Event& end) {
   end.synchronize();
   float ms = 0;
-  end.ctx_->driver().checkCu(end.ctx_->driver().eventElapsedTime(&ms, start.event_, end.event_),
+  end.ctx_.driver().checkCu(end.ctx_.driver().eventElapsedTime(&ms, start.event_, end.event_),
                              "cuEventElapsedTime");
   return ms;
 }

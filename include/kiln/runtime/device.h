@@ -5,10 +5,11 @@
 // uses too: memory from those libraries is then valid in Kiln's kernels without any copying. A
 // host program that manages its own context can hand it over with Context::adoptCurrent instead.
 //
-// Context is neither copyable nor movable: modules, streams and buffers keep a pointer to it, and it
-// must outlive them. Factories return it by value (guaranteed copy elision), so
-//   auto ctx = Context::primary(*Driver::get(), 0);
-// works; hold it in a std::optional or std::unique_ptr to keep it in a member.
+// A Context is a shared handle: copies refer to the same context, and streams, modules, functions
+// and buffers made from it hold a copy, so the context stays retained while anything made from it
+// lives, whatever order they are destroyed in. The Driver must outlive them all (the one from
+// Driver::get is never unloaded).
+#include <memory>
 #include <string>
 
 #include "kiln/runtime/driver.h"
@@ -44,13 +45,9 @@ class Context {
   // Retains device `ordinal`'s primary context and makes it current on this thread. Throws
   // kiln::ir::Error naming the valid range when the ordinal does not exist.
   static Context primary(const Driver& drv, int ordinal = 0);
-  // Uses the context current on this thread; it is not released on destruction. Throws when no
-  // context is current.
+  // Uses the context current on this thread; Kiln never releases it. Throws when no context is
+  // current.
   static Context adoptCurrent(const Driver& drv);
-
-  ~Context();
-  Context(const Context&) = delete;
-  Context& operator=(const Context&) = delete;
 
   // Makes this context current on the calling thread (cheap; the wrappers call it before any
   // driver call that needs a context, so they work from any thread).
@@ -58,18 +55,23 @@ class Context {
   // Waits for all work in this context.
   void synchronize() const;
 
-  const Driver& driver() const { return *drv_; }
-  CUcontext handle() const { return ctx_; }
-  CUdevice device() const { return dev_; }
-  const DeviceProperties& properties() const { return props_; }
+  const Driver& driver() const { return *state_->drv; }
+  CUcontext handle() const { return state_->ctx; }
+  CUdevice device() const { return state_->dev; }
+  const DeviceProperties& properties() const { return state_->props; }
 
  private:
-  Context(const Driver& drv, CUcontext ctx, CUdevice dev, int ordinal, bool ownsPrimary);
-  const Driver* drv_;
-  CUcontext ctx_;
-  CUdevice dev_;
-  bool ownsPrimary_;
-  DeviceProperties props_;
+  struct State {
+    const Driver* drv = nullptr;
+    CUcontext ctx = nullptr;
+    CUdevice dev = 0;
+    bool ownsPrimary = false;
+    DeviceProperties props;
+    ~State();
+  };
+  explicit Context(std::shared_ptr<const State> s) : state_(std::move(s)) {}
+  static Context make(const Driver& drv, CUcontext ctx, CUdevice dev, int ordinal, bool ownsPrimary);
+  std::shared_ptr<const State> state_;
 };
 
 }  // namespace kiln::runtime

@@ -20,6 +20,8 @@
 #include <string>
 #include <string_view>
 
+#include "kiln/ir/diagnostics.h"
+
 namespace kiln::runtime {
 
 // X(member, cuda.h name, ABI version of the typedef, exported name for dlsym, required)

@@ -31,9 +31,9 @@ class DeviceBuffer {
   size_t size() const { return size_; }
 
  private:
-  DeviceBuffer(const Context& ctx, CUdeviceptr p, size_t n) : ctx_(&ctx), ptr_(p), size_(n) {}
+  DeviceBuffer(const Context& ctx, CUdeviceptr p, size_t n) : ctx_(ctx), ptr_(p), size_(n) {}
   void reset();
-  const Context* ctx_;
+  Context ctx_;
   CUdeviceptr ptr_;
   size_t size_;
 };

@@ -28,7 +28,7 @@ class Function {
  public:
   const std::string& name() const { return name_; }
   CUfunction handle() const { return fn_; }
-  const Context& context() const { return *ctx_; }
+  const Context& context() const { return ctx_; }
   // As read when the function was looked up, and updated by reserveDynamicShared.
   const FunctionAttributes& attributes() const { return attrs_; }
 
@@ -40,7 +40,7 @@ class Function {
  private:
   friend class Module;
   Function(const Context& ctx, CUfunction fn, std::string name);
-  const Context* ctx_;
+  Context ctx_;
   CUfunction fn_;
   std::string name_;
   FunctionAttributes attrs_;
@@ -67,9 +67,9 @@ class Module {
   const std::string& label() const { return label_; }
 
  private:
-  Module(const Context& ctx, CUmodule m, std::string label) : ctx_(&ctx), mod_(m), label_(std::move(label)) {}
+  Module(const Context& ctx, CUmodule m, std::string label) : ctx_(ctx), mod_(m), label_(std::move(label)) {}
   void reset();
-  const Context* ctx_;
+  Context ctx_;
   CUmodule mod_;
   std::string label_;
 };

@@ -3,7 +3,7 @@
 //
 // A Stream either owns its CUstream (Stream::create; destroyed with it) or borrows one the host
 // program made (Stream::adopt, e.g. PyTorch's current stream; never destroyed by Kiln). Both are
-// move-only. The Context must outlive them.
+// move-only. They keep their Context alive.
 #include "kiln/runtime/device.h"
 
 namespace kiln::runtime {
@@ -26,13 +26,13 @@ class Stream {
   void synchronize() const;
 
   CUstream handle() const { return stream_; }
-  const Context& context() const { return *ctx_; }
+  const Context& context() const { return ctx_; }
   bool owned() const { return owned_; }
 
  private:
-  Stream(const Context& ctx, CUstream s, bool owned) : ctx_(&ctx), stream_(s), owned_(owned) {}
+  Stream(const Context& ctx, CUstream s, bool owned) : ctx_(ctx), stream_(s), owned_(owned) {}
   void reset();
-  const Context* ctx_;
+  Context ctx_;
   CUstream stream_;
   bool owned_;
 };
@@ -55,9 +55,9 @@ class Event {
   CUevent handle() const { return event_; }
 
  private:
-  Event(const Context& ctx, CUevent e) : ctx_(&ctx), event_(e) {}
+  Event(const Context& ctx, CUevent e) : ctx_(ctx), event_(e) {}
   void reset();
-  const Context* ctx_;
+  Context ctx_;
   CUevent event_;
 };
 
