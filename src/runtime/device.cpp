@@ -27,10 +27,12 @@ DeviceProperties queryDevice(const Driver& drv, CUdevice dev, int ordinal) {
   p.smCount = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM count");
   p.warpSize = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE, "warp size");
   p.maxThreadsPerBlock = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads per block");
-  p.maxSharedPerBlock = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, "shared memory per block");
+  p.maxSharedPerBlock =
+      attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, "shared memory per block");
   p.maxSharedPerBlockOptin =
       attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "opt-in shared memory per block");
-  p.maxSharedPerSM = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, "shared memory per SM");
+  p.maxSharedPerSM =
+      attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, "shared memory per SM");
   p.maxRegistersPerBlock = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, "registers per block");
   p.l2Bytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2 size");
   p.clockKHz = attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "clock rate");
@@ -45,7 +47,8 @@ DeviceProperties queryDevice(const Driver& drv, CUdevice dev, int ordinal) {
   return p;
 }
 
-Context Context::make(const Driver& drv, CUcontext ctx, CUdevice dev, int ordinal, bool ownsPrimary) {
+Context Context::make(const Driver& drv, CUcontext ctx, CUdevice dev, int ordinal,
+                      bool ownsPrimary) {
   // The state owns the retain from here on: if the query below throws, ~State gives it back.
   auto state = std::make_shared<State>();
   state->drv = &drv;
@@ -60,9 +63,10 @@ Context Context::primary(const Driver& drv, int ordinal) {
   int count = 0;
   drv.checkCu(drv.deviceGetCount(&count), "cuDeviceGetCount");
   if (ordinal < 0 || ordinal >= count)
-    throw ir::Error(ir::Location::unknown(),
-                    fmt::format("there is no CUDA device {}: this machine has {} (ordinals 0 to {})",
-                                ordinal, count, count - 1));
+    throw ir::Error(
+        ir::Location::unknown(),
+        fmt::format("there is no CUDA device {}: this machine has {} (ordinals 0 to {})", ordinal,
+                    count, count - 1));
   CUdevice dev = 0;
   drv.checkCu(drv.deviceGet(&dev, ordinal), fmt::format("cuDeviceGet({})", ordinal));
   CUcontext ctx = nullptr;
@@ -94,7 +98,9 @@ Context::State::~State() {
   if (ownsPrimary) drv->devicePrimaryCtxRelease(dev);
 }
 
-void Context::makeCurrent() const { driver().checkCu(driver().ctxSetCurrent(handle()), "cuCtxSetCurrent"); }
+void Context::makeCurrent() const {
+  driver().checkCu(driver().ctxSetCurrent(handle()), "cuCtxSetCurrent");
+}
 
 void Context::synchronize() const {
   makeCurrent();

@@ -99,8 +99,9 @@ std::unique_ptr<Driver> Driver::load(const std::string& path, std::string* whyNo
   for (const EntryPoint& e : table) {
     if (e.version <= d->version_) *e.slot = resolve(e);
     if (*e.slot || !e.required) continue;
-    return unusable(fmt::format("it does not provide {}, which needs CUDA {}; the driver is CUDA {}",
-                                e.symbol, versionString(e.version), versionString(d->version_)));
+    return unusable(
+        fmt::format("it does not provide {}, which needs CUDA {}; the driver is CUDA {}", e.symbol,
+                    versionString(e.version), versionString(d->version_)));
   }
 
   CUresult r = d->init(0);

@@ -16,7 +16,8 @@ namespace {
 using ir::DiagnosticEngine;
 using ir::InFlightDiagnostic;
 
-int elemBytes(ir::ScalarType t) { return std::max(1, ir::bitWidth(t) / 8); }  // i1 is stored as a byte
+// Bytes per element in memory; i1 is stored as a byte.
+int elemBytes(ir::ScalarType t) { return std::max(1, ir::bitWidth(t) / 8); }
 
 std::string joinNames(const std::vector<std::string>& names) {
   std::string s;
@@ -52,14 +53,15 @@ void checkSignature(const KernelSignature& sig) {
 
 // Writes "the kernel expects 2 tensor arguments (A, B) but 1 was given" when the counts differ.
 template <typename Param>
-bool checkCount(const std::vector<Param>& params, size_t given, const char* kind, DiagnosticEngine& diag) {
+bool checkCount(const std::vector<Param>& params, size_t given, const char* kind,
+                DiagnosticEngine& diag) {
   if (params.size() == given) return true;
   std::vector<std::string> names;
   for (const auto& p : params) names.push_back(p.name);
-  diag.error(ir::Location::unknown())
-      << fmt::format("kernel expects {} {} argument{}{} but {} {} given", params.size(), kind,
-                     params.size() == 1 ? "" : "s", names.empty() ? "" : " (" + joinNames(names) + ")",
-                     given, given == 1 ? "was" : "were");
+  diag.error(ir::Location::unknown()) << fmt::format(
+      "kernel expects {} {} argument{}{} but {} {} given", params.size(), kind,
+      params.size() == 1 ? "" : "s", names.empty() ? "" : " (" + joinNames(names) + ")", given,
+      given == 1 ? "was" : "were");
   return false;
 }
 
@@ -80,7 +82,9 @@ std::map<std::string, int64_t> checkDims(const KernelSignature& sig, const Launc
     if (it->second <= 0) {
       diag.error(ir::Location::unknown())
           << "dimension '" << d << "' is " << it->second << "; dimensions must be positive"
-          << (it->second == 0 ? " (skip the launch when a dimension is 0: there is nothing to compute)" : "");
+          << (it->second == 0
+                  ? " (skip the launch when a dimension is 0: there is nothing to compute)"
+                  : "");
       continue;
     }
     valid[d] = it->second;
@@ -89,24 +93,27 @@ std::map<std::string, int64_t> checkDims(const KernelSignature& sig, const Launc
     if (declared.count(d)) continue;
     auto e = diag.error(ir::Location::unknown());
     e << "unknown dimension '" << d << "'; ";
-    if (sig.dims.empty()) e << "the kernel has no dimensions";
-    else e << "the kernel's dimensions are " << joinNames(sig.dims);
+    if (sig.dims.empty())
+      e << "the kernel has no dimensions";
+    else
+      e << "the kernel's dimensions are " << joinNames(sig.dims);
   }
   for (const auto& [d, m] : sig.dimMultipleOf) {
     auto it = valid.find(d);
     if (it == valid.end() || it->second % m == 0) continue;
     const int64_t padded = (it->second / m + 1) * m;
-    diag.error(ir::Location::unknown())
-        << fmt::format("dimension '{}' is {}, not a multiple of {} (the kernel was compiled for "
-                       "{} % {} == 0); pad {} to {}",
-                       d, it->second, m, d, m, d, padded);
+    diag.error(ir::Location::unknown()) << fmt::format(
+        "dimension '{}' is {}, not a multiple of {} (the kernel was compiled for "
+        "{} % {} == 0); pad {} to {}",
+        d, it->second, m, d, m, d, padded);
   }
   return valid;
 }
 
 // "dim 1 (K)" for a symbolic extent, "dim 1" for a constant one.
 std::string dimLabel(const TensorParam& p, size_t i) {
-  return p.shape[i].isSymbolic() ? fmt::format("dim {} ({})", i, p.shape[i].sym) : fmt::format("dim {}", i);
+  return p.shape[i].isSymbolic() ? fmt::format("dim {} ({})", i, p.shape[i].sym)
+                                 : fmt::format("dim {}", i);
 }
 
 struct ByteRange {
@@ -115,7 +122,8 @@ struct ByteRange {
 
 // Checks one tensor; returns its byte range when the tensor is fully valid (for the alias check).
 std::optional<ByteRange> checkTensor(const TensorParam& p, const TensorArg& a,
-                                     const std::map<std::string, int64_t>& dims, DiagnosticEngine& diag) {
+                                     const std::map<std::string, int64_t>& dims,
+                                     DiagnosticEngine& diag) {
   bool ok = true;
   if (a.ptr == 0) {
     argError(diag, p.name) << "pointer is null";
@@ -128,15 +136,15 @@ std::optional<ByteRange> checkTensor(const TensorParam& p, const TensorArg& a,
     ok = false;
   }
   if (a.dtype != p.dtype) {
-    argError(diag, p.name) << "dtype is " << ir::scalarName(a.dtype) << " but the kernel was compiled for "
-                           << ir::scalarName(p.dtype);
+    argError(diag, p.name) << "dtype is " << ir::scalarName(a.dtype)
+                           << " but the kernel was compiled for " << ir::scalarName(p.dtype);
     ok = false;
   }
   const size_t rank = p.shape.size();
   if (a.shape.size() != rank) {
-    argError(diag, p.name) << fmt::format("rank is {} (shape [{}]) but the kernel expects rank {} ({})",
-                                          a.shape.size(), fmt::join(a.shape, ", "), rank,
-                                          ir::shapeStr(p.shape));
+    argError(diag, p.name) << fmt::format(
+        "rank is {} (shape [{}]) but the kernel expects rank {} ({})", a.shape.size(),
+        fmt::join(a.shape, ", "), rank, ir::shapeStr(p.shape));
     return std::nullopt;  // extents and strides cannot be matched up
   }
   bool extentsKnown = true;
@@ -154,15 +162,16 @@ std::optional<ByteRange> checkTensor(const TensorParam& p, const TensorArg& a,
     if (a.shape[i] == expected) continue;
     extentsKnown = false;
     if (e.isSymbolic())
-      argError(diag, p.name) << fmt::format("extent {} is {} but dimension '{}' is {} (the kernel expects shape {})",
-                                            i, a.shape[i], e.sym, expected, ir::shapeStr(p.shape));
+      argError(diag, p.name) << fmt::format(
+          "extent {} is {} but dimension '{}' is {} (the kernel expects shape {})", i, a.shape[i],
+          e.sym, expected, ir::shapeStr(p.shape));
     else
-      argError(diag, p.name) << fmt::format("extent {} is {} but the kernel expects {} (shape {})", i,
-                                            a.shape[i], expected, ir::shapeStr(p.shape));
+      argError(diag, p.name) << fmt::format("extent {} is {} but the kernel expects {} (shape {})",
+                                            i, a.shape[i], expected, ir::shapeStr(p.shape));
   }
   if (!a.strides.empty() && a.strides.size() != rank) {
-    argError(diag, p.name) << fmt::format("{} stride{} given for a rank-{} tensor", a.strides.size(),
-                                          a.strides.size() == 1 ? "" : "s", rank);
+    argError(diag, p.name) << fmt::format("{} stride{} given for a rank-{} tensor",
+                                          a.strides.size(), a.strides.size() == 1 ? "" : "s", rank);
     return std::nullopt;
   }
   if (!extentsKnown) return std::nullopt;
@@ -183,7 +192,8 @@ std::optional<ByteRange> checkTensor(const TensorParam& p, const TensorArg& a,
       // A stride-1 dim elsewhere usually means a transposed view; say so.
       std::string hint;
       for (size_t j = 0; j < rank && hint.empty(); ++j)
-        if (j != d && strides[j] == 1 && a.shape[j] > 1) hint = fmt::format(" ({} has stride 1: is it transposed?)", dimLabel(p, j));
+        if (j != d && strides[j] == 1 && a.shape[j] > 1)
+          hint = fmt::format(" ({} has stride 1: is it transposed?)", dimLabel(p, j));
       argError(diag, p.name) << fmt::format(
           "stride of {}, the innermost, is {} but must be 1; the kernel reads it contiguously: "
           "pass a contiguous tensor{}",
@@ -195,26 +205,30 @@ std::optional<ByteRange> checkTensor(const TensorParam& p, const TensorArg& a,
           dimLabel(p, d), stride, layout, span);
       ok = false;
     } else if (k > 0 && (static_cast<__int128>(stride) * bytes) % p.alignBytes != 0) {
+      int64_t strideBytes = 0;
+      const bool huge = __builtin_mul_overflow(stride, int64_t(bytes), &strideBytes);
       argError(diag, p.name) << fmt::format(
           "stride of {} is {} elements = {} bytes{}, not a multiple of {} bytes; every row must "
           "start {}-byte aligned (TMA and {}-byte vector loads): pad rows to a multiple of {} "
           "elements",
-          dimLabel(p, d), stride, static_cast<int64_t>(stride * bytes), layout, p.alignBytes,
-          p.alignBytes, p.alignBytes, std::max(1, p.alignBytes / bytes));
+          dimLabel(p, d), stride, huge ? "over 2^63" : std::to_string(strideBytes), layout,
+          p.alignBytes, p.alignBytes, p.alignBytes, std::max(1, p.alignBytes / bytes));
       ok = false;
     }
     int64_t reach = 0;
     if (stride < 0 || __builtin_mul_overflow(extent - 1, stride, &reach) ||
         __builtin_add_overflow(span, reach, &span)) {
-      if (ok)
-        argError(diag, p.name) << "shape and strides address more than 2^63 elements";
+      if (ok) argError(diag, p.name) << "shape and strides address more than 2^63 elements";
       return std::nullopt;
     }
   }
   uint64_t spanBytes = 0, end = 0;
-  if (__builtin_mul_overflow(static_cast<uint64_t>(span), static_cast<uint64_t>(bytes), &spanBytes) ||
+  if (__builtin_mul_overflow(static_cast<uint64_t>(span), static_cast<uint64_t>(bytes),
+                             &spanBytes) ||
       __builtin_add_overflow(a.ptr, spanBytes, &end)) {
-    if (ok) argError(diag, p.name) << fmt::format("the tensor at {:#x} reaches past the end of the address space", a.ptr);
+    if (ok)
+      argError(diag, p.name) << fmt::format(
+          "the tensor at {:#x} reaches past the end of the address space", a.ptr);
     return std::nullopt;
   }
   if (!ok) return std::nullopt;
@@ -236,16 +250,20 @@ void checkAliasing(const KernelSignature& sig, const std::vector<std::optional<B
       const std::string& on = sig.tensors[o].name;
       const std::string& tn = sig.tensors[t].name;
       argError(diag, on) << fmt::format(
-          "output overlaps {} '{}' (bytes [{:#x}, {:#x}) and [{:#x}, {:#x})); {}", otherIsOutput ? "output" : "input",
-          tn, a.begin, a.end, b.begin, b.end,
-          otherIsOutput ? "both are written, so the result would depend on timing: use separate buffers"
-                        : fmt::format("the kernel would read '{}' while writing '{}': use a separate output buffer", tn, on));
+          "output overlaps {} '{}' (bytes [{:#x}, {:#x}) and [{:#x}, {:#x})); {}",
+          otherIsOutput ? "output" : "input", tn, a.begin, a.end, b.begin, b.end,
+          otherIsOutput
+              ? "both are written, so the result would depend on timing: use separate buffers"
+              : fmt::format(
+                    "the kernel would read '{}' while writing '{}': use a separate output buffer",
+                    tn, on));
     }
   }
 }
 
 void checkScalar(const ScalarParam& p, double v, DiagnosticEngine& diag) {
-  if (!ir::isInteger(p.dtype)) return;  // floats are passed rounded to nearest, inf and nan included
+  if (!ir::isInteger(p.dtype))
+    return;  // floats are passed rounded to nearest, inf and nan included
   if (std::isnan(v) || std::trunc(v) != v) {
     argError(diag, p.name) << fmt::format("value {} is not an integer, but the kernel takes {}", v,
                                           ir::scalarName(p.dtype));
@@ -261,7 +279,8 @@ void checkScalar(const ScalarParam& p, double v, DiagnosticEngine& diag) {
     hiExclusive = 9223372036854775808.0;
   }
   if (v < lo || v >= hiExclusive)
-    argError(diag, p.name) << fmt::format("value {} is out of range for {}", v, ir::scalarName(p.dtype));
+    argError(diag, p.name) << fmt::format("value {} is out of range for {}", v,
+                                          ir::scalarName(p.dtype));
 }
 
 }  // namespace
@@ -277,17 +296,20 @@ std::vector<int64_t> dimOrder(const TensorParam& p) {
   std::sort(sorted.begin(), sorted.end());
   bool permutation = sorted.size() == static_cast<size_t>(rank);
   for (int64_t i = 0; permutation && i < rank; ++i) permutation = sorted[i] == i;
-  KILN_ASSERT(permutation, "tensor '" + p.name + "' has an order that is not a permutation of its dims");
+  KILN_ASSERT(permutation,
+              "tensor '" + p.name + "' has an order that is not a permutation of its dims");
   return order;
 }
 
-std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape, const std::vector<int64_t>& order) {
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape,
+                                       const std::vector<int64_t>& order) {
   std::vector<int64_t> strides(shape.size(), 1);
   int64_t s = 1;
   for (int64_t d : order) {
     strides[d] = s;
     // Saturate rather than overflow: the span check then reports the tensor as too large.
-    if (__builtin_mul_overflow(s, std::max<int64_t>(shape[d], 1), &s)) s = std::numeric_limits<int64_t>::max();
+    if (__builtin_mul_overflow(s, std::max<int64_t>(shape[d], 1), &s))
+      s = std::numeric_limits<int64_t>::max();
   }
   return strides;
 }
@@ -307,7 +329,8 @@ bool validateLaunch(const KernelSignature& sig, const LaunchArgs& args, Diagnost
     checkAliasing(sig, ranges, diag);
   }
   if (scalarsOk)
-    for (size_t i = 0; i < sig.scalars.size(); ++i) checkScalar(sig.scalars[i], args.scalars[i], diag);
+    for (size_t i = 0; i < sig.scalars.size(); ++i)
+      checkScalar(sig.scalars[i], args.scalars[i], diag);
   return diag.errorCount() == before;
 }
 

@@ -17,14 +17,17 @@ std::string loadHint(CUresult r, const Context& ctx) {
   const DeviceProperties& p = ctx.properties();
   switch (r) {
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
-      return fmt::format("; the driver (CUDA {}) is older than the PTX ISA version of this code: "
-                         "update the driver, or load a cubin built for sm_{}{}",
-                         versionString(ctx.driver().version()), p.ccMajor, p.ccMinor);
+      return fmt::format(
+          "; the driver (CUDA {}) is older than the PTX ISA version of this code: "
+          "update the driver, or load a cubin built for sm_{}{}",
+          versionString(ctx.driver().version()), p.ccMajor, p.ccMinor);
     case CUDA_ERROR_NO_BINARY_FOR_GPU:
-      return fmt::format("; the image holds no code for this device ({}, sm_{}{}): compile for "
-                         "its architecture",
-                         p.name, p.ccMajor, p.ccMinor);
-    default: return "";
+      return fmt::format(
+          "; the image holds no code for this device ({}, sm_{}{}): compile for "
+          "its architecture",
+          p.name, p.ccMajor, p.ccMinor);
+    default:
+      return "";
   }
 }
 
@@ -33,7 +36,7 @@ std::string loadHint(CUresult r, const Context& ctx) {
 bool isPtxImage(std::string_view image) {
   static constexpr unsigned char kElf[] = {0x7f, 'E', 'L', 'F'};
   static constexpr unsigned char kFatbin[] = {0x50, 0xed, 0x55, 0xba};  // 0xBA55ED50, little endian
-  auto startsWith = [&](const unsigned char (&m)[4]) {
+  auto startsWith = [&](const unsigned char(&m)[4]) {
     return image.size() >= 4 && std::memcmp(image.data(), m, 4) == 0;
   };
   return !startsWith(kElf) && !startsWith(kFatbin);
@@ -56,9 +59,9 @@ Module Module::load(const Context& ctx, std::string_view image, std::string labe
   CUresult r = ctx.driver().moduleLoadDataEx(&m, data, 2, opts, vals);
   if (r != CUDA_SUCCESS) {
     std::string jitLog(log.data());
-    std::string msg = fmt::format("loading module '{}' ({}, {} bytes) failed: {}{}", label,
-                                  ptx ? "PTX" : "cubin", image.size(), ctx.driver().errorText(r),
-                                  loadHint(r, ctx));
+    std::string msg =
+        fmt::format("loading module '{}' ({}, {} bytes) failed: {}{}", label, ptx ? "PTX" : "cubin",
+                    image.size(), ctx.driver().errorText(r), loadHint(r, ctx));
     if (!jitLog.empty()) msg += "\n" + jitLog;
     throw ir::Error(ir::Location::unknown(), msg);
   }
@@ -106,14 +109,16 @@ Function::Function(const Context& ctx, CUfunction fn, std::string name)
   const Driver& d = ctx.driver();
   auto attr = [&](CUfunction_attribute a, const char* what) {
     int v = 0;
-    d.checkCu(d.funcGetAttribute(&v, a, fn_), fmt::format("cuFuncGetAttribute({}) of '{}'", what, name_));
+    d.checkCu(d.funcGetAttribute(&v, a, fn_),
+              fmt::format("cuFuncGetAttribute({}) of '{}'", what, name_));
     return v;
   };
   attrs_.numRegs = attr(CU_FUNC_ATTRIBUTE_NUM_REGS, "registers");
   attrs_.localBytes = attr(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local bytes");
   attrs_.staticSharedBytes = attr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared bytes");
   attrs_.constBytes = attr(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, "constant bytes");
-  attrs_.maxThreadsPerBlock = attr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads per block");
+  attrs_.maxThreadsPerBlock =
+      attr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads per block");
   attrs_.maxDynamicSharedBytes =
       attr(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "max dynamic shared bytes");
   attrs_.ptxVersion = attr(CU_FUNC_ATTRIBUTE_PTX_VERSION, "PTX version");
@@ -123,16 +128,18 @@ Function::Function(const Context& ctx, CUfunction fn, std::string name)
 void Function::reserveDynamicShared(int bytes) {
   const DeviceProperties& p = ctx_.properties();
   if (bytes < 0)
-    throw ir::Error(ir::Location::unknown(),
-                    fmt::format("kernel '{}': dynamic shared memory size {} is negative", name_, bytes));
+    throw ir::Error(
+        ir::Location::unknown(),
+        fmt::format("kernel '{}': dynamic shared memory size {} is negative", name_, bytes));
   const int total = attrs_.staticSharedBytes + bytes;
   if (total > p.maxSharedPerBlockOptin)
-    throw ir::Error(ir::Location::unknown(),
-                    fmt::format("kernel '{}' needs {} bytes of shared memory per block ({} static + "
-                                "{} dynamic) but {} allows at most {}; use fewer pipeline stages or "
-                                "smaller tiles",
-                                name_, total, attrs_.staticSharedBytes, bytes, p.name,
-                                p.maxSharedPerBlockOptin));
+    throw ir::Error(
+        ir::Location::unknown(),
+        fmt::format("kernel '{}' needs {} bytes of shared memory per block ({} static + "
+                    "{} dynamic) but {} allows at most {}; use fewer pipeline stages or "
+                    "smaller tiles",
+                    name_, total, attrs_.staticSharedBytes, bytes, p.name,
+                    p.maxSharedPerBlockOptin));
   if (bytes <= attrs_.maxDynamicSharedBytes) return;
   ctx_.makeCurrent();
   ctx_.driver().checkCu(

@@ -14,7 +14,9 @@ Stream Stream::create(const Context& ctx) {
 Stream Stream::adopt(const Context& ctx, CUstream stream) { return Stream(ctx, stream, false); }
 
 Stream::Stream(Stream&& o) noexcept
-    : ctx_(o.ctx_), stream_(std::exchange(o.stream_, nullptr)), owned_(std::exchange(o.owned_, false)) {}
+    : ctx_(o.ctx_),
+      stream_(std::exchange(o.stream_, nullptr)),
+      owned_(std::exchange(o.owned_, false)) {}
 
 Stream& Stream::operator=(Stream&& o) noexcept {
   if (this != &o) {
@@ -86,7 +88,7 @@ float Event::elapsedMs(const Event& start, const Event& end) {
   end.synchronize();
   float ms = 0;
   end.ctx_.driver().checkCu(end.ctx_.driver().eventElapsedTime(&ms, start.event_, end.event_),
-                             "cuEventElapsedTime");
+                            "cuEventElapsedTime");
   return ms;
 }
 

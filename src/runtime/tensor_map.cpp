@@ -17,25 +17,36 @@ constexpr size_t kMaxRank = 5;
 std::optional<CUtensorMapDataType> tensorMapDataType(ir::ScalarType t) {
   using ir::ScalarType;
   switch (t) {
-    case ScalarType::I1: return std::nullopt;
-    case ScalarType::I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    case ScalarType::I1:
+      return std::nullopt;
+    case ScalarType::I32:
+      return CU_TENSOR_MAP_DATA_TYPE_INT32;
     case ScalarType::I64:
-    case ScalarType::Index: return CU_TENSOR_MAP_DATA_TYPE_INT64;
-    case ScalarType::F32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-    case ScalarType::F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    case ScalarType::BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case ScalarType::Index:
+      return CU_TENSOR_MAP_DATA_TYPE_INT64;
+    case ScalarType::F32:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case ScalarType::F16:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case ScalarType::BF16:
+      return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     case ScalarType::F8E4M3:
-    case ScalarType::F8E5M2: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    case ScalarType::F8E5M2:
+      return CU_TENSOR_MAP_DATA_TYPE_UINT8;
   }
   return std::nullopt;
 }
 
 int swizzleSpanBytes(TmaSwizzle s) {
   switch (s) {
-    case TmaSwizzle::None: return 0;
-    case TmaSwizzle::B32: return 32;
-    case TmaSwizzle::B64: return 64;
-    case TmaSwizzle::B128: return 128;
+    case TmaSwizzle::None:
+      return 0;
+    case TmaSwizzle::B32:
+      return 32;
+    case TmaSwizzle::B64:
+      return 64;
+    case TmaSwizzle::B128:
+      return 128;
   }
   return 0;
 }
@@ -56,18 +67,21 @@ bool validateTensorMap(const TensorMapDesc& d, ir::DiagnosticEngine& diag) {
     return false;  // the per-dim rules below would only repeat the problem
   }
   if (interleaved && rank < 3)
-    error() << "rank " << rank << " is too small for an interleaved layout; interleave needs rank 3 or more";
+    error() << "rank " << rank
+            << " is too small for an interleaved layout; interleave needs rank 3 or more";
 
   const auto elemType = tensorMapDataType(d.dtype);
   if (!elemType) error() << "dtype " << ir::scalarName(d.dtype) << " cannot be copied by TMA";
   const int elemBytes = std::max(1, ir::bitWidth(d.dtype) / 8);
 
   const uint64_t addrAlign = interleave32 ? 32 : 16;
-  if (d.globalAddress % addrAlign != 0)
-    error() << fmt::format("global address {:#x} is not {}-byte aligned (TMA requires {}-byte "
-                           "alignment{})",
-                           d.globalAddress, addrAlign, addrAlign,
-                           interleave32 ? " with 32-byte interleave" : "");
+  if (d.globalAddress == 0)
+    error() << "global address is null";
+  else if (d.globalAddress % addrAlign != 0)
+    error() << fmt::format(
+        "global address {:#x} is not {}-byte aligned (TMA requires {}-byte "
+        "alignment{})",
+        d.globalAddress, addrAlign, addrAlign, interleave32 ? " with 32-byte interleave" : "");
 
   for (size_t i = 0; i < rank; ++i) {
     const uint64_t g = d.globalDims[i];
@@ -83,12 +97,13 @@ bool validateTensorMap(const TensorMapDesc& d, ir::DiagnosticEngine& diag) {
     for (size_t i = 0; i + 1 < rank; ++i) {
       const uint64_t s = d.globalStrides[i];
       if (s % strideAlign != 0)
-        error() << fmt::format("global stride of dim {} is {} bytes, not a multiple of {} (TMA "
-                               "requires every row to start {}-byte aligned)",
-                               i + 1, s, strideAlign, strideAlign);
+        error() << fmt::format(
+            "global stride of dim {} is {} bytes, not a multiple of {} (TMA "
+            "requires every row to start {}-byte aligned)",
+            i + 1, s, strideAlign, strideAlign);
       if (s >= kStrideLimit)
-        error() << fmt::format("global stride of dim {} is {} bytes; TMA strides must be below 2^40",
-                               i + 1, s);
+        error() << fmt::format(
+            "global stride of dim {} is {} bytes; TMA strides must be below 2^40", i + 1, s);
     }
   }
 
@@ -102,14 +117,16 @@ bool validateTensorMap(const TensorMapDesc& d, ir::DiagnosticEngine& diag) {
     }
     const uint64_t innerBytes = uint64_t(d.boxDims[0]) * elemBytes;
     if (!interleaved && innerBytes % 16 != 0)
-      error() << fmt::format("inner box dim {} x {} bytes = {} bytes is not a multiple of 16 "
-                             "(required without interleave)",
-                             d.boxDims[0], elemBytes, innerBytes);
+      error() << fmt::format(
+          "inner box dim {} x {} bytes = {} bytes is not a multiple of 16 "
+          "(required without interleave)",
+          d.boxDims[0], elemBytes, innerBytes);
     const int span = swizzleSpanBytes(d.swizzle);
     if (!interleaved && span != 0 && innerBytes > uint64_t(span))
-      error() << fmt::format("inner box dim {} x {} bytes = {} bytes exceeds the {}-byte swizzle "
-                             "span; use at most {} elements in box dim 0",
-                             d.boxDims[0], elemBytes, innerBytes, span, span / elemBytes);
+      error() << fmt::format(
+          "inner box dim {} x {} bytes = {} bytes exceeds the {}-byte swizzle "
+          "span; use at most {} elements in box dim 0",
+          d.boxDims[0], elemBytes, innerBytes, span, span / elemBytes);
   }
 
   if (!d.elementStrides.empty()) {
@@ -119,7 +136,8 @@ bool validateTensorMap(const TensorMapDesc& d, ir::DiagnosticEngine& diag) {
       for (size_t i = 0; i < rank; ++i) {
         const uint32_t e = d.elementStrides[i];
         if (e == 0 || e > kMaxElementStride)
-          error() << "element stride of dim " << i << " is " << e << "; TMA element strides are 1 to 8";
+          error() << "element stride of dim " << i << " is " << e
+                  << "; TMA element strides are 1 to 8";
       }
     }
   }
@@ -134,10 +152,11 @@ CUtensorMap encodeTensorMap(const Context& ctx, const TensorMapDesc& d) {
   if (!validateTensorMap(d, diag)) throw ir::Error(diag.diagnostics());
   const Driver& drv = ctx.driver();
   if (!drv.tensorMapEncodeTiled)
-    throw ir::Error(ir::Location::unknown(),
-                    fmt::format("tensor map '{}': TMA needs a CUDA 12.0 driver or newer; this one is "
-                                "CUDA {}",
-                                d.name, versionString(drv.version())));
+    throw ir::Error(
+        ir::Location::unknown(),
+        fmt::format("tensor map '{}': TMA needs a CUDA 12.0 driver or newer; this one is "
+                    "CUDA {}",
+                    d.name, versionString(drv.version())));
   const size_t rank = d.globalDims.size();
   std::vector<cuuint64_t> dims(d.globalDims.begin(), d.globalDims.end());
   std::vector<cuuint64_t> strides(d.globalStrides.begin(), d.globalStrides.end());

@@ -70,7 +70,8 @@ class Context {
     ~State();
   };
   explicit Context(std::shared_ptr<const State> s) : state_(std::move(s)) {}
-  static Context make(const Driver& drv, CUcontext ctx, CUdevice dev, int ordinal, bool ownsPrimary);
+  static Context make(const Driver& drv, CUcontext ctx, CUdevice dev, int ordinal,
+                      bool ownsPrimary);
   std::shared_ptr<const State> state_;
 };
 

@@ -24,46 +24,48 @@
 
 namespace kiln::runtime {
 
+// clang-format off
 // X(member, cuda.h name, ABI version of the typedef, exported name for dlsym, required)
 // A missing optional entry point is left null; its user says which driver version it needs.
-#define KILN_CU_ENTRY_POINTS(X)                                                           \
-  X(init, cuInit, 2000, "cuInit", true)                                                   \
-  X(driverGetVersion, cuDriverGetVersion, 2020, "cuDriverGetVersion", true)               \
-  X(getErrorName, cuGetErrorName, 6000, "cuGetErrorName", true)                           \
-  X(getErrorString, cuGetErrorString, 6000, "cuGetErrorString", true)                     \
-  X(deviceGet, cuDeviceGet, 2000, "cuDeviceGet", true)                                    \
-  X(deviceGetCount, cuDeviceGetCount, 2000, "cuDeviceGetCount", true)                     \
-  X(deviceGetAttribute, cuDeviceGetAttribute, 2000, "cuDeviceGetAttribute", true)         \
-  X(deviceGetName, cuDeviceGetName, 2000, "cuDeviceGetName", true)                        \
-  X(devicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, "cuDevicePrimaryCtxRetain", true) \
-  X(devicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 11000, "cuDevicePrimaryCtxRelease_v2", true) \
-  X(ctxSetCurrent, cuCtxSetCurrent, 4000, "cuCtxSetCurrent", true)                        \
-  X(ctxGetCurrent, cuCtxGetCurrent, 4000, "cuCtxGetCurrent", true)                        \
-  X(ctxGetDevice, cuCtxGetDevice, 2000, "cuCtxGetDevice", true)                           \
-  X(ctxSynchronize, cuCtxSynchronize, 2000, "cuCtxSynchronize", true)                     \
-  X(streamCreate, cuStreamCreate, 2000, "cuStreamCreate", true)                           \
-  X(streamDestroy, cuStreamDestroy, 4000, "cuStreamDestroy_v2", true)                     \
-  X(streamSynchronize, cuStreamSynchronize, 2000, "cuStreamSynchronize", true)            \
-  X(moduleLoadDataEx, cuModuleLoadDataEx, 2010, "cuModuleLoadDataEx", true)               \
-  X(moduleUnload, cuModuleUnload, 2000, "cuModuleUnload", true)                           \
-  X(moduleGetFunction, cuModuleGetFunction, 2000, "cuModuleGetFunction", true)            \
-  X(funcSetAttribute, cuFuncSetAttribute, 9000, "cuFuncSetAttribute", true)               \
-  X(funcGetAttribute, cuFuncGetAttribute, 2020, "cuFuncGetAttribute", true)               \
-  X(launchKernel, cuLaunchKernel, 4000, "cuLaunchKernel", true)                           \
-  X(launchKernelEx, cuLaunchKernelEx, 11060, "cuLaunchKernelEx", false)                   \
-  X(memAlloc, cuMemAlloc, 3020, "cuMemAlloc_v2", true)                                    \
-  X(memFree, cuMemFree, 3020, "cuMemFree_v2", true)                                       \
-  X(memcpyHtoD, cuMemcpyHtoD, 3020, "cuMemcpyHtoD_v2", true)                              \
-  X(memcpyDtoH, cuMemcpyDtoH, 3020, "cuMemcpyDtoH_v2", true)                              \
-  X(memsetD8, cuMemsetD8, 3020, "cuMemsetD8_v2", true)                                    \
-  X(memsetD32, cuMemsetD32, 3020, "cuMemsetD32_v2", true)                                 \
-  X(pointerGetAttribute, cuPointerGetAttribute, 4000, "cuPointerGetAttribute", true)      \
-  X(eventCreate, cuEventCreate, 2000, "cuEventCreate", true)                              \
-  X(eventDestroy, cuEventDestroy, 4000, "cuEventDestroy_v2", true)                        \
-  X(eventRecord, cuEventRecord, 2000, "cuEventRecord", true)                              \
-  X(eventSynchronize, cuEventSynchronize, 2000, "cuEventSynchronize", true)               \
-  X(eventElapsedTime, cuEventElapsedTime, 2000, "cuEventElapsedTime", true)               \
+#define KILN_CU_ENTRY_POINTS(X)                                                                    \
+  X(init, cuInit, 2000, "cuInit", true)                                                            \
+  X(driverGetVersion, cuDriverGetVersion, 2020, "cuDriverGetVersion", true)                        \
+  X(getErrorName, cuGetErrorName, 6000, "cuGetErrorName", true)                                    \
+  X(getErrorString, cuGetErrorString, 6000, "cuGetErrorString", true)                              \
+  X(deviceGet, cuDeviceGet, 2000, "cuDeviceGet", true)                                             \
+  X(deviceGetCount, cuDeviceGetCount, 2000, "cuDeviceGetCount", true)                              \
+  X(deviceGetAttribute, cuDeviceGetAttribute, 2000, "cuDeviceGetAttribute", true)                  \
+  X(deviceGetName, cuDeviceGetName, 2000, "cuDeviceGetName", true)                                 \
+  X(devicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, "cuDevicePrimaryCtxRetain", true)      \
+  X(devicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 11000, "cuDevicePrimaryCtxRelease_v2", true)\
+  X(ctxSetCurrent, cuCtxSetCurrent, 4000, "cuCtxSetCurrent", true)                                 \
+  X(ctxGetCurrent, cuCtxGetCurrent, 4000, "cuCtxGetCurrent", true)                                 \
+  X(ctxGetDevice, cuCtxGetDevice, 2000, "cuCtxGetDevice", true)                                    \
+  X(ctxSynchronize, cuCtxSynchronize, 2000, "cuCtxSynchronize", true)                              \
+  X(streamCreate, cuStreamCreate, 2000, "cuStreamCreate", true)                                    \
+  X(streamDestroy, cuStreamDestroy, 4000, "cuStreamDestroy_v2", true)                              \
+  X(streamSynchronize, cuStreamSynchronize, 2000, "cuStreamSynchronize", true)                     \
+  X(moduleLoadDataEx, cuModuleLoadDataEx, 2010, "cuModuleLoadDataEx", true)                        \
+  X(moduleUnload, cuModuleUnload, 2000, "cuModuleUnload", true)                                    \
+  X(moduleGetFunction, cuModuleGetFunction, 2000, "cuModuleGetFunction", true)                     \
+  X(funcSetAttribute, cuFuncSetAttribute, 9000, "cuFuncSetAttribute", true)                        \
+  X(funcGetAttribute, cuFuncGetAttribute, 2020, "cuFuncGetAttribute", true)                        \
+  X(launchKernel, cuLaunchKernel, 4000, "cuLaunchKernel", true)                                    \
+  X(launchKernelEx, cuLaunchKernelEx, 11060, "cuLaunchKernelEx", false)                            \
+  X(memAlloc, cuMemAlloc, 3020, "cuMemAlloc_v2", true)                                             \
+  X(memFree, cuMemFree, 3020, "cuMemFree_v2", true)                                                \
+  X(memcpyHtoD, cuMemcpyHtoD, 3020, "cuMemcpyHtoD_v2", true)                                       \
+  X(memcpyDtoH, cuMemcpyDtoH, 3020, "cuMemcpyDtoH_v2", true)                                       \
+  X(memsetD8, cuMemsetD8, 3020, "cuMemsetD8_v2", true)                                             \
+  X(memsetD32, cuMemsetD32, 3020, "cuMemsetD32_v2", true)                                          \
+  X(pointerGetAttribute, cuPointerGetAttribute, 4000, "cuPointerGetAttribute", true)               \
+  X(eventCreate, cuEventCreate, 2000, "cuEventCreate", true)                                       \
+  X(eventDestroy, cuEventDestroy, 4000, "cuEventDestroy_v2", true)                                 \
+  X(eventRecord, cuEventRecord, 2000, "cuEventRecord", true)                                       \
+  X(eventSynchronize, cuEventSynchronize, 2000, "cuEventSynchronize", true)                        \
+  X(eventElapsedTime, cuEventElapsedTime, 2000, "cuEventElapsedTime", true)                        \
   X(tensorMapEncodeTiled, cuTensorMapEncodeTiled, 12000, "cuTensorMapEncodeTiled", false)
+// clang-format on
 
 class Driver {
  public:
@@ -99,7 +101,8 @@ class Driver {
   // True when the entry points were resolved with cuGetProcAddress (false: dlsym fallback).
   bool usedGetProcAddress() const { return usedProcAddress_; }
 
-#define KILN_CU_DECLARE_MEMBER(member, sym, ver, exported, required) PFN_##sym##_v##ver member = nullptr;
+#define KILN_CU_DECLARE_MEMBER(member, sym, ver, exported, required) \
+  PFN_##sym##_v##ver member = nullptr;
   KILN_CU_ENTRY_POINTS(KILN_CU_DECLARE_MEMBER)
 #undef KILN_CU_DECLARE_MEMBER
 

@@ -27,9 +27,9 @@ namespace kiln::runtime {
 struct TensorParam {
   std::string name;
   ir::ScalarType dtype = ir::ScalarType::F32;
-  ir::Shape shape;              // symbolic or constant extents, e.g. {M, K}
-  std::vector<int64_t> order;   // dims fastest-varying first; empty = row-major
-  int alignBytes = 16;          // the base pointer and every row start are aligned to this
+  ir::Shape shape;             // symbolic or constant extents, e.g. {M, K}
+  std::vector<int64_t> order;  // dims fastest-varying first; empty = row-major
+  int alignBytes = 16;         // the base pointer and every row start are aligned to this
   bool output = false;
 };
 
@@ -39,7 +39,7 @@ struct ScalarParam {
 };
 
 struct KernelSignature {
-  std::vector<std::string> dims;             // symbolic dims, e.g. M, N, K, G
+  std::vector<std::string> dims;  // symbolic dims, e.g. M, N, K, G
   std::vector<TensorParam> tensors;
   std::vector<ScalarParam> scalars;
   std::map<std::string, int64_t> dimMultipleOf;  // e.g. K % 8 == 0 for 16-byte bf16 rows
@@ -53,8 +53,8 @@ struct TensorArg {
 };
 
 struct LaunchArgs {
-  std::vector<TensorArg> tensors;   // in the order of KernelSignature::tensors
-  std::vector<double> scalars;      // in the order of KernelSignature::scalars
+  std::vector<TensorArg> tensors;  // in the order of KernelSignature::tensors
+  std::vector<double> scalars;     // in the order of KernelSignature::scalars
   std::map<std::string, int64_t> dims;
 };
 

@@ -23,9 +23,9 @@ struct Dim3 {
 
 // What the device and the loaded kernel allow a launch.
 struct LaunchLimits {
-  int maxThreadsPerBlock = 1024;     // the kernel's (below 1024 when it uses many registers)
+  int maxThreadsPerBlock = 1024;          // the kernel's (below 1024 when it uses many registers)
   int maxDynamicSharedBytes = 48 * 1024;  // as reserved with Function::reserveDynamicShared
-  bool clusterLaunch = false;        // the device launches thread-block clusters (sm_90+)
+  bool clusterLaunch = false;             // the device launches thread-block clusters (sm_90+)
 };
 LaunchLimits launchLimits(const Function& fn);
 

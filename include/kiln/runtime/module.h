@@ -15,13 +15,13 @@ namespace kiln::runtime {
 // What the driver says about a loaded kernel (cuFuncGetAttribute).
 struct FunctionAttributes {
   int numRegs = 0;
-  int localBytes = 0;          // per thread: stack frame and spills
+  int localBytes = 0;  // per thread: stack frame and spills
   int staticSharedBytes = 0;
   int constBytes = 0;
   int maxThreadsPerBlock = 0;  // may be below 1024 when the kernel uses many registers
   int maxDynamicSharedBytes = 0;
-  int ptxVersion = 0;          // e.g. 80 for PTX ISA 8.0 (the virtual arch for JIT'ed code)
-  int binaryVersion = 0;       // e.g. 90 for sm_90
+  int ptxVersion = 0;     // e.g. 80 for PTX ISA 8.0 (the virtual arch for JIT'ed code)
+  int binaryVersion = 0;  // e.g. 90 for sm_90
 };
 
 class Function {
@@ -67,7 +67,8 @@ class Module {
   const std::string& label() const { return label_; }
 
  private:
-  Module(const Context& ctx, CUmodule m, std::string label) : ctx_(ctx), mod_(m), label_(std::move(label)) {}
+  Module(const Context& ctx, CUmodule m, std::string label)
+      : ctx_(ctx), mod_(m), label_(std::move(label)) {}
   void reset();
   Context ctx_;
   CUmodule mod_;

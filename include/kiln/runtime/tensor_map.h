@@ -2,8 +2,9 @@
 // TMA tensor maps (CUtensorMap) for the bulk tensor copies of sm_90+ kernels.
 //
 // The contract, from the CUDA driver API reference, "Tensor Map Object Management",
-// cuTensorMapEncodeTiled (https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TENSOR__MEMORY.html,
-// and the same text in CUDA 13.0's cuda.h):
+// cuTensorMapEncodeTiled
+// (https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TENSOR__MEMORY.html, and the same text
+// in CUDA 13.0's cuda.h):
 //   * rank 1..5; with interleave, rank >= 3;
 //   * the global address is 16-byte aligned (32-byte with 32-byte interleave);
 //   * every global dim is non-zero and at most 2^32 elements;
@@ -37,13 +38,13 @@ enum class TmaInterleave { None, B16, B32 };
 enum class TmaL2Promotion { None, B64, B128, B256 };
 
 struct TensorMapDesc {
-  std::string name;                       // names the tensor in diagnostics, e.g. "A"
+  std::string name;  // names the tensor in diagnostics, e.g. "A"
   ir::ScalarType dtype = ir::ScalarType::F16;
   uint64_t globalAddress = 0;
-  std::vector<uint64_t> globalDims;       // elements, fastest-varying first; rank = size
-  std::vector<uint64_t> globalStrides;    // bytes, rank - 1 entries (dims 1..rank-1)
-  std::vector<uint32_t> boxDims;          // elements per copy, rank entries
-  std::vector<uint32_t> elementStrides;   // rank entries; empty means all 1
+  std::vector<uint64_t> globalDims;      // elements, fastest-varying first; rank = size
+  std::vector<uint64_t> globalStrides;   // bytes, rank - 1 entries (dims 1..rank-1)
+  std::vector<uint32_t> boxDims;         // elements per copy, rank entries
+  std::vector<uint32_t> elementStrides;  // rank entries; empty means all 1
   TmaSwizzle swizzle = TmaSwizzle::None;
   TmaInterleave interleave = TmaInterleave::None;
   TmaL2Promotion l2Promotion = TmaL2Promotion::None;

@@ -52,9 +52,10 @@ TEST(Context, MissingOrdinalNamesTheRange) {
 
 TEST(Context, AdoptCurrentNeedsACurrentContext) {
   FakeDriver fake;
-  EXPECT_EQ(errorOf([&] { Context::adoptCurrent(fake.driver()); }),
-            "no CUDA context is current on this thread; make one current before adopting it, or use "
-            "Context::primary");
+  EXPECT_EQ(
+      errorOf([&] { Context::adoptCurrent(fake.driver()); }),
+      "no CUDA context is current on this thread; make one current before adopting it, or use "
+      "Context::primary");
 }
 
 TEST(Context, AdoptedContextIsNotReleased) {
@@ -131,7 +132,8 @@ TEST(DeviceBuffer, OutOfMemoryNamesTheSizeAndDevice) {
   FakeDriver fake;
   auto ctx = Context::primary(fake.driver());
   EXPECT_EQ(errorOf([&] { DeviceBuffer::allocate(ctx, size_t(1) << 41); }),
-            "cuMemAlloc of 2199023255552 bytes on Fake H200 failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+            "cuMemAlloc of 2199023255552 bytes on Fake H200 failed: CUDA_ERROR_OUT_OF_MEMORY (out "
+            "of memory)");
 }
 
 TEST(DeviceBuffer, EmptyBufferAllocatesNothing) {

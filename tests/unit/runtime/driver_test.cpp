@@ -19,7 +19,8 @@ constexpr const char* kAdvice =
 TEST(Driver, MissingLibraryGivesPlainSentence) {
   std::string why;
   EXPECT_EQ(Driver::load("/nonexistent/libcuda.so.1", &why), nullptr);
-  const std::string prefix = "no NVIDIA driver found (/nonexistent/libcuda.so.1 could not be loaded: ";
+  const std::string prefix =
+      "no NVIDIA driver found (/nonexistent/libcuda.so.1 could not be loaded: ";
   EXPECT_EQ(why.substr(0, prefix.size()), prefix) << why;
   EXPECT_NE(why.find("No such file"), std::string::npos) << why;  // dlerror's reason is kept
   EXPECT_EQ(why.substr(why.size() - std::string(kAdvice).size()), kAdvice) << why;
@@ -29,7 +30,8 @@ TEST(Driver, LibraryThatIsNotADriverIsUnusable) {
   std::string why;
   EXPECT_EQ(Driver::load("libm.so.6", &why), nullptr);
   EXPECT_EQ(why, std::string("the NVIDIA driver libm.so.6 is unusable (it does not provide "
-                             "cuDriverGetVersion); ") + kAdvice);
+                             "cuDriverGetVersion); ") +
+                     kAdvice);
 }
 
 TEST(Driver, DefaultLibraryPathHonoursKilnLibcuda) {
@@ -81,20 +83,23 @@ TEST(Driver, MissingRequiredEntryPointIsNamed) {
   EXPECT_EQ(fake.get(), nullptr);
   EXPECT_EQ(fake.whyNot(), "the NVIDIA driver " + fake.path() +
                                " is unusable (it does not provide cuModuleGetFunction, which needs "
-                               "CUDA 2.0; the driver is CUDA 12.8); " + kAdvice);
+                               "CUDA 2.0; the driver is CUDA 12.8); " +
+                               kAdvice);
 }
 
 TEST(Driver, CuInitFailureMeansNoUsableGpu) {
   FakeDriver fake([](FakeCudaState& s) { s.initResult = CUDA_ERROR_NO_DEVICE; });
   EXPECT_EQ(fake.get(), nullptr);
   EXPECT_EQ(fake.whyNot(), std::string("no usable NVIDIA GPU (cuInit failed: CUDA_ERROR_NO_DEVICE "
-                                       "(no CUDA-capable device is detected)); ") + kAdvice);
+                                       "(no CUDA-capable device is detected)); ") +
+                               kAdvice);
 }
 
 TEST(Driver, ZeroDevicesMeansNoGpu) {
   FakeDriver fake([](FakeCudaState& s) { s.deviceCount = 0; });
   EXPECT_EQ(fake.get(), nullptr);
-  EXPECT_EQ(fake.whyNot(), "no NVIDIA GPU found (the driver " + fake.path() + " reports no devices); " + kAdvice);
+  EXPECT_EQ(fake.whyNot(),
+            "no NVIDIA GPU found (the driver " + fake.path() + " reports no devices); " + kAdvice);
 }
 
 TEST(Driver, CheckCuThrowsWithErrorNameAndString) {
@@ -106,8 +111,10 @@ TEST(Driver, CheckCuThrowsWithErrorNameAndString) {
     FAIL() << "checkCu did not throw";
   } catch (const ir::Error& e) {
     ASSERT_EQ(e.diagnostics().size(), 1u);
-    EXPECT_EQ(e.diagnostics()[0].message, "cuMemAlloc of 8 bytes failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
-    EXPECT_STREQ(e.what(), "error: cuMemAlloc of 8 bytes failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+    EXPECT_EQ(e.diagnostics()[0].message,
+              "cuMemAlloc of 8 bytes failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+    EXPECT_STREQ(e.what(),
+                 "error: cuMemAlloc of 8 bytes failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
   }
 }
 

@@ -20,7 +20,8 @@ TEST(LaunchArgsLayout, ExplicitContiguousAndPaddedStridesPass) {
 TEST(LaunchArgsLayout, StrideCountMustMatchRank) {
   auto args = gemmArgs();
   args.tensors[0].strides = {32};
-  EXPECT_EQ(check(gemmSignature(), args), Messages{"argument 'A': 1 stride given for a rank-2 tensor"});
+  EXPECT_EQ(check(gemmSignature(), args),
+            Messages{"argument 'A': 1 stride given for a rank-2 tensor"});
 }
 
 TEST(LaunchArgsLayout, InnermostStrideMustBeOne) {
@@ -67,16 +68,18 @@ TEST(LaunchArgsLayout, RowsMustStartAligned) {
   sig.dimMultipleOf.clear();
   auto args = gemmArgs();
   args.tensors[0].strides = {36, 1};
-  EXPECT_EQ(check(sig, args),
-            Messages{"argument 'A': stride of dim 0 (M) is 36 elements = 72 bytes, not a multiple of "
-                     "16 bytes; every row must start 16-byte aligned (TMA and 16-byte vector "
-                     "loads): pad rows to a multiple of 8 elements"});
+  EXPECT_EQ(
+      check(sig, args),
+      Messages{"argument 'A': stride of dim 0 (M) is 36 elements = 72 bytes, not a multiple of "
+               "16 bytes; every row must start 16-byte aligned (TMA and 16-byte vector "
+               "loads): pad rows to a multiple of 8 elements"});
 }
 
 TEST(LaunchArgsLayout, BatchStrideMustCoverTheMatrix) {
   KernelSignature sig;
   sig.dims = {"G", "M", "K"};
-  sig.tensors = {{"X", ScalarType::F32, {Extent::of("G"), Extent::of("M"), Extent::of("K")}, {}, 16, false}};
+  sig.tensors = {
+      {"X", ScalarType::F32, {Extent::of("G"), Extent::of("M"), Extent::of("K")}, {}, 16, false}};
   LaunchArgs args;
   args.dims = {{"G", 4}, {"M", 8}, {"K", 16}};
   args.tensors = {{0x100000, ScalarType::F32, {4, 8, 16}, {128, 16, 1}}};

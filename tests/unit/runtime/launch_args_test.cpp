@@ -66,7 +66,8 @@ TEST(LaunchArgs, ZeroDimIsAnErrorWithAHint) {
 TEST(LaunchArgs, NegativeDim) {
   auto args = gemmArgs();
   args.dims["M"] = -3;
-  EXPECT_EQ(check(gemmSignature(), args), Messages{"dimension 'M' is -3; dimensions must be positive"});
+  EXPECT_EQ(check(gemmSignature(), args),
+            Messages{"dimension 'M' is -3; dimensions must be positive"});
 }
 
 TEST(LaunchArgs, DimNotAMultiple) {
@@ -92,9 +93,10 @@ TEST(LaunchArgs, NullPointer) {
 TEST(LaunchArgs, MisalignedPointer) {
   auto args = gemmArgs();
   args.tensors[0].ptr = 0x1002;
-  EXPECT_EQ(check(gemmSignature(), args),
-            Messages{"argument 'A': pointer 0x1002 is not aligned to 16 bytes (required for 16-byte "
-                     "vector loads); allocate with cudaMalloc or pad the offset"});
+  EXPECT_EQ(
+      check(gemmSignature(), args),
+      Messages{"argument 'A': pointer 0x1002 is not aligned to 16 bytes (required for 16-byte "
+               "vector loads); allocate with cudaMalloc or pad the offset"});
 }
 
 TEST(LaunchArgs, AlignmentFollowsTheParameter) {
@@ -119,8 +121,10 @@ TEST(LaunchArgs, WrongDtype) {
 TEST(LaunchArgs, WrongRank) {
   auto args = gemmArgs();
   args.tensors[0].shape = {2, 64, 32};
-  EXPECT_EQ(check(gemmSignature(), args),
-            Messages{"argument 'A': rank is 3 (shape [2, 64, 32]) but the kernel expects rank 2 ([M, K])"});
+  EXPECT_EQ(
+      check(gemmSignature(), args),
+      Messages{
+          "argument 'A': rank is 3 (shape [2, 64, 32]) but the kernel expects rank 2 ([M, K])"});
 }
 
 TEST(LaunchArgs, ExtentDisagreesWithDim) {
@@ -144,9 +148,10 @@ TEST(LaunchArgs, ExtentDisagreesWithConstant) {
 TEST(LaunchArgs, GroupCountMustMatchG) {
   KernelSignature sig;
   sig.dims = {"G", "M", "N", "K"};
-  sig.tensors = {{"A", ScalarType::BF16, {Extent::of("M"), Extent::of("K")}, {}, 16, false},
-                 {"B", ScalarType::BF16, {Extent::of("G"), Extent::of("K"), Extent::of("N")}, {}, 16, false},
-                 {"offsets", ScalarType::I32, {Extent::of("G")}, {}, 4, false}};
+  sig.tensors = {
+      {"A", ScalarType::BF16, {Extent::of("M"), Extent::of("K")}, {}, 16, false},
+      {"B", ScalarType::BF16, {Extent::of("G"), Extent::of("K"), Extent::of("N")}, {}, 16, false},
+      {"offsets", ScalarType::I32, {Extent::of("G")}, {}, 4, false}};
   LaunchArgs args;
   args.dims = {{"G", 8}, {"M", 256}, {"N", 64}, {"K", 32}};
   args.tensors = {{0x100000, ScalarType::BF16, {256, 32}, {}},
@@ -155,9 +160,12 @@ TEST(LaunchArgs, GroupCountMustMatchG) {
   EXPECT_EQ(check(sig, args), Messages{});
   args.tensors[1].shape = {4, 32, 64};
   args.tensors[2].shape = {7};
-  EXPECT_EQ(check(sig, args),
-            (Messages{"argument 'B': extent 0 is 4 but dimension 'G' is 8 (the kernel expects shape [G, K, N])",
-                      "argument 'offsets': extent 0 is 7 but dimension 'G' is 8 (the kernel expects shape [G])"}));
+  EXPECT_EQ(
+      check(sig, args),
+      (Messages{
+          "argument 'B': extent 0 is 4 but dimension 'G' is 8 (the kernel expects shape [G, K, N])",
+          "argument 'offsets': extent 0 is 7 but dimension 'G' is 8 (the kernel expects shape "
+          "[G])"}));
 }
 
 TEST(LaunchArgs, SeveralViolationsGiveOneDiagnosticEach) {
@@ -170,12 +178,22 @@ TEST(LaunchArgs, SeveralViolationsGiveOneDiagnosticEach) {
   args.tensors[3].shape = {128, 60};
   auto m = check(gemmSignature(), args);
   ASSERT_EQ(m.size(), 5u) << ::testing::PrintToString(m);
-  EXPECT_EQ(m[0], "dimension 'N' is 60, not a multiple of 8 (the kernel was compiled for N % 8 == 0); pad N to 64");
+  EXPECT_EQ(m[0],
+            "dimension 'N' is 60, not a multiple of 8 (the kernel was compiled for N % 8 == 0); "
+            "pad N to 64");
   EXPECT_EQ(m[1], "argument 'A': pointer is null");
   EXPECT_EQ(m[2], "argument 'B': dtype is f32 but the kernel was compiled for bf16");
   // B's and C's 120-byte rows break the row rule too; bias (rank 1) has no rows.
-  EXPECT_EQ(m[3].rfind("argument 'B': stride of dim 0 (K) is 60 elements = 120 bytes (contiguous layout)", 0), 0u) << m[3];
-  EXPECT_EQ(m[4].rfind("argument 'C': stride of dim 0 (M) is 60 elements = 120 bytes (contiguous layout)", 0), 0u) << m[4];
+  EXPECT_EQ(
+      m[3].rfind("argument 'B': stride of dim 0 (K) is 60 elements = 120 bytes (contiguous layout)",
+                 0),
+      0u)
+      << m[3];
+  EXPECT_EQ(
+      m[4].rfind("argument 'C': stride of dim 0 (M) is 60 elements = 120 bytes (contiguous layout)",
+                 0),
+      0u)
+      << m[4];
 }
 
 TEST(LaunchArgs, IntegerScalarMustBeAnIntegerInRange) {
@@ -185,9 +203,10 @@ TEST(LaunchArgs, IntegerScalarMustBeAnIntegerInRange) {
   args.scalars = {7, 1, -9223372036854775808.0};
   EXPECT_EQ(check(sig, args), Messages{});
   args.scalars = {1.5, 2, 9223372036854775808.0};
-  EXPECT_EQ(check(sig, args), (Messages{"argument 'k': value 1.5 is not an integer, but the kernel takes i32",
-                                        "argument 'flag': value 2 is out of range for i1",
-                                        "argument 'n': value 9.223372036854776e+18 is out of range for i64"}));
+  EXPECT_EQ(check(sig, args),
+            (Messages{"argument 'k': value 1.5 is not an integer, but the kernel takes i32",
+                      "argument 'flag': value 2 is out of range for i1",
+                      "argument 'n': value 9.223372036854776e+18 is out of range for i64"}));
   args.scalars = {2147483648.0, 0, 0};
   EXPECT_EQ(check(sig, args), Messages{"argument 'k': value 2147483648 is out of range for i32"});
 }

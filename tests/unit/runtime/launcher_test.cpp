@@ -30,9 +30,10 @@ TEST(LaunchConfig, ValidConfigurationsPass) {
 }
 
 TEST(LaunchConfig, EmptyGridAndBlock) {
-  EXPECT_EQ(checkConfig({0, 1, 1}, {0, 1, 1}, {1, 1, 1}, 0),
-            (Messages{"launch of 'gemm': grid [0, 1, 1] is empty; every grid dim must be at least 1",
-                      "launch of 'gemm': block [0, 1, 1] is empty; every block dim must be at least 1"}));
+  EXPECT_EQ(
+      checkConfig({0, 1, 1}, {0, 1, 1}, {1, 1, 1}, 0),
+      (Messages{"launch of 'gemm': grid [0, 1, 1] is empty; every grid dim must be at least 1",
+                "launch of 'gemm': block [0, 1, 1] is empty; every block dim must be at least 1"}));
 }
 
 TEST(LaunchConfig, GridTooLarge) {
@@ -43,15 +44,17 @@ TEST(LaunchConfig, GridTooLarge) {
 
 TEST(LaunchConfig, BlockTooLarge) {
   EXPECT_EQ(checkConfig({1, 1, 1}, {32, 1, 65}, {1, 1, 1}, 0),
-            Messages{"launch of 'gemm': block [32, 1, 65] is too large; CUDA allows at most [1024, 1024, 64]"});
+            Messages{"launch of 'gemm': block [32, 1, 65] is too large; CUDA allows at most [1024, "
+                     "1024, 64]"});
 }
 
 TEST(LaunchConfig, BlockBeyondTheKernelsRegisterBudget) {
   LaunchLimits l;
   l.maxThreadsPerBlock = 256;
-  EXPECT_EQ(checkConfig({1, 1, 1}, {128, 4, 1}, {1, 1, 1}, 0, l),
-            Messages{"launch of 'gemm': block [128, 4, 1] has 512 threads but the kernel can run at "
-                     "most 256 per block (its register use limits it)"});
+  EXPECT_EQ(
+      checkConfig({1, 1, 1}, {128, 4, 1}, {1, 1, 1}, 0, l),
+      Messages{"launch of 'gemm': block [128, 4, 1] has 512 threads but the kernel can run at "
+               "most 256 per block (its register use limits it)"});
 }
 
 TEST(LaunchConfig, ClustersNeedADeviceThatHasThem) {
@@ -61,9 +64,10 @@ TEST(LaunchConfig, ClustersNeedADeviceThatHasThem) {
 }
 
 TEST(LaunchConfig, ClusterMustDivideTheGrid) {
-  EXPECT_EQ(checkConfig({3, 1, 1}, {128, 1, 1}, {2, 1, 1}, 0, hopper()),
-            Messages{"launch of 'gemm': grid [3, 1, 1] is not a whole number of clusters [2, 1, 1]; "
-                     "round each grid dim up to a multiple of the cluster dim"});
+  EXPECT_EQ(
+      checkConfig({3, 1, 1}, {128, 1, 1}, {2, 1, 1}, 0, hopper()),
+      Messages{"launch of 'gemm': grid [3, 1, 1] is not a whole number of clusters [2, 1, 1]; "
+               "round each grid dim up to a multiple of the cluster dim"});
 }
 
 TEST(LaunchConfig, ClusterSizeIsPortable) {
@@ -132,7 +136,8 @@ TEST(Launch, ClusterLaunchUsesCuLaunchKernelEx) {
 TEST(Launch, InvalidConfigurationNeverReachesTheDriver) {
   Launched t;
   EXPECT_THROW(launch(*t.fn, {1, 1, 1}, {2048, 1, 1}, {1, 1, 1}, 0, *t.stream, {}), ir::Error);
-  EXPECT_THROW(launch(*t.fn, {1, 1, 1}, {32, 1, 1}, {1, 1, 1}, 65 * 1024, *t.stream, {}), ir::Error);
+  EXPECT_THROW(launch(*t.fn, {1, 1, 1}, {32, 1, 1}, {1, 1, 1}, 65 * 1024, *t.stream, {}),
+               ir::Error);
   EXPECT_TRUE(t.fake.state().launches.empty());
 }
 
@@ -142,10 +147,11 @@ TEST(Launch, DriverRefusalNamesTheLaunch) {
     launch(*t.fn, {8, 1, 1}, {256, 1, 1}, {1, 1, 1}, 1024, *t.stream, {});
     FAIL() << "launch did not throw";
   } catch (const ir::Error& e) {
-    EXPECT_EQ(e.diagnostics()[0].message,
-              "launch of 'gemm' (grid [8, 1, 1], block [256, 1, 1], cluster [1, 1, 1], 1024 bytes of "
-              "dynamic shared memory) failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many resources "
-              "requested for launch)");
+    EXPECT_EQ(
+        e.diagnostics()[0].message,
+        "launch of 'gemm' (grid [8, 1, 1], block [256, 1, 1], cluster [1, 1, 1], 1024 bytes of "
+        "dynamic shared memory) failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many resources "
+        "requested for launch)");
   }
 }
 

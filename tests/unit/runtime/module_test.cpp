@@ -21,7 +21,10 @@ std::string errorOf(const std::function<void()>& f) {
 
 TEST(Module, ImageKindFromMagic) {
   EXPECT_TRUE(isPtxImage(".version 8.0\n.target sm_90\n"));
-  EXPECT_FALSE(isPtxImage(std::string_view("\x7f" "ELF\x02\x01", 6)));
+  EXPECT_FALSE(
+      isPtxImage(std::string_view("\x7f"
+                                  "ELF\x02\x01",
+                                  6)));
   EXPECT_FALSE(isPtxImage(std::string_view("\x50\xed\x55\xba\x01\x00", 6)));
   EXPECT_TRUE(isPtxImage(""));
 }
@@ -60,7 +63,8 @@ TEST(Module, MissingKernelIsNamed) {
   FakeDriver fake;
   auto ctx = Context::primary(fake.driver());
   auto m = Module::load(ctx, ".version 8.0", "gemm.ptx");
-  EXPECT_EQ(errorOf([&] { m.function("missing"); }), "module 'gemm.ptx' has no kernel named 'missing'");
+  EXPECT_EQ(errorOf([&] { m.function("missing"); }),
+            "module 'gemm.ptx' has no kernel named 'missing'");
 }
 
 TEST(Module, FunctionReadsItsAttributes) {
@@ -89,7 +93,8 @@ TEST(Module, LargeSharedMemoryRaisesTheLimit) {
   auto m = Module::load(ctx, ".version 8.0", "k");
   Function f = m.function("k", 200 * 1024);
   ASSERT_EQ(fake.state().funcAttributesSet.size(), 1u);
-  EXPECT_EQ(fake.state().funcAttributesSet[0].first, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+  EXPECT_EQ(fake.state().funcAttributesSet[0].first,
+            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
   EXPECT_EQ(fake.state().funcAttributesSet[0].second, 200 * 1024);
   EXPECT_EQ(f.attributes().maxDynamicSharedBytes, 200 * 1024);
   f.reserveDynamicShared(100 * 1024);  // already allowed: no driver call
@@ -100,9 +105,10 @@ TEST(Module, SharedMemoryBeyondTheDeviceIsRefused) {
   FakeDriver fake([](FakeCudaState& s) { s.funcStaticShared = 1024; });
   auto ctx = Context::primary(fake.driver());
   auto m = Module::load(ctx, ".version 8.0", "k");
-  EXPECT_EQ(errorOf([&] { m.function("k", 232448); }),
-            "kernel 'k' needs 233472 bytes of shared memory per block (1024 static + 232448 "
-            "dynamic) but Fake H200 allows at most 232448; use fewer pipeline stages or smaller tiles");
+  EXPECT_EQ(
+      errorOf([&] { m.function("k", 232448); }),
+      "kernel 'k' needs 233472 bytes of shared memory per block (1024 static + 232448 "
+      "dynamic) but Fake H200 allows at most 232448; use fewer pipeline stages or smaller tiles");
   EXPECT_TRUE(fake.state().funcAttributesSet.empty());
 }
 

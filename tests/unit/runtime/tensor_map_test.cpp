@@ -8,9 +8,9 @@
 namespace kiln::runtime {
 namespace {
 
+using ir::ScalarType;
 using testing::FakeDriver;
 using testing::Messages;
-using ir::ScalarType;
 
 // A row-major 256 x 128 bf16 matrix (256-byte rows) read in 64 x 64 boxes with the 128-byte
 // swizzle: the usual sm_90 GEMM operand.
@@ -39,9 +39,11 @@ TEST(TensorMap, ValidDescriptionPasses) { EXPECT_EQ(validate(validDesc()), Messa
 TEST(TensorMap, RankMustBeOneToFive) {
   auto d = validDesc();
   d.globalDims = {2, 2, 2, 2, 2, 2};
-  EXPECT_EQ(validate(d), Messages{"tensor map 'A': rank 6 is not supported; TMA tensors have rank 1 to 5"});
+  EXPECT_EQ(validate(d),
+            Messages{"tensor map 'A': rank 6 is not supported; TMA tensors have rank 1 to 5"});
   d.globalDims.clear();
-  EXPECT_EQ(validate(d), Messages{"tensor map 'A': rank 0 is not supported; TMA tensors have rank 1 to 5"});
+  EXPECT_EQ(validate(d),
+            Messages{"tensor map 'A': rank 0 is not supported; TMA tensors have rank 1 to 5"});
 }
 
 TEST(TensorMap, AddressMustBe16ByteAligned) {
@@ -49,6 +51,12 @@ TEST(TensorMap, AddressMustBe16ByteAligned) {
   d.globalAddress = 0x1008;
   EXPECT_EQ(validate(d), Messages{"tensor map 'A': global address 0x1008 is not 16-byte aligned "
                                   "(TMA requires 16-byte alignment)"});
+}
+
+TEST(TensorMap, AddressMustNotBeNull) {
+  auto d = validDesc();
+  d.globalAddress = 0;
+  EXPECT_EQ(validate(d), Messages{"tensor map 'A': global address is null"});
 }
 
 TEST(TensorMap, Interleave32NeedsA32ByteAlignedAddressAndStrides) {
@@ -59,11 +67,12 @@ TEST(TensorMap, Interleave32NeedsA32ByteAlignedAddressAndStrides) {
   d.interleave = TmaInterleave::B32;
   d.swizzle = TmaSwizzle::B32;
   d.globalAddress = 0x1010;
-  EXPECT_EQ(validate(d),
-            (Messages{"tensor map 'A': global address 0x1010 is not 32-byte aligned (TMA requires "
-                      "32-byte alignment with 32-byte interleave)",
-                      "tensor map 'A': global stride of dim 1 is 48 bytes, not a multiple of 32 (TMA "
-                      "requires every row to start 32-byte aligned)"}));
+  EXPECT_EQ(
+      validate(d),
+      (Messages{"tensor map 'A': global address 0x1010 is not 32-byte aligned (TMA requires "
+                "32-byte alignment with 32-byte interleave)",
+                "tensor map 'A': global stride of dim 1 is 48 bytes, not a multiple of 32 (TMA "
+                "requires every row to start 32-byte aligned)"}));
 }
 
 TEST(TensorMap, InterleaveNeedsRankThreeAndThe32ByteSwizzle) {
@@ -79,16 +88,18 @@ TEST(TensorMap, InterleaveNeedsRankThreeAndThe32ByteSwizzle) {
 TEST(TensorMap, GlobalDimsMustBeNonZeroAndAtMost2To32) {
   auto d = validDesc();
   d.globalDims = {0, (uint64_t(1) << 32) + 1};
-  EXPECT_EQ(validate(d), (Messages{"tensor map 'A': global dim 0 is 0; TMA dims must be between 1 and 2^32",
-                                   "tensor map 'A': global dim 1 is 4294967297; TMA dims must be "
-                                   "between 1 and 2^32"}));
+  EXPECT_EQ(validate(d),
+            (Messages{"tensor map 'A': global dim 0 is 0; TMA dims must be between 1 and 2^32",
+                      "tensor map 'A': global dim 1 is 4294967297; TMA dims must be "
+                      "between 1 and 2^32"}));
 }
 
 TEST(TensorMap, StridesMustBeMultiplesOf16) {
   auto d = validDesc();
   d.globalStrides = {200};
-  EXPECT_EQ(validate(d), Messages{"tensor map 'A': global stride of dim 1 is 200 bytes, not a "
-                                  "multiple of 16 (TMA requires every row to start 16-byte aligned)"});
+  EXPECT_EQ(validate(d),
+            Messages{"tensor map 'A': global stride of dim 1 is 200 bytes, not a "
+                     "multiple of 16 (TMA requires every row to start 16-byte aligned)"});
 }
 
 TEST(TensorMap, StridesMustBeBelow2To40) {
@@ -109,9 +120,11 @@ TEST(TensorMap, BoxDimsAreOneTo256) {
   auto d = validDesc();
   d.swizzle = TmaSwizzle::None;
   d.boxDims = {64, 512};
-  EXPECT_EQ(validate(d), Messages{"tensor map 'A': box dim 1 is 512; TMA boxes have 1 to 256 elements per dim"});
+  EXPECT_EQ(validate(d),
+            Messages{"tensor map 'A': box dim 1 is 512; TMA boxes have 1 to 256 elements per dim"});
   d.boxDims = {64, 0};
-  EXPECT_EQ(validate(d), Messages{"tensor map 'A': box dim 1 is 0; TMA boxes have 1 to 256 elements per dim"});
+  EXPECT_EQ(validate(d),
+            Messages{"tensor map 'A': box dim 1 is 0; TMA boxes have 1 to 256 elements per dim"});
   d.boxDims = {64};
   EXPECT_EQ(validate(d), Messages{"tensor map 'A': 1 box dims given for rank 2"});
 }
@@ -126,12 +139,14 @@ TEST(TensorMap, InnerBoxBytesMustBeAMultipleOf16) {
 TEST(TensorMap, InnerBoxMustFitTheSwizzleSpan) {
   auto d = validDesc();
   d.boxDims = {128, 64};  // 256 bytes
-  EXPECT_EQ(validate(d), Messages{"tensor map 'A': inner box dim 128 x 2 bytes = 256 bytes exceeds "
-                                  "the 128-byte swizzle span; use at most 64 elements in box dim 0"});
+  EXPECT_EQ(validate(d),
+            Messages{"tensor map 'A': inner box dim 128 x 2 bytes = 256 bytes exceeds "
+                     "the 128-byte swizzle span; use at most 64 elements in box dim 0"});
   d.swizzle = TmaSwizzle::B32;
   d.boxDims = {32, 64};  // 64 bytes
-  EXPECT_EQ(validate(d), Messages{"tensor map 'A': inner box dim 32 x 2 bytes = 64 bytes exceeds "
-                                  "the 32-byte swizzle span; use at most 16 elements in box dim 0"});
+  EXPECT_EQ(validate(d),
+            Messages{"tensor map 'A': inner box dim 32 x 2 bytes = 64 bytes exceeds "
+                     "the 32-byte swizzle span; use at most 16 elements in box dim 0"});
   d.swizzle = TmaSwizzle::None;  // no span to fit
   EXPECT_EQ(validate(d), Messages{});
 }
@@ -139,7 +154,9 @@ TEST(TensorMap, InnerBoxMustFitTheSwizzleSpan) {
 TEST(TensorMap, ElementStridesAreOneToEight) {
   auto d = validDesc();
   d.elementStrides = {1, 9};
-  EXPECT_EQ(validate(d), Messages{"tensor map 'A': element stride of dim 1 is 9; TMA element strides are 1 to 8"});
+  EXPECT_EQ(
+      validate(d),
+      Messages{"tensor map 'A': element stride of dim 1 is 9; TMA element strides are 1 to 8"});
   d.elementStrides = {1};
   EXPECT_EQ(validate(d), Messages{"tensor map 'A': 1 element strides given for rank 2"});
 }

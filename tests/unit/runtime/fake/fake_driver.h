@@ -17,7 +17,8 @@ namespace kiln::runtime::testing {
 class FakeDriver {
  public:
   // `setup` adjusts the knobs before the driver is loaded (cuInit runs during the load).
-  explicit FakeDriver(std::function<void(FakeCudaState&)> setup = {}, const char* path = KILN_FAKE_LIBCUDA)
+  explicit FakeDriver(std::function<void(FakeCudaState&)> setup = {},
+                      const char* path = KILN_FAKE_LIBCUDA)
       : path_(path) {
     // Our own handle keeps the library (and its state) loaded for the fixture's whole life.
     handle_ = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -19,33 +19,65 @@ extern "C" {
 FakeCudaState* kilnFakeCudaState() { return &g_state; }
 
 CUresult cuInit(unsigned) { return g_state.initResult; }
-CUresult cuDriverGetVersion(int* v) { *v = g_state.driverVersion; return CUDA_SUCCESS; }
+CUresult cuDriverGetVersion(int* v) {
+  *v = g_state.driverVersion;
+  return CUDA_SUCCESS;
+}
 
 CUresult cuGetErrorName(CUresult r, const char** s) {
   switch (r) {
-    case CUDA_SUCCESS: *s = "CUDA_SUCCESS"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; return CUDA_SUCCESS;
-    case CUDA_ERROR_OUT_OF_MEMORY: *s = "CUDA_ERROR_OUT_OF_MEMORY"; return CUDA_SUCCESS;
-    case CUDA_ERROR_NO_DEVICE: *s = "CUDA_ERROR_NO_DEVICE"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_PTX: *s = "CUDA_ERROR_INVALID_PTX"; return CUDA_SUCCESS;
-    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: *s = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"; return CUDA_SUCCESS;
-    default: return CUDA_ERROR_INVALID_VALUE;  // like the real driver, *s is left alone
+    case CUDA_SUCCESS:
+      *s = "CUDA_SUCCESS";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_VALUE:
+      *s = "CUDA_ERROR_INVALID_VALUE";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_OUT_OF_MEMORY:
+      *s = "CUDA_ERROR_OUT_OF_MEMORY";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_DEVICE:
+      *s = "CUDA_ERROR_NO_DEVICE";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_PTX:
+      *s = "CUDA_ERROR_INVALID_PTX";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+      *s = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;  // like the real driver, *s is left alone
   }
 }
 
 CUresult cuGetErrorString(CUresult r, const char** s) {
   switch (r) {
-    case CUDA_SUCCESS: *s = "no error"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_VALUE: *s = "invalid argument"; return CUDA_SUCCESS;
-    case CUDA_ERROR_OUT_OF_MEMORY: *s = "out of memory"; return CUDA_SUCCESS;
-    case CUDA_ERROR_NO_DEVICE: *s = "no CUDA-capable device is detected"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_PTX: *s = "a PTX JIT compilation failed"; return CUDA_SUCCESS;
-    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: *s = "too many resources requested for launch"; return CUDA_SUCCESS;
-    default: return CUDA_ERROR_INVALID_VALUE;
+    case CUDA_SUCCESS:
+      *s = "no error";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_VALUE:
+      *s = "invalid argument";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_OUT_OF_MEMORY:
+      *s = "out of memory";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_DEVICE:
+      *s = "no CUDA-capable device is detected";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_PTX:
+      *s = "a PTX JIT compilation failed";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+      *s = "too many resources requested for launch";
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
   }
 }
 
-CUresult cuDeviceGetCount(int* n) { *n = g_state.deviceCount; return CUDA_SUCCESS; }
+CUresult cuDeviceGetCount(int* n) {
+  *n = g_state.deviceCount;
+  return CUDA_SUCCESS;
+}
 CUresult cuDeviceGet(CUdevice* d, int ordinal) {
   if (ordinal < 0 || ordinal >= g_state.deviceCount) return CUDA_ERROR_INVALID_DEVICE;
   *d = ordinal;
@@ -57,21 +89,50 @@ CUresult cuDeviceGetName(char* name, int len, CUdevice) {
 }
 CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
   switch (a) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
-    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 48 * 1024; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 233472; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *v = 65536; break;
-    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 60 * 1024 * 1024; break;
-    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = 1980000; break;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 3201000; break;
-    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = 6144; break;
-    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: *v = g_state.clusterLaunch; break;
-    default: return CUDA_ERROR_INVALID_VALUE;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+      *v = 9;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+      *v = 0;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+      *v = 132;
+      break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+      *v = 32;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *v = 1024;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+      *v = 48 * 1024;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+      *v = 232448;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
+      *v = 233472;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
+      *v = 65536;
+      break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
+      *v = 60 * 1024 * 1024;
+      break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+      *v = 1980000;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:
+      *v = 3201000;
+      break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
+      *v = 6144;
+      break;
+    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
+      *v = g_state.clusterLaunch;
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
 }
@@ -81,9 +142,18 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) {
   *c = kPrimaryContext;
   return CUDA_SUCCESS;
 }
-CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { ++g_state.primaryReleases; return CUDA_SUCCESS; }
-CUresult cuCtxSetCurrent(CUcontext c) { g_state.current = c; return CUDA_SUCCESS; }
-CUresult cuCtxGetCurrent(CUcontext* c) { *c = g_state.current; return CUDA_SUCCESS; }
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) {
+  ++g_state.primaryReleases;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxSetCurrent(CUcontext c) {
+  g_state.current = c;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxGetCurrent(CUcontext* c) {
+  *c = g_state.current;
+  return CUDA_SUCCESS;
+}
 CUresult cuCtxGetDevice(CUdevice* d) {
   if (!g_state.current) return CUDA_ERROR_INVALID_CONTEXT;
   *d = 0;
@@ -95,21 +165,34 @@ CUresult cuStreamCreate(CUstream* s, unsigned) {
   *s = reinterpret_cast<CUstream>(static_cast<uintptr_t>(0x5000 + ++g_state.streamsCreated));
   return CUDA_SUCCESS;
 }
-CUresult cuStreamDestroy_v2(CUstream) { ++g_state.streamsDestroyed; return CUDA_SUCCESS; }
+CUresult cuStreamDestroy_v2(CUstream) {
+  ++g_state.streamsDestroyed;
+  return CUDA_SUCCESS;
+}
 CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
 
-CUresult cuModuleLoadDataEx(CUmodule* m, const void* image, unsigned n, CUjit_option* opts, void** vals) {
+CUresult cuModuleLoadDataEx(CUmodule* m, const void* image, unsigned n, CUjit_option* opts,
+                            void** vals) {
   const char* text = static_cast<const char*>(image);
-  g_state.lastImage = std::memcmp(text, "\x7f" "ELF", 4) == 0 ? std::string(text, 4) : std::string(text);
+  g_state.lastImage = std::memcmp(text,
+                                  "\x7f"
+                                  "ELF",
+                                  4) == 0
+                          ? std::string(text, 4)
+                          : std::string(text);
   if (g_state.lastImage.find("syntax error") != std::string::npos) {
     for (unsigned i = 0; i < n; ++i)
-      if (opts[i] == CU_JIT_ERROR_LOG_BUFFER) std::strcpy(static_cast<char*>(vals[i]), "ptxas fatal: syntax error");
+      if (opts[i] == CU_JIT_ERROR_LOG_BUFFER)
+        std::strcpy(static_cast<char*>(vals[i]), "ptxas fatal: syntax error");
     return CUDA_ERROR_INVALID_PTX;
   }
   *m = reinterpret_cast<CUmodule>(static_cast<uintptr_t>(0x6000 + ++g_state.modulesLoaded));
   return CUDA_SUCCESS;
 }
-CUresult cuModuleUnload(CUmodule) { ++g_state.modulesUnloaded; return CUDA_SUCCESS; }
+CUresult cuModuleUnload(CUmodule) {
+  ++g_state.modulesUnloaded;
+  return CUDA_SUCCESS;
+}
 CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
   if (std::string_view(name) == "missing") return CUDA_ERROR_NOT_FOUND;
   *f = reinterpret_cast<CUfunction>(0xF0);
@@ -117,13 +200,27 @@ CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
 }
 CUresult cuFuncGetAttribute(int* v, CUfunction_attribute a, CUfunction) {
   switch (a) {
-    case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = 40; break;
-    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *v = g_state.funcStaticShared; break;
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = g_state.funcMaxThreads; break;
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = g_state.funcMaxDynamicShared; break;
-    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *v = 90; break;
-    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *v = 90; break;
-    default: *v = 0; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS:
+      *v = 40;
+      break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+      *v = g_state.funcStaticShared;
+      break;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *v = g_state.funcMaxThreads;
+      break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+      *v = g_state.funcMaxDynamicShared;
+      break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+      *v = 90;
+      break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+      *v = 90;
+      break;
+    default:
+      *v = 0;
+      break;
   }
   return CUDA_SUCCESS;
 }
@@ -192,20 +289,29 @@ CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned v, size_t n) {
   for (size_t i = 0; i < n; ++i) w[i] = v;
   return CUDA_SUCCESS;
 }
-CUresult cuPointerGetAttribute(void*, CUpointer_attribute, CUdeviceptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+CUresult cuPointerGetAttribute(void*, CUpointer_attribute, CUdeviceptr) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
 
 CUresult cuEventCreate(CUevent* e, unsigned) {
   *e = reinterpret_cast<CUevent>(static_cast<uintptr_t>(0x7000 + ++g_state.eventsCreated));
   return CUDA_SUCCESS;
 }
-CUresult cuEventDestroy_v2(CUevent) { ++g_state.eventsDestroyed; return CUDA_SUCCESS; }
+CUresult cuEventDestroy_v2(CUevent) {
+  ++g_state.eventsDestroyed;
+  return CUDA_SUCCESS;
+}
 CUresult cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
 CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
-CUresult cuEventElapsedTime(float* ms, CUevent, CUevent) { *ms = 1.5f; return CUDA_SUCCESS; }
+CUresult cuEventElapsedTime(float* ms, CUevent, CUevent) {
+  *ms = 1.5f;
+  return CUDA_SUCCESS;
+}
 
-CUresult cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType dtype, cuuint32_t rank, void* addr,
-                                const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
-                                const cuuint32_t* estrides, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+CUresult cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType dtype, cuuint32_t rank,
+                                void* addr, const cuuint64_t* dims, const cuuint64_t* strides,
+                                const cuuint32_t* box, const cuuint32_t* estrides,
+                                CUtensorMapInterleave il, CUtensorMapSwizzle sw,
                                 CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
   FakeTensorMapCall c;
   c.dtype = dtype;
@@ -225,7 +331,11 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType dtype, cuu
 // The v2 entry point of CUDA 12: looks a base name up at an ABI version, like the real driver.
 CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint64_t,
                              CUdriverProcAddressQueryResult* status) {
-  struct Row { const char* name; int since; void* fn; };
+  struct Row {
+    const char* name;
+    int since;
+    void* fn;
+  };
   static const Row rows[] = {
       {"cuInit", 2000, (void*)&cuInit},
       {"cuDriverGetVersion", 2020, (void*)&cuDriverGetVersion},

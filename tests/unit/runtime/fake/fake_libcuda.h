@@ -17,7 +17,7 @@ struct FakeLaunch {
   unsigned grid[3] = {}, block[3] = {}, cluster[3] = {1, 1, 1};
   unsigned sharedBytes = 0;
   CUstream stream = nullptr;
-  bool ex = false;  // through cuLaunchKernelEx
+  bool ex = false;             // through cuLaunchKernelEx
   void* firstParam = nullptr;  // params[0], read during the launch (the array dies after it)
   bool hasParams = false;
 };
@@ -36,10 +36,10 @@ struct FakeCudaState {
   CUresult initResult = CUDA_SUCCESS;
   int deviceCount = 1;
   int driverVersion = 12080;
-  std::string hiddenSymbol;         // cuGetProcAddress reports this one as missing
-  int funcStaticShared = 0;         // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES of every kernel
+  std::string hiddenSymbol;  // cuGetProcAddress reports this one as missing
+  int funcStaticShared = 0;  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES of every kernel
   int funcMaxThreads = 1024;
-  int clusterLaunch = 1;            // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH
+  int clusterLaunch = 1;  // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH
   CUresult launchResult = CUDA_SUCCESS;
 
   // Records.
