@@ -1,7 +1,4 @@
-// The pass table (one line per pass).
 #include "transforms/pass_registry.h"
-
-#include <algorithm>
 
 #include "kiln/ir/verifier.h"
 
@@ -10,18 +7,15 @@ namespace kiln::transforms {
 bool verifyPass(ir::Module& m, ir::DiagnosticEngine& diag) { return ir::verify(m, diag); }
 
 const std::vector<PassInfo>& allPasses() {
-  static const std::vector<PassInfo> passes = [] {
-    std::vector<PassInfo> p = {
-        {"verify", verifyPass, "run the verifier (every op's rules) and change nothing"},
-        {"lower-sm80-multistage", lowerSm80MultistagePass,
-         "lower each tile.program to a kern.kernel with the sm80 multistage GEMM strategy ({target, config} "
-         "attributes of the program pick the target and schedule)"},
-        {"pair-ldmatrix", pairLdmatrixPass, "fuse two .x2 ldmatrix of neighbouring fragments into one .x4"},
-        {"kern-dce", kernDcePass, "remove pure kern/arith ops whose results are unused"},
-    };
-    std::sort(p.begin(), p.end(), [](const PassInfo& a, const PassInfo& b) { return a.name < b.name; });
-    return p;
-  }();
+  static const std::vector<PassInfo> passes = {
+      {"dce", "remove pure operations whose results are unused", eliminateDeadCode},
+      {"verify", "run the verifier (every op's own rules) and change nothing", verifyPass},
+      {"lower-sm80-multistage",
+       "lower each tile.program to a kern.kernel with the sm80 multistage GEMM strategy (the program's "
+       "{target, config} attributes pick the target and the schedule)",
+       lowerSm80MultistagePass},
+      {"pair-ldmatrix", "fuse two .x2 ldmatrix of neighbouring fragments into one .x4", pairLdmatrixPass},
+  };
   return passes;
 }
 
@@ -31,20 +25,20 @@ const PassInfo* findPass(std::string_view name) {
   return nullptr;
 }
 
+std::vector<std::string> passNames() {
+  std::vector<std::string> r;
+  for (const auto& p : allPasses()) r.push_back(p.name);
+  return r;
+}
+
 bool runPass(std::string_view name, ir::Module& m, ir::DiagnosticEngine& diag) {
   const PassInfo* p = findPass(name);
   if (!p) {
     std::string known;
-    for (const auto& q : allPasses()) known += (known.empty() ? "" : ", ") + q.name;
-    return diag.error({}) << "unknown pass '" << name << "'; known passes: " << known;
+    for (const auto& n : passNames()) known += (known.empty() ? "" : ", ") + n;
+    return diag.error(ir::Location::unknown()) << "unknown pass '" << name << "'; known passes: " << known;
   }
   return p->run(m, diag);
-}
-
-std::vector<std::string> passNames() {
-  std::vector<std::string> names;
-  for (const auto& p : allPasses()) names.push_back(p.name);
-  return names;
 }
 
 }  // namespace kiln::transforms

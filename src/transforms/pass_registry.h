@@ -1,9 +1,5 @@
 #pragma once
-// The pass registry: every pass that `kiln opt --pass NAME` and the pipeline can run, by name.
-//
-// A pass is one function, Module& in, diagnostics out; it returns false after reporting at least
-// one error. A transforming pass that finds nothing to do returns true and leaves the module as it
-// was (DESIGN.md, "Kern passes: small, ordered, fail-closed").
+// Named passes, so that `kiln opt --pass NAME` and the pipeline can run any of them on a module.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,22 +13,24 @@ using PassFn = bool (*)(ir::Module&, ir::DiagnosticEngine&);
 
 struct PassInfo {
   std::string name;
+  std::string summary;
   PassFn run;
-  std::string summary;  // one line, for `kiln opt --list-passes`
 };
 
-// Every registered pass, sorted by name.
 const std::vector<PassInfo>& allPasses();
 const PassInfo* findPass(std::string_view name);
-
-// The interface the CLI uses. runPass reports an error for an unknown name.
-bool runPass(std::string_view name, ir::Module& m, ir::DiagnosticEngine& diag);
 std::vector<std::string> passNames();
+// Runs one pass by name; an unknown name is a user error listing the known ones.
+bool runPass(std::string_view name, ir::Module& m, ir::DiagnosticEngine& diag);
 
-// The passes themselves (one file each under src/transforms/ or src/schedule/).
+// ---- the passes (one per file) ----
+// Removes pure ops whose results are unused (dce.cpp).
+bool eliminateDeadCode(ir::Module& m, ir::DiagnosticEngine& diag);
+// Runs the verifier and changes nothing (pass_registry.cpp).
 bool verifyPass(ir::Module& m, ir::DiagnosticEngine& diag);
+// Lowers each tile.program to a kern.kernel with the sm80 multistage strategy (schedule/sm80_multistage.cpp).
 bool lowerSm80MultistagePass(ir::Module& m, ir::DiagnosticEngine& diag);
+// Fuses two .x2 ldmatrix of neighbouring fragments into one .x4 (pair_ldmatrix.cpp).
 bool pairLdmatrixPass(ir::Module& m, ir::DiagnosticEngine& diag);
-bool kernDcePass(ir::Module& m, ir::DiagnosticEngine& diag);
 
 }  // namespace kiln::transforms

@@ -16,7 +16,7 @@ std::vector<std::string> pipelineSteps(std::string_view strategy) {
         "verify",                 // the tile program as the user wrote it
         "lower-sm80-multistage",  // tile -> kern: cp.async ring, ldmatrix, mma.sync, fused epilogue
         "pair-ldmatrix",          // B fragments: two .x2 -> one .x4
-        "kern-dce",               // drop what the rewrites left unused
+        "dce",                    // drop what the rewrites left unused
     };
   return {};
 }

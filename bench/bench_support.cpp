@@ -1,0 +1,116 @@
+#include "bench/bench_support.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include "kiln/float_formats.h"
+
+namespace kiln::bench {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(s));
+}
+
+DeviceBuffer::DeviceBuffer(size_t n) : bytes(n) { check(cudaMalloc(&ptr, n), "cudaMalloc"); }
+DeviceBuffer::~DeviceBuffer() { cudaFree(ptr); }
+
+float bf16ToFloat(uint16_t b) { return bf16BitsToFloat(b); }
+
+std::vector<uint16_t> randomBf16(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) x = floatToBf16Bits(dist(rng));
+  return v;
+}
+
+std::vector<uint16_t> patternedBf16(size_t rows, size_t cols, int salt) {
+  // Values in {-4..4} / 4: exact in BF16, and their products and sums stay exact in f32 for the
+  // K used by tests, so any misplaced element changes the result.
+  std::vector<uint16_t> v(rows * cols);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c)
+      v[r * cols + c] = floatToBf16Bits(static_cast<float>(static_cast<int>((r * 7 + c * 13 + salt) % 9) - 4) / 4.0f);
+  return v;
+}
+
+void poisonBf16(DeviceBuffer& buf, cudaStream_t s) {
+  check(cudaMemsetAsync(buf.ptr, 0x7f, buf.bytes, s), "poison");  // 0x7f7f: a NaN in BF16
+}
+
+double medianMs(const std::function<void(cudaStream_t)>& launch, int warmup, int reps, cudaStream_t s) {
+  static DeviceBuffer flush(256u << 20);  // larger than the H200's 60 MB L2
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  for (int i = 0; i < warmup; ++i) launch(s);
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    check(cudaMemsetAsync(flush.ptr, i & 0xff, flush.bytes, s), "L2 flush");
+    check(cudaEventRecord(start, s), "cudaEventRecord");
+    launch(s);
+    check(cudaEventRecord(stop, s), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    times.push_back(ms);
+  }
+  check(cudaGetLastError(), "kernel launch");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+void cublasGemmBf16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,
+                    cudaStream_t s) {
+  // cuBLAS is column-major: row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ, i.e. gemm(N, M, K) with
+  // B first. A row-major [K, N] B is a column-major N×K... (ld N, no transpose); a K-major B is
+  // column-major K×N, used transposed.
+  const float alpha = 1.0f, beta = 0.0f;
+  check(cublasSetStream(h, s), "cublasSetStream");
+  check(cublasGemmEx(h, bKMajor ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_16BF,
+                     bKMajor ? K : N, A, CUDA_R_16BF, K, &beta, C, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx");
+}
+
+Comparison compareBf16(const std::vector<uint16_t>& x, const std::vector<uint16_t>& ref) {
+  Comparison c;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < x.size() && i < ref.size(); ++i) {
+    double a = bf16ToFloat(x[i]), b = bf16ToFloat(ref[i]);
+    if (!std::isfinite(a) && std::isfinite(b)) {
+      ++c.nonFinite;
+      continue;
+    }
+    num += (a - b) * (a - b);
+    den += b * b;
+    c.maxAbs = std::max(c.maxAbs, std::abs(a - b));
+  }
+  c.relFrobenius = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  return c;
+}
+
+std::string gpuDescription() {
+  int dev = 0, driver = 0;
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
+  cudaDriverGetVersion(&driver);
+  int clockKHz = 0, memClockKHz = 0;
+  cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, dev);
+  cudaDeviceGetAttribute(&memClockKHz, cudaDevAttrMemoryClockRate, dev);
+  return std::string(p.name) + ", " + std::to_string(p.multiProcessorCount) + " SMs, sm_" +
+         std::to_string(p.major) + std::to_string(p.minor) + ", SM clock " + std::to_string(clockKHz / 1000) +
+         " MHz, memory clock " + std::to_string(memClockKHz / 1000) + " MHz, L2 " +
+         std::to_string(p.l2CacheSize >> 20) + " MB, driver " + std::to_string(driver / 1000) + "." +
+         std::to_string((driver % 1000) / 10);
+}
+
+}  // namespace kiln::bench

@@ -1,0 +1,55 @@
+#pragma once
+// Shared pieces of Kiln's GPU benchmarks and GPU tests (shared/BENCH.md is the method):
+// device buffers, seeded random-normal BF16 inputs, an L2 flush between repetitions, CUDA-event
+// timing with the median of many repetitions, the cuBLAS baseline, and output comparison.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kiln::bench {
+
+// Throws std::runtime_error naming the call when a CUDA or cuBLAS call fails.
+void check(cudaError_t e, const char* what);
+void check(cublasStatus_t s, const char* what);
+
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  explicit DeviceBuffer(size_t n);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+// Host BF16 data (bit patterns) drawn from N(0, 1) with a fixed seed, never zeros.
+std::vector<uint16_t> randomBf16(size_t n, uint64_t seed);
+// A pattern where each element identifies its position: small integers exact in BF16.
+std::vector<uint16_t> patternedBf16(size_t rows, size_t cols, int salt);
+
+// Fills a buffer with a poison pattern (NaN in BF16: 0x7fc0 0x7fc0 ...), so unwritten outputs show.
+void poisonBf16(DeviceBuffer& buf, cudaStream_t s);
+
+// Times `launch` with CUDA events: `warmup` untimed runs, then `reps` timed runs, flushing L2
+// (writing a buffer larger than it) before each. Returns the median in milliseconds.
+double medianMs(const std::function<void(cudaStream_t)>& launch, int warmup, int reps, cudaStream_t s);
+
+// C[M,N] (row-major, bf16) = A[M,K] (row-major) · B[K,N] (row-major, or K-major when bKMajor),
+// f32 accumulation, through cublasGemmEx.
+void cublasGemmBf16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,
+                    cudaStream_t s);
+
+struct Comparison {
+  double relFrobenius = 0;  // ‖x − ref‖ / ‖ref‖
+  double maxAbs = 0;
+  size_t nonFinite = 0;      // NaN or inf in x where ref is finite: unwritten or broken output
+};
+Comparison compareBf16(const std::vector<uint16_t>& x, const std::vector<uint16_t>& ref);
+
+std::string gpuDescription();  // name, SM count, clocks, driver — printed once per run
+float bf16ToFloat(uint16_t b);
+
+}  // namespace kiln::bench

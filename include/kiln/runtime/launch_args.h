@@ -1,0 +1,73 @@
+#pragma once
+// Launch-argument validation: everything a kernel was compiled to assume about its arguments,
+// checked on the host before anything runs.
+//
+// A compiled kernel bakes in assumptions: element types, ranks, which extents are equal, a
+// contiguous innermost dim, 16-byte-aligned base pointers and rows (vector loads, cp.async, TMA),
+// divisibility of some dims, and outputs that do not overlap inputs. A violated assumption on the
+// device is silent wrong output or a fault far from its cause, so each one is a rule here, and
+// each violated rule gives one diagnostic that names the argument and the rule, with what to do:
+//
+//   argument 'A': pointer 0x1002 is not aligned to 16 bytes (required for 16-byte vector loads);
+//   allocate with cudaMalloc or pad the offset
+//
+// The KernelSignature comes from the compiler; an inconsistent one (a shape naming an undeclared
+// dim, an `order` that is not a permutation) is a compiler bug and aborts through KILN_ICE. The
+// LaunchArgs come from the user; nothing in them can crash this code.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/diagnostics.h"
+#include "kiln/ir/types.h"
+
+namespace kiln::runtime {
+
+struct TensorParam {
+  std::string name;
+  ir::ScalarType dtype = ir::ScalarType::F32;
+  ir::Shape shape;             // symbolic or constant extents, e.g. {M, K}
+  std::vector<int64_t> order;  // dims fastest-varying first; empty = row-major
+  int alignBytes = 16;         // the base pointer and every row start are aligned to this
+  bool output = false;
+};
+
+struct ScalarParam {
+  std::string name;
+  ir::ScalarType dtype = ir::ScalarType::F32;
+};
+
+struct KernelSignature {
+  std::vector<std::string> dims;  // symbolic dims, e.g. M, N, K, G
+  std::vector<TensorParam> tensors;
+  std::vector<ScalarParam> scalars;
+  std::map<std::string, int64_t> dimMultipleOf;  // e.g. K % 8 == 0 for 16-byte bf16 rows
+};
+
+struct TensorArg {
+  uint64_t ptr = 0;
+  ir::ScalarType dtype = ir::ScalarType::F32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;  // elements; empty = contiguous in the parameter's `order`
+};
+
+struct LaunchArgs {
+  std::vector<TensorArg> tensors;  // in the order of KernelSignature::tensors
+  std::vector<double> scalars;     // in the order of KernelSignature::scalars
+  std::map<std::string, int64_t> dims;
+};
+
+// Checks everything before anything runs; each violated rule gives one diagnostic naming the
+// argument and the rule. Returns true when there was none.
+bool validateLaunch(const KernelSignature& sig, const LaunchArgs& args, ir::DiagnosticEngine& diag);
+
+// The dims of `param` fastest-varying first: `order` when given, else rank-1 ... 0 (row-major).
+// Aborts (KILN_ICE) when `order` is not a permutation of the dims.
+std::vector<int64_t> dimOrder(const TensorParam& param);
+
+// The element strides of a tensor of `shape` stored densely in `order` (fastest first).
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape,
+                                       const std::vector<int64_t>& order);
+
+}  // namespace kiln::runtime
