@@ -1,0 +1,392 @@
+// The kern IR simulator (contract in kern_sim.h).
+#include "tests/unit/testing/kern_sim.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "dialects/kern/kern_ops.h"
+#include "kiln/float_formats.h"
+#include "schedule/swizzle.h"
+
+namespace kiln::testing {
+using namespace ir;
+
+uint64_t GlobalMemory::add(std::vector<uint8_t> bytes) {
+  uint64_t base = next_;
+  next_ += (uint64_t(bytes.size()) + 4096) / 4096 * 4096 + (1ull << 20);
+  buffers_[base] = std::move(bytes);
+  return base;
+}
+
+uint8_t* GlobalMemory::ptr(uint64_t addr, size_t bytes) {
+  auto it = buffers_.upper_bound(addr);
+  if (it == buffers_.begin()) throw std::runtime_error("global access below every buffer");
+  --it;
+  if (addr + bytes > it->first + it->second.size())
+    throw std::runtime_error("global access out of bounds at offset " + std::to_string(addr - it->first));
+  return it->second.data() + (addr - it->first);
+}
+
+namespace {
+
+using Lanes = std::vector<uint64_t>;
+
+float asF(uint64_t b) { return std::bit_cast<float>(uint32_t(b)); }
+uint64_t fromF(float f) { return std::bit_cast<uint32_t>(f); }
+int64_t asI(uint64_t b, const Type& t) {
+  if (t.isScalar(ScalarType::I32)) return int32_t(uint32_t(b));
+  return int64_t(b);
+}
+uint64_t fromI(int64_t v, const Type& t) {
+  if (t.isScalar(ScalarType::I32)) return uint32_t(int32_t(v));
+  if (t.isScalar(ScalarType::I1)) return v & 1;
+  return uint64_t(v);
+}
+
+class Block {
+ public:
+  Block(const SimLaunch& l, GlobalMemory& mem, uint32_t bx, uint32_t by, uint32_t bz)
+      : l_(l), mem_(mem), T_(int(l.kernel->intAttr("threads", 32))),
+        smem_(size_t(l.kernel->intAttr("smem_bytes", 0)), 0xFF),  // unwritten shared memory reads as NaN
+        groups_(size_t(T_)), open_(size_t(T_)) {
+    bid_[0] = bx;
+    bid_[1] = by;
+    bid_[2] = bz;
+  }
+
+  void run() {
+    const ir::Block& body = l_.kernel->body();
+    for (unsigned i = 0; i < body.numArguments(); ++i) vals_[body.argument(i)] = Lanes(size_t(T_), l_.args.at(i));
+    runBlock(body);
+  }
+
+ private:
+  struct Copy {
+    uint32_t dst;
+    uint64_t src;
+    uint32_t bytes;
+  };
+
+  const Lanes& get(const Value* v) { return vals_.at(v); }
+  Lanes& set(const Value* v) { return vals_[v] = Lanes(size_t(T_)); }
+
+  void runBlock(const ir::Block& b) {
+    for (const auto& op : b.operations())
+      if (!op->is("scf.yield")) exec(*op);
+  }
+
+  uint32_t stageAddress(const Operation& op, int t) {
+    auto l = *kern::smemLayout(op.operand(0)->type());
+    const Operation& offOp = *op.operand(2)->definingOp();
+    int quads = op.is("kern.ldmatrix") ? int(op.intAttr("num", 4)) : 4;
+    auto d = *displace(l.swizzle, l.rowBytes(), l.elemBytes(), op.intAttr("row", 0), op.intAttr("col", 0),
+                       kern::runtimeChunks(offOp, quads, l.elemBytes()));
+    uint64_t base = get(op.operand(0))[t] + get(op.operand(1))[t] * uint64_t(l.stageBytes());
+    return uint32_t(base + ((get(op.operand(2))[t] ^ uint64_t(d.xorBytes)) + uint64_t(d.addBytes)));
+  }
+  uint8_t* shared(uint32_t addr, size_t bytes) {
+    if (addr + bytes > smem_.size()) throw std::runtime_error("shared access out of bounds at " + std::to_string(addr));
+    return smem_.data() + addr;
+  }
+  void applyCopy(const Copy& c) {
+    uint8_t* dst = shared(c.dst, 16);
+    std::memset(dst, 0, 16);
+    if (c.bytes) std::memcpy(dst, mem_.ptr(c.src, c.bytes), c.bytes);
+  }
+
+  void exec(const Operation& op) {
+    const std::string& n = op.name();
+    const Type& rt = op.numResults() ? op.result()->type() : Type();
+    if (n == "arith.constant") {
+      const Attribute& a = *op.attr("value");
+      uint64_t bits;
+      if (rt.isScalar(ScalarType::F32)) bits = fromF(float(a.asNumber()));
+      else if (rt.isScalar(ScalarType::BF16)) bits = floatToBf16Bits(float(a.asNumber()));
+      else if (rt.isScalar(ScalarType::F16)) bits = floatToF16Bits(float(a.asNumber()));
+      else bits = fromI(a.isBool() ? a.asBool() : a.isInt() ? a.asInt() : int64_t(a.asNumber()), rt);
+      set(op.result()) = Lanes(size_t(T_), bits);
+    } else if (n == "arith.addi" || n == "arith.subi" || n == "arith.muli" || n == "arith.divsi" || n == "arith.remsi" ||
+               n == "arith.minsi" || n == "arith.maxsi" || n == "arith.andi" || n == "arith.ori" || n == "arith.xori") {
+      const Lanes &a = get(op.operand(0)), &b = get(op.operand(1));
+      Lanes& r = set(op.result());
+      for (int t = 0; t < T_; ++t) {
+        int64_t x = asI(a[t], rt), y = asI(b[t], rt), z = 0;
+        if (n == "arith.addi") z = x + y;
+        else if (n == "arith.subi") z = x - y;
+        else if (n == "arith.muli") z = x * y;
+        else if (n == "arith.divsi") z = y ? x / y : 0;
+        else if (n == "arith.remsi") z = y ? x % y : 0;
+        else if (n == "arith.minsi") z = std::min(x, y);
+        else if (n == "arith.maxsi") z = std::max(x, y);
+        else if (n == "arith.andi") z = x & y;
+        else if (n == "arith.ori") z = x | y;
+        else z = x ^ y;
+        r[t] = fromI(z, rt);
+      }
+    } else if (n == "arith.cmpi") {
+      const Type& ot = op.operand(0)->type();
+      const Lanes &a = get(op.operand(0)), &b = get(op.operand(1));
+      std::string p = op.stringAttr("pred");
+      Lanes& r = set(op.result());
+      for (int t = 0; t < T_; ++t) {
+        int64_t x = asI(a[t], ot), y = asI(b[t], ot);
+        bool z = p == "eq" ? x == y : p == "ne" ? x != y : p == "slt" ? x < y : p == "sle" ? x <= y
+               : p == "sgt" ? x > y : p == "sge" ? x >= y : uint64_t(x) < uint64_t(y);
+        r[t] = z;
+      }
+    } else if (n == "arith.select") {
+      const Lanes &c = get(op.operand(0)), &a = get(op.operand(1)), &b = get(op.operand(2));
+      Lanes& r = set(op.result());
+      for (int t = 0; t < T_; ++t) r[t] = c[t] ? a[t] : b[t];
+    } else if (n == "arith.cast") {
+      const Type& from = op.operand(0)->type();
+      const Lanes& a = get(op.operand(0));
+      Lanes& r = set(op.result());
+      for (int t = 0; t < T_; ++t) {
+        uint64_t x = a[t];
+        if (from.isScalar(ScalarType::F32) && rt.isScalar(ScalarType::BF16)) r[t] = floatToBf16Bits(asF(x));
+        else if (from.isScalar(ScalarType::F32) && rt.isScalar(ScalarType::F16)) r[t] = floatToF16Bits(asF(x));
+        else if (from.isScalar(ScalarType::BF16) && rt.isScalar(ScalarType::F32)) r[t] = fromF(bf16BitsToFloat(uint16_t(x)));
+        else if (from.isScalar(ScalarType::F16) && rt.isScalar(ScalarType::F32)) r[t] = fromF(f16BitsToFloat(uint16_t(x)));
+        else if (from.isScalar(ScalarType::F32) || rt.isScalar(ScalarType::F32))
+          throw std::runtime_error("unsupported cast " + from.str() + " -> " + rt.str());
+        else r[t] = fromI(asI(x, from), rt);
+      }
+    } else if (n.rfind("arith.", 0) == 0 || n.rfind("math.", 0) == 0) {
+      floatOp(op);
+    } else if (n == "scf.for") {
+      forLoop(op);
+    } else if (n.rfind("kern.", 0) == 0) {
+      kernOp(op);
+    } else {
+      throw std::runtime_error("the simulator does not run '" + n + "'");
+    }
+  }
+
+  void floatOp(const Operation& op) {
+    const std::string& n = op.name();
+    Lanes& r = set(op.result());
+    const Lanes& a = get(op.operand(0));
+    const Lanes* b = op.numOperands() > 1 ? &get(op.operand(1)) : nullptr;
+    for (int t = 0; t < T_; ++t) {
+      float x = asF(a[t]), y = b ? asF((*b)[t]) : 0.f, z;
+      if (n == "arith.addf") z = x + y;
+      else if (n == "arith.subf") z = x - y;
+      else if (n == "arith.mulf") z = x * y;
+      else if (n == "arith.divf") z = x / y;
+      else if (n == "arith.maxf") z = std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y);
+      else if (n == "arith.minf") z = std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y);
+      else if (n == "arith.negf") z = -x;
+      else if (n == "arith.absf") z = std::fabs(x);
+      else if (n == "math.exp") z = std::exp(x);
+      else if (n == "math.tanh") z = std::tanh(x);
+      else throw std::runtime_error("the simulator does not run '" + n + "'");
+      r[t] = fromF(z);
+    }
+  }
+
+  void forLoop(const Operation& op) {
+    auto uniform = [&](const Value* v) {
+      const Lanes& l = get(v);
+      for (int t = 1; t < T_; ++t)
+        if (l[t] != l[0]) throw std::runtime_error("scf.for bound differs between threads");
+      return asI(l[0], v->type());
+    };
+    int64_t lb = uniform(op.operand(0)), ub = uniform(op.operand(1)), step = uniform(op.operand(2));
+    const ir::Block& body = op.body();
+    std::vector<Lanes> carried;
+    for (unsigned i = 3; i < op.numOperands(); ++i) carried.push_back(get(op.operand(i)));
+    for (int64_t iv = lb; iv < ub; iv += step) {
+      vals_[body.argument(0)] = Lanes(size_t(T_), fromI(iv, body.argument(0)->type()));
+      for (size_t i = 0; i < carried.size(); ++i) vals_[body.argument(unsigned(i + 1))] = carried[i];
+      runBlock(body);
+      const Operation* y = body.back();
+      for (size_t i = 0; i < carried.size(); ++i) carried[i] = get(y->operand(unsigned(i)));
+    }
+    for (size_t i = 0; i < carried.size(); ++i) vals_[op.result(unsigned(i))] = carried[i];
+  }
+
+  void kernOp(const Operation& op) {
+    const std::string& n = op.name();
+    if (n == "kern.thread_id" || n == "kern.lane_id" || n == "kern.warp_id" || n == "kern.block_id") {
+      Lanes& r = set(op.result());
+      for (int t = 0; t < T_; ++t)
+        r[t] = n == "kern.thread_id" ? t : n == "kern.lane_id" ? t % 32 : n == "kern.warp_id" ? t / 32
+             : bid_[op.stringAttr("dim")[0] - 'x'];
+    } else if (n == "kern.smem_alloc") {
+      set(op.result()) = Lanes(size_t(T_), uint64_t(op.intAttr("offset", 0)));
+    } else if (n == "kern.smem_offset") {
+      auto l = *kern::smemLayout(op.operand(0)->type());
+      Lanes& r = set(op.result());
+      for (int t = 0; t < T_; ++t) {
+        int64_t row = asI(get(op.operand(1))[t], op.operand(1)->type()), col = asI(get(op.operand(2))[t], op.operand(2)->type());
+        r[t] = uint64_t(l.swizzle.apply(row * l.rowBytes() + col * l.elemBytes()));
+      }
+    } else if (n == "kern.ldsm_offset") {
+      auto l = *kern::smemLayout(op.operand(0)->type());
+      auto info = *kern::ldsmOffsetInfo(op);
+      Lanes& r = set(op.result());
+      for (int t = 0; t < T_; ++t) {
+        int lane = t % 32, q = lane / 8;
+        int64_t wr = asI(get(op.operand(1))[t], op.operand(1)->type()), wc = asI(get(op.operand(2))[t], op.operand(2)->type());
+        int64_t row = wr * info.stride[0] + info.base[0] + info.quads[q][0] + lane % 8;
+        int64_t col = wc * info.stride[1] + info.base[1] + info.quads[q][1];
+        r[t] = uint64_t(l.swizzle.apply(row * l.rowBytes() + col * l.elemBytes()));
+      }
+    } else if (n == "kern.cp_async") {
+      for (int t = 0; t < T_; ++t) {
+        Copy c{stageAddress(op, t), get(op.operand(3))[t], uint32_t(get(op.operand(4))[t])};
+        if (l_.timing == CopyTiming::Early) applyCopy(c);
+        else open_[size_t(t)].push_back(c);
+      }
+    } else if (n == "kern.cp_async_commit") {
+      for (int t = 0; t < T_; ++t) {
+        groups_[size_t(t)].push_back(std::move(open_[size_t(t)]));
+        open_[size_t(t)].clear();
+      }
+    } else if (n == "kern.cp_async_wait") {
+      size_t pending = size_t(op.intAttr("pending", 0));
+      for (int t = 0; t < T_; ++t) {
+        auto& g = groups_[size_t(t)];
+        while (g.size() > pending) {
+          for (const Copy& c : g.front()) applyCopy(c);
+          g.pop_front();
+        }
+      }
+    } else if (n == "kern.barrier") {
+      // Lockstep: every thread is here.
+    } else if (n == "kern.ldmatrix") {
+      ldmatrix(op);
+    } else if (n == "kern.mma_sync") {
+      mma(op);
+    } else if (n == "kern.ptr_add") {
+      int eb = bitWidth(op.operand(0)->type().elem()) / 8;
+      Lanes& r = set(op.result());
+      for (int t = 0; t < T_; ++t) r[t] = get(op.operand(0))[t] + uint64_t(int64_t(get(op.operand(1))[t]) * eb);
+    } else if (n == "kern.ld_global") {
+      int eb = bitWidth(op.result()->type().elem()) / 8;
+      double other = op.attr("other") ? op.attr("other")->asNumber() : 0.0;
+      Lanes& r = set(op.result());
+      for (int t = 0; t < T_; ++t) {
+        if (get(op.operand(1))[t]) {
+          uint64_t v = 0;
+          std::memcpy(&v, mem_.ptr(get(op.operand(0))[t], size_t(eb)), size_t(eb));
+          r[t] = v;
+        } else {
+          r[t] = op.result()->type().isScalar(ScalarType::F32) ? fromF(float(other))
+                 : op.result()->type().isScalar(ScalarType::BF16) ? floatToBf16Bits(float(other)) : uint64_t(other);
+        }
+      }
+    } else if (n == "kern.st_global") {
+      const Type& vt = op.operand(2)->type();
+      size_t each = kern::isFrag(vt) ? 4 : size_t(bitWidth(vt.elem()) / 8);
+      for (int t = 0; t < T_; ++t) {
+        if (!get(op.operand(1))[t]) continue;
+        for (unsigned i = 2; i < op.numOperands(); ++i) {
+          uint64_t v = get(op.operand(i))[t];
+          std::memcpy(mem_.ptr(get(op.operand(0))[t] + (i - 2) * each, each), &v, each);
+        }
+      }
+    } else if (n == "kern.cvt_pack") {
+      bool bf = op.result()->type().elem() == ScalarType::BF16;
+      Lanes& r = set(op.result());
+      for (int t = 0; t < T_; ++t) {
+        float lo = asF(get(op.operand(0))[t]), hi = asF(get(op.operand(1))[t]);
+        uint32_t l16 = bf ? floatToBf16Bits(lo) : floatToF16Bits(lo), h16 = bf ? floatToBf16Bits(hi) : floatToF16Bits(hi);
+        r[t] = l16 | (uint64_t(h16) << 16);
+      }
+    } else {
+      throw std::runtime_error("the simulator does not run '" + n + "'");
+    }
+  }
+
+  uint16_t half(uint32_t addr) {
+    uint16_t v;
+    std::memcpy(&v, shared(addr, 2), 2);
+    return v;
+  }
+
+  // PTX ISA ldmatrix: lanes 8i..8i+7 give the row addresses of matrix i.
+  void ldmatrix(const Operation& op) {
+    int num = int(op.intAttr("num", 4));
+    bool trans = op.attr("trans")->asBool();
+    std::vector<Lanes*> out;
+    for (unsigned i = 0; i < op.numResults(); ++i) out.push_back(&set(op.result(i)));
+    for (int w = 0; w < T_ / 32; ++w) {
+      uint32_t rowAddr[32];
+      for (int l = 0; l < 32; ++l) rowAddr[l] = stageAddress(op, w * 32 + l);
+      for (int i = 0; i < num; ++i)
+        for (int l = 0; l < 32; ++l) {
+          uint32_t word = 0;
+          for (int h = 0; h < 2; ++h) {
+            int r = l / 4, c = 2 * (l % 4) + h;
+            uint16_t v = trans ? half(rowAddr[8 * i + c] + 2 * r) : half(rowAddr[8 * i + r] + 2 * c);
+            word |= uint32_t(v) << (16 * h);
+          }
+          (*out[size_t(i)])[size_t(w * 32 + l)] = word;
+        }
+    }
+  }
+
+  // PTX ISA mma.m16n8k16 fragments (g = lane / 4, t = lane % 4).
+  void mma(const Operation& op) {
+    bool bf = op.operand(0)->type().elem() == ScalarType::BF16;
+    auto toF = [&](uint32_t bits) { return bf ? bf16BitsToFloat(uint16_t(bits)) : f16BitsToFloat(uint16_t(bits)); };
+    std::vector<Lanes*> out;
+    for (unsigned i = 0; i < 4; ++i) out.push_back(&set(op.result(i)));
+    for (int w = 0; w < T_ / 32; ++w) {
+      double A[16][16], B[16][8], C[16][8];
+      for (int l = 0; l < 32; ++l) {
+        int g = l / 4, t = l % 4, th = w * 32 + l;
+        for (int h = 0; h < 2; ++h) {
+          auto hv = [&](unsigned operand) { return toF(uint32_t(get(op.operand(operand))[size_t(th)] >> (16 * h))); };
+          A[g][2 * t + h] = hv(0);
+          A[g + 8][2 * t + h] = hv(1);
+          A[g][2 * t + 8 + h] = hv(2);
+          A[g + 8][2 * t + 8 + h] = hv(3);
+          B[2 * t + h][g] = hv(4);
+          B[2 * t + 8 + h][g] = hv(5);
+          C[g][2 * t + h] = asF(get(op.operand(6 + h))[size_t(th)]);
+          C[g + 8][2 * t + h] = asF(get(op.operand(8 + h))[size_t(th)]);
+        }
+      }
+      for (int l = 0; l < 32; ++l) {
+        int g = l / 4, t = l % 4;
+        for (int e = 0; e < 4; ++e) {
+          int row = g + (e >= 2 ? 8 : 0), col = 2 * t + (e & 1);
+          double acc = C[row][col];
+          for (int k = 0; k < 16; ++k) acc += A[row][k] * B[k][col];
+          (*out[size_t(e)])[size_t(w * 32 + l)] = fromF(float(acc));
+        }
+      }
+    }
+  }
+
+  const SimLaunch& l_;
+  GlobalMemory& mem_;
+  int T_;
+  uint32_t bid_[3];
+  std::vector<uint8_t> smem_;
+  std::unordered_map<const Value*, Lanes> vals_;
+  std::vector<std::deque<std::vector<Copy>>> groups_;
+  std::vector<std::vector<Copy>> open_;
+};
+
+}  // namespace
+
+std::string simulate(const SimLaunch& launch, GlobalMemory& mem) {
+  try {
+    for (uint32_t z = 0; z < launch.grid[2]; ++z)
+      for (uint32_t y = 0; y < launch.grid[1]; ++y)
+        for (uint32_t x = 0; x < launch.grid[0]; ++x) Block(launch, mem, x, y, z).run();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace kiln::testing
