@@ -69,7 +69,8 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
     KernelParam p;
     p.name = names[i];
     p.elem = t.elem();
-    bool isDim = std::find(dimNames.begin(), dimNames.end(), p.name) != dimNames.end() && t.isScalar(ScalarType::I32);
+    // The dims are the last parameters (kiln/compile.h); an argument may share a dim's name.
+    bool isDim = i + dimNames.size() >= k.body().numArguments() && t.isScalar(ScalarType::I32);
     p.kind = kern::isPtr(t) ? KernelParam::Kind::Pointer : isDim ? KernelParam::Kind::Dim : KernelParam::Kind::Scalar;
     if (p.kind == KernelParam::Kind::Pointer) {
       p.alignment = bitWidth(t.elem()) / 8;

@@ -15,13 +15,23 @@ bool isRowMajor2d(const Type& t) {
   return v && *v == std::vector<int64_t>{1, 0};
 }
 
-namespace {
-
-bool isKMajor2d(const Type& t) {
+bool isRowMajorMatrix(const Type& t) {
+  if (t.rank() == 2) return isRowMajor2d(t);
+  if (t.rank() != 3) return false;
   const Attribute* o = t.param("order");
   auto v = o ? o->asInts() : std::nullopt;
-  return t.rank() == 2 && v && *v == std::vector<int64_t>{0, 1};
+  return !o || (v && *v == std::vector<int64_t>{2, 1, 0});
 }
+
+bool isColMajorMatrix(const Type& t) {
+  const Attribute* o = t.param("order");
+  auto v = o ? o->asInts() : std::nullopt;
+  if (!v) return false;
+  if (t.rank() == 2) return *v == std::vector<int64_t>{0, 1};
+  return t.rank() == 3 && *v == std::vector<int64_t>{1, 2, 0};
+}
+
+namespace {
 
 // The tensor argument a value comes from (its tile.input/output), or null.
 const Operation* argDecl(const Value* v) {
@@ -49,10 +59,8 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   }
   if (!g.forTiles) return fail(program.loc()) << who << ": this program has no tile.for_tiles", std::nullopt;
   const Operation& ft = *g.forTiles;
-  if (!ft.stringAttr("batch").empty())
-    return fail(ft.loc()) << strategy << " does not lower batched tile loops (batch = \"" << ft.stringAttr("batch")
-                          << "\") yet",
-           std::nullopt;
+  g.dimBatch = ft.stringAttr("batch");
+  if (!g.dimBatch.empty()) g.batchArg = ft.body().argument(0);
   auto dims = ft.stringsAttr("dims");
   if (dims.size() != 2)
     return fail(ft.loc()) << who << ": tile.for_tiles must tile two dims (M, N), not " << dims.size(), std::nullopt;
@@ -118,8 +126,12 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
                                             "{other = "
                              << other->str() << "} is not supported",
              std::nullopt;
-    if (ld->numOperands() != 3 || ld->operand(1)->definingOp() || ld->operand(2)->definingOp())
-      return fail(ld->loc()) << who << ": operand loads must be indexed by the tile and K coordinates only",
+    unsigned first = g.batchArg ? 2 : 1;
+    bool ok = ld->numOperands() == first + 2 && (!g.batchArg || ld->operand(1) == g.batchArg);
+    for (unsigned i = first; ok && i < ld->numOperands(); ++i) ok = !ld->operand(i)->definingOp();
+    if (!ok)
+      return fail(ld->loc()) << who << ": operand loads must be indexed by "
+                             << (g.batchArg ? "the batch index, then " : "") << "the tile and K coordinates only",
              std::nullopt;
   }
   g.tensorA = g.loadA->operand(0);
@@ -140,13 +152,13 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   g.abType = ta;
   const Type& tA = g.tensorA->type();
   const Type& tB = g.tensorB->type();
-  if (!isRowMajor2d(tA))
+  if (!isRowMajorMatrix(tA))
     return fail(g.loadA->loc()) << strategy << " needs A row-major [" << g.dimM << ", " << g.dimK
                                 << "] (K contiguous); got " << tA.str(),
            std::nullopt;
-  if (isRowMajor2d(tB)) {
+  if (isRowMajorMatrix(tB)) {
     g.bKMajor = false;
-  } else if (isKMajor2d(tB)) {
+  } else if (isColMajorMatrix(tB)) {
     g.bKMajor = true;
   } else {
     return fail(g.loadB->loc()) << strategy << " needs B row-major or K-major, got " << tB.str(), std::nullopt;

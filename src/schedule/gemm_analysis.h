@@ -18,6 +18,9 @@
 //       tile.yield()
 //     }
 //   }
+//
+// Batched: tile.for_tiles {batch = "Bt"} with a leading index argument %bi; the batched tensors
+// are [Bt, ...] with the batch axis outermost (slowest), accessed as tile.load(%A, %bi, %m, %k).
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +40,8 @@ struct GemmProgram {
   const ir::Value* tensorA = nullptr;
   const ir::Value* tensorB = nullptr;
   std::string dimM, dimN, dimK;
+  std::string dimBatch;                 // "" when the tile loop is not batched
+  const ir::Value* batchArg = nullptr;  // the loop's batch index argument
   ir::ScalarType abType = ir::ScalarType::BF16;
   bool bKMajor = false;  // B stored [N][K] (order = [0, 1])
   double accInit = 0.0;
@@ -55,7 +60,11 @@ struct GemmProgram {
 std::optional<GemmProgram> analyzeGemm(const ir::Operation& program, const std::string& strategy,
                                        ir::DiagnosticEngine& diag);
 
-// Row-major means the last axis is contiguous (no order, or order = [1, 0]).
+// Row-major means the last axis is contiguous (no order, or the reversed axis list). For a batched
+// [Bt, rows, cols] tensor the batch axis must be the slowest.
 bool isRowMajor2d(const ir::Type& tensor);
+// The same for the matrix of a rank-2, or batched rank-3, tensor: its last two axes.
+bool isRowMajorMatrix(const ir::Type& tensor);
+bool isColMajorMatrix(const ir::Type& tensor);  // the second-to-last axis contiguous
 
 }  // namespace kiln

@@ -18,12 +18,19 @@ struct Context {
   KernBuilder& b;
   ir::DiagnosticEngine& diag;
 
-  // Kernel parameters by name (tensor and scalar argument names, dim names).
-  std::map<std::string, ir::Value*> params;
+  // Kernel parameters by name: the program's arguments and its dims (two namespaces: a tensor and a
+  // dim may share a name).
+  std::map<std::string, ir::Value*> args, dims;
   // Per-thread and per-block indices (i32).
   ir::Value *tid = nullptr, *lane = nullptr, *warp = nullptr, *warpM = nullptr, *warpN = nullptr;
   ir::Value *m0 = nullptr, *n0 = nullptr;  // first row / column of the block's tile
   ir::Value *dimM = nullptr, *dimN = nullptr, *dimK = nullptr;
+  ir::Value* batch = nullptr;  // blockIdx.z when the tile loop is batched
+
+  // The address of the matrix a tensor argument holds for this block: the argument itself, or, for
+  // a batched [Bt, rows, cols] tensor, the slice of this block's batch.
+  ir::Value* matrixBase(const ir::Value* tensor);
+  std::map<const ir::Value*, ir::Value*> matrixBases;
 
   int warpTileM() const { return cfg.warpTileM(); }
   int warpTileN() const { return cfg.warpTileN(); }

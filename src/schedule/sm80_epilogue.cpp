@@ -38,8 +38,9 @@ class Epilogue {
 
   bool run(const std::vector<Value*>& acc) {
     const Operation& ft = *cx_.g.forTiles;
-    coordM_ = ft.body().argument(0);
-    coordN_ = ft.body().argument(1);
+    unsigned first = cx_.g.batchArg ? 1 : 0;
+    coordM_ = ft.body().argument(first);
+    coordN_ = ft.body().argument(first + 1);
     b_.setLoc(cx_.g.reduce->loc());
     buildPositions();
     values_[cx_.g.reduce->result(0)] = EpiValue{Kind::Full, ScalarType::F32, acc};
@@ -179,7 +180,7 @@ class Epilogue {
     }
     return off;
   }
-  Value* extent(const Extent& e) { return e.isSymbolic() ? cx_.params.at(e.sym) : b_.i32(e.value); }
+  Value* extent(const Extent& e) { return e.isSymbolic() ? cx_.dims.at(e.sym) : b_.i32(e.value); }
 
   // Per-axis positions and the in-bounds predicate of a load at element (i, j, e) (or, with
   // blockStart, at the first element of the block); false after a diagnostic for an index this
@@ -192,7 +193,10 @@ class Epilogue {
       const Value* idx = op.operand(firstIndex + a);
       Value* p = nullptr;
       Value* inb = nullptr;
-      if (idx == coordM_) {
+      if (idx == cx_.g.batchArg) {
+        p = cx_.batch;
+        inb = b_.cmp("slt", p, extent(t.shape()[a]));
+      } else if (idx == coordM_) {
         p = blockStart ? cx_.m0 : rows_[rowSlot(i, e)];
         inb = blockStart ? b_.cmp("slt", p, cx_.dimM) : rowOk_[rowSlot(i, e)];
       } else if (idx == coordN_) {
@@ -215,7 +219,7 @@ class Epilogue {
 
   bool lowerLoad(const Operation& op, bool scalar) {
     const Type& t = op.operand(0)->type();
-    Value* base = cx_.params.at(op.operand(0)->definingOp()->stringAttr("name"));
+    Value* base = cx_.args.at(op.operand(0)->definingOp()->stringAttr("name"));
     ScalarType elem = t.elem();
     double other = op.attr("other") ? op.attr("other")->asNumber() : 0.0;
     unsigned n = unsigned(op.numOperands()) - 1;
@@ -267,19 +271,22 @@ class Epilogue {
 
   bool lowerStore(const Operation& op) {
     const Type& t = op.operand(0)->type();
-    if (op.numOperands() != 4 || op.operand(1) != coordM_ || op.operand(2) != coordN_ || !isRowMajor2d(t)) {
+    unsigned first = cx_.g.batchArg ? 2 : 1;
+    bool batchOk = !cx_.g.batchArg || (op.numOperands() == 5 && op.operand(1) == cx_.g.batchArg);
+    if (op.numOperands() != first + 3 || !batchOk || op.operand(first) != coordM_ || op.operand(first + 1) != coordN_ ||
+        !isRowMajorMatrix(t)) {
       diag() << cx_.cfg.strategy << " stores the output tile to a row-major [" << cx_.g.dimM << ", " << cx_.g.dimN
              << "] tensor indexed by the tile coordinates";
       return false;
     }
-    const EpiValue& v = value(op.operand(3));
+    const EpiValue& v = value(op.operand(first + 2));
     ScalarType elem = t.elem();
     if (elem != ScalarType::BF16 && elem != ScalarType::F16 && elem != ScalarType::F32) {
       diag() << cx_.cfg.strategy << " stores bf16, f16 or f32 outputs, not " << scalarName(elem);
       return false;
     }
-    Value* base = cx_.params.at(op.operand(0)->definingOp()->stringAttr("name"));
-    Value* ld = b_.cast(extent(t.shape()[1]), types::i64());
+    Value* base = cx_.matrixBase(op.operand(0));
+    Value* ld = b_.cast(extent(t.shape()[t.rank() - 1]), types::i64());
     for (int i = 0; i < cx_.mTiles(); ++i)
       for (int h = 0; h < 2; ++h) {
         Value* rowPtr = b_.ptrAdd(base, b_.mul(b_.cast(rows_[2 * i + h], types::i64()), ld));
@@ -356,7 +363,7 @@ class Epilogue {
       return values_[v] = EpiValue{Kind::Scalar, e, {round(b_.f32(d->attr("value")->asNumber()), e)}};
     }
     KILN_ASSERT(d && d->is("tile.scalar"), "epilogue operand with no lowering");
-    return values_[v] = EpiValue{Kind::Scalar, v->type().elem(), {cx_.params.at(d->stringAttr("name"))}};
+    return values_[v] = EpiValue{Kind::Scalar, v->type().elem(), {cx_.args.at(d->stringAttr("name"))}};
   }
 
   bool unsupported(const Operation& op) {

@@ -135,9 +135,11 @@ std::vector<Value*> buildMainloop(Context& cx) {
   b.setLoc(g.loadB->loc());
   Value* sB = b.named(b.op1("kern.smem_alloc", {}, tB, {{"offset", bytesA}}), "sB");
 
-  CopyPlan copyA = planCopies(cx, sA, cx.params.at(g.loadA->operand(0)->definingOp()->stringAttr("name")), false,
-                              cx.m0, cx.dimM, cx.dimK, g.loadA->loc());
-  Value* baseB = cx.params.at(g.loadB->operand(0)->definingOp()->stringAttr("name"));
+  b.setLoc(g.loadA->loc());
+  CopyPlan copyA = planCopies(cx, sA, cx.matrixBase(g.loadA->operand(0)), false, cx.m0, cx.dimM, cx.dimK,
+                              g.loadA->loc());
+  b.setLoc(g.loadB->loc());
+  Value* baseB = cx.matrixBase(g.loadB->operand(0));
   CopyPlan copyB = g.bKMajor ? planCopies(cx, sB, baseB, false, cx.n0, cx.dimN, cx.dimK, g.loadB->loc())
                              : planCopies(cx, sB, baseB, true, cx.n0, cx.dimN, cx.dimN, g.loadB->loc());
 

@@ -43,6 +43,19 @@ void blockCoordinates(sm80::Context& cx) {
 
 }  // namespace
 
+Value* sm80::Context::matrixBase(const Value* tensor) {
+  auto it = matrixBases.find(tensor);
+  if (it != matrixBases.end()) return it->second;
+  Value* base = args.at(tensor->definingOp()->stringAttr("name"));
+  const Type& t = tensor->type();
+  if (batch && t.rank() == 3) {
+    auto extent = [&](const Extent& e) { return e.isSymbolic() ? dims.at(e.sym) : b.i32(e.value); };
+    Value* slice = b.mul(b.cast(extent(t.shape()[1]), types::i64()), b.cast(extent(t.shape()[2]), types::i64()));
+    base = b.ptrAdd(base, b.mul(b.cast(batch, types::i64()), slice));
+  }
+  return matrixBases[tensor] = base;
+}
+
 std::unique_ptr<Operation> lowerSm80Multistage(const Operation& program, const Target& target, const Config& config,
                                                DiagnosticEngine& diag) {
   auto g = analyzeGemm(program, config.strategy, diag);
@@ -67,6 +80,12 @@ std::unique_ptr<Operation> lowerSm80Multistage(const Operation& program, const T
                        ? Attribute(Attribute::Array{Attribute(Attribute::Array{Attribute(g->dimM), Attribute(int64_t(config.bm)),
                                                                                Attribute(g->dimN), Attribute(int64_t(config.bn))})})
                        : pairList({{g->dimN, config.bn}, {g->dimM, config.bm}});
+  if (!g->dimBatch.empty()) {
+    auto axes = grid.asArray();
+    if (axes.size() == 1) axes.push_back(Attribute(int64_t{1}));
+    axes.push_back(Attribute(Attribute::Array{Attribute(g->dimBatch), Attribute(int64_t{1})}));
+    grid = Attribute(axes);
+  }
   int64_t smem = config.pipelineSmemBytes(eb, eb);
   auto kernel = Operation::create(program.loc(), "kern.kernel", {}, {},
                                   {{"sym_name", program.stringAttr("sym_name")},
@@ -83,10 +102,10 @@ std::unique_ptr<Operation> lowerSm80Multistage(const Operation& program, const T
   KernBuilder b(body);
   b.setLoc(program.loc());
   sm80::Context cx{*g, config, target, b, diag};
-  for (const auto& p : g->params) cx.params[p.name] = body->addArgument(p.type, p.name);
-  cx.dimM = cx.params.at(g->dimM);
-  cx.dimN = cx.params.at(g->dimN);
-  cx.dimK = cx.params.at(g->dimK);
+  for (const auto& p : g->params) (p.decl ? cx.args : cx.dims)[p.name] = body->addArgument(p.type, p.name);
+  cx.dimM = cx.dims.at(g->dimM);
+  cx.dimN = cx.dims.at(g->dimN);
+  cx.dimK = cx.dims.at(g->dimK);
 
   b.setLoc(g->forTiles->loc());
   cx.tid = b.named(b.op1("kern.thread_id", {}, types::i32()), "tid");
@@ -95,6 +114,7 @@ std::unique_ptr<Operation> lowerSm80Multistage(const Operation& program, const T
   cx.warpM = b.named(b.div(cx.warp, b.i32(config.warpsN)), "wm");
   cx.warpN = b.named(b.rem(cx.warp, b.i32(config.warpsN)), "wn");
   blockCoordinates(cx);
+  if (g->batchArg) cx.batch = b.named(b.op1("kern.block_id", {}, types::i32(), {{"dim", "z"}}), "batch");
 
   std::vector<Value*> acc = sm80::buildMainloop(cx);
   if (!sm80::buildEpilogue(cx, acc)) return nullptr;

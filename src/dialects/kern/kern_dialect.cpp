@@ -31,8 +31,10 @@ bool verifyGridEntry(const Operation& op, const Attribute& e, DiagnosticEngine& 
   const auto& a = e.asArray();
   for (size_t i = 0; i < a.size(); i += 2) {
     if (!a[i].isString() || !a[i + 1].isInt() || a[i + 1].asInt() <= 0) return d.error(op.loc()) << shape;
-    auto it = std::find(params.begin(), params.end(), a[i].asString());
-    if (it == params.end() || !isI32(op.body().argument(unsigned(it - params.begin()))->type()))
+    bool found = false;
+    for (size_t p = 0; p < params.size(); ++p)
+      found |= params[p] == a[i].asString() && isI32(op.body().argument(unsigned(p))->type());
+    if (!found)
       return d.error(op.loc()) << "'kern.kernel' grid entry names '" << a[i].asString()
                                << "', which is not an i32 parameter of the kernel";
   }

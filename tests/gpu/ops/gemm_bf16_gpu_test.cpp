@@ -180,6 +180,17 @@ TEST_F(GemmGpu, Sm90aPtxAndGroupedRaster) {
   run(*v.program(false), grouped, Target::sm80(), {500, 328, 64});
 }
 
+TEST_F(GemmGpu, BatchedGemm) {
+  // The batched lowering's numerics are checked by the CPU simulator (Sm80Functional.BatchedGemm);
+  // here: it compiles and the grid's z axis is the batch.
+  auto program = examples::batchedGemm();
+  Config c = Config::parse("bm=64 bn=64 warps_m=2 warps_n=2");
+  ir::DiagnosticEngine diag;
+  auto r = compile(*program, Target::sm80(), c, diag);
+  ASSERT_TRUE(r) << diag.str();
+  EXPECT_EQ(r->launch.gridFor({{"B", 3}, {"M", 100}, {"N", 64}, {"K", 64}})[2], 3);
+}
+
 TEST_F(GemmGpu, FusedBiasGeluEpilogue) {
   auto program = examples::gemmBiasGelu();
   run(*program, Config::parse("bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=4"), Target::sm80(),

@@ -23,6 +23,7 @@ struct Problem {
   int64_t m, n, k;
   bool kMajor = false;
   bool biasGelu = false;
+  int64_t batch = 0;  // > 0: a batched program with dim "B"
 };
 
 constexpr uint16_t kPoison = 0xFFC1;
@@ -42,6 +43,8 @@ void check(const ir::Module& program, const Config& config, const Problem& p, te
   ASSERT_TRUE(kern) << diag.str();
   const ir::Operation* kernel = kern->body().front();
   std::map<std::string, int64_t> dims = {{"M", p.m}, {"N", p.n}, {"K", p.k}};
+  int64_t nb = std::max<int64_t>(1, p.batch);
+  if (p.batch) dims["B"] = p.batch;
   ASSERT_TRUE(r->launch.validate(dims, diag)) << diag.str();
 
   std::mt19937 rng(uint32_t(p.m * 131 + p.n * 7 + p.k));
@@ -51,7 +54,7 @@ void check(const ir::Module& program, const Config& config, const Problem& p, te
     for (auto& x : v) x = floatToBf16Bits(dist(rng) + (dist(rng) > 0 ? 0.01f : -0.01f));
     return v;
   };
-  auto a = randomBf16(size_t(p.m * p.k)), b = randomBf16(size_t(p.k * p.n));
+  auto a = randomBf16(size_t(nb * p.m * p.k)), b = randomBf16(size_t(nb * p.k * p.n));
   std::vector<float> bias(size_t(p.n));
   for (auto& x : bias) x = dist(rng);
 
@@ -60,7 +63,7 @@ void check(const ir::Module& program, const Config& config, const Problem& p, te
   std::vector<uint8_t> biasBytes(bias.size() * 4);
   std::memcpy(biasBytes.data(), bias.data(), biasBytes.size());
   uint64_t dbias = mem.add(biasBytes);
-  uint64_t dc = mem.add(bytesOf(std::vector<uint16_t>(size_t(p.m * p.n + kGuard), kPoison)));
+  uint64_t dc = mem.add(bytesOf(std::vector<uint16_t>(size_t(nb * p.m * p.n + kGuard), kPoison)));
 
   testing::SimLaunch launch;
   launch.kernel = kernel;
@@ -76,29 +79,32 @@ void check(const ir::Module& program, const Config& config, const Problem& p, te
   std::string err = testing::simulate(launch, mem);
   ASSERT_EQ(err, "");
 
-  std::vector<uint16_t> c(size_t(p.m * p.n + kGuard));
+  std::vector<uint16_t> c(size_t(nb * p.m * p.n + kGuard));
   std::memcpy(c.data(), mem.at(dc).data(), c.size() * 2);
   int bad = 0;
+  for (int64_t bi = 0; bi < nb; ++bi)
   for (int64_t i = 0; i < p.m && bad < 5; ++i)
     for (int64_t j = 0; j < p.n && bad < 5; ++j) {
       double acc = 0;
+      const uint16_t* ab = a.data() + bi * p.m * p.k;
+      const uint16_t* bb = b.data() + bi * p.k * p.n;
       for (int64_t kk = 0; kk < p.k; ++kk)
-        acc += double(bf16BitsToFloat(a[size_t(i * p.k + kk)])) *
-               double(bf16BitsToFloat(b[size_t(p.kMajor ? j * p.k + kk : kk * p.n + j)]));
+        acc += double(bf16BitsToFloat(ab[size_t(i * p.k + kk)])) *
+               double(bf16BitsToFloat(bb[size_t(p.kMajor ? j * p.k + kk : kk * p.n + j)]));
       double ref = acc;
       if (p.biasGelu) {
         double x = acc + bias[size_t(j)];
         ref = 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
       }
-      double got = bf16BitsToFloat(c[size_t(i * p.n + j)]);
+      double got = bf16BitsToFloat(c[size_t((bi * p.m + i) * p.n + j)]);
       double tol = std::fabs(ref) / 128 + 1e-3 * std::sqrt(double(p.k));
       if (!(std::fabs(got - ref) <= tol)) {
         ++bad;
         ADD_FAILURE() << r->launch.kernelName << " [" << config.str() << "] " << p.m << "x" << p.n << "x" << p.k
-                      << ": C[" << i << "][" << j << "] = " << got << ", expected " << ref;
+                      << ": C[" << bi << "][" << i << "][" << j << "] = " << got << ", expected " << ref;
       }
     }
-  for (size_t i = size_t(p.m * p.n); i < c.size(); ++i)
+  for (size_t i = size_t(nb * p.m * p.n); i < c.size(); ++i)
     if (c[i] != kPoison) {
       ADD_FAILURE() << "wrote past the end of C at element " << i;
       break;
@@ -146,6 +152,12 @@ TEST(Sm80Functional, GroupedRaster) {
   c.raster = Raster::Grouped;
   c.groupM = 3;
   checkBoth(*v.program(false), c, {200, 136, 40});
+}
+
+TEST(Sm80Functional, BatchedGemm) {
+  // The example's tensor B and batch dim B share a name; the kernel keeps them apart.
+  checkBoth(*examples::batchedGemm(), Config::parse("bm=32 bn=64 warps_m=1 warps_n=2 stages=2"),
+            {40, 72, 48, false, false, 3});
 }
 
 TEST(Sm80Functional, FusedBiasGeluEpilogue) {
