@@ -69,6 +69,27 @@ bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
     return d.error(op.loc()) << "'kern.kernel' needs {grid = [x, y?, z?]}: one to three grid extents";
   for (const auto& e : grid->asArray())
     if (!verifyGridEntry(op, e, d)) return false;
+  // Optional launch requirements: {requires = [[dim, multiple], ...], align = [[pointer, bytes], ...]}.
+  auto pairsOk = [&](const char* key, bool wantPtr) {
+    const Attribute* a = op.attr(key);
+    if (!a) return true;
+    bool ok = a->isArray();
+    for (size_t i = 0; ok && i < a->asArray().size(); ++i) {
+      const Attribute& e = a->asArray()[i];
+      ok = e.isArray() && e.asArray().size() == 2 && e.asArray()[0].isString() && e.asArray()[1].isInt() &&
+           e.asArray()[1].asInt() > 0;
+      bool found = false;
+      for (unsigned p = 0; ok && p < names.size(); ++p)
+        found |= names[p] == e.asArray()[0].asString() &&
+                 (wantPtr ? isPtr(body.argument(p)->type()) : isI32(body.argument(p)->type()));
+      ok = ok && found;
+    }
+    if (!ok)
+      d.error(op.loc()) << "'kern.kernel' {" << key << "} must list [name, positive integer] pairs naming "
+                        << (wantPtr ? "pointer" : "i32") << " parameters";
+    return ok;
+  };
+  if (!pairsOk("requires", false) || !pairsOk("align", true)) return false;
 
   // Only GPU-level ops inside, and shared-memory buffers that fit and do not overlap.
   struct Range { int64_t begin, end; };
