@@ -12,6 +12,7 @@ enum ExitCode { kOk = 0, kFailed = 1, kUsage = 2, kNoGpu = 3 };
 
 void registerExamplesCommand(CLI::App& app);
 void registerOptCommand(CLI::App& app);
+void registerRunCommand(CLI::App& app);
 // Verbs added as their subsystems land (compile, inspect, run, bench).
 void registerExtraCommands(CLI::App& app);
 
