@@ -50,6 +50,11 @@ class Parser {
     tok_ = peek_;
     peek_ = lex_.next();
   }
+  // The token after peek_: a copy of the lexer reads ahead without consuming.
+  Token peekSecond() const {
+    Lexer ahead = lex_;
+    return ahead.next();
+  }
   Location loc(const Token& t) const { return Location{opts_.filename, t.line, t.col}; }
   bool error(const Token& t, const std::string& msg) {
     if (!failed_) diag_.error(loc(t)) << msg;  // report the first error only: the rest is noise
@@ -119,7 +124,7 @@ class Parser {
     if (!expect(Tok::RParen, "to close the operand list")) return false;
 
     std::vector<NamedAttr> attrs;
-    if (tok_.kind == Tok::LBrace && peek_.kind == Tok::Ident) {
+    if (tok_.kind == Tok::LBrace && peek_.kind == Tok::Ident && peekSecond().kind == Tok::Equal) {
       consume();
       for (;;) {
         if (tok_.kind != Tok::Ident) return unexpected("expected an attribute name");

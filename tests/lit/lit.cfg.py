@@ -14,3 +14,6 @@ config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.environment["KILN_CACHE_DIR"] = os.path.join(config.test_exec_root, "cache")
+import sys
+config.substitutions.insert(0, (r"(?<![\w.-])not(?![\w.-])", sys.executable + " " + os.path.join(config.test_source_root, "not.py")))
+config.excludes.append("not.py")

@@ -94,6 +94,7 @@ class Block {
   explicit Block(Region* parent) : parent_(parent) {}
   ~Block();
   Region* parentRegion() const { return parent_; }
+  void setParent(Region* r) { parent_ = r; }  // after moving the block between regions
   Operation* parentOp() const;
 
   Value* addArgument(Type t, std::string nameHint = {});

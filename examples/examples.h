@@ -1,0 +1,28 @@
+#pragma once
+// Kiln's example programs, each written with the C++ DSL in its own file here.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/operation.h"
+
+namespace kiln::examples {
+
+struct Example {
+  std::string name;
+  std::string summary;
+  std::function<std::unique_ptr<ir::Module>()> build;
+};
+
+const std::vector<Example>& all();
+const Example* find(const std::string& name);
+
+std::unique_ptr<ir::Module> gemmBf16();
+std::unique_ptr<ir::Module> gemmBiasGelu();
+std::unique_ptr<ir::Module> batchedGemm();
+std::unique_ptr<ir::Module> gemmKMajorB();
+std::unique_ptr<ir::Module> fp8RowwiseGemm();
+std::unique_ptr<ir::Module> groupedGemm();
+
+}  // namespace kiln::examples

@@ -1,0 +1,21 @@
+// The plain BF16 GEMM: C[M, N] = A[M, K] · B[K, N], f32 accumulation, BF16 out.
+#include "examples/examples.h"
+#include "kiln/program_builder.h"
+
+namespace kiln::examples {
+
+std::unique_ptr<ir::Module> gemmBf16() {
+  ProgramBuilder p("gemm_bf16");
+  auto [M, N, K] = p.dims("M", "N", "K");
+  auto A = p.input("A", bf16, {M, K});
+  auto B = p.input("B", bf16, {K, N});
+  auto C = p.output("C", bf16, {M, N});
+  p.tile({M, N}, [&](Coord m, Coord n) {
+    Tile acc = p.zeros(f32, {m, n});
+    p.reduce(K, [&](Coord k) { acc = dot(A(m, k), B(k, n), acc); });
+    C(m, n) = cast(bf16, acc);
+  });
+  return p.finish();
+}
+
+}  // namespace kiln::examples

@@ -1,0 +1,183 @@
+// Math on tiles for the C++ DSL: each function checks its operands in the user's terms, broadcasts
+// rows and columns the way the user wrote them (bias(n) added to an [M, N] tile), and emits tile ops.
+#include <algorithm>
+
+#include "kiln/ir/diagnostics.h"
+#include "kiln/program_builder.h"
+
+namespace kiln {
+using namespace kiln::ir;
+
+namespace {
+
+ProgramBuilder* builderOf(const Operand& a, const Operand* b = nullptr, const Operand* c = nullptr) {
+  for (const Operand* o : {&a, b, c})
+    if (o && !o->isNumber && o->tile.builder()) return o->tile.builder();
+  throw Error(Location::fromCpp(a.loc), "math on plain numbers needs at least one tile operand");
+}
+
+// Materializes an operand as a value of element type `like` (numbers become scalar constants).
+Value* valueOf(ProgramBuilder& pb, const Operand& o, ScalarType like) {
+  if (!o.isNumber) {
+    pb.checkVisible(o.tile.value(), o.loc, "tile");
+    return o.tile.value();
+  }
+  return pb.emit(o.loc, "tile.constant", {}, {Type::scalar(like)}, {{"value", o.number}})->result();
+}
+
+ScalarType elemOf(const Operand& a, const Operand& b) {
+  return !a.isNumber ? a.tile.type().elem() : b.tile.type().elem();
+}
+
+// Broadcasts `small` to `big`'s shape when its dims are a subsequence of big's.
+Value* broadcastTo(ProgramBuilder& pb, Value* small, const Type& big, const SrcLoc& loc) {
+  return pb.emit(loc, "tile.broadcast", {small}, {big.withElem(small->type().elem())})->result();
+}
+
+bool isSubsequence(const Shape& small, const Shape& big) {
+  size_t j = 0;
+  for (const auto& e : big)
+    if (j < small.size() && small[j] == e) ++j;
+  return j == small.size();
+}
+
+Tile binary(const char* op, const char* symbol, const Operand& a, const Operand& b) {
+  ProgramBuilder& pb = *builderOf(a, &b);
+  ScalarType et = elemOf(a, b);
+  Value* x = valueOf(pb, a, et);
+  Value* y = valueOf(pb, b, et);
+  const Type &tx = x->type(), &ty = y->type();
+  if (tx.elem() != ty.elem())
+    pb.fail(a.loc, std::string("operands of ") + symbol + " have different element types: " + tx.str() + " and " +
+                       ty.str() + "; convert one with kiln::cast");
+  if (tx.isKind("tile") && ty.isKind("tile") && tx.shape() != ty.shape()) {
+    if (tx.rank() < ty.rank() && isSubsequence(tx.shape(), ty.shape())) {
+      x = broadcastTo(pb, x, ty, a.loc);
+    } else if (ty.rank() < tx.rank() && isSubsequence(ty.shape(), tx.shape())) {
+      y = broadcastTo(pb, y, tx, a.loc);
+    } else {
+      pb.fail(a.loc, std::string("operands of ") + symbol + " have incompatible shapes " + shapeStr(tx.shape()) +
+                         " and " + shapeStr(ty.shape()) + "; one must span a subset of the other's dims");
+    }
+  }
+  const Type& rt = x->type().isKind("tile") ? x->type() : y->type();
+  return Tile(pb.emit(a.loc, op, {x, y}, {rt})->result(), &pb);
+}
+
+Tile unary(const char* op, const Operand& a) {
+  ProgramBuilder& pb = *builderOf(a);
+  Value* x = valueOf(pb, a, ScalarType::F32);
+  if (!isFloat(x->type().elem()))
+    pb.fail(a.loc, std::string(op + 5) + " needs a float tile, got " + x->type().str());
+  return Tile(pb.emit(a.loc, op, {x}, {x->type()})->result(), &pb);
+}
+
+}  // namespace
+
+Tile operator+(const Operand& a, const Operand& b) { return binary("tile.add", "+", a, b); }
+Tile operator-(const Operand& a, const Operand& b) { return binary("tile.sub", "-", a, b); }
+Tile operator*(const Operand& a, const Operand& b) { return binary("tile.mul", "*", a, b); }
+Tile operator/(const Operand& a, const Operand& b) { return binary("tile.div", "/", a, b); }
+Tile max(const Operand& a, const Operand& b) { return binary("tile.max", "max", a, b); }
+Tile min(const Operand& a, const Operand& b) { return binary("tile.min", "min", a, b); }
+Tile operator-(const Operand& a) { return unary("tile.neg", a); }
+Tile abs(const Operand& x) { return unary("tile.abs", x); }
+Tile exp(const Operand& x) { return unary("tile.exp", x); }
+Tile relu(const Operand& x) { return unary("tile.relu", x); }
+Tile gelu_tanh(const Operand& x) { return unary("tile.gelu_tanh", x); }
+Tile gelu_erf(const Operand& x) { return unary("tile.gelu_erf", x); }
+Tile silu(const Operand& x) { return unary("tile.silu", x); }
+Tile sigmoid(const Operand& x) { return unary("tile.sigmoid", x); }
+
+Tile cast(ScalarType dtype, const Operand& x) {
+  ProgramBuilder& pb = *builderOf(x);
+  Value* v = valueOf(pb, x, dtype);
+  return Tile(pb.emit(x.loc, "tile.cast", {v}, {v->type().withElem(dtype)})->result(), &pb);
+}
+
+Tile dot(const Operand& a, const Operand& b, const Operand& acc) {
+  ProgramBuilder& pb = *builderOf(a, &b, &acc);
+  Value* x = valueOf(pb, a, ScalarType::BF16);
+  Value* y = valueOf(pb, b, ScalarType::BF16);
+  Value* c = valueOf(pb, acc, ScalarType::F32);
+  const Type &ta = x->type(), &tb = y->type(), &tc = c->type();
+  if (ta.rank() != 2 || tb.rank() != 2 || tc.rank() != 2)
+    pb.fail(a.loc, "dot multiplies [M, K] by [K, N] into an [M, N] accumulator; got " + ta.str() + ", " + tb.str() +
+                       " and " + tc.str());
+  if (ta.shape()[1] != tb.shape()[0])
+    pb.fail(a.loc, "dot: a spans " + shapeStr(ta.shape()) + " and b spans " + shapeStr(tb.shape()) +
+                       ", so their inner dims differ; a's second dim must be b's first");
+  if (tc.elem() != ScalarType::F32)
+    pb.fail(a.loc, "dot accumulates in f32, but the accumulator is " + tc.str() + "; start it with p.zeros(kiln::f32, ...)");
+  if (tc.shape()[0] != ta.shape()[0] || tc.shape()[1] != tb.shape()[1])
+    pb.fail(a.loc, "dot: the accumulator spans " + shapeStr(tc.shape()) + " but a @ b spans [" + ta.shape()[0].str() +
+                       ", " + tb.shape()[1].str() + "]");
+  return Tile(pb.emit(a.loc, "tile.dot", {x, y, c}, {tc})->result(), &pb);
+}
+
+Tile scale(const Operand& x, const Operand& scales) {
+  ProgramBuilder& pb = *builderOf(x, &scales);
+  Value* v = valueOf(pb, x, ScalarType::F32);
+  Value* s = valueOf(pb, scales, ScalarType::F32);
+  return Tile(pb.emit(x.loc, "tile.scale", {v, s}, {v->type()})->result(), &pb);
+}
+
+// ---- tensor access ----
+
+TensorAccess::TensorAccess(const Tensor& t, std::vector<Idx> idx)
+    : tensor_(t.value()), pb_(t.builder()), idx_(std::move(idx)), loc_(idx_.front().loc) {}
+
+static std::vector<Value*> accessOperands(ProgramBuilder& pb, Value* tensor, const std::vector<Idx>& idx,
+                                          const SrcLoc& loc) {
+  const Type& t = tensor->type();
+  if (idx.size() != t.rank())
+    pb.fail(loc, "tensor " + pb.describe(tensor) + " has rank " + std::to_string(t.rank()) + " but is indexed with " +
+                     std::to_string(idx.size()) + " indices");
+  std::vector<Value*> ops{tensor};
+  for (size_t i = 0; i < idx.size(); ++i) {
+    pb.checkVisible(idx[i].value, loc, "index");
+    const Type& it = idx[i].value->type();
+    if (it.isKind("coord") && t.shape()[i] != it.shape()[0])
+      pb.fail(loc, "axis " + std::to_string(i) + " of the tensor is " + t.shape()[i].str() + ", but it is indexed with the coord of " +
+                       it.shape()[0].str() + "; pass the coord of " + t.shape()[i].str() + " there");
+    ops.push_back(idx[i].value);
+  }
+  return ops;
+}
+
+static Shape accessShape(const std::vector<Idx>& idx) {
+  Shape s;
+  for (const auto& i : idx)
+    if (i.value->type().isKind("coord")) s.push_back(i.value->type().shape()[0]);
+  return s;
+}
+
+Tile TensorAccess::load(double other) const {
+  auto ops = accessOperands(*pb_, tensor_, idx_, loc_);
+  std::vector<NamedAttr> attrs;
+  if (other != 0.0) attrs.push_back({"other", other});
+  Type rt = types::tile(tensor_->type().elem(), accessShape(idx_));
+  if (rt.rank() == 0) pb_->fail(loc_, "a tensor access needs at least one coord index to form a tile");
+  return Tile(pb_->emit(loc_, "tile.load", ops, {rt}, attrs)->result(), pb_);
+}
+
+void TensorAccess::operator=(const Tile& value) const {
+  auto ops = accessOperands(*pb_, tensor_, idx_, loc_);
+  pb_->checkVisible(value.value(), loc_, "tile");
+  const Operation* def = tensor_->definingOp();
+  if (def && def->is("tile.input"))
+    pb_->fail(loc_, "'" + def->stringAttr("name") + "' is an input and cannot be written; declare it with p.output");
+  Shape shape = accessShape(idx_);
+  const Type& vt = value.type();
+  if (vt.elem() != tensor_->type().elem())
+    pb_->fail(loc_, "storing a " + std::string(scalarName(vt.elem())) + " tile into " + std::string(scalarName(tensor_->type().elem())) +
+                        " tensor '" + def->stringAttr("name") + "'; convert it first with kiln::cast(kiln::" +
+                        std::string(scalarName(tensor_->type().elem())) + ", ...)");
+  if (!vt.isKind("tile") || vt.shape() != shape)
+    pb_->fail(loc_, "storing a tile of shape " + (vt.isKind("tile") ? shapeStr(vt.shape()) : vt.str()) +
+                        " where the indices select a block of shape " + shapeStr(shape));
+  ops.push_back(value.value());
+  pb_->emit(loc_, "tile.store", ops, {});
+}
+
+}  // namespace kiln

@@ -1,0 +1,34 @@
+#include "transforms/pass_registry.h"
+
+namespace kiln::transforms {
+
+const std::vector<PassInfo>& allPasses() {
+  static const std::vector<PassInfo> passes = {
+      {"dce", "remove pure operations whose results are unused", eliminateDeadCode},
+  };
+  return passes;
+}
+
+const PassInfo* findPass(std::string_view name) {
+  for (const auto& p : allPasses())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::vector<std::string> passNames() {
+  std::vector<std::string> r;
+  for (const auto& p : allPasses()) r.push_back(p.name);
+  return r;
+}
+
+bool runPass(std::string_view name, ir::Module& m, ir::DiagnosticEngine& diag) {
+  const PassInfo* p = findPass(name);
+  if (!p) {
+    std::string known;
+    for (const auto& n : passNames()) known += (known.empty() ? "" : ", ") + n;
+    return diag.error(ir::Location::unknown()) << "unknown pass '" << name << "'; known passes: " << known;
+  }
+  return p->run(m, diag);
+}
+
+}  // namespace kiln::transforms

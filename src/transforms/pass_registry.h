@@ -1,0 +1,30 @@
+#pragma once
+// Named passes, so that `kiln opt --pass NAME` and the pipeline can run any of them on a module.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/ir/diagnostics.h"
+#include "kiln/ir/operation.h"
+
+namespace kiln::transforms {
+
+using PassFn = bool (*)(ir::Module&, ir::DiagnosticEngine&);
+
+struct PassInfo {
+  std::string name;
+  std::string summary;
+  PassFn run;
+};
+
+const std::vector<PassInfo>& allPasses();
+const PassInfo* findPass(std::string_view name);
+std::vector<std::string> passNames();
+// Runs one pass by name; an unknown name is a user error listing the known ones.
+bool runPass(std::string_view name, ir::Module& m, ir::DiagnosticEngine& diag);
+
+// ---- the passes (one per file) ----
+// Removes pure ops whose results are unused (dce.cpp).
+bool eliminateDeadCode(ir::Module& m, ir::DiagnosticEngine& diag);
+
+}  // namespace kiln::transforms

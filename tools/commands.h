@@ -1,0 +1,23 @@
+#pragma once
+// The verbs of the `kiln` tool. Each registers a CLI11 subcommand whose callback stores its exit
+// status with setExitCode. Exit codes that scripts can rely on:
+//   0 success, 1 the input or its checks failed (diagnostics printed), 2 usage error,
+//   3 no GPU available for a verb that needs one.
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace kiln::tools {
+
+enum ExitCode { kOk = 0, kFailed = 1, kUsage = 2, kNoGpu = 3 };
+
+void registerExamplesCommand(CLI::App& app);
+void registerOptCommand(CLI::App& app);
+// Verbs added as their subsystems land (compile, inspect, run, bench).
+void registerExtraCommands(CLI::App& app);
+
+void setExitCode(int code);
+int exitCode();
+// Reads a whole file; on failure prints a sentence and returns false.
+bool readFile(const std::string& path, std::string& out);
+
+}  // namespace kiln::tools
