@@ -101,7 +101,8 @@ class Binder {
     std::vector<int64_t> order;
     if (const ir::Attribute* o = type.param("order")) order = *o->asInts();
     BoundTensor& b = ctx_.tensors[n];
-    b = BoundTensor{n, t->dtype, extents, elementStrides(extents, order), t->bytes.data(), nullptr};
+    b = BoundTensor{n, t->dtype, extents, elementStrides(extents, order), t->bytes.data(), nullptr,
+                    elementBytes(t->dtype)};
     if (wide_ && op.is("tile.output")) {
       auto& w = (*wide_)[n];
       w = toDoubles(*t);

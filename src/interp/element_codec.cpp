@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "kiln/float_formats.h"
 #include "kiln/ir/diagnostics.h"
@@ -41,6 +42,27 @@ Int saturateToInt(double v) {
 
 Fp8Format fp8Format(ScalarType t) { return t == ScalarType::F8E4M3 ? Fp8Format::E4M3 : Fp8Format::E5M2; }
 
+// Every 8- and 16-bit pattern decoded once through float_formats.h, so that a load is a lookup:
+// those conversions stay the one definition of the formats, and loads, which are most of a GEMM's
+// interpretation time, stay cheap. Built on first use (about 131k conversions).
+struct DecodeTables {
+  std::vector<float> f16, bf16, e4m3, e5m2;
+  DecodeTables() : f16(1 << 16), bf16(1 << 16), e4m3(1 << 8), e5m2(1 << 8) {
+    for (uint32_t b = 0; b < (1u << 16); ++b) {
+      f16[b] = f16BitsToFloat(static_cast<uint16_t>(b));
+      bf16[b] = bf16BitsToFloat(static_cast<uint16_t>(b));
+    }
+    for (uint32_t b = 0; b < (1u << 8); ++b) {
+      e4m3[b] = fp8BitsToFloat(static_cast<uint8_t>(b), Fp8Format::E4M3);
+      e5m2[b] = fp8BitsToFloat(static_cast<uint8_t>(b), Fp8Format::E5M2);
+    }
+  }
+};
+const DecodeTables& decode() {
+  static const DecodeTables tables;
+  return tables;
+}
+
 template <typename T>
 T readLE(const uint8_t* p) {
   T v;
@@ -61,10 +83,10 @@ double loadElement(const uint8_t* p, ScalarType t) {
     case ScalarType::I64:
     case ScalarType::Index: return static_cast<double>(readLE<int64_t>(p));
     case ScalarType::F32: return readLE<float>(p);
-    case ScalarType::F16: return f16BitsToFloat(readLE<uint16_t>(p));
-    case ScalarType::BF16: return bf16BitsToFloat(readLE<uint16_t>(p));
-    case ScalarType::F8E4M3:
-    case ScalarType::F8E5M2: return fp8BitsToFloat(p[0], fp8Format(t));
+    case ScalarType::F16: return decode().f16[readLE<uint16_t>(p)];
+    case ScalarType::BF16: return decode().bf16[readLE<uint16_t>(p)];
+    case ScalarType::F8E4M3: return decode().e4m3[p[0]];
+    case ScalarType::F8E5M2: return decode().e5m2[p[0]];
   }
   KILN_ICE("loadElement: unknown scalar type");
 }

@@ -57,11 +57,12 @@ struct BoundTensor {
   std::vector<int64_t> strides;  // in elements (elementStrides of the declared order)
   uint8_t* bytes = nullptr;      // the HostTensor's bytes
   std::vector<double>* wide = nullptr;  // Reference-mode outputs: unrounded values, storage order
+  int64_t elemBytes = 0;                // elementBytes(dtype)
 
-  double read(int64_t i) const { return wide ? (*wide)[i] : loadElement(bytes + i * elementBytes(dtype), dtype); }
+  double read(int64_t i) const { return wide ? (*wide)[i] : loadElement(bytes + i * elemBytes, dtype); }
   void write(int64_t i, double v) const {
     if (wide) (*wide)[i] = v;
-    else storeElement(bytes + i * elementBytes(dtype), dtype, v);
+    else storeElement(bytes + i * elemBytes, dtype, v);
   }
 };
 
