@@ -2,6 +2,8 @@
 // transcendental functions, casts (FP8 saturation, bf16 overflow, integers), scalars and {other}.
 #include <gtest/gtest.h>
 
+#include <numbers>
+
 #include "interp_test_util.h"
 
 namespace kiln::interp::testing {
@@ -92,7 +94,7 @@ TEST(InterpElementwise, TranscendentalsAreDoubleRoundedOnce) {
       {"silu", [](double x) { return x / (1.0 + std::exp(-x)); }},
       {"gelu_erf", [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }},
       {"gelu_tanh",
-       [](double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }},
+       [](double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x))); }},
   };
   std::vector<double> x{-7.25, -1.5, -0.3125, 0.0, 0.5, 1.25, 3.0, 20.0};
   for (const Fn& fn : fns) {

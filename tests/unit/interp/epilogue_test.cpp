@@ -1,6 +1,8 @@
 // GEMM + bias + GELU (tanh) with a bf16 output, against fp64 loops.
 #include <gtest/gtest.h>
 
+#include <numbers>
+
 #include "gemm_programs.h"
 #include "interp_test_util.h"
 #include "reference_gemm.h"
@@ -10,7 +12,7 @@ namespace {
 
 using ir::ScalarType;
 
-double geluTanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
+double geluTanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x))); }
 
 TEST(InterpEpilogue, BiasGeluMatchesFp64Loops) {
   auto mod = parseProgram(kGemmBiasGelu);
