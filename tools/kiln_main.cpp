@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION + " (CUDA " + KILN_CUDA_VERSION + ")");
   kiln::tools::registerExamplesCommand(app);
   kiln::tools::registerOptCommand(app);
+  kiln::tools::registerCompileCommand(app);
   kiln::tools::registerExtraCommands(app);
   try {
     app.parse(argc, argv);

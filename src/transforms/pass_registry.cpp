@@ -1,10 +1,20 @@
 #include "transforms/pass_registry.h"
 
+#include "kiln/ir/verifier.h"
+
 namespace kiln::transforms {
+
+bool verifyPass(ir::Module& m, ir::DiagnosticEngine& diag) { return ir::verify(m, diag); }
 
 const std::vector<PassInfo>& allPasses() {
   static const std::vector<PassInfo> passes = {
       {"dce", "remove pure operations whose results are unused", eliminateDeadCode},
+      {"verify", "run the verifier (every op's own rules) and change nothing", verifyPass},
+      {"lower-sm80-multistage",
+       "lower each tile.program to a kern.kernel with the sm80 multistage GEMM strategy (the program's "
+       "{target, config} attributes pick the target and the schedule)",
+       lowerSm80MultistagePass},
+      {"pair-ldmatrix", "fuse two .x2 ldmatrix of neighbouring fragments into one .x4", pairLdmatrixPass},
   };
   return passes;
 }

@@ -26,5 +26,11 @@ bool runPass(std::string_view name, ir::Module& m, ir::DiagnosticEngine& diag);
 // ---- the passes (one per file) ----
 // Removes pure ops whose results are unused (dce.cpp).
 bool eliminateDeadCode(ir::Module& m, ir::DiagnosticEngine& diag);
+// Runs the verifier and changes nothing (pass_registry.cpp).
+bool verifyPass(ir::Module& m, ir::DiagnosticEngine& diag);
+// Lowers each tile.program to a kern.kernel with the sm80 multistage strategy (schedule/sm80_multistage.cpp).
+bool lowerSm80MultistagePass(ir::Module& m, ir::DiagnosticEngine& diag);
+// Fuses two .x2 ldmatrix of neighbouring fragments into one .x4 (pair_ldmatrix.cpp).
+bool pairLdmatrixPass(ir::Module& m, ir::DiagnosticEngine& diag);
 
 }  // namespace kiln::transforms

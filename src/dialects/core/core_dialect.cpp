@@ -33,6 +33,13 @@ bool verifyFloatBinary(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
+bool verifyFloatUnary(const Operation& op, DiagnosticEngine& d) {
+  const Type& a = op.operand(0)->type();
+  if (!a.isScalar() || !isFloat(a.elem()) || a != op.result()->type())
+    return d.error(op.loc()) << "'" << op.name() << "' needs a float operand and a result of its type";
+  return true;
+}
+
 bool verifyCmp(const Operation& op, DiagnosticEngine& d) {
   static const char* preds[] = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult"};
   std::string p = op.stringAttr("pred");

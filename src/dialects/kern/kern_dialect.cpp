@@ -1,6 +1,395 @@
-// The kern dialect: the explicit GPU level (ops declared in kern_ops.def).
+// Verify hooks and registration of the kern dialect (ops declared in kern_ops.def, semantics in
+// kern_ops.h). Each hook checks the op's own rules; the generic verifier has already checked
+// counts, SSA visibility and isolation.
+#include <algorithm>
+
+#include "dialects/kern/kern_ops.h"
 #include "kiln/ir/op_registry.h"
 
+namespace kiln::kern {
+using namespace kiln::ir;
+
+namespace {
+
+bool isI32(const Type& t) { return t.isScalar(ScalarType::I32); }
+bool is16Bit(ScalarType e) { return e == ScalarType::BF16 || e == ScalarType::F16; }
+
+// Every kern op but the kernel lives inside one.
+bool inKernel(const Operation& op, DiagnosticEngine& d) {
+  if (op.enclosing("kern.kernel")) return true;
+  return d.error(op.loc()) << "'" << op.name() << "' must be inside a kern.kernel";
+}
+
+// ---- the kernel ----
+
+bool verifyGridEntry(const Operation& op, const Attribute& e, DiagnosticEngine& d) {
+  if (e.isInt()) return e.asInt() > 0 || (d.error(op.loc()) << "'kern.kernel' grid extents must be positive");
+  const char* shape = "'kern.kernel' {grid} entries are positive integers or lists [dim, tile, ...] of i32 "
+                      "parameter names and positive tile sizes";
+  if (!e.isArray() || e.asArray().empty() || e.asArray().size() % 2 != 0) return d.error(op.loc()) << shape;
+  auto params = op.stringsAttr("params");
+  const auto& a = e.asArray();
+  for (size_t i = 0; i < a.size(); i += 2) {
+    if (!a[i].isString() || !a[i + 1].isInt() || a[i + 1].asInt() <= 0) return d.error(op.loc()) << shape;
+    auto it = std::find(params.begin(), params.end(), a[i].asString());
+    if (it == params.end() || !isI32(op.body().argument(unsigned(it - params.begin()))->type()))
+      return d.error(op.loc()) << "'kern.kernel' grid entry names '" << a[i].asString()
+                               << "', which is not an i32 parameter of the kernel";
+  }
+  return true;
+}
+
+bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
+  if (op.stringAttr("sym_name").empty())
+    return d.error(op.loc()) << "'kern.kernel' needs a {sym_name = \"...\"} attribute naming the kernel";
+  const Block& body = op.body();
+  const Attribute* params = op.attr("params");
+  if (!params || !params->asStrings() || params->asStrings()->size() != body.numArguments())
+    return d.error(op.loc()) << "'kern.kernel' needs {params = [...]} naming each of its " << body.numArguments()
+                             << " body arguments";
+  auto names = *params->asStrings();
+  for (unsigned i = 0; i < body.numArguments(); ++i) {
+    const Type& t = body.argument(i)->type();
+    bool ok = isPtr(t) || t.isScalar(ScalarType::I32) || t.isScalar(ScalarType::I64) || t.isScalar(ScalarType::F32);
+    if (!ok)
+      return d.error(op.loc()) << "kernel parameter '" << names[i] << "' has type " << t.str()
+                               << "; parameters are ptr<e>, i32, i64 or f32";
+  }
+  int64_t threads = op.intAttr("threads", 0);
+  if (threads < 32 || threads > 1024 || threads % 32 != 0)
+    return d.error(op.loc()) << "'kern.kernel' needs {threads = N} with N a multiple of 32 from 32 to 1024, got "
+                             << threads;
+  const Attribute* smem = op.attr("smem_bytes");
+  if (!smem || !smem->isInt() || smem->asInt() < 0)
+    return d.error(op.loc()) << "'kern.kernel' needs {smem_bytes = N} with N >= 0";
+  const Attribute* grid = op.attr("grid");
+  if (!grid || !grid->isArray() || grid->asArray().empty() || grid->asArray().size() > 3)
+    return d.error(op.loc()) << "'kern.kernel' needs {grid = [x, y?, z?]}: one to three grid extents";
+  for (const auto& e : grid->asArray())
+    if (!verifyGridEntry(op, e, d)) return false;
+
+  // Only GPU-level ops inside, and shared-memory buffers that fit and do not overlap.
+  struct Range { int64_t begin, end; };
+  std::vector<Range> ranges;
+  bool ok = true;
+  op.walk([&](const Operation& inner) {
+    if (&inner == &op || !ok) return;
+    std::string_view dialect = inner.dialect();
+    if (dialect != "kern" && dialect != "arith" && dialect != "math" && dialect != "scf") {
+      ok = d.error(inner.loc()) << "'" << inner.name() << "' cannot appear in a kern.kernel: lower "
+                                << dialect << " ops first";
+      return;
+    }
+    if (!inner.is("kern.smem_alloc")) return;
+    auto layout = smemLayout(inner.result()->type());
+    if (!layout) return;  // reported by the op's own hook
+    Range r{inner.intAttr("offset", 0), inner.intAttr("offset", 0) + layout->totalBytes()};
+    if (r.end > smem->asInt()) {
+      ok = d.error(inner.loc()) << "shared-memory buffer at offset " << r.begin << " (" << layout->totalBytes()
+                                << " bytes) ends past the kernel's smem_bytes = " << smem->asInt();
+      return;
+    }
+    for (const Range& o : ranges)
+      if (r.begin < o.end && o.begin < r.end) {
+        ok = d.error(inner.loc()) << "shared-memory buffer at offset " << r.begin << " (" << layout->totalBytes()
+                                  << " bytes) overlaps the buffer at offset " << o.begin;
+        return;
+      }
+    ranges.push_back(r);
+  });
+  return ok;
+}
+
+// ---- indices ----
+
+bool verifyThreadIndex(const Operation& op, DiagnosticEngine& d) {
+  if (!inKernel(op, d)) return false;
+  if (!isI32(op.result()->type())) return d.error(op.loc()) << "'" << op.name() << "' produces i32";
+  return true;
+}
+
+bool verifyBlockId(const Operation& op, DiagnosticEngine& d) {
+  if (!verifyThreadIndex(op, d)) return false;
+  std::string dim = op.stringAttr("dim");
+  if (dim != "x" && dim != "y" && dim != "z")
+    return d.error(op.loc()) << "'kern.block_id' needs {dim = \"x\"|\"y\"|\"z\"}, got \"" << dim << "\"";
+  return true;
+}
+
+// ---- shared memory ----
+
+bool verifySmemAlloc(const Operation& op, DiagnosticEngine& d) {
+  if (!inKernel(op, d)) return false;
+  std::string why;
+  if (!smemLayout(op.result()->type(), &why)) return d.error(op.loc()) << "'kern.smem_alloc': " << why;
+  const Attribute* off = op.attr("offset");
+  if (!off || !off->isInt() || off->asInt() < 0 || off->asInt() % 128 != 0)
+    return d.error(op.loc()) << "'kern.smem_alloc' needs {offset = N}: a byte offset that is a multiple of 128";
+  return true;
+}
+
+// (buf, row, col) operands shared by the two offset ops.
+std::optional<SmemLayout> bufRowCol(const Operation& op, DiagnosticEngine& d) {
+  if (!inKernel(op, d)) return std::nullopt;
+  auto layout = smemLayout(op.operand(0)->type());
+  if (!layout || !isI32(op.operand(1)->type()) || !isI32(op.operand(2)->type()) || !isI32(op.result()->type())) {
+    d.error(op.loc()) << "'" << op.name() << "' needs (smem buffer, i32 row, i32 col) and produces i32";
+    return std::nullopt;
+  }
+  return layout;
+}
+
+bool verifySmemOffset(const Operation& op, DiagnosticEngine& d) { return bufRowCol(op, d).has_value(); }
+
+bool verifyLdsmOffset(const Operation& op, DiagnosticEngine& d) {
+  auto layout = bufRowCol(op, d);
+  if (!layout) return false;
+  if (!is16Bit(layout->elem))
+    return d.error(op.loc()) << "'kern.ldsm_offset' addresses 16-bit elements for ldmatrix; the buffer holds "
+                             << scalarName(layout->elem);
+  auto q = op.intsAttr("quads");
+  if (q.size() != 8 || q[0] != 0 || q[1] != 0 || q[6] != q[2] + q[4] || q[7] != q[3] + q[5])
+    return d.error(op.loc()) << "'kern.ldsm_offset' needs {quads = [r0, c0, r1, c1, r2, c2, r3, c3]} with quad 0 "
+                                "at [0, 0] and quad 3 = quad 1 + quad 2";
+  for (int i = 0; i < 8; ++i) {
+    if (q[i] < 0) return d.error(op.loc()) << "'kern.ldsm_offset' quads must not be negative";
+    if (q[i] % 8 != 0)
+      return d.error(op.loc()) << "'kern.ldsm_offset' quads must be multiples of 8 rows and 8 columns (16-byte rows)";
+  }
+  auto stride = op.intsAttr("stride"), base = op.intsAttr("base");
+  if (stride.size() != 2 || base.size() != 2 || stride[0] < 0 || stride[1] < 0 || base[0] < 0 || base[1] < 0 ||
+      stride[1] % 8 != 0 || base[1] % 8 != 0)
+    return d.error(op.loc()) << "'kern.ldsm_offset' needs {stride = [rows, cols], base = [rows, cols]}: "
+                                "non-negative, columns in multiples of 8 elements";
+  return true;
+}
+
+// (buf, slot, off) + {row, col} addressing shared by cp_async and ldmatrix.
+std::optional<SmemLayout> stageAddress(const Operation& op, DiagnosticEngine& d) {
+  auto layout = smemLayout(op.operand(0)->type());
+  if (!layout || !isI32(op.operand(1)->type()) || !isI32(op.operand(2)->type())) {
+    d.error(op.loc()) << "'" << op.name() << "' addresses a stage with (smem buffer, i32 slot, i32 offset)";
+    return std::nullopt;
+  }
+  const Attribute* row = op.attr("row");
+  const Attribute* col = op.attr("col");
+  if (!row || !row->isInt() || !col || !col->isInt()) {
+    d.error(op.loc()) << "'" << op.name() << "' needs a compile-time displacement {row = R, col = C}";
+    return std::nullopt;
+  }
+  const Operation* def = op.operand(2)->definingOp();
+  if (!def || !(def->is("kern.smem_offset") || def->is("kern.ldsm_offset")) || def->operand(0) != op.operand(0)) {
+    d.error(op.loc()) << "'" << op.name() << "' offset must come from kern.smem_offset or kern.ldsm_offset of the same "
+                         "buffer";
+    return std::nullopt;
+  }
+  int quads = op.is("kern.ldmatrix") ? int(op.intAttr("num", 4)) : 4;
+  uint8_t chunks = runtimeChunks(*def, quads, layout->elemBytes());
+  std::string why;
+  if (!displace(layout->swizzle, layout->rowBytes(), layout->elemBytes(), row->asInt(), col->asInt(), chunks, &why)) {
+    d.error(op.loc()) << "'" << op.name() << "' displacement {row = " << row->asInt() << ", col = " << col->asInt()
+                      << "} does not compose with " << layout->swizzle.str() << ": " << why;
+    return std::nullopt;
+  }
+  return layout;
+}
+
+bool verifyCpAsync(const Operation& op, DiagnosticEngine& d) {
+  if (!inKernel(op, d)) return false;
+  auto layout = stageAddress(op, d);
+  if (!layout) return false;
+  const Type& src = op.operand(3)->type();
+  if (!isPtr(src) || !isI32(op.operand(4)->type()))
+    return d.error(op.loc()) << "'kern.cp_async' needs a ptr<e> source and an i32 src_bytes after the address";
+  if (src.elem() != layout->elem)
+    return d.error(op.loc()) << "'kern.cp_async' copies " << scalarName(src.elem()) << " into a "
+                             << scalarName(layout->elem) << " buffer";
+  if (op.intAttr("bytes", 0) != 16)
+    return d.error(op.loc()) << "'kern.cp_async' supports {bytes = 16} only (cp.async.cg), got "
+                             << op.intAttr("bytes", 0);
+  return true;
+}
+
+bool verifyCpAsyncWait(const Operation& op, DiagnosticEngine& d) {
+  if (!inKernel(op, d)) return false;
+  const Attribute* p = op.attr("pending");
+  if (!p || !p->isInt() || p->asInt() < 0)
+    return d.error(op.loc()) << "'kern.cp_async_wait' needs {pending = N} with N >= 0";
+  return true;
+}
+
+bool verifyBarrier(const Operation& op, DiagnosticEngine& d) { return inKernel(op, d); }
+
+// ---- tensor cores ----
+
+bool verifyLdmatrix(const Operation& op, DiagnosticEngine& d) {
+  if (!inKernel(op, d)) return false;
+  auto layout = stageAddress(op, d);
+  if (!layout) return false;
+  if (!is16Bit(layout->elem))
+    return d.error(op.loc()) << "'kern.ldmatrix' reads 16-bit elements; the buffer holds " << scalarName(layout->elem);
+  int64_t num = op.intAttr("num", 0);
+  if (num != 1 && num != 2 && num != 4) return d.error(op.loc()) << "'kern.ldmatrix' needs {num = 1, 2 or 4}, got " << num;
+  const Attribute* trans = op.attr("trans");
+  if (!trans || !trans->isBool()) return d.error(op.loc()) << "'kern.ldmatrix' needs {trans = true|false}";
+  Type frag = fragType(layout->elem);
+  bool ok = op.numResults() == size_t(num);
+  for (const auto& r : op.results()) ok = ok && r->type() == frag;
+  if (!ok)
+    return d.error(op.loc()) << "'kern.ldmatrix' with num = " << num << " has " << num << " results of type "
+                             << frag.str();
+  return true;
+}
+
+bool verifyMmaSync(const Operation& op, DiagnosticEngine& d) {
+  if (!inKernel(op, d)) return false;
+  if (op.stringAttr("shape") != "m16n8k16")
+    return d.error(op.loc()) << "'kern.mma_sync' supports {shape = \"m16n8k16\"} only, got \"" << op.stringAttr("shape")
+                             << "\"";
+  const Type& a = op.operand(0)->type();
+  bool ok = isFrag(a) && is16Bit(a.elem());
+  for (unsigned i = 0; i < 6; ++i) ok = ok && op.operand(i)->type() == a;
+  for (unsigned i = 6; i < 10; ++i) ok = ok && op.operand(i)->type().isScalar(ScalarType::F32);
+  for (const auto& r : op.results()) ok = ok && r->type().isScalar(ScalarType::F32);
+  if (!ok)
+    return d.error(op.loc()) << "'kern.mma_sync' takes 4 A and 2 B registers of one type frag<bf16|f16, [2]>, then 4 "
+                                "f32 accumulators, and produces 4 f32";
+  return true;
+}
+
+// ---- global memory ----
+
+bool verifyPtrAdd(const Operation& op, DiagnosticEngine& d) {
+  if (!inKernel(op, d)) return false;
+  const Type& p = op.operand(0)->type();
+  if (!isPtr(p) || !op.operand(1)->type().isScalar(ScalarType::I64) || op.result()->type() != p)
+    return d.error(op.loc()) << "'kern.ptr_add' needs (ptr<e>, i64) and produces the same ptr<e>";
+  return true;
+}
+
+bool verifyLdGlobal(const Operation& op, DiagnosticEngine& d) {
+  if (!inKernel(op, d)) return false;
+  const Type& p = op.operand(0)->type();
+  if (!isPtr(p) || !op.operand(1)->type().isScalar(ScalarType::I1) || op.result()->type() != Type::scalar(p.elem()))
+    return d.error(op.loc()) << "'kern.ld_global' needs (ptr<e>, i1) and produces e";
+  const Attribute* other = op.attr("other");
+  if (other && !other->isInt() && !other->isFloat())
+    return d.error(op.loc()) << "'kern.ld_global' {other} must be a number";
+  return true;
+}
+
+bool verifyStGlobal(const Operation& op, DiagnosticEngine& d) {
+  if (!inKernel(op, d)) return false;
+  if (op.numOperands() < 3 || !isPtr(op.operand(0)->type()) || !op.operand(1)->type().isScalar(ScalarType::I1))
+    return d.error(op.loc()) << "'kern.st_global' needs (ptr<e>, i1 predicate, values...)";
+  ScalarType e = op.operand(0)->type().elem();
+  const Type& v = op.operand(2)->type();
+  size_t n = op.numOperands() - 2;
+  bool ok = (v == Type::scalar(e) || (v == fragType(e) && is16Bit(e))) && (n == 1 || n == 2 || n == 4);
+  for (unsigned i = 2; i < op.numOperands(); ++i) ok = ok && op.operand(i)->type() == v;
+  if (!ok)
+    return d.error(op.loc()) << "'kern.st_global' stores 1, 2 or 4 values of the pointer's element type "
+                             << scalarName(e) << (is16Bit(e) ? " (or " + fragType(e).str() + " pairs)" : "");
+  return true;
+}
+
+bool verifyCvtPack(const Operation& op, DiagnosticEngine& d) {
+  if (!inKernel(op, d)) return false;
+  const Type& r = op.result()->type();
+  if (!op.operand(0)->type().isScalar(ScalarType::F32) || !op.operand(1)->type().isScalar(ScalarType::F32) ||
+      !isFrag(r) || !is16Bit(r.elem()))
+    return d.error(op.loc()) << "'kern.cvt_pack' packs two f32 into frag<bf16, [2]> or frag<f16, [2]>";
+  return true;
+}
+
+}  // namespace
+
+bool isPtr(const Type& t) { return t.isKind("ptr") && t.hasElem() && !t.hasShape() && t.params().empty(); }
+bool isFrag(const Type& t) { return t.isKind("frag") && t.hasElem() && t.hasShape() && t.shape() == Shape{Extent::of(2)}; }
+
+std::optional<SmemLayout> smemLayout(const Type& t, std::string* why) {
+  auto fail = [&](std::string m) -> std::optional<SmemLayout> {
+    if (why) *why = std::move(m);
+    return std::nullopt;
+  };
+  if (!t.isKind("smem") || !t.hasElem() || !t.hasShape() || t.rank() != 3)
+    return fail("expected smem<elem, [stages, rows, cols], swizzle = [B, M, S]>, got " + t.str());
+  SmemLayout l;
+  l.elem = t.elem();
+  for (const auto& e : t.shape())
+    if (e.isSymbolic() || e.value <= 0) return fail("smem extents must be positive constants, got " + shapeStr(t.shape()));
+  l.stages = t.shape()[0].value;
+  l.rows = t.shape()[1].value;
+  l.cols = t.shape()[2].value;
+  if (l.elemBytes() == 0) return fail("smem elements must be whole bytes, not " + std::string(scalarName(l.elem)));
+  if (const Attribute* s = t.param("swizzle")) {
+    auto sw = Swizzle::fromAttr(*s);
+    if (!sw) return fail("smem swizzle must be [B, 4, S] with B <= 3 and B <= S, got " + s->str());
+    l.swizzle = *sw;
+  } else {
+    l.swizzle = Swizzle{0, 4, 3};
+  }
+  int64_t rb = l.rowBytes();
+  if (!l.swizzle.none() && (rb < 16 || (rb & (rb - 1)) != 0))
+    return fail("a swizzled smem row must be a power of two of at least 16 bytes, got " + std::to_string(rb) + " bytes");
+  if (l.stageBytes() % 128 != 0)
+    return fail("an smem stage must be a multiple of 128 bytes, got " + std::to_string(l.stageBytes()));
+  return l;
+}
+
+std::optional<LdsmOffsetInfo> ldsmOffsetInfo(const Operation& op) {
+  auto q = op.intsAttr("quads"), stride = op.intsAttr("stride"), base = op.intsAttr("base");
+  if (!op.is("kern.ldsm_offset") || q.size() != 8 || stride.size() != 2 || base.size() != 2) return std::nullopt;
+  LdsmOffsetInfo info;
+  for (int i = 0; i < 4; ++i) {
+    info.quads[i][0] = q[2 * i];
+    info.quads[i][1] = q[2 * i + 1];
+  }
+  for (int i = 0; i < 2; ++i) {
+    info.stride[i] = stride[i];
+    info.base[i] = base[i];
+  }
+  return info;
+}
+
+uint8_t runtimeChunks(const Operation& offsetOp, int numQuads, int elemBytes) {
+  auto info = ldsmOffsetInfo(offsetOp);
+  if (!info) return 0xff;
+  int64_t perChunk = 16 / elemBytes;
+  uint8_t set = 0;
+  // wc * stride cycles through at most 8 residues of the chunk index modulo 8.
+  for (int64_t wc = 0; wc < 8; ++wc)
+    for (int q = 0; q < numQuads && q < 4; ++q) {
+      int64_t col = wc * info->stride[1] + info->base[1] + info->quads[q][1];
+      set |= uint8_t(1u << ((col / perChunk) % 8));
+    }
+  return set;
+}
+
+Type smemType(ScalarType elem, int64_t stages, int64_t rows, int64_t cols, const Swizzle& s) {
+  std::vector<NamedAttr> params;
+  if (!s.none()) params.push_back({"swizzle", s.toAttr()});
+  return Type::make("smem", elem, Shape{Extent::of(stages), Extent::of(rows), Extent::of(cols)}, std::move(params));
+}
+
+std::optional<OpKind> kindOf(const Operation& op) {
+  static const std::string_view names[] = {
+#define KERN_OP(e, name, ...) name,
+#include "kern_ops.def"
+#undef KERN_OP
+  };
+  for (size_t i = 0; i < std::size(names); ++i)
+    if (op.name() == names[i]) return static_cast<OpKind>(i);
+  return std::nullopt;
+}
+
+}  // namespace kiln::kern
+
 namespace kiln::ir {
-void registerKernDialect(OpRegistry&) {}
+void registerKernDialect(OpRegistry& r) {
+  using namespace kiln::kern;
+#define KERN_OP(e, name, nops, nres, nreg, traits, hook, summary) r.add({name, nops, nres, nreg, traits, hook, summary});
+#include "kern_ops.def"
+#undef KERN_OP
+}
 }  // namespace kiln::ir

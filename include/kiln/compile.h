@@ -1,0 +1,73 @@
+#pragma once
+// kiln::compile: a tile program, a target and a schedule in; PTX and the kernel's launch contract
+// out (DESIGN.md, "The pipeline").
+//
+//   tile verify -> lower (the config's strategy) -> kern passes, verified between steps -> PTX
+//
+// The launch contract is data, so the runtime can validate arguments and launch without knowing
+// how the kernel was built:
+//  * params, in launch order: the program's tensor arguments in declaration order (64-bit global
+//    addresses, each with its required byte alignment), then its scalar arguments (f32 / i32),
+//    then its dims (32-bit signed integers) in the program's dims order;
+//  * block = (threads, 1, 1); dynamic shared memory = dynamicSmemBytes (set the kernel's
+//    max-dynamic-shared-memory attribute when it exceeds 48 KB);
+//  * grid: one GridAxis per axis (x, y, z), each a constant times the product of ceil(dim / tile);
+//  * divisibility: dims that must be multiples of a value (e.g. K % 8 == 0 so every operand row is
+//    16-byte aligned for cp.async); validate() checks them and says which one fails.
+// Target and Config live in src/schedule/ (schedule/target.h, schedule/config.h).
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/diagnostics.h"
+#include "kiln/ir/operation.h"
+#include "kiln/ir/types.h"
+
+namespace kiln {
+
+struct Target;
+struct Config;
+
+struct KernelParam {
+  enum class Kind { Pointer, Scalar, Dim };
+  std::string name;
+  Kind kind = Kind::Pointer;
+  ir::ScalarType elem = ir::ScalarType::I32;  // pointee type for pointers, the type for scalars/dims
+  int64_t alignment = 0;                      // pointers: required byte alignment of the address
+};
+
+struct GridAxis {
+  int64_t constant = 1;
+  std::vector<std::pair<std::string, int64_t>> tiles;  // (dim, tile): times ceil(dim / tile)
+  int64_t eval(const std::map<std::string, int64_t>& dims) const;
+};
+
+struct LaunchInfo {
+  std::string kernelName;
+  std::vector<KernelParam> params;
+  int threads = 0;
+  int64_t dynamicSmemBytes = 0;
+  std::vector<GridAxis> grid;                                // x, y, z (missing axes are 1)
+  std::vector<std::pair<std::string, int64_t>> divisibility;  // dim % value == 0
+
+  std::array<int64_t, 3> gridFor(const std::map<std::string, int64_t>& dims) const;
+  // Checks that every dim is given, positive and meets the divisibility requirements.
+  bool validate(const std::map<std::string, int64_t>& dims, ir::DiagnosticEngine& diag) const;
+};
+
+struct CompileResult {
+  std::string ptx;
+  LaunchInfo launch;
+  std::string target;  // Target::name
+  std::string config;  // Config::str()
+  std::string kernIr;  // the kern IR the PTX was emitted from
+};
+
+// Compiles the module's one tile.program. Returns nullopt after reporting diagnostics.
+std::optional<CompileResult> compile(const ir::Module& program, const Target& target, const Config& config,
+                                     ir::DiagnosticEngine& diag);
+
+}  // namespace kiln

@@ -1,0 +1,138 @@
+// kiln::compile (contract in include/kiln/compile.h).
+#include "kiln/compile.h"
+
+#include "codegen/ptx/emitter.h"
+#include "dialects/kern/kern_ops.h"
+#include "kiln/ir/printer.h"
+#include "kiln/ir/verifier.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+#include "transforms/pipeline.h"
+
+namespace kiln {
+using namespace ir;
+
+int64_t GridAxis::eval(const std::map<std::string, int64_t>& dims) const {
+  int64_t v = constant;
+  for (const auto& [dim, tile] : tiles) {
+    auto it = dims.find(dim);
+    int64_t d = it == dims.end() ? 0 : it->second;
+    v *= (d + tile - 1) / tile;
+  }
+  return v;
+}
+
+std::array<int64_t, 3> LaunchInfo::gridFor(const std::map<std::string, int64_t>& dims) const {
+  std::array<int64_t, 3> g = {1, 1, 1};
+  for (size_t i = 0; i < grid.size() && i < 3; ++i) g[i] = grid[i].eval(dims);
+  return g;
+}
+
+bool LaunchInfo::validate(const std::map<std::string, int64_t>& dims, DiagnosticEngine& diag) const {
+  size_t before = diag.errorCount();
+  for (const auto& p : params) {
+    if (p.kind != KernelParam::Kind::Dim) continue;
+    auto it = dims.find(p.name);
+    if (it == dims.end()) diag.error({}) << "kernel " << kernelName << " needs a value for dim " << p.name;
+    else if (it->second <= 0 || it->second > INT32_MAX)
+      diag.error({}) << "dim " << p.name << " = " << it->second << " is out of range (1 to " << INT32_MAX << ")";
+  }
+  for (const auto& [dim, m] : divisibility) {
+    auto it = dims.find(dim);
+    if (it != dims.end() && it->second % m != 0)
+      diag.error({}) << "kernel " << kernelName << " needs " << dim << " to be a multiple of " << m << " (got "
+                     << it->second << "): its rows must be 16-byte aligned for cp.async and paired stores";
+  }
+  return diag.errorCount() == before;
+}
+
+namespace {
+
+std::vector<std::pair<std::string, int64_t>> pairs(const Attribute* a) {
+  std::vector<std::pair<std::string, int64_t>> r;
+  if (!a || !a->isArray()) return r;
+  for (const auto& e : a->asArray())
+    if (e.isArray() && e.asArray().size() == 2 && e.asArray()[0].isString() && e.asArray()[1].isInt())
+      r.push_back({e.asArray()[0].asString(), e.asArray()[1].asInt()});
+  return r;
+}
+
+LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimNames) {
+  LaunchInfo info;
+  info.kernelName = k.stringAttr("sym_name");
+  info.threads = int(k.intAttr("threads", 0));
+  info.dynamicSmemBytes = k.intAttr("smem_bytes", 0);
+  auto names = k.stringsAttr("params");
+  auto align = pairs(k.attr("align"));
+  for (unsigned i = 0; i < k.body().numArguments(); ++i) {
+    const Type& t = k.body().argument(i)->type();
+    KernelParam p;
+    p.name = names[i];
+    p.elem = t.elem();
+    bool isDim = std::find(dimNames.begin(), dimNames.end(), p.name) != dimNames.end() && t.isScalar(ScalarType::I32);
+    p.kind = kern::isPtr(t) ? KernelParam::Kind::Pointer : isDim ? KernelParam::Kind::Dim : KernelParam::Kind::Scalar;
+    if (p.kind == KernelParam::Kind::Pointer) {
+      p.alignment = bitWidth(t.elem()) / 8;
+      for (const auto& [n, a] : align)
+        if (n == p.name) p.alignment = std::max(p.alignment, a);
+    }
+    info.params.push_back(p);
+  }
+  for (const auto& axis : k.attr("grid")->asArray()) {
+    GridAxis g;
+    if (axis.isInt()) {
+      g.constant = axis.asInt();
+    } else {
+      const auto& a = axis.asArray();
+      for (size_t i = 0; i + 1 < a.size(); i += 2) g.tiles.push_back({a[i].asString(), a[i + 1].asInt()});
+    }
+    info.grid.push_back(g);
+  }
+  info.divisibility = pairs(k.attr("requires"));
+  return info;
+}
+
+}  // namespace
+
+std::optional<CompileResult> compile(const Module& program, const Target& target, const Config& config,
+                                     DiagnosticEngine& diag) {
+  std::unique_ptr<Module> m = program.clone();
+  Operation* prog = nullptr;
+  for (auto& op : m->body().operations()) {
+    if (!op->is("tile.program")) continue;
+    if (prog) {
+      diag.error(op->loc()) << "kiln::compile compiles one tile.program at a time; this module has several";
+      return std::nullopt;
+    }
+    prog = op.get();
+  }
+  if (!prog) {
+    diag.error({}) << "kiln::compile needs a module with a tile.program";
+    return std::nullopt;
+  }
+  auto steps = transforms::pipelineSteps(config.strategy);
+  if (steps.empty()) {
+    validate(config, target, OperandInfo{}, diag, prog->loc());  // says "unknown strategy"
+    return std::nullopt;
+  }
+  std::vector<std::string> dims = prog->stringsAttr("dims");
+  prog->setAttr("target", target.name);
+  prog->setAttr("config", config.str());
+  if (!transforms::runSteps(steps, *m, diag)) return std::nullopt;
+
+  CompileResult r;
+  const Operation* kernel = nullptr;
+  for (const auto& op : m->body().operations())
+    if (op->is("kern.kernel")) kernel = op.get();
+  KILN_ASSERT(kernel != nullptr, "the pipeline produced no kern.kernel");
+  r.launch = launchInfoOf(*kernel, dims);
+  auto ptx = ptx::emitModule(*m, target, diag);
+  if (!ptx) return std::nullopt;
+  r.ptx = std::move(*ptx);
+  r.target = target.name;
+  r.config = config.str();
+  r.kernIr = toString(*m);
+  return r;
+}
+
+}  // namespace kiln

@@ -1,0 +1,81 @@
+// Emitters for global memory and output packing.
+//   ld.global / st.global{.v2,.v4} under a predicate (PTX ISA, "ld", "st"; a predicated-off
+//   access does not touch memory), cvt.rn.{bf16x2,f16x2}.f32 d, hi, lo (PTX ISA, "cvt": "the
+//   value converted from a is stored in the upper half of d and from b in the lower half").
+#include <fmt/format.h>
+
+#include "codegen/ptx/emitter.h"
+#include "dialects/kern/kern_ops.h"
+
+namespace kiln::ptx {
+using namespace ir;
+
+namespace {
+
+const char* memType(const Type& t) {
+  if (kern::isFrag(t)) return "b32";
+  if (t.isScalar(ScalarType::F32)) return "f32";
+  if (t.isScalar(ScalarType::BF16) || t.isScalar(ScalarType::F16)) return "b16";
+  if (t.isScalar(ScalarType::I64)) return "b64";
+  return "b32";
+}
+
+}  // namespace
+
+bool emitPtrAdd(KernelEmitter& e, const Operation& op) {
+  PtxBuilder& b = e.b();
+  int bytes = bitWidth(op.operand(0)->type().elem()) / 8;
+  Reg off = e.use(op.operand(1));
+  Reg scaled = off;
+  if (bytes == 1) {
+  } else if ((bytes & (bytes - 1)) == 0) {
+    scaled = b.reg(RegClass::B64);
+    int sh = 0;
+    while ((1 << sh) < bytes) ++sh;
+    b.inst(fmt::format("shl.b64 {}, {}, {}", scaled.str(), off.str(), sh));
+  } else {
+    scaled = b.reg(RegClass::B64);
+    b.inst(fmt::format("mul.lo.s64 {}, {}, {}", scaled.str(), off.str(), bytes));
+  }
+  b.inst(fmt::format("add.s64 {}, {}, {}", e.def(op.result()).str(), e.use(op.operand(0)).str(), scaled.str()));
+  return true;
+}
+
+bool emitLdGlobal(KernelEmitter& e, const Operation& op) {
+  PtxBuilder& b = e.b();
+  const Type& t = op.result()->type();
+  Reg r = e.def(op.result());
+  double other = op.attr("other") ? op.attr("other")->asNumber() : 0.0;
+  switch (r.cls) {
+    case RegClass::F32: b.inst(fmt::format("mov.f32 {}, {}", r.str(), f32Immediate(other))); break;
+    case RegClass::B16:
+      b.inst(fmt::format("mov.b16 {}, 0x{:04X}", r.str(),
+                         t.isScalar(ScalarType::BF16) ? bf16Bits(float(other)) : f16Bits(float(other))));
+      break;
+    case RegClass::B32: b.inst(fmt::format("mov.b32 {}, {}", r.str(), int64_t(other))); break;
+    case RegClass::B64: b.inst(fmt::format("mov.b64 {}, {}", r.str(), int64_t(other))); break;
+    case RegClass::Pred: return e.fail(op, "cannot load i1 values");
+  }
+  b.instIf(e.use(op.operand(1)), fmt::format("ld.global.{} {}, [{}]", memType(t), r.str(), e.use(op.operand(0)).str()));
+  return true;
+}
+
+bool emitStGlobal(KernelEmitter& e, const Operation& op) {
+  size_t n = op.numOperands() - 2;
+  const Type& t = op.operand(2)->type();
+  std::string vals;
+  for (size_t i = 0; i < n; ++i) vals += (i ? ", " : "") + e.use(op.operand(unsigned(2 + i))).str();
+  std::string text = n == 1 ? fmt::format("st.global.{} [{}], {}", memType(t), e.use(op.operand(0)).str(), vals)
+                            : fmt::format("st.global.v{}.{} [{}], {{{}}}", n, memType(t), e.use(op.operand(0)).str(), vals);
+  e.b().instIf(e.use(op.operand(1)), text);
+  return true;
+}
+
+bool emitCvtPack(KernelEmitter& e, const Operation& op) {
+  const char* kind = op.result()->type().elem() == ScalarType::BF16 ? "bf16x2" : "f16x2";
+  e.b().inst(fmt::format("cvt.rn.{}.f32 {}, {}, {}", kind, e.def(op.result()).str(), e.use(op.operand(1)).str(),
+                         e.use(op.operand(0)).str()));
+  return true;
+}
+
+}  // namespace kiln::ptx

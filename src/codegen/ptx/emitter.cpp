@@ -1,0 +1,168 @@
+// The PTX emitter driver: module header, kernel entries, parameters, the op table and the
+// `// kiln:` location lines (contract in emitter.h).
+#include "codegen/ptx/emitter.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "dialects/kern/kern_ops.h"
+#include "kiln/ir/op_registry.h"
+
+namespace kiln::ptx {
+using namespace ir;
+
+namespace {
+
+struct Entry {
+  std::string_view name;
+  EmitFn fn;
+};
+
+// One line per op name (sorted for lookup).
+const std::vector<Entry>& table() {
+  static const std::vector<Entry> t = [] {
+    std::vector<Entry> v = {
+        {"arith.constant", emitConstant},   {"arith.addi", emitIntBinary},     {"arith.subi", emitIntBinary},
+        {"arith.muli", emitIntBinary},      {"arith.divsi", emitIntBinary},    {"arith.remsi", emitIntBinary},
+        {"arith.minsi", emitIntBinary},     {"arith.maxsi", emitIntBinary},    {"arith.andi", emitIntBinary},
+        {"arith.ori", emitIntBinary},       {"arith.xori", emitIntBinary},     {"arith.shli", emitIntBinary},
+        {"arith.shrui", emitIntBinary},     {"arith.cmpi", emitCmp},           {"arith.select", emitSelect},
+        {"arith.cast", emitCast},           {"arith.addf", emitFloatBinary},   {"arith.subf", emitFloatBinary},
+        {"arith.mulf", emitFloatBinary},    {"arith.divf", emitFloatBinary},   {"arith.maxf", emitFloatBinary},
+        {"arith.minf", emitFloatBinary},    {"arith.negf", emitFloatUnary},    {"arith.absf", emitFloatUnary},
+        {"math.exp", emitFloatUnary},       {"math.tanh", emitFloatUnary},     {"scf.for", emitFor},
+        {"scf.if", emitIf},                 {"kern.thread_id", emitThreadIndex}, {"kern.lane_id", emitThreadIndex},
+        {"kern.warp_id", emitThreadIndex},  {"kern.block_id", emitThreadIndex}, {"kern.smem_alloc", emitSmemAlloc},
+        {"kern.smem_offset", emitSmemOffset}, {"kern.ldsm_offset", emitLdsmOffset}, {"kern.cp_async", emitCpAsync},
+        {"kern.cp_async_commit", emitCpAsyncCommit}, {"kern.cp_async_wait", emitCpAsyncWait},
+        {"kern.barrier", emitBarrier},      {"kern.ldmatrix", emitLdmatrix},   {"kern.mma_sync", emitMmaSync},
+        {"kern.ptr_add", emitPtrAdd},       {"kern.ld_global", emitLdGlobal},  {"kern.st_global", emitStGlobal},
+        {"kern.cvt_pack", emitCvtPack},
+    };
+    std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
+    return v;
+  }();
+  return t;
+}
+
+EmitFn lookup(std::string_view name) {
+  const auto& t = table();
+  auto it = std::lower_bound(t.begin(), t.end(), name, [](const Entry& e, std::string_view n) { return e.name < n; });
+  return it != t.end() && it->name == name ? it->fn : nullptr;
+}
+
+const char* paramType(const Type& t) {
+  if (kern::isPtr(t) || t.isScalar(ScalarType::I64)) return ".u64";
+  if (t.isScalar(ScalarType::F32)) return ".f32";
+  return ".u32";
+}
+
+// One kernel: entry, parameters, body.
+bool emitKernel(const Operation& k, const Target& target, DiagnosticEngine& diag, std::string& out) {
+  PtxBuilder b;
+  KernelEmitter e(b, target, diag);
+  std::string name = k.stringAttr("sym_name");
+  const Block& body = k.body();
+  b.comment("kiln: kern.kernel at " + k.loc().str());
+  std::string params;
+  for (unsigned i = 0; i < body.numArguments(); ++i) {
+    const Value* a = body.argument(i);
+    std::string pname = fmt::format("{}_param_{}", name, i);
+    params += fmt::format("{}\t.param {} {}", i ? ",\n" : "", paramType(a->type()), pname);
+    Reg r = e.def(a);
+    if (kern::isPtr(a->type())) {
+      Reg raw = b.reg(RegClass::B64);
+      b.inst(fmt::format("ld.param.u64 {}, [{}]", raw.str(), pname));
+      b.inst(fmt::format("cvta.to.global.u64 {}, {}", r.str(), raw.str()));
+    } else {
+      b.inst(fmt::format("ld.param{} {}, [{}]", paramType(a->type()), r.str(), pname));
+    }
+  }
+  if (!e.emitBlock(body)) return false;
+  b.inst("ret");
+  out += fmt::format(".visible .entry {}(\n{}\n)\n.maxntid {}, 1, 1\n{{\n{}\n{}}}\n", name, params,
+                     k.intAttr("threads", 32), b.declarations(), b.body());
+  return true;
+}
+
+}  // namespace
+
+RegClass regClassOf(const Type& t) {
+  if (t.isScalar(ScalarType::I1)) return RegClass::Pred;
+  if (t.isScalar(ScalarType::I64) || t.isScalar(ScalarType::Index) || kern::isPtr(t)) return RegClass::B64;
+  if (t.isScalar(ScalarType::F32)) return RegClass::F32;
+  if (t.isScalar(ScalarType::BF16) || t.isScalar(ScalarType::F16)) return RegClass::B16;
+  return RegClass::B32;  // i32, frag<16-bit, [2]>, smem buffer addresses
+}
+
+const char* moveType(const Type& t) {
+  switch (regClassOf(t)) {
+    case RegClass::Pred: return "pred";
+    case RegClass::B16: return "b16";
+    case RegClass::B32: return "b32";
+    case RegClass::B64: return "b64";
+    case RegClass::F32: return "f32";
+  }
+  return "b32";
+}
+
+Reg KernelEmitter::def(const Value* v) {
+  auto it = regs_.find(v);
+  if (it != regs_.end()) return it->second;
+  Reg r = b_.reg(regClassOf(v->type()));
+  regs_[v] = r;
+  return r;
+}
+
+Reg KernelEmitter::use(const Value* v) const {
+  auto it = regs_.find(v);
+  KILN_ASSERT(it != regs_.end(), "PTX emitter: a value is used before it has a register");
+  return it->second;
+}
+
+bool KernelEmitter::fail(const Operation& op, const std::string& why) {
+  diag_.error(op.loc()) << "cannot emit PTX for '" << op.name() << "': " << why;
+  return false;
+}
+
+bool KernelEmitter::emitOp(const Operation& op) {
+  EmitFn fn = lookup(op.name());
+  if (!fn) return fail(op, "no PTX emitter handles this op");
+  b_.comment("kiln: " + op.name() + " at " + op.loc().str());
+  return fn(*this, op);
+}
+
+bool KernelEmitter::emitBlock(const Block& block) {
+  for (const auto& op : block.operations())
+    if (!op->info() || !op->info()->has(kTerminator))
+      if (!emitOp(*op)) return false;
+  return true;
+}
+
+std::string SharedAddress::operand() const {
+  if (imm == 0) return "[" + reg.str() + "]";
+  return fmt::format("[{}+{}]", reg.str(), imm);
+}
+
+std::optional<std::string> emitModule(const Module& m, const Target& target, DiagnosticEngine& diag) {
+  std::string out = fmt::format(
+      "//\n// Generated by Kiln {} for {}. Do not edit.\n//\n\n.version {}\n.target {}\n.address_size 64\n\n"
+      ".extern .shared .align 1024 .b8 {}[];\n",
+      KILN_VERSION, target.name, target.ptxVersion(), target.ptxTarget, kSmemSymbol);
+  bool any = false;
+  for (const auto& op : m.body().operations()) {
+    if (!op->is("kern.kernel")) continue;
+    out += "\n";
+    if (!emitKernel(*op, target, diag, out)) return std::nullopt;
+    any = true;
+  }
+  if (!any) {
+    diag.error({}) << "the module has no kern.kernel to emit; lower the tile program first";
+    return std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace kiln::ptx

@@ -1,0 +1,87 @@
+#pragma once
+// The kern dialect: the explicit GPU level (DESIGN.md, "kern dialect").
+//
+// Semantics, which every strategy produces and the PTX emitter implements:
+//  * kern.kernel is one GPU kernel. Its body's block arguments are the kernel parameters, in launch
+//    order ({params} names them): ptr<e> (a 64-bit global address of elements e) and scalars
+//    (i32/i64/f32). {threads} is the 1-D block size (a multiple of 32), {smem_bytes} the dynamic
+//    shared memory the launch must provide, {grid} one entry per grid axis (x, y, z): an integer,
+//    or a list [dim, tile, dim, tile, ...] meaning the product of ceil(dim / tile) over the pairs,
+//    where dim names an i32 parameter. Every thread runs the body.
+//  * Values are per thread. i1 values are predicates; frag<e, [2]> is one 32-bit register holding
+//    two 16-bit elements (element 0 in the low half), as mma.sync and ldmatrix exchange them.
+//  * Shared memory: kern.smem_alloc places a ring smem<e, [stages, rows, cols], swizzle = [B, M, S]>
+//    at byte {offset} of the kernel's dynamic shared memory. A stage is a rows x cols row-major
+//    tile; element (r, c) of stage s lives at offset + s * stageBytes + Swizzle(r * rowBytes + c *
+//    sizeof(e)) (swizzle.h). Ops that touch a stage take (buf, slot, off) plus a compile-time
+//    displacement {row, col}: the address is stage(slot) + (off ^ X) + A where (X, A) =
+//    displace(row, col) (swizzle.h); off comes from kern.smem_offset / kern.ldsm_offset of the same
+//    buffer. In element terms: off denotes a per-thread position (r, c) and the op addresses
+//    element (r + row, c + col); the verifier checks that the byte formula equals the swizzle of
+//    that element for every position the offset op can produce (displace() in swizzle.h).
+//  * kern.smem_offset(buf, r, c) denotes position (r, c) (any i32 values).
+//  * kern.ldsm_offset(buf, wr, wc) {quads = [r0, c0, ..., r3, c3], stride = [sr, sc], base = [br,
+//    bc]} denotes, for lane l with q = l / 8, the position
+//      (wr * sr + br + quads[q].r + l % 8,  wc * sc + bc + quads[q].c)
+//    i.e. the row that lane supplies to ldmatrix for matrix q. quads[0] = [0, 0] and quads[3] =
+//    quads[1] + quads[2] (the lane pattern is affine in the two bits of q).
+//  * kern.cp_async copies 16 bytes from src to the addressed chunk, asynchronously; bytes past
+//    {src_bytes} (0 or 16) are written as zeros and not read. kern.cp_async_commit closes the
+//    thread's current group; kern.cp_async_wait {pending = n} blocks until at most n of the
+//    thread's groups are incomplete. Visibility to other threads needs a kern.barrier afterwards.
+//  * kern.ldmatrix is warp-collective (all 32 lanes, convergent): lane l supplies the address of
+//    row l % 8 of matrix l / 8 (lanes 16..31 are ignored for .x2, 8..31 for .x1); result i is
+//    matrix i distributed as the PTX ISA's ldmatrix fragment (with {trans}, transposed).
+//  * kern.mma_sync is mma.sync.aligned.m16n8k16.row.col.f32.{bf16|f16}.{bf16|f16}.f32 with the
+//    PTX ISA's fragment layout for that shape.
+//  * Global memory: kern.ptr_add offsets a pointer by elements; kern.ld_global / kern.st_global
+//    access memory only when their predicate holds (a masked-off access does not touch memory).
+#include <optional>
+#include <string>
+
+#include "kiln/ir/operation.h"
+#include "schedule/swizzle.h"
+
+namespace kiln::kern {
+
+enum class OpKind {
+#define KERN_OP(e, name, ...) e,
+#include "kern_ops.def"
+#undef KERN_OP
+};
+
+std::optional<OpKind> kindOf(const ir::Operation& op);
+
+// The attributes of a kern.ldsm_offset, read back (nullopt when malformed).
+struct LdsmOffsetInfo {
+  int64_t quads[4][2];
+  int64_t stride[2];
+  int64_t base[2];
+};
+std::optional<LdsmOffsetInfo> ldsmOffsetInfo(const ir::Operation& op);
+
+// The low 3 chunk bits (column / (16 / elemBytes) mod 8) the per-thread column of an offset op can
+// hold when a load uses its first `numQuads` lane groups, as a bit set over 0..7 (0xff: unknown).
+uint8_t runtimeChunks(const ir::Operation& offsetOp, int numQuads, int elemBytes);
+
+// A view of an smem<...> type.
+struct SmemLayout {
+  ir::ScalarType elem;
+  int64_t stages = 0, rows = 0, cols = 0;
+  Swizzle swizzle;
+  int elemBytes() const { return ir::bitWidth(elem) / 8; }
+  int64_t rowBytes() const { return cols * elemBytes(); }
+  int64_t stageBytes() const { return rows * rowBytes(); }
+  int64_t totalBytes() const { return stages * stageBytes(); }
+};
+
+// Parses an smem type; nullopt with a reason when it is not a well-formed one.
+std::optional<SmemLayout> smemLayout(const ir::Type& t, std::string* why = nullptr);
+ir::Type smemType(ir::ScalarType elem, int64_t stages, int64_t rows, int64_t cols, const Swizzle& s);
+
+inline ir::Type ptrType(ir::ScalarType e) { return ir::Type::make("ptr", e, std::nullopt); }
+inline ir::Type fragType(ir::ScalarType e) { return ir::Type::make("frag", e, ir::Shape{ir::Extent::of(2)}); }
+bool isPtr(const ir::Type& t);
+bool isFrag(const ir::Type& t);
+
+}  // namespace kiln::kern

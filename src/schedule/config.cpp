@@ -1,0 +1,232 @@
+// Config parsing, printing and validation (contract in config.h).
+#include "schedule/config.h"
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace kiln {
+namespace {
+
+using ir::DiagnosticEngine;
+using ir::Location;
+
+// One table of keys: name, how to print the field, how to parse into it.
+struct Key {
+  const char* name;
+  std::function<std::string(const Config&)> print;
+  // Returns an error message, or "" on success.
+  std::function<std::string(Config&, std::string_view)> parse;
+};
+
+std::string parseInt(std::string_view key, std::string_view v, int lo, int hi, int& out) {
+  int x = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || p != v.data() + v.size() || x < lo || x > hi) {
+    if (lo == 0) return fmt::format("config key '{}' needs an integer from {} to {}, got '{}'", key, lo, hi, v);
+    return fmt::format("config key '{}' needs a positive integer up to {}, got '{}'", key, hi, v);
+  }
+  out = x;
+  return {};
+}
+
+template <typename E>
+std::string parseEnum(std::string_view key, std::string_view v, const std::vector<std::pair<const char*, E>>& names,
+                      E& out) {
+  std::string list;
+  for (const auto& [n, e] : names) {
+    if (v == n) {
+      out = e;
+      return {};
+    }
+    list += (list.empty() ? "" : ", ") + std::string(n);
+  }
+  return fmt::format("config key '{}' must be one of {}, got '{}'", key, list, v);
+}
+
+const std::vector<std::pair<const char*, Raster>> kRasters = {{"row", Raster::Row}, {"grouped", Raster::Grouped}};
+const std::vector<std::pair<const char*, EpilogueStore>> kEpilogues = {
+    {"direct", EpilogueStore::Direct}, {"smem", EpilogueStore::Smem}, {"tma", EpilogueStore::Tma}};
+const std::vector<std::pair<const char*, bool>> kBools = {{"false", false}, {"true", true}};
+
+template <typename E>
+const char* enumName(const std::vector<std::pair<const char*, E>>& names, E e) {
+  for (const auto& [n, v] : names)
+    if (v == e) return n;
+  return "?";
+}
+
+#define INT_KEY(key, field, lo, hi)                                                                \
+  Key {                                                                                            \
+    key, [](const Config& c) { return std::to_string(c.field); },                                 \
+        [](Config& c, std::string_view v) { return parseInt(key, v, lo, hi, c.field); }           \
+  }
+
+const std::vector<Key>& keys() {
+  static const std::vector<Key> k = {
+      Key{"strategy", [](const Config& c) { return c.strategy; },
+          [](Config& c, std::string_view v) -> std::string {
+            if (v.empty()) return "config key 'strategy' needs a name";
+            c.strategy = std::string(v);
+            return {};
+          }},
+      INT_KEY("bm", bm, 1, 1024),
+      INT_KEY("bn", bn, 1, 1024),
+      INT_KEY("bk", bk, 1, 1024),
+      INT_KEY("stages", stages, 1, 16),
+      INT_KEY("warps_m", warpsM, 1, 32),
+      INT_KEY("warps_n", warpsN, 1, 32),
+      Key{"raster", [](const Config& c) { return std::string(enumName(kRasters, c.raster)); },
+          [](Config& c, std::string_view v) { return parseEnum("raster", v, kRasters, c.raster); }},
+      INT_KEY("group_m", groupM, 1, 64),
+      INT_KEY("split_k", splitK, 1, 256),
+      Key{"swap_ab", [](const Config& c) { return std::string(c.swapAB ? "true" : "false"); },
+          [](Config& c, std::string_view v) { return parseEnum("swap_ab", v, kBools, c.swapAB); }},
+      INT_KEY("cluster_m", clusterM, 1, 16),
+      INT_KEY("cluster_n", clusterN, 1, 16),
+      Key{"epilogue", [](const Config& c) { return std::string(enumName(kEpilogues, c.epilogue)); },
+          [](Config& c, std::string_view v) { return parseEnum("epilogue", v, kEpilogues, c.epilogue); }},
+      INT_KEY("regs_producer", regsProducer, 0, 255),
+      INT_KEY("regs_consumer", regsConsumer, 0, 255),
+  };
+  return k;
+}
+#undef INT_KEY
+
+std::string keyList() {
+  std::string s;
+  for (const Key& k : keys()) s += (s.empty() ? "" : ", ") + std::string(k.name);
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& knownStrategies() {
+  static const std::vector<std::string> s = {"sm80_multistage"};
+  return s;
+}
+
+std::optional<Config> Config::parse(std::string_view text, DiagnosticEngine& diag, const Location& loc) {
+  Config c;
+  std::vector<std::string> seen;
+  size_t errors = diag.errorCount();
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    if (i >= text.size()) break;
+    size_t j = i;
+    while (j < text.size() && text[j] != ' ' && text[j] != '\t') ++j;
+    std::string_view entry = text.substr(i, j - i);
+    i = j;
+    size_t eq = entry.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      diag.error(loc) << "config entry '" << entry << "' must have the form key=value";
+      continue;
+    }
+    std::string_view key = entry.substr(0, eq), value = entry.substr(eq + 1);
+    const Key* k = nullptr;
+    for (const Key& cand : keys())
+      if (key == cand.name) k = &cand;
+    if (!k) {
+      diag.error(loc) << "unknown config key '" << key << "'; known keys: " << keyList();
+      continue;
+    }
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      diag.error(loc) << "config key '" << key << "' is given twice";
+      continue;
+    }
+    seen.emplace_back(key);
+    std::string err = k->parse(c, value);
+    if (!err.empty()) diag.error(loc) << err;
+  }
+  if (diag.errorCount() != errors) return std::nullopt;
+  return c;
+}
+
+Config Config::parse(std::string_view text) {
+  DiagnosticEngine diag;
+  auto c = parse(text, diag);
+  if (!c) throw ir::Error(diag.diagnostics());
+  return *c;
+}
+
+std::string Config::str() const {
+  std::string s;
+  for (const Key& k : keys()) s += (s.empty() ? "" : " ") + std::string(k.name) + "=" + k.print(*this);
+  return s;
+}
+
+bool validate(const Config& c, const Target& t, const OperandInfo& ops, DiagnosticEngine& diag, const Location& loc) {
+  size_t errors = diag.errorCount();
+  const auto& strategies = knownStrategies();
+  if (std::find(strategies.begin(), strategies.end(), c.strategy) == strategies.end()) {
+    std::string list;
+    for (const auto& s : strategies) list += (list.empty() ? "" : ", ") + s;
+    diag.error(loc) << "unknown strategy '" << c.strategy << "'; known strategies: " << list;
+    return false;
+  }
+  // ---- sm80_multistage: warp-level mma.sync m16n8k16 fed by ldmatrix.x4 from a cp.async ring.
+  if (!t.mmaSync || !t.cpAsync || !t.ldmatrix)
+    diag.error(loc) << "strategy " << c.strategy << " needs mma.sync, ldmatrix and cp.async, which " << t.name
+                    << " does not have";
+  if (c.bk != 32 && c.bk != 64 && c.bk != 128)
+    diag.error(loc) << "bk=" << c.bk << " is not supported by " << c.strategy
+                    << ": use 32, 64 or 128 (a power-of-two shared-memory row of at least 64 bytes, "
+                       "which the swizzle needs)";
+  if (c.bm % c.warpsM != 0 || c.warpTileM() % 16 != 0)
+    diag.error(loc) << "bm=" << c.bm << " does not split into warps_m=" << c.warpsM
+                    << " warp tiles whose height is a multiple of 16 (the m16n8k16 MMA tile)";
+  if (c.bn % c.warpsN != 0 || c.warpTileN() % 16 != 0)
+    diag.error(loc) << "bn=" << c.bn << " does not split into warps_n=" << c.warpsN
+                    << " warp tiles whose width is a multiple of 16 (two n8 MMA tiles, loaded by one ldmatrix.x4)";
+  auto pow2 = [](int v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (c.bn % c.warpsN == 0 && c.warpTileN() % 16 == 0 && !pow2(c.warpTileN()))
+    diag.error(loc) << "the warp tile width bn/warps_n=" << c.warpTileN()
+                    << " must be a power of two (the swizzled B fragment addressing needs it)";
+  if (c.threads() > t.maxThreadsPerBlock)
+    diag.error(loc) << "warps_m*warps_n=" << c.warps() << " warps is " << c.threads() << " threads, over the "
+                    << t.maxThreadsPerBlock << "-thread block limit of " << t.name;
+  if (c.stages < 2)
+    diag.error(loc) << "stages=" << c.stages << " is too few: " << c.strategy
+                    << " needs at least 2 (one buffer filling while another is read)";
+  // Each thread copies whole 16-byte chunks; every tile must give each thread the same number.
+  auto checkCopies = [&](const char* what, int rows, int cols, int elemBytes) {
+    int64_t chunks = int64_t(rows) * cols * elemBytes / 16;
+    if (int64_t(rows) * cols * elemBytes % 16 != 0 || chunks % c.threads() != 0)
+      diag.error(loc) << "the " << what << " tile (" << rows << "x" << cols << ", " << chunks
+                      << " 16-byte chunks) does not divide evenly among " << c.threads() << " threads";
+  };
+  if (diag.errorCount() == errors) {
+    checkCopies("A", c.bm, c.bk, ops.aElemBytes);
+    checkCopies("B", c.bk, c.bn, ops.bElemBytes);
+  }
+  int64_t need = c.pipelineSmemBytes(ops.aElemBytes, ops.bElemBytes);
+  if (need > t.maxSmemPerBlock)
+    diag.error(loc) << "the pipeline needs " << need << " bytes of shared memory (" << c.stages << " stages x "
+                    << c.stageBytes(ops.aElemBytes, ops.bElemBytes) << " bytes), but " << t.name
+                    << " allows at most " << t.maxSmemPerBlock << " bytes per block; lower stages, bm, bn or bk";
+  // Fields this strategy does not implement: refuse rather than ignore.
+  if (c.splitK != 1) diag.error(loc) << "split_k=" << c.splitK << " is not supported by " << c.strategy << " yet";
+  if (c.swapAB) diag.error(loc) << "swap_ab=true is not supported by " << c.strategy << " yet";
+  if (c.clusterM != 1 || c.clusterN != 1) {
+    if (!t.clusters)
+      diag.error(loc) << "cluster_m=" << c.clusterM << " cluster_n=" << c.clusterN
+                      << " needs thread-block clusters, which " << t.name << " does not have";
+    else
+      diag.error(loc) << "thread-block clusters are not used by " << c.strategy << "; set cluster_m=1 cluster_n=1";
+  }
+  if (c.epilogue == EpilogueStore::Tma && !t.tma)
+    diag.error(loc) << "epilogue=tma needs TMA, which " << t.name << " does not have";
+  else if (c.epilogue != EpilogueStore::Direct)
+    diag.error(loc) << "epilogue=" << (c.epilogue == EpilogueStore::Tma ? "tma" : "smem") << " is not supported by "
+                    << c.strategy << " yet; use epilogue=direct";
+  if (c.regsProducer != 0 || c.regsConsumer != 0)
+    diag.error(loc) << "regs_producer/regs_consumer split registers between warp roles; " << c.strategy
+                    << " has no roles (leave them 0)";
+  return diag.errorCount() == errors;
+}
+
+}  // namespace kiln

@@ -1,0 +1,86 @@
+#pragma once
+// Config: a schedule as data (DESIGN.md, "Schedules: algorithm apart from how").
+//
+// One line of `key=value` pairs, e.g.
+//   strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=4
+// Keys not given keep their defaults; str() prints every key in a fixed order, so the printed
+// form is canonical (two equal configs print the same line, and the line parses back to an equal
+// config). The fields cover what the planned strategies need; a strategy rejects, with a
+// diagnostic, any field value it does not implement rather than ignoring it.
+//
+// Validation happens in two layers: parse() checks syntax and value ranges; validate() checks the
+// config against a target and the operand element sizes of the program (shared-memory budget,
+// warp tiling, copy distribution). Messages are exact and tested (tests/unit/schedule/).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kiln/ir/diagnostics.h"
+#include "schedule/target.h"
+
+namespace kiln {
+
+enum class Raster : uint8_t {
+  Row,      // blockIdx.x walks N tiles, blockIdx.y walks M tiles
+  Grouped,  // group_m rows of tiles are walked column by column (L2 reuse of B); 1-D grid
+};
+
+enum class EpilogueStore : uint8_t {
+  Direct,  // each thread stores its accumulator fragment, masked, straight to global memory
+  Smem,    // stage the tile through shared memory for full-width stores (not implemented yet)
+  Tma,     // TMA store (sm_90+; not implemented yet)
+};
+
+struct Config {
+  std::string strategy = "sm80_multistage";
+  int bm = 128;       // block tile rows (M)
+  int bn = 128;       // block tile columns (N)
+  int bk = 32;        // K step of one pipeline stage
+  int stages = 3;     // shared-memory ring depth
+  int warpsM = 2;     // warps along M; the warp tile is (bm / warpsM) x (bn / warpsN)
+  int warpsN = 2;     // warps along N
+  Raster raster = Raster::Row;
+  int groupM = 8;     // rows of tiles per group when raster=grouped
+  int splitK = 1;     // K slices computed by separate blocks
+  bool swapAB = false;  // compute C^T = B^T A^T (small M)
+  int clusterM = 1;   // thread-block cluster shape (sm_90+)
+  int clusterN = 1;
+  EpilogueStore epilogue = EpilogueStore::Direct;
+  int regsProducer = 0;  // setmaxnreg split between roles (warp-specialized strategies); 0 = none
+  int regsConsumer = 0;
+
+  // Parses one line; reports every problem found and returns nullopt on error.
+  static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,
+                                     const ir::Location& loc = {});
+  // Convenience for the DSL: throws ir::Error with the diagnostics.
+  static Config parse(std::string_view text);
+
+  std::string str() const;
+  bool operator==(const Config&) const = default;
+
+  int warps() const { return warpsM * warpsN; }
+  int threads() const { return 32 * warps(); }
+  int warpTileM() const { return bm / warpsM; }
+  int warpTileN() const { return bn / warpsN; }
+  // Bytes of one pipeline stage (an A tile bm x bk and a B tile bk x bn).
+  int64_t stageBytes(int aElemBytes, int bElemBytes) const {
+    return int64_t(bm) * bk * aElemBytes + int64_t(bk) * bn * bElemBytes;
+  }
+  int64_t pipelineSmemBytes(int aElemBytes, int bElemBytes) const { return stages * stageBytes(aElemBytes, bElemBytes); }
+};
+
+// What validate() needs to know about the program.
+struct OperandInfo {
+  int aElemBytes = 2;
+  int bElemBytes = 2;
+};
+
+// Checks a config against the target and the program's operands. Reports every problem found.
+bool validate(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
+              const ir::Location& loc = {});
+
+// The strategies Kiln implements ("sm80_multistage").
+const std::vector<std::string>& knownStrategies();
+
+}  // namespace kiln

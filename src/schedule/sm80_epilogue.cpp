@@ -1,0 +1,381 @@
+// The sm80 epilogue: the program's elementwise tail, lowered per accumulator element, ending in
+// masked stores straight from registers.
+//
+// Each thread owns, for MMA tile (i, j) of its warp, the four accumulator elements of the m16n8
+// fragment (fragment_layout.h): rows g and g + 8, columns 2t and 2t + 1 (g = lane / 4, t = lane %
+// 4). Every tile value of the epilogue is kept per thread in the cheapest form its shape allows:
+//   Full    [M, N]: one value per accumulator element
+//   Row     [N]:    one value per owned column  (2 per n8 tile)
+//   Col     [M]:    one value per owned row     (2 per m16 tile)
+//   Scalar:         one value
+// tile.broadcast only changes the shape, never the storage: reading a Row value at (i, j, e) picks
+// the value of column (j, e % 2). Math on narrow floats is done in f32 and rounded once to the
+// op's element type, as the tile dialect specifies. Loads and stores are predicated on the element
+// being inside the tensor; a pair of adjacent columns is stored with one 4-byte (bf16/f16) or
+// 8-byte (f32) store, which needs an even row length (a launch requirement, see compile.h).
+#include <cmath>
+#include <map>
+
+#include "dialects/tile/tile_ops.h"
+#include "schedule/sm80_context.h"
+
+namespace kiln::sm80 {
+using namespace ir;
+
+namespace {
+
+enum class Kind { Full, Row, Col, Scalar };
+
+struct EpiValue {
+  Kind kind = Kind::Scalar;
+  ScalarType elem = ScalarType::F32;
+  std::vector<Value*> v;
+};
+
+class Epilogue {
+ public:
+  Epilogue(Context& cx) : cx_(cx), b_(cx.b) {}
+
+  bool run(const std::vector<Value*>& acc) {
+    const Operation& ft = *cx_.g.forTiles;
+    coordM_ = ft.body().argument(0);
+    coordN_ = ft.body().argument(1);
+    b_.setLoc(cx_.g.reduce->loc());
+    buildPositions();
+    values_[cx_.g.reduce->result(0)] = EpiValue{Kind::Full, ScalarType::F32, acc};
+    for (const Operation* op : cx_.g.epilogue) {
+      b_.setLoc(op->loc());
+      if (!lower(*op)) return false;
+    }
+    return true;
+  }
+
+ private:
+  // ---- positions and masks ----
+  void buildPositions() {
+    Value* g = b_.div(cx_.lane, b_.i32(4));
+    Value* t = b_.rem(cx_.lane, b_.i32(4));
+    rowBase_ = b_.named(b_.add(b_.add(cx_.m0, b_.mulConst(cx_.warpM, cx_.warpTileM())), g), "erow");
+    colBase_ = b_.named(b_.add(b_.add(cx_.n0, b_.mulConst(cx_.warpN, cx_.warpTileN())), b_.mulConst(t, 2)), "ecol");
+    for (int i = 0; i < cx_.mTiles(); ++i)
+      for (int h = 0; h < 2; ++h) {
+        Value* r = b_.addConst(rowBase_, 16 * i + 8 * h);
+        rows_.push_back(r);
+        rowOk_.push_back(b_.cmp("slt", r, cx_.dimM));
+      }
+    for (int j = 0; j < cx_.nTiles(); ++j)
+      for (int e = 0; e < 2; ++e) {
+        Value* c = b_.addConst(colBase_, 8 * j + e);
+        cols_.push_back(c);
+        colOk_.push_back(b_.cmp("slt", c, cx_.dimN));
+      }
+  }
+  int rowSlot(int i, int e) const { return 2 * i + (e >= 2 ? 1 : 0); }
+  int colSlot(int j, int e) const { return 2 * j + (e & 1); }
+
+  // The value of `x` at accumulator element (i, j, e).
+  Value* at(const EpiValue& x, int i, int j, int e) const {
+    switch (x.kind) {
+      case Kind::Full: return x.v[cx_.accIndex(i, j, e)];
+      case Kind::Row: return x.v[colSlot(j, e)];
+      case Kind::Col: return x.v[rowSlot(i, e)];
+      case Kind::Scalar: return x.v[0];
+    }
+    return nullptr;
+  }
+
+  // Applies f to every element of the combined shape of the inputs.
+  EpiValue map(const std::vector<const EpiValue*>& in, ScalarType elem,
+               const std::function<Value*(const std::vector<Value*>&)>& f) {
+    Kind k = Kind::Scalar;
+    bool row = false, col = false;
+    for (const EpiValue* x : in) {
+      row |= x->kind == Kind::Row || x->kind == Kind::Full;
+      col |= x->kind == Kind::Col || x->kind == Kind::Full;
+    }
+    k = row && col ? Kind::Full : row ? Kind::Row : col ? Kind::Col : Kind::Scalar;
+    EpiValue r{k, elem, {}};
+    auto apply = [&](int i, int j, int e) {
+      std::vector<Value*> args;
+      for (const EpiValue* x : in) args.push_back(at(*x, i, j, e));
+      r.v.push_back(f(args));
+    };
+    switch (k) {
+      case Kind::Full:
+        for (int i = 0; i < cx_.mTiles(); ++i)
+          for (int j = 0; j < cx_.nTiles(); ++j)
+            for (int e = 0; e < 4; ++e) apply(i, j, e);
+        break;
+      case Kind::Row:
+        for (int j = 0; j < cx_.nTiles(); ++j)
+          for (int e = 0; e < 2; ++e) apply(0, j, e);
+        break;
+      case Kind::Col:
+        for (int i = 0; i < cx_.mTiles(); ++i)
+          for (int e = 0; e < 4; e += 2) apply(i, 0, e);
+        break;
+      case Kind::Scalar: apply(0, 0, 0); break;
+    }
+    return r;
+  }
+
+  Value* toF32(Value* v) { return b_.cast(v, types::f32()); }
+  // The f32 value a store of `elem` may round instead of v: v itself widened, or, when v is already
+  // the rounding of an f32 to elem, that f32 (rounding it again to elem gives the same value).
+  Value* storeSource(Value* v, ScalarType elem) {
+    const Operation* d = v->definingOp();
+    if (d && d->is("arith.cast") && v->type().isScalar(elem) && d->operand(0)->type().isScalar(ScalarType::F32))
+      return d->operand(0);
+    return toF32(v);
+  }
+  Value* round(Value* f, ScalarType elem) { return b_.cast(f, Type::scalar(elem)); }
+
+  // ---- math ----
+  Value* unary(tile::OpKind k, Value* x) {
+    switch (k) {
+      case tile::OpKind::Neg: return b_.fun("arith.negf", x);
+      case tile::OpKind::Abs: return b_.fun("arith.absf", x);
+      case tile::OpKind::Exp: return b_.fun("math.exp", x);
+      case tile::OpKind::Relu: return b_.fbin("arith.maxf", x, b_.f32(0.0));
+      case tile::OpKind::Sigmoid: return sigmoid(x);
+      case tile::OpKind::Silu: return b_.fbin("arith.mulf", x, sigmoid(x));
+      case tile::OpKind::GeluTanh: {
+        // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        Value* x3 = b_.fbin("arith.mulf", b_.fbin("arith.mulf", x, x), x);
+        Value* inner = b_.fbin("arith.addf", x, b_.fbin("arith.mulf", b_.f32(0.044715), x3));
+        Value* th = b_.fun("math.tanh", b_.fbin("arith.mulf", b_.f32(std::sqrt(2.0 / M_PI)), inner));
+        return b_.fbin("arith.mulf", b_.fbin("arith.mulf", b_.f32(0.5), x), b_.fbin("arith.addf", b_.f32(1.0), th));
+      }
+      default: return nullptr;
+    }
+  }
+  Value* sigmoid(Value* x) {
+    Value* e = b_.fun("math.exp", b_.fun("arith.negf", x));
+    return b_.fbin("arith.divf", b_.f32(1.0), b_.fbin("arith.addf", b_.f32(1.0), e));
+  }
+  static const char* binaryName(tile::OpKind k) {
+    switch (k) {
+      case tile::OpKind::Add: return "arith.addf";
+      case tile::OpKind::Sub: return "arith.subf";
+      case tile::OpKind::Mul: return "arith.mulf";
+      case tile::OpKind::Div: return "arith.divf";
+      case tile::OpKind::Max: return "arith.maxf";
+      case tile::OpKind::Min: return "arith.minf";
+      default: return nullptr;
+    }
+  }
+
+  // ---- memory ----
+  // Element offset (i64) of position `pos` (one entry per tensor axis, i32) in tensor `t`.
+  Value* elementOffset(const Type& t, const std::vector<Value*>& pos) {
+    std::vector<int64_t> order;
+    if (const Attribute* o = t.param("order")) order = *o->asInts();
+    for (int64_t a = int64_t(t.rank()) - 1; order.size() < t.rank(); --a) order.push_back(a);
+    Value* stride = b_.i64(1);
+    Value* off = b_.i64(0);
+    for (int64_t axis : order) {
+      off = b_.add(off, b_.mul(b_.cast(pos[axis], types::i64()), stride));
+      stride = b_.mul(stride, b_.cast(extent(t.shape()[axis]), types::i64()));
+    }
+    return off;
+  }
+  Value* extent(const Extent& e) { return e.isSymbolic() ? cx_.params.at(e.sym) : b_.i32(e.value); }
+
+  // Per-axis positions and the in-bounds predicate of a load at element (i, j, e) (or, with
+  // blockStart, at the first element of the block); false after a diagnostic for an index this
+  // strategy cannot address.
+  bool position(const Operation& op, unsigned firstIndex, unsigned numIndices, int i, int j, int e, bool blockStart,
+                std::vector<Value*>& pos, Value*& ok) {
+    const Type& t = op.operand(0)->type();
+    ok = nullptr;
+    for (unsigned a = 0; a < numIndices; ++a) {
+      const Value* idx = op.operand(firstIndex + a);
+      Value* p = nullptr;
+      Value* inb = nullptr;
+      if (idx == coordM_) {
+        p = blockStart ? cx_.m0 : rows_[rowSlot(i, e)];
+        inb = blockStart ? b_.cmp("slt", p, cx_.dimM) : rowOk_[rowSlot(i, e)];
+      } else if (idx == coordN_) {
+        p = blockStart ? cx_.n0 : cols_[colSlot(j, e)];
+        inb = blockStart ? b_.cmp("slt", p, cx_.dimN) : colOk_[colSlot(j, e)];
+      } else if (const Operation* d = idx->definingOp(); d && d->is("arith.constant") && d->attr("value")->isInt()) {
+        int64_t v = d->attr("value")->asInt();
+        p = b_.i32(v);
+        inb = b_.andi(b_.cmp("sle", b_.i32(0), p), b_.cmp("slt", p, extent(t.shape()[a])));
+      } else {
+        diag() << cx_.cfg.strategy << " addresses epilogue tensors by the tile coordinates and integer "
+                                      "constants only";
+        return false;
+      }
+      pos.push_back(p);
+      ok = ok ? b_.andi(ok, inb) : inb;
+    }
+    return true;
+  }
+
+  bool lowerLoad(const Operation& op, bool scalar) {
+    const Type& t = op.operand(0)->type();
+    Value* base = cx_.params.at(op.operand(0)->definingOp()->stringAttr("name"));
+    ScalarType elem = t.elem();
+    double other = op.attr("other") ? op.attr("other")->asNumber() : 0.0;
+    unsigned n = unsigned(op.numOperands()) - 1;
+    std::vector<Value*> out;
+    auto loadAt = [&](int i, int j, int e) -> Value* {
+      std::vector<Value*> pos;
+      Value* ok = nullptr;
+      if (!position(op, 1, n, i, j, e, scalar, pos, ok)) return nullptr;
+      Value* p = b_.ptrAdd(base, elementOffset(t, pos));
+      std::vector<NamedAttr> attrs;
+      if (other != 0.0) attrs.push_back({"other", other});
+      return b_.op1("kern.ld_global", {p, ok ? ok : b_.i1(true)}, Type::scalar(elem), attrs);
+    };
+    EpiValue r{Kind::Scalar, elem, {}};
+    bool usesM = false, usesN = false;
+    for (unsigned a = 0; a < n; ++a) {
+      usesM |= op.operand(1 + a) == coordM_;
+      usesN |= op.operand(1 + a) == coordN_;
+    }
+    if (!scalar) r.kind = usesM && usesN ? Kind::Full : usesM ? Kind::Col : usesN ? Kind::Row : Kind::Scalar;
+    bool failed = false;
+    EpiValue loaded{r.kind, elem, {}};
+    auto each = [&](int i, int j, int e) {
+      if (failed) return;
+      Value* v = loadAt(i, j, e);
+      failed = !v;
+      loaded.v.push_back(v);
+    };
+    switch (r.kind) {
+      case Kind::Full:
+        for (int i = 0; i < cx_.mTiles(); ++i)
+          for (int j = 0; j < cx_.nTiles(); ++j)
+            for (int e = 0; e < 4; ++e) each(i, j, e);
+        break;
+      case Kind::Row:
+        for (int j = 0; j < cx_.nTiles(); ++j)
+          for (int e = 0; e < 2; ++e) each(0, j, e);
+        break;
+      case Kind::Col:
+        for (int i = 0; i < cx_.mTiles(); ++i)
+          for (int e = 0; e < 4; e += 2) each(i, 0, e);
+        break;
+      case Kind::Scalar: each(0, 0, 0); break;
+    }
+    if (failed) return false;
+    values_[op.result()] = loaded;
+    return true;
+  }
+
+  bool lowerStore(const Operation& op) {
+    const Type& t = op.operand(0)->type();
+    if (op.numOperands() != 4 || op.operand(1) != coordM_ || op.operand(2) != coordN_ || !isRowMajor2d(t)) {
+      diag() << cx_.cfg.strategy << " stores the output tile to a row-major [" << cx_.g.dimM << ", " << cx_.g.dimN
+             << "] tensor indexed by the tile coordinates";
+      return false;
+    }
+    const EpiValue& v = value(op.operand(3));
+    ScalarType elem = t.elem();
+    if (elem != ScalarType::BF16 && elem != ScalarType::F16 && elem != ScalarType::F32) {
+      diag() << cx_.cfg.strategy << " stores bf16, f16 or f32 outputs, not " << scalarName(elem);
+      return false;
+    }
+    Value* base = cx_.params.at(op.operand(0)->definingOp()->stringAttr("name"));
+    Value* ld = b_.cast(extent(t.shape()[1]), types::i64());
+    for (int i = 0; i < cx_.mTiles(); ++i)
+      for (int h = 0; h < 2; ++h) {
+        Value* rowPtr = b_.ptrAdd(base, b_.mul(b_.cast(rows_[2 * i + h], types::i64()), ld));
+        for (int j = 0; j < cx_.nTiles(); ++j) {
+          int e = 2 * h;
+          Value* p = b_.ptrAdd(rowPtr, b_.cast(cols_[colSlot(j, e)], types::i64()));
+          Value* ok = b_.andi(rowOk_[rowSlot(i, e)], colOk_[colSlot(j, e)]);
+          Value* lo = at(v, i, j, e);
+          Value* hi = at(v, i, j, e + 1);
+          if (elem == ScalarType::F32) {
+            b_.create("kern.st_global", {p, ok, toF32(lo), toF32(hi)}, {});
+          } else {
+            Value* packed = b_.op1("kern.cvt_pack", {storeSource(lo, elem), storeSource(hi, elem)}, kern::fragType(elem));
+            b_.create("kern.st_global", {p, ok, packed}, {});
+          }
+        }
+      }
+    return true;
+  }
+
+  bool lower(const Operation& op) {
+    auto k = tile::kindOf(op);
+    if (!k) return unsupported(op);
+    ScalarType relem = op.numResults() ? op.result()->type().elem() : ScalarType::F32;
+    switch (*k) {
+      case tile::OpKind::Constant: {
+        Value* c = b_.f32(op.attr("value")->asNumber());
+        values_[op.result()] = EpiValue{Kind::Scalar, relem, {round(c, relem)}};
+        return true;
+      }
+      case tile::OpKind::Load: return lowerLoad(op, false);
+      case tile::OpKind::LoadScalar: return lowerLoad(op, true);
+      case tile::OpKind::Store: return lowerStore(op);
+      case tile::OpKind::Broadcast: values_[op.result()] = value(op.operand(0)); return true;
+      case tile::OpKind::Cast: {
+        if (isFp8(relem) || !isFloat(relem)) return unsupported(op);
+        const EpiValue& x = value(op.operand(0));
+        values_[op.result()] = map({&x}, relem, [&](const std::vector<Value*>& a) { return round(toF32(a[0]), relem); });
+        return true;
+      }
+      case tile::OpKind::Scale:
+      case tile::OpKind::Add:
+      case tile::OpKind::Sub:
+      case tile::OpKind::Mul:
+      case tile::OpKind::Div:
+      case tile::OpKind::Max:
+      case tile::OpKind::Min: {
+        const char* name = *k == tile::OpKind::Scale ? "arith.mulf" : binaryName(*k);
+        const EpiValue& x = value(op.operand(0));
+        const EpiValue& y = value(op.operand(1));
+        values_[op.result()] = map({&x, &y}, relem, [&](const std::vector<Value*>& a) {
+          return round(b_.fbin(name, toF32(a[0]), toF32(a[1])), relem);
+        });
+        return true;
+      }
+      default:
+        if (tile::isElementwiseUnary(*k) && *k != tile::OpKind::GeluErf) {
+          const EpiValue& x = value(op.operand(0));
+          values_[op.result()] =
+              map({&x}, relem, [&](const std::vector<Value*>& a) { return round(unary(*k, toF32(a[0])), relem); });
+          return true;
+        }
+        return unsupported(op);
+    }
+  }
+
+  // A value of the epilogue; tile.scalar arguments are kernel parameters.
+  const EpiValue& value(const Value* v) {
+    auto it = values_.find(v);
+    if (it != values_.end()) return it->second;
+    const Operation* d = v->definingOp();
+    if (d && d->is("tile.constant")) {  // defined before the K loop
+      ScalarType e = v->type().elem();
+      return values_[v] = EpiValue{Kind::Scalar, e, {round(b_.f32(d->attr("value")->asNumber()), e)}};
+    }
+    KILN_ASSERT(d && d->is("tile.scalar"), "epilogue operand with no lowering");
+    return values_[v] = EpiValue{Kind::Scalar, v->type().elem(), {cx_.params.at(d->stringAttr("name"))}};
+  }
+
+  bool unsupported(const Operation& op) {
+    cx_.diag.error(op.loc()) << cx_.cfg.strategy << " cannot lower '" << op.name() << "' in the epilogue"
+                             << (op.is("tile.gelu_erf") ? " (no erf on the GPU path yet; use tile.gelu_tanh)" : "");
+    return false;
+  }
+  InFlightDiagnostic diag() { return cx_.diag.error(b_.loc()); }
+
+  Context& cx_;
+  KernBuilder& b_;
+  const Value *coordM_ = nullptr, *coordN_ = nullptr;
+  Value *rowBase_ = nullptr, *colBase_ = nullptr;
+  std::vector<Value*> rows_, rowOk_, cols_, colOk_;
+  std::map<const Value*, EpiValue> values_;
+};
+
+}  // namespace
+
+bool buildEpilogue(Context& cx, const std::vector<Value*>& acc) { return Epilogue(cx).run(acc); }
+
+}  // namespace kiln::sm80

@@ -1,0 +1,256 @@
+// The sm80 main loop: a ring of `stages` shared-memory buffers filled by cp.async, read by
+// ldmatrix, consumed by mma.sync m16n8k16 (PTX ISA: "cp.async", "cp.async.wait_group",
+// "ldmatrix", "mma"; fragment layouts in fragment_layout.h, swizzles in swizzle.h).
+//
+// The software pipeline, as kern IR:
+//
+//   for s in 0 .. stages-2:  copy K tile s into slot s; commit          (prologue)
+//   for kt in 0 .. ceil(K / bk) - 1  (carrying accumulators, read slot rs, write slot ws):
+//     cp.async.wait_group(stages - 2)   -- this thread's copies of tile kt have landed
+//     barrier                           -- ... and everyone's; slot ws (read in kt-1) is free
+//     copy K tile kt + stages - 1 into slot ws; commit
+//     for each k16 step: ldmatrix A (x4) and B (x2, paired later), mma.sync
+//     rs, ws = (rs + 1) % stages, (ws + 1) % stages
+//   cp.async.wait_group(0)
+//
+// Tiles past K, rows past M and columns past N are copied with src_bytes = 0: cp.async writes
+// zeros and reads nothing, so ragged edges contribute 0 to the dot product. The source address of
+// a masked copy is clamped to the tensor's base so no out-of-range address is ever formed.
+#include "schedule/fragment_layout.h"
+#include "schedule/sm80_context.h"
+
+namespace kiln::sm80 {
+using namespace ir;
+
+namespace {
+
+// How one operand tile is copied: which thread copies which 16-byte chunks, from where.
+struct CopyPlan {
+  Value* buf = nullptr;
+  kern::SmemLayout layout;
+  Value* base = nullptr;          // the tensor's pointer parameter
+  bool kAlongRows = false;        // row-major B: stage rows are K, columns are N
+  int64_t rowsPerPass = 0;        // stage rows covered by one pass of all threads
+  std::vector<Value*> offsets;    // per pass: the smem offset op to use
+  std::vector<int64_t> dispRows;  // per pass: its row displacement
+  std::vector<Value*> ptrs;       // per pass: source pointer at K tile 0
+  std::vector<Value*> valid;      // per pass: the non-K coordinate is in bounds (i1)
+  Value* colT = nullptr;          // the thread's first column in the stage (elements)
+  Value* rowT = nullptr;          // the thread's first row in the stage
+  Value* rowStride64 = nullptr;   // elements between consecutive global rows (i64)
+};
+
+CopyPlan planCopies(Context& cx, Value* buf, Value* base, bool kAlongRows, Value* outer0, Value* outerDim,
+                    Value* rowStride, const Location& loc) {
+  KernBuilder& b = cx.b;
+  b.setLoc(loc);
+  CopyPlan p;
+  p.buf = buf;
+  p.layout = *kern::smemLayout(buf->type());
+  p.base = base;
+  p.kAlongRows = kAlongRows;
+  int64_t cpr = p.layout.rowBytes() / 16;  // chunks per stage row
+  int64_t perChunk = 16 / p.layout.elemBytes();
+  int threads = cx.cfg.threads();
+  p.rowsPerPass = threads / cpr;
+  int64_t passes = p.layout.rows / p.rowsPerPass;
+  p.rowT = b.named(b.div(cx.tid, b.i32(cpr)), "crow");
+  p.colT = b.named(b.mulConst(b.rem(cx.tid, b.i32(cpr)), perChunk), "ccol");
+  p.rowStride64 = b.cast(rowStride, types::i64());
+  int64_t period = std::max<int64_t>(1, p.layout.swizzle.periodBytes() / p.layout.rowBytes());
+  std::map<int64_t, Value*> byResidue;
+  for (int64_t pass = 0; pass < passes; ++pass) {
+    int64_t dr = pass * p.rowsPerPass;
+    int64_t res = dr % period;
+    if (!byResidue.count(res))
+      byResidue[res] = b.named(b.op1("kern.smem_offset", {buf, b.addConst(p.rowT, res), p.colT}, types::i32()), "coff");
+    p.offsets.push_back(byResidue[res]);
+    p.dispRows.push_back(dr - res);
+    Value* row = b.addConst(p.rowT, dr);
+    if (kAlongRows) {
+      // Stage row = k (added per K tile), column = n: element (k, n0 + col) at k * N + n0 + col.
+      Value* col = b.add(outer0, p.colT);
+      p.valid.push_back(b.cmp("slt", col, outerDim));
+      Value* off = b.add(b.mul(b.cast(row, types::i64()), p.rowStride64), b.cast(col, types::i64()));
+      p.ptrs.push_back(b.ptrAdd(base, off));
+    } else {
+      // Stage row = m (or n for K-major B), column = k: element (outer0 + row, k) at (outer0 + row) * K + k.
+      Value* outer = b.add(outer0, row);
+      p.valid.push_back(b.cmp("slt", outer, outerDim));
+      Value* off = b.add(b.mul(b.cast(outer, types::i64()), p.rowStride64), b.cast(p.colT, types::i64()));
+      p.ptrs.push_back(b.ptrAdd(base, off));
+    }
+  }
+  return p;
+}
+
+// Issues the copies of K tile `kt` (i32) into `slot`.
+void copyTile(Context& cx, const CopyPlan& p, Value* kt, Value* slot) {
+  KernBuilder& b = cx.b;
+  Value* k0 = b.mulConst(kt, cx.cfg.bk);
+  Value* zero = b.i32(0);
+  Value* sixteen = b.i32(16);
+  // Row-major B: the K tile moves down the rows; A and K-major B: along the row.
+  Value* kOff = p.kAlongRows ? b.mul(b.cast(k0, types::i64()), p.rowStride64) : b.cast(k0, types::i64());
+  Value* kColOk = p.kAlongRows ? nullptr : b.cmp("slt", b.add(k0, p.colT), cx.dimK);
+  for (size_t pass = 0; pass < p.ptrs.size(); ++pass) {
+    Value* ok;
+    if (p.kAlongRows) {
+      Value* krow = b.addConst(b.add(k0, p.rowT), int64_t(pass) * p.rowsPerPass);
+      ok = b.andi(p.valid[pass], b.cmp("slt", krow, cx.dimK));
+    } else {
+      ok = b.andi(p.valid[pass], kColOk);
+    }
+    Value* src = b.select(ok, b.ptrAdd(p.ptrs[pass], kOff), p.base);
+    Value* bytes = b.select(ok, sixteen, zero);
+    b.create("kern.cp_async", {p.buf, slot, p.offsets[pass], src, bytes}, {},
+             {{"row", p.dispRows[pass]}, {"col", int64_t{0}}, {"bytes", int64_t{16}}});
+  }
+}
+
+// (rs + 1) mod stages without a division.
+Value* nextSlot(KernBuilder& b, Value* s, int stages) {
+  Value* n = b.addConst(s, 1);
+  return b.select(b.cmp("eq", n, b.i32(stages)), b.i32(0), n);
+}
+
+}  // namespace
+
+std::vector<Value*> buildMainloop(Context& cx) {
+  KernBuilder& b = cx.b;
+  const Config& c = cx.cfg;
+  const GemmProgram& g = cx.g;
+  ScalarType e = g.abType;
+  int eb = bitWidth(e) / 8;
+
+  // Shared memory: the A ring, then the B ring.
+  Swizzle swA = Swizzle::forRowBytes(int64_t(c.bk) * eb);
+  Type tA = kern::smemType(e, c.stages, c.bm, c.bk, swA);
+  int64_t rowsB = g.bKMajor ? c.bn : c.bk, colsB = g.bKMajor ? c.bk : c.bn;
+  Swizzle swB = Swizzle::forRowBytes(colsB * eb);
+  Type tB = kern::smemType(e, c.stages, rowsB, colsB, swB);
+  int64_t bytesA = kern::smemLayout(tA)->totalBytes();
+  b.setLoc(g.loadA->loc());
+  Value* sA = b.named(b.op1("kern.smem_alloc", {}, tA, {{"offset", int64_t{0}}}), "sA");
+  b.setLoc(g.loadB->loc());
+  Value* sB = b.named(b.op1("kern.smem_alloc", {}, tB, {{"offset", bytesA}}), "sB");
+
+  CopyPlan copyA = planCopies(cx, sA, cx.params.at(g.loadA->operand(0)->definingOp()->stringAttr("name")), false,
+                              cx.m0, cx.dimM, cx.dimK, g.loadA->loc());
+  Value* baseB = cx.params.at(g.loadB->operand(0)->definingOp()->stringAttr("name"));
+  CopyPlan copyB = g.bKMajor ? planCopies(cx, sB, baseB, false, cx.n0, cx.dimN, cx.dimK, g.loadB->loc())
+                             : planCopies(cx, sB, baseB, true, cx.n0, cx.dimN, cx.dimN, g.loadB->loc());
+
+  // ldmatrix lane offsets, computed once.
+  b.setLoc(g.dot->loc());
+  Value* zero = b.i32(0);
+  int64_t wm = cx.warpTileM(), wn = cx.warpTileN();
+  auto ldsmOffset = [&](Value* buf, Value* wr, Value* wc, const mma16816::Quads& q, int64_t sr, int64_t sc,
+                        int64_t br, const char* hint) {
+    std::vector<int64_t> quads(q.begin(), q.end());
+    return b.named(b.op1("kern.ldsm_offset", {buf, wr, wc}, types::i32(),
+                         {{"quads", Attribute::ints(quads)}, {"stride", Attribute::ints({sr, sc})},
+                          {"base", Attribute::ints({br, 0})}}),
+                   hint);
+  };
+  Value* offA = ldsmOffset(sA, cx.warpM, zero, mma16816::kQuadsA, wm, 0, 0, "aoff");
+  Value *offB = nullptr, *offB8 = nullptr;
+  int64_t periodB = std::max<int64_t>(1, swB.periodBytes() / (colsB * eb));
+  if (g.bKMajor) {
+    offB = ldsmOffset(sB, cx.warpN, zero, mma16816::kQuadsBKMajor, wn, 0, 0, "boff");
+    if (periodB > 8) offB8 = ldsmOffset(sB, cx.warpN, zero, mma16816::kQuadsBKMajor, wn, 0, 8, "boff8");
+  } else {
+    offB = ldsmOffset(sB, zero, cx.warpN, mma16816::kQuadsBRowMajor, 0, wn, 0, "boff");
+  }
+
+  // Prologue: stages - 1 tiles in flight.
+  for (int s = 0; s + 1 < c.stages; ++s) {
+    b.setLoc(g.loadA->loc());
+    copyTile(cx, copyA, b.i32(s), b.i32(s));
+    b.setLoc(g.loadB->loc());
+    copyTile(cx, copyB, b.i32(s), b.i32(s));
+    b.create("kern.cp_async_commit", {}, {});
+  }
+
+  // The K loop.
+  b.setLoc(g.reduce->loc());
+  Value* numK = b.named(b.div(b.addConst(cx.dimK, c.bk - 1), b.i32(c.bk)), "ktiles");
+  std::vector<Value*> inits;
+  Value* accInit = b.f32(g.accInit);
+  for (int i = 0; i < cx.numAcc(); ++i) inits.push_back(accInit);
+  inits.push_back(b.i32(0));             // read slot
+  inits.push_back(b.i32(c.stages - 1));  // write slot
+  std::vector<Value*> forOperands = {b.i32(0), numK, b.i32(1)};
+  forOperands.insert(forOperands.end(), inits.begin(), inits.end());
+  std::vector<Type> resultTypes;
+  for (Value* v : inits) resultTypes.push_back(v->type());
+  Operation* loop = b.create("scf.for", forOperands, resultTypes, {}, 1);
+  Block* body = loop->region(0).addBlock();
+  Value* kt = body->addArgument(types::i32(), "kt");
+  std::vector<Value*> acc;
+  for (int i = 0; i < cx.numAcc(); ++i) acc.push_back(body->addArgument(types::f32(), "acc"));
+  Value* rs = body->addArgument(types::i32(), "rs");
+  Value* ws = body->addArgument(types::i32(), "ws");
+
+  {
+    InsertionGuard guard(b);
+    b.setInsertionPointToEnd(body);
+    b.create("kern.cp_async_wait", {}, {}, {{"pending", int64_t(c.stages - 2)}});
+    b.create("kern.barrier", {}, {});
+    Value* next = b.addConst(kt, c.stages - 1);
+    b.setLoc(g.loadA->loc());
+    copyTile(cx, copyA, next, ws);
+    b.setLoc(g.loadB->loc());
+    copyTile(cx, copyB, next, ws);
+    b.create("kern.cp_async_commit", {}, {});
+
+    Type frag = kern::fragType(e);
+    for (int kk = 0; kk < c.bk / 16; ++kk) {
+      b.setLoc(g.loadA->loc());
+      std::vector<std::vector<Value*>> a(cx.mTiles()), bf(cx.nTiles());
+      for (int i = 0; i < cx.mTiles(); ++i) {
+        Operation* ld = b.create("kern.ldmatrix", {sA, rs, offA}, {frag, frag, frag, frag},
+                                 {{"num", int64_t{4}}, {"trans", false}, {"row", int64_t(16 * i)},
+                                  {"col", int64_t(16 * kk)}});
+        for (auto& r : ld->results()) a[i].push_back(b.named(r.get(), "a"));
+      }
+      b.setLoc(g.loadB->loc());
+      for (int j = 0; j < cx.nTiles(); ++j) {
+        Value* off = offB;
+        int64_t row = 16 * kk, col = 8 * j;
+        if (g.bKMajor) {
+          row = 8 * j;
+          col = 16 * kk;
+          if (row % periodB != 0) {
+            off = offB8;
+            row -= 8;
+          }
+        }
+        Operation* ld = b.create("kern.ldmatrix", {sB, rs, off}, {frag, frag},
+                                 {{"num", int64_t{2}}, {"trans", !g.bKMajor}, {"row", row}, {"col", col}});
+        for (auto& r : ld->results()) bf[j].push_back(b.named(r.get(), "b"));
+      }
+      b.setLoc(g.dot->loc());
+      for (int i = 0; i < cx.mTiles(); ++i)
+        for (int j = 0; j < cx.nTiles(); ++j) {
+          std::vector<Value*> ops = a[i];
+          ops.insert(ops.end(), bf[j].begin(), bf[j].end());
+          for (int q = 0; q < 4; ++q) ops.push_back(acc[cx.accIndex(i, j, q)]);
+          Operation* mma = b.create("kern.mma_sync", ops, {types::f32(), types::f32(), types::f32(), types::f32()},
+                                    {{"shape", "m16n8k16"}});
+          for (int q = 0; q < 4; ++q) acc[cx.accIndex(i, j, q)] = b.named(mma->result(q), "d");
+        }
+    }
+    b.setLoc(g.reduce->loc());
+    std::vector<Value*> yields = acc;
+    yields.push_back(nextSlot(b, rs, c.stages));
+    yields.push_back(nextSlot(b, ws, c.stages));
+    b.create("scf.yield", yields, {});
+  }
+  b.create("kern.cp_async_wait", {}, {}, {{"pending", int64_t{0}}});
+  std::vector<Value*> out;
+  for (int i = 0; i < cx.numAcc(); ++i) out.push_back(b.named(loop->result(i), "acc"));
+  return out;
+}
+
+}  // namespace kiln::sm80

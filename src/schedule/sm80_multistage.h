@@ -1,0 +1,29 @@
+#pragma once
+// The sm80_multistage strategy: a GEMM-family tile program to one kern.kernel using mma.sync
+// m16n8k16 fed by ldmatrix from a multistage cp.async shared-memory ring (sm_80 and newer).
+//
+// Launch contract of the kernel it produces (also carried as attributes of the kern.kernel and
+// returned by kiln::compile as data):
+//  * parameters: the program's tensor arguments in declaration order (64-bit global addresses),
+//    then its f32/i32 scalar arguments, then its dims (32-bit signed integers), in dims order;
+//  * block: warps_m * warps_n * 32 threads (1-D); dynamic shared memory: stages * (bm*bk + bk*bn)
+//    * sizeof(elem) bytes (the kernel needs the opt-in attribute when this exceeds 48 KB);
+//  * grid: raster=row: (ceil(N / bn), ceil(M / bm), 1); raster=grouped: (ceil(M / bm) * ceil(N /
+//    bn), 1, 1);
+//  * requirements: K % 8 == 0 (rows of A, and of K-major B, are 16-byte aligned); N % 8 == 0 for
+//    row-major B; N % 2 == 0 for the paired output stores; A and B 16-byte aligned, C aligned to
+//    two elements.
+#include <memory>
+
+#include "kiln/ir/diagnostics.h"
+#include "kiln/ir/operation.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+
+namespace kiln {
+
+// Lowers one tile.program; nullptr after diagnostics.
+std::unique_ptr<ir::Operation> lowerSm80Multistage(const ir::Operation& program, const Target& target,
+                                                   const Config& config, ir::DiagnosticEngine& diag);
+
+}  // namespace kiln

@@ -1,0 +1,83 @@
+#pragma once
+// Target: what one GPU architecture offers a schedule (DESIGN.md, "Schedules").
+//
+// A Target is data, not behaviour: which MMA instruction families exist, whether TMA, thread-block
+// clusters and setmaxnreg exist, how much shared memory one block may use, the register file, and
+// the PTX `.version` / `.target` pair the emitter writes. Strategies ask a Target what it has and
+// refuse (with a diagnostic) what it lacks; nothing else in the compiler tests architecture
+// numbers.
+//
+// Sources for the numbers:
+//  * Shared memory per block is the opt-in maximum (cudaFuncAttributeMaxDynamicSharedMemorySize):
+//    the SM's capacity less the 1 KB CUDA reserves per block. CUDA C++ Programming Guide,
+//    "Compute Capabilities", technical specifications table; Ampere / Hopper tuning guides.
+//      sm_80 (A100)            164 KB per SM, 163 KB (166912 B) per block
+//      sm_89 (Ada)             100 KB per SM,  99 KB (101376 B) per block
+//      sm_90 / sm_90a (H100)   228 KB per SM, 227 KB (232448 B) per block
+//      sm_100a (B200)          228 KB per SM, 227 KB (232448 B) per block
+//      sm_120 (RTX 50xx)       128 KB per SM,  99 KB (101376 B) per block
+//  * Every one of these has a 64K x 32-bit register file per SM, at most 255 registers per thread
+//    and 1024 threads per block.
+//  * PTX ISA version: the first ISA that knows the target (PTX ISA, "Release notes"): sm_80 7.0,
+//    sm_89 7.8, sm_90 7.8, sm_90a 8.0, sm_100a 8.6, sm_120 8.7.
+//  * mma.sync (PTX ISA, "Warp-level matrix multiply-accumulate instructions") exists on all of
+//    them; FP8 (e4m3/e5m2) mma.sync needs sm_89. wgmma and setmaxnreg are sm_90a only; tcgen05 is
+//    sm_100a; TMA (cp.async.bulk.tensor) and clusters exist from sm_90 on.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+enum class MmaKind : uint8_t {
+  MmaSync,  // mma.sync.aligned (warp-level, registers)
+  Wgmma,    // wgmma.mma_async (warpgroup-level, shared-memory descriptors)
+  Tcgen05,  // tcgen05.mma (tensor memory)
+};
+
+struct Target {
+  std::string name;        // "sm_80": what users write and what diagnostics say
+  int sm = 0;              // 80, 89, 90, 100, 120
+  bool archSpecific = false;  // the 'a' suffix: arch-accelerated features, no forward compatibility
+  std::string ptxTarget;   // operand of the PTX `.target` directive
+  int ptxIsaMajor = 0;     // minimum PTX ISA version for `.version`
+  int ptxIsaMinor = 0;
+
+  bool mmaSync = true;
+  bool mmaSyncFp8 = false;
+  bool wgmma = false;
+  bool tcgen05 = false;
+  bool cpAsync = true;
+  bool ldmatrix = true;
+  bool tma = false;
+  bool clusters = false;
+  bool setmaxnreg = false;
+
+  int64_t maxSmemPerBlock = 0;  // bytes, opt-in dynamic shared memory limit
+  int64_t smemPerSm = 0;        // bytes
+  int registersPerSm = 65536;   // 32-bit registers
+  int maxRegistersPerThread = 255;
+  int maxThreadsPerBlock = 1024;
+
+  bool has(MmaKind k) const;
+  std::string ptxVersion() const;  // "7.0"
+
+  static Target sm80();
+  static Target sm89();
+  static Target sm90();
+  static Target sm90a();
+  static Target sm100a();
+  static Target sm120();
+  // Every target Kiln knows, oldest first.
+  static const std::vector<Target>& all();
+  // Looks a target up by name ("sm_80", also "sm80"); nullopt when unknown.
+  static std::optional<Target> byName(std::string_view name);
+  // "sm_80, sm_89, ..." for diagnostics.
+  static std::string knownNames();
+
+  bool operator==(const Target& o) const { return name == o.name; }
+};
+
+}  // namespace kiln

@@ -1,0 +1,30 @@
+#pragma once
+// The pipeline: the ordered list of steps from a verified tile program to kern IR ready for the
+// PTX emitter (DESIGN.md, "The pipeline"; house style 3). One list, in pipeline.cpp, read top to
+// bottom. After every step the IR is verified (when KILN_VERIFY_BETWEEN_PASSES is on, the default)
+// and, with KILN_PRINT_IR_AFTER_ALL=1 in the environment or `kiln opt --print-ir-after-all`,
+// printed to the dump stream.
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/ir/diagnostics.h"
+#include "kiln/ir/operation.h"
+
+namespace kiln::transforms {
+
+struct PipelineOptions {
+  bool printIrAfterAll = false;  // also switched on by KILN_PRINT_IR_AFTER_ALL=1
+  bool verifyEach = true;
+  std::ostream* dump = nullptr;  // default: std::cerr
+};
+
+// The pass names of the pipeline for a strategy, in order; empty for an unknown strategy.
+std::vector<std::string> pipelineSteps(std::string_view strategy);
+
+// Runs `steps` in order on `m`. Stops at the first failing step and returns false.
+bool runSteps(const std::vector<std::string>& steps, ir::Module& m, ir::DiagnosticEngine& diag,
+              const PipelineOptions& opts = {});
+
+}  // namespace kiln::transforms

@@ -1,0 +1,122 @@
+// Config: one-line text form, canonical printing, exact diagnostics.
+#include <gtest/gtest.h>
+
+#include "schedule/config.h"
+
+namespace kiln {
+namespace {
+
+std::string parseErrors(std::string_view text) {
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(Config::parse(text, diag));
+  return diag.str();
+}
+
+std::string validateErrors(const std::string& text, const Target& t = Target::sm80()) {
+  ir::DiagnosticEngine diag;
+  auto c = Config::parse(text, diag);
+  EXPECT_TRUE(c) << diag.str();
+  if (!c) return {};
+  EXPECT_FALSE(validate(*c, t, OperandInfo{}, diag));
+  return diag.str();
+}
+
+TEST(Config, DefaultsPrintCanonically) {
+  EXPECT_EQ(Config{}.str(),
+            "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
+            "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0");
+}
+
+TEST(Config, ParsesAndRoundTrips) {
+  Config c = Config::parse("bm=64  bn=256 bk=64 stages=4 warps_n=4 raster=grouped group_m=16 swap_ab=true");
+  EXPECT_EQ(c.bm, 64);
+  EXPECT_EQ(c.bn, 256);
+  EXPECT_EQ(c.bk, 64);
+  EXPECT_EQ(c.stages, 4);
+  EXPECT_EQ(c.warpsN, 4);
+  EXPECT_EQ(c.raster, Raster::Grouped);
+  EXPECT_EQ(c.groupM, 16);
+  EXPECT_TRUE(c.swapAB);
+  EXPECT_EQ(Config::parse(c.str()), c);
+  EXPECT_EQ(Config::parse(""), Config{});
+}
+
+TEST(Config, UnknownKey) {
+  EXPECT_EQ(parseErrors("bm=64 bq=3"),
+            "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
+            "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer\n");
+}
+
+TEST(Config, BadValues) {
+  EXPECT_EQ(parseErrors("bm=abc"), "error: config key 'bm' needs a positive integer up to 1024, got 'abc'\n");
+  EXPECT_EQ(parseErrors("bm=-64"), "error: config key 'bm' needs a positive integer up to 1024, got '-64'\n");
+  EXPECT_EQ(parseErrors("stages=0"), "error: config key 'stages' needs a positive integer up to 16, got '0'\n");
+  EXPECT_EQ(parseErrors("raster=diagonal"), "error: config key 'raster' must be one of row, grouped, got 'diagonal'\n");
+  EXPECT_EQ(parseErrors("swap_ab=yes"), "error: config key 'swap_ab' must be one of false, true, got 'yes'\n");
+  EXPECT_EQ(parseErrors("bm"), "error: config entry 'bm' must have the form key=value\n");
+  EXPECT_EQ(parseErrors("bm=64 bm=128"), "error: config key 'bm' is given twice\n");
+}
+
+TEST(Config, ThrowingParseCarriesTheMessage) {
+  try {
+    Config::parse("bk=x");
+    FAIL() << "expected an exception";
+  } catch (const ir::Error& e) {
+    EXPECT_STREQ(e.what(), "error: config key 'bk' needs a positive integer up to 1024, got 'x'");
+  }
+}
+
+TEST(ConfigValidate, AcceptsTheDefaultsOnEveryTarget) {
+  for (const Target& t : Target::all()) {
+    ir::DiagnosticEngine diag;
+    EXPECT_TRUE(validate(Config{}, t, OperandInfo{}, diag)) << t.name << ": " << diag.str();
+  }
+}
+
+TEST(ConfigValidate, WarpTiling) {
+  EXPECT_EQ(validateErrors("bm=80 warps_m=2"),
+            "error: bm=80 does not split into warps_m=2 warp tiles whose height is a multiple of 16 (the m16n8k16 "
+            "MMA tile)\n");
+  EXPECT_EQ(validateErrors("bn=64 warps_n=8"),
+            "error: bn=64 does not split into warps_n=8 warp tiles whose width is a multiple of 16 (two n8 MMA "
+            "tiles, loaded by one ldmatrix.x4)\n");
+}
+
+TEST(ConfigValidate, WarpTileWidthIsAPowerOfTwo) {
+  EXPECT_EQ(validateErrors("bn=96 warps_n=2"),
+            "error: the warp tile width bn/warps_n=48 must be a power of two (the swizzled B fragment addressing "
+            "needs it)\n");
+}
+
+TEST(ConfigValidate, SharedMemoryBudgetSaysWhatIsNeeded) {
+  EXPECT_EQ(validateErrors("bm=128 bn=128 bk=64 stages=4 warps_n=4", Target::sm89()),
+            "error: the pipeline needs 131072 bytes of shared memory (4 stages x 32768 bytes), but sm_89 allows at "
+            "most 101376 bytes per block; lower stages, bm, bn or bk\n");
+}
+
+TEST(ConfigValidate, OtherLimits) {
+  EXPECT_EQ(validateErrors("bk=48"),
+            "error: bk=48 is not supported by sm80_multistage: use 32, 64 or 128 (a power-of-two shared-memory row "
+            "of at least 64 bytes, which the swizzle needs)\n");
+  EXPECT_EQ(validateErrors("stages=1"),
+            "error: stages=1 is too few: sm80_multistage needs at least 2 (one buffer filling while another is "
+            "read)\n");
+  EXPECT_EQ(validateErrors("bm=32 bn=64 warps_m=2 warps_n=4"),
+            "error: the A tile (32x32, 128 16-byte chunks) does not divide evenly among 256 threads\n");
+  EXPECT_EQ(validateErrors("strategy=sm90_ws"), "error: unknown strategy 'sm90_ws'; known strategies: sm80_multistage\n");
+}
+
+TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
+  EXPECT_EQ(validateErrors("split_k=2"), "error: split_k=2 is not supported by sm80_multistage yet\n");
+  EXPECT_EQ(validateErrors("cluster_m=2"),
+            "error: cluster_m=2 cluster_n=1 needs thread-block clusters, which sm_80 does not have\n");
+  EXPECT_EQ(validateErrors("epilogue=tma"), "error: epilogue=tma needs TMA, which sm_80 does not have\n");
+  EXPECT_EQ(validateErrors("epilogue=smem"),
+            "error: epilogue=smem is not supported by sm80_multistage yet; use epilogue=direct\n");
+  EXPECT_EQ(validateErrors("regs_producer=40"),
+            "error: regs_producer/regs_consumer split registers between warp roles; sm80_multistage has no roles "
+            "(leave them 0)\n");
+}
+
+}  // namespace
+}  // namespace kiln

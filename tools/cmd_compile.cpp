@@ -1,0 +1,70 @@
+// `kiln compile FILE [--target sm_80] [--config "bm=..."] [--emit ptx|kern|launch]`: compiles the
+// file's tile.program and prints the PTX (default), the final kern IR, or the launch contract.
+#include <cstdio>
+
+#include "kiln/compile.h"
+#include "kiln/ir/parser.h"
+#include "kiln/ir/verifier.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+#include "tools/commands.h"
+
+namespace kiln::tools {
+
+namespace {
+struct CompileArgs {
+  std::string file, target = "sm_80", config, emit = "ptx";
+};
+
+void printLaunch(const LaunchInfo& l) {
+  std::printf("kernel %s\nthreads %d\ndynamic_smem %lld\n", l.kernelName.c_str(), l.threads,
+              static_cast<long long>(l.dynamicSmemBytes));
+  for (const auto& p : l.params) {
+    const char* kind = p.kind == KernelParam::Kind::Pointer ? "ptr" : p.kind == KernelParam::Kind::Dim ? "dim" : "scalar";
+    std::printf("param %s %s %s", p.name.c_str(), kind, std::string(ir::scalarName(p.elem)).c_str());
+    if (p.alignment) std::printf(" align=%lld", static_cast<long long>(p.alignment));
+    std::printf("\n");
+  }
+  const char* axes = "xyz";
+  for (size_t i = 0; i < l.grid.size(); ++i) {
+    std::printf("grid.%c %lld", axes[i], static_cast<long long>(l.grid[i].constant));
+    for (const auto& [d, t] : l.grid[i].tiles) std::printf(" * ceil(%s/%lld)", d.c_str(), static_cast<long long>(t));
+    std::printf("\n");
+  }
+  for (const auto& [d, v] : l.divisibility) std::printf("requires %s %% %lld == 0\n", d.c_str(), static_cast<long long>(v));
+}
+
+int runCompile(const CompileArgs& a) {
+  std::string text;
+  if (!readFile(a.file, text)) return kFailed;
+  auto target = Target::byName(a.target);
+  if (!target) {
+    std::fprintf(stderr, "kiln compile: unknown target '%s'; known targets: %s\n", a.target.c_str(),
+                 Target::knownNames().c_str());
+    return kUsage;
+  }
+  ir::DiagnosticEngine diag;
+  std::optional<CompileResult> r;
+  auto m = ir::parseModule(text, diag, {a.file, false});
+  if (m && ir::verify(*m, diag))
+    if (auto config = Config::parse(a.config, diag)) r = compile(*m, *target, *config, diag);
+  std::fprintf(stderr, "%s", diag.str().c_str());
+  if (!r) return kFailed;
+  if (a.emit == "ptx") std::printf("%s", r->ptx.c_str());
+  else if (a.emit == "kern") std::printf("%s", r->kernIr.c_str());
+  else printLaunch(r->launch);
+  return kOk;
+}
+}  // namespace
+
+void registerCompileCommand(CLI::App& app) {
+  static CompileArgs args;
+  auto* cmd = app.add_subcommand("compile", "Compile a tile program to PTX (or show its kern IR or launch contract).");
+  cmd->add_option("file", args.file, "Input file of text IR holding one tile.program")->required();
+  cmd->add_option("--target", args.target, "Target architecture: " + Target::knownNames());
+  cmd->add_option("--config", args.config, "Schedule, e.g. \"bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=4\"");
+  cmd->add_option("--emit", args.emit, "What to print: ptx, kern or launch")->check(CLI::IsMember({"ptx", "kern", "launch"}));
+  cmd->callback([] { setExitCode(runCompile(args)); });
+}
+
+}  // namespace kiln::tools
