@@ -12,6 +12,7 @@
 #include "kiln/ir/verifier.h"
 
 namespace kiln::interp {
+
 namespace {
 
 std::string trim(const std::string& s) {
@@ -19,36 +20,6 @@ std::string trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-// "M=64, N=32" -> {M: 64, N: 32}; nullopt after reporting a malformed entry.
-std::optional<std::map<std::string, int64_t>> parseDims(const std::string& spec, ir::DiagnosticEngine& diag) {
-  std::map<std::string, int64_t> dims;
-  if (trim(spec).empty()) return dims;
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    size_t comma = spec.find(',', pos);
-    std::string item = trim(spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-    pos = comma == std::string::npos ? spec.size() + 1 : comma + 1;
-    size_t eq = item.find('=');
-    std::string name = eq == std::string::npos ? "" : trim(item.substr(0, eq));
-    std::string value = eq == std::string::npos ? "" : trim(item.substr(eq + 1));
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = value.empty() ? 0 : std::stoll(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (name.empty() || value.empty() || used != value.size()) {
-      diag.error({}) << "bad dims entry '" << item << "': expected NAME=INTEGER, as in \"M=64,N=32,K=16\"";
-      return std::nullopt;
-    }
-    if (!dims.emplace(name, v).second) {
-      diag.error({}) << "dim '" << name << "' is given twice";
-      return std::nullopt;
-    }
-  }
-  return dims;
-}
 
 const ir::Operation* findProgram(const ir::Module& m, ir::DiagnosticEngine& diag) {
   const ir::Operation* program = nullptr;
@@ -82,6 +53,37 @@ std::string outputLine(const std::string& name, const HostTensor& out, const std
 }
 
 }  // namespace
+
+// "M=64, N=32" -> {M: 64, N: 32}; nullopt after reporting a malformed entry.
+std::optional<std::map<std::string, int64_t>> parseDims(const std::string& spec, ir::DiagnosticEngine& diag) {
+  std::map<std::string, int64_t> dims;
+  if (trim(spec).empty()) return dims;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    std::string item = trim(spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    pos = comma == std::string::npos ? spec.size() + 1 : comma + 1;
+    size_t eq = item.find('=');
+    std::string name = eq == std::string::npos ? "" : trim(item.substr(0, eq));
+    std::string value = eq == std::string::npos ? "" : trim(item.substr(eq + 1));
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = value.empty() ? 0 : std::stoll(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (name.empty() || value.empty() || used != value.size()) {
+      diag.error({}) << "bad dims entry '" << item << "': expected NAME=INTEGER, as in \"M=64,N=32,K=16\"";
+      return std::nullopt;
+    }
+    if (!dims.emplace(name, v).second) {
+      diag.error({}) << "dim '" << name << "' is given twice";
+      return std::nullopt;
+    }
+  }
+  return dims;
+}
 
 std::string runInterpretCommand(const std::string& kilnText, const std::string& dimsSpec, uint64_t seed,
                                 ir::DiagnosticEngine& diag) {

@@ -2,6 +2,8 @@
 // `kiln interpret`: run a program in text form on seeded random inputs and report how far its
 // outputs are from an fp64 reference. The CLI verb (tools/) is a thin wrapper around this.
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "kiln/ir/diagnostics.h"
@@ -20,6 +22,9 @@ namespace kiln::interp {
 // one `output` line per output, in declaration order; sum and sumsq are the checksums of run()'s
 // output, and the errors compare it with the reference: max |out - ref| and ||out - ref|| / ||ref||
 // (Frobenius norms). Returns "" after reporting errors to `diag`.
+// "M=64,N=32,K=16" -> {M: 64, N: 32, K: 16}; nullopt after reporting a malformed entry.
+std::optional<std::map<std::string, int64_t>> parseDims(const std::string& spec, ir::DiagnosticEngine& diag);
+
 std::string runInterpretCommand(const std::string& kilnText, const std::string& dimsSpec, uint64_t seed,
                                 ir::DiagnosticEngine& diag);
 
