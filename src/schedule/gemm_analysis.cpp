@@ -37,6 +37,10 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   const std::string who = strategy + " lowers GEMM-shaped programs";
   auto fail = [&](const Location& loc) { return diag.error(loc); };
 
+  bool grouped = false;
+  program.walk([&](const Operation& op) { grouped |= op.is("tile.group_index"); });
+  if (grouped)
+    return fail(program.loc()) << strategy << " does not lower grouped GEMMs (tile.group_index) yet", std::nullopt;
   for (const auto& op : program.body().operations()) {
     if (op->is("tile.for_tiles")) {
       if (g.forTiles) return fail(op->loc()) << who << " with one tile.for_tiles; this program has two", std::nullopt;

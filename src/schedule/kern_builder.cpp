@@ -26,6 +26,11 @@ Value* KernBuilder::constant(const Type& t, Attribute value) {
 
 Value* KernBuilder::intBin(const std::string& name, Value* a, Value* b) {
   auto x = intConstant(a), y = intConstant(b);
+  // Identities: a + 0, 0 + b, a - 0, a * 1, 1 * b, a / 1.
+  if (y && *y == 0 && (name == "arith.addi" || name == "arith.subi")) return a;
+  if (x && *x == 0 && name == "arith.addi") return b;
+  if (y && *y == 1 && (name == "arith.muli" || name == "arith.divsi")) return a;
+  if (x && *x == 1 && name == "arith.muli") return b;
   if (x && y) {
     int64_t r = 0;
     if (name == "arith.addi") r = *x + *y;

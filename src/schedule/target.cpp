@@ -36,6 +36,7 @@ Target Target::sm89() {
   t.mmaSyncFp8 = true;
   t.maxSmemPerBlock = 99 * 1024;
   t.smemPerSm = 100 * 1024;
+  t.referenceSms = 142;
   return t;
 }
 
@@ -51,6 +52,7 @@ Target Target::sm90() {
   t.clusters = true;
   t.maxSmemPerBlock = 227 * 1024;
   t.smemPerSm = 228 * 1024;
+  t.referenceSms = 132;
   return t;
 }
 
@@ -81,6 +83,7 @@ Target Target::sm100a() {
   t.setmaxnreg = true;
   t.maxSmemPerBlock = 227 * 1024;
   t.smemPerSm = 228 * 1024;
+  t.referenceSms = 148;
   return t;
 }
 
@@ -96,6 +99,7 @@ Target Target::sm120() {
   t.clusters = true;
   t.maxSmemPerBlock = 99 * 1024;
   t.smemPerSm = 128 * 1024;
+  t.referenceSms = 170;
   return t;
 }
 

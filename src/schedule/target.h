@@ -60,6 +60,9 @@ struct Target {
   int registersPerSm = 65536;   // 32-bit registers
   int maxRegistersPerThread = 255;
   int maxThreadsPerBlock = 1024;
+  // SMs of the reference part (A100: 108, L40S: 142, H100 SXM: 132, B200: 148, RTX 5090: 170). Only
+  // selection heuristics use it (wave quantization); a real device may have more or fewer.
+  int referenceSms = 108;
 
   bool has(MmaKind k) const;
   std::string ptxVersion() const;  // "7.0"

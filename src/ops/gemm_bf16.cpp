@@ -1,0 +1,156 @@
+// The gemm_bf16 variant table, eligibility, preference and selection (contract in gemm_bf16.h).
+#include "ops/gemm_bf16.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "kiln/program_builder.h"
+
+namespace kiln::ops {
+
+namespace {
+
+// Warp grid per block tile: warp tiles of 32x32 to 64x32 keep the accumulators at 32 to 64
+// registers per thread, so every variant, 128x128 included, assembles without spills.
+struct Shape {
+  int bm, bn, warpsM, warpsN;
+};
+constexpr Shape kShapes[] = {
+    {32, 64, 1, 2}, {32, 128, 1, 4}, {64, 64, 2, 2}, {64, 128, 2, 2}, {128, 64, 2, 2}, {128, 128, 2, 4},
+};
+
+GemmVariant make(const Shape& s, int bk, int stages) {
+  GemmVariant v;
+  v.name = fmt::format("bf16_gemm_{}x{}x{}_s{}", s.bm, s.bn, bk, stages);
+  v.config.bm = s.bm;
+  v.config.bn = s.bn;
+  v.config.bk = bk;
+  v.config.stages = stages;
+  v.config.warpsM = s.warpsM;
+  v.config.warpsN = s.warpsN;
+  return v;
+}
+
+std::vector<GemmVariant> buildTable() {
+  std::vector<GemmVariant> t;
+  // bk = 32: every shape at every depth.
+  for (const Shape& s : kShapes)
+    for (int stages : {2, 3, 4}) t.push_back(make(s, 32, stages));
+  // bk = 64: fewer barriers per K for long K, where shared memory allows.
+  t.push_back(make(kShapes[2], 64, 3));  // 64x64
+  t.push_back(make(kShapes[2], 64, 4));
+  t.push_back(make(kShapes[4], 64, 3));  // 128x64
+  t.push_back(make(kShapes[3], 64, 3));  // 64x128
+  t.push_back(make(kShapes[5], 64, 3));  // 128x128: 96 KB
+  t.push_back(make(kShapes[5], 64, 4));  // 128x128: 128 KB (not on sm_89 / sm_120)
+  return t;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+const std::vector<GemmVariant>& gemmBf16Variants() {
+  static const std::vector<GemmVariant> table = buildTable();
+  return table;
+}
+
+const GemmVariant* findGemmBf16Variant(std::string_view name) {
+  for (const auto& v : gemmBf16Variants())
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+bool GemmVariant::eligible(const GemmProblem& p, const Target& t, std::string* why) const {
+  auto no = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
+  using S = ir::ScalarType;
+  if (p.a != S::BF16 || p.b != S::BF16)
+    return no(fmt::format("A and B must be bf16, not {} and {}", ir::scalarName(p.a), ir::scalarName(p.b)));
+  if (p.c != S::BF16) return no(fmt::format("the output must be bf16, not {}", ir::scalarName(p.c)));
+  if (!p.aRowMajor) return no("A must be row-major (K contiguous)");
+  if (!p.cRowMajor) return no("C must be row-major (N contiguous)");
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return no("M, N and K must be positive");
+  if (p.k % 8 != 0) return no(fmt::format("K = {} is not a multiple of 8 (16-byte operand rows)", p.k));
+  if (!p.bKMajor && p.n % 8 != 0)
+    return no(fmt::format("N = {} is not a multiple of 8 (16-byte rows of a row-major B)", p.n));
+  if (p.n % 2 != 0) return no(fmt::format("N = {} is odd (the output is stored in pairs)", p.n));
+  if (!t.mmaSync || !t.cpAsync) return no(t.name + " has no mma.sync / cp.async");
+  int64_t smem = config.pipelineSmemBytes(2, 2);
+  if (smem > t.maxSmemPerBlock)
+    return no(fmt::format("needs {} bytes of shared memory; {} allows {}", smem, t.name, t.maxSmemPerBlock));
+  return true;
+}
+
+double GemmVariant::preference(const GemmProblem& p, const Target& t) const {
+  const Config& c = config;
+  int64_t tm = ceilDiv(p.m, c.bm), tn = ceilDiv(p.n, c.bn), tiles = tm * tn;
+  double useful = double(p.m) * double(p.n) / (double(tm * c.bm) * double(tn * c.bn));
+  int64_t sms = std::max(1, t.referenceSms);
+  double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
+  double intensity = (double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0;
+  int wantStages = p.k < 512 ? 2 : p.k < 4096 ? 3 : 4;
+  double depth = c.stages == wantStages ? 1.0 : 0.95;
+  double kstep = (c.bk == 64) == (p.k >= 1024) ? 1.0 : 0.97;
+  return useful * waves * intensity * depth * kstep;
+}
+
+std::unique_ptr<ir::Module> GemmVariant::program(bool bKMajor) const {
+  ProgramBuilder pb(name);
+  auto [M, N, K] = pb.dims("M", "N", "K");
+  auto A = pb.input("A", bf16, {M, K});
+  auto B = bKMajor ? pb.input("B", bf16, {K, N}, {0, 1}) : pb.input("B", bf16, {K, N});
+  auto C = pb.output("C", bf16, {M, N});
+  pb.tile({M, N}, [&](Coord m, Coord n) {
+    Tile acc = pb.zeros(f32, {m, n});
+    pb.reduce(K, [&](Coord k) { acc = dot(A(m, k), B(k, n), acc); });
+    C(m, n) = cast(bf16, acc);
+  });
+  return pb.finish();
+}
+
+std::optional<CompileResult> GemmVariant::compile(bool bKMajor, const Target& t, ir::DiagnosticEngine& diag) const {
+  return kiln::compile(*program(bKMajor), t, config, diag);
+}
+
+std::string GemmSelection::str() const {
+  return fmt::format("{} ({}, score {:.3f})", variant ? variant->name : "none", source, score);
+}
+
+std::optional<GemmSelection> selectGemmBf16(const GemmProblem& p, const Target& t, ir::DiagnosticEngine& diag,
+                                            std::string_view forced) {
+  if (!forced.empty()) {
+    const GemmVariant* v = findGemmBf16Variant(forced);
+    if (!v) {
+      diag.error({}) << "unknown gemm_bf16 variant '" << forced << "' (names look like bf16_gemm_128x128x32_s3)";
+      return std::nullopt;
+    }
+    std::string why;
+    if (!v->eligible(p, t, &why)) {
+      diag.error({}) << "variant " << v->name << " cannot run this problem on " << t.name << ": " << why;
+      return std::nullopt;
+    }
+    return GemmSelection{v, "forced", v->preference(p, t)};
+  }
+  GemmSelection best;
+  std::string firstWhy;
+  for (const auto& v : gemmBf16Variants()) {
+    std::string why;
+    if (!v.eligible(p, t, &why)) {
+      if (firstWhy.empty()) firstWhy = why;
+      continue;
+    }
+    double s = v.preference(p, t);
+    if (!best.variant || s > best.score) best = GemmSelection{&v, "heuristic", s};
+  }
+  if (!best.variant) {
+    diag.error({}) << "no gemm_bf16 variant can run this problem on " << t.name << ": " << firstWhy;
+    return std::nullopt;
+  }
+  return best;
+}
+
+}  // namespace kiln::ops

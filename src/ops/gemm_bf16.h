@@ -1,0 +1,75 @@
+#pragma once
+// The gemm_bf16 family: C[M, N] = A[M, K] · B[K, N] in BF16 with f32 accumulation and a BF16
+// output, A row-major, B row-major or K-major, C row-major (DESIGN.md, "Families, variants,
+// tuning").
+//
+// Each variant is a schedule of the sm80_multistage strategy (block tile bm x bn, K step bk,
+// pipeline depth, warp grid). What a variant can run (eligibility) is kept apart from how good it
+// is expected to be (preference):
+//  * eligible(): element types (bf16 in, bf16 out), layouts (A and C row-major), K % 8 == 0 and,
+//    for row-major B, N % 8 == 0 (16-byte operand rows for cp.async), N even (paired stores), and
+//    the variant's shared memory within the target's per-block limit. Pointer alignment (16 bytes
+//    for A and B, 4 for C) is part of the launch contract the runtime checks (kiln/compile.h).
+//  * preference(): a documented heuristic, higher is better, the product of
+//      useful    = M N / (ceil(M / bm) bm * ceil(N / bn) bn)     work not wasted on padding
+//      waves     = tiles / (ceil(tiles / SMs) * SMs)             last-wave fill, SMs = the target's
+//                                                                reference SM count
+//      intensity = (bm bn / (bm + bn)) / 64                      operand reuse (128x128 = 1)
+//      depth     = 1 if stages is the wanted depth (2 for K < 512, 3 below 4096, else 4), 0.95 otherwise
+//      kstep     = 1 if bk = 64 exactly when K >= 1024, 0.97 otherwise
+//    Ties go to the variant that comes first in the table. Selection can be forced by name; the
+//    selection says which variant and whether it was forced or chosen by the heuristic.
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/compile.h"
+#include "kiln/ir/diagnostics.h"
+#include "kiln/ir/operation.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+
+namespace kiln::ops {
+
+struct GemmProblem {
+  int64_t m = 0, n = 0, k = 0;
+  ir::ScalarType a = ir::ScalarType::BF16, b = ir::ScalarType::BF16, c = ir::ScalarType::BF16;
+  bool aRowMajor = true;
+  bool bKMajor = false;
+  bool cRowMajor = true;
+};
+
+struct GemmVariant {
+  std::string name;  // "bf16_gemm_128x128x32_s3"
+  Config config;
+
+  // True when the variant can run the problem on the target; otherwise `why` says what differs.
+  bool eligible(const GemmProblem& p, const Target& t, std::string* why = nullptr) const;
+  // The heuristic in the header comment; only meaningful for eligible problems.
+  double preference(const GemmProblem& p, const Target& t) const;
+  // The tile program this variant compiles (the plain GEMM, with B in the given layout).
+  std::unique_ptr<ir::Module> program(bool bKMajor) const;
+  // program() through kiln::compile with this variant's config.
+  std::optional<CompileResult> compile(bool bKMajor, const Target& t, ir::DiagnosticEngine& diag) const;
+};
+
+// The registered variants, in table order.
+const std::vector<GemmVariant>& gemmBf16Variants();
+const GemmVariant* findGemmBf16Variant(std::string_view name);
+
+struct GemmSelection {
+  const GemmVariant* variant = nullptr;
+  std::string source;  // "forced" or "heuristic"
+  double score = 0;
+  std::string str() const;  // "bf16_gemm_128x128x32_s3 (heuristic, score 0.71)"
+};
+
+// Picks a variant for the problem: the named one when `forced` is not empty (an error when it is
+// unknown or not eligible), else the eligible variant of highest preference. nullopt after a
+// diagnostic when nothing can run the problem.
+std::optional<GemmSelection> selectGemmBf16(const GemmProblem& p, const Target& t, ir::DiagnosticEngine& diag,
+                                            std::string_view forced = {});
+
+}  // namespace kiln::ops

@@ -1,0 +1,134 @@
+// The gemm_bf16 family: the table, eligibility, preference and selection.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "ops/gemm_bf16.h"
+
+namespace kiln::ops {
+namespace {
+
+GemmProblem problem(int64_t m, int64_t n, int64_t k, bool kMajor = false) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.bKMajor = kMajor;
+  return p;
+}
+
+TEST(GemmBf16Family, TableHasTheRequiredVariants) {
+  const auto& vs = gemmBf16Variants();
+  EXPECT_GE(vs.size(), 20u);
+  std::set<std::string> names;
+  for (const auto& v : vs) {
+    EXPECT_TRUE(names.insert(v.name).second) << v.name << " twice";
+    ir::DiagnosticEngine diag;
+    EXPECT_TRUE(validate(v.config, Target::sm80(), OperandInfo{}, diag)) << v.name << ": " << diag.str();
+  }
+  for (int bm : {32, 64, 128})
+    for (int bn : {64, 128})
+      for (int s : {2, 3, 4})
+        EXPECT_TRUE(findGemmBf16Variant("bf16_gemm_" + std::to_string(bm) + "x" + std::to_string(bn) + "x32_s" +
+                                        std::to_string(s)))
+            << bm << "x" << bn << " s" << s;
+  EXPECT_TRUE(findGemmBf16Variant("bf16_gemm_128x128x64_s4"));
+}
+
+TEST(GemmBf16Family, Eligibility) {
+  const GemmVariant& v = *findGemmBf16Variant("bf16_gemm_128x128x32_s3");
+  std::string why;
+  EXPECT_TRUE(v.eligible(problem(4096, 4096, 4096), Target::sm80(), &why)) << why;
+  EXPECT_TRUE(v.eligible(problem(1, 8, 8), Target::sm80(), &why)) << why;
+  EXPECT_FALSE(v.eligible(problem(4096, 4096, 4100), Target::sm80(), &why));
+  EXPECT_EQ(why, "K = 4100 is not a multiple of 8 (16-byte operand rows)");
+  EXPECT_FALSE(v.eligible(problem(64, 100, 64), Target::sm80(), &why));
+  EXPECT_EQ(why, "N = 100 is not a multiple of 8 (16-byte rows of a row-major B)");
+  EXPECT_TRUE(v.eligible(problem(64, 100, 64, /*kMajor=*/true), Target::sm80(), &why)) << why;
+  EXPECT_FALSE(v.eligible(problem(64, 101, 64, true), Target::sm80(), &why));
+  EXPECT_EQ(why, "N = 101 is odd (the output is stored in pairs)");
+  GemmProblem f16 = problem(64, 64, 64);
+  f16.a = f16.b = ir::ScalarType::F16;
+  EXPECT_FALSE(v.eligible(f16, Target::sm80(), &why));
+  EXPECT_EQ(why, "A and B must be bf16, not f16 and f16");
+  const GemmVariant& big = *findGemmBf16Variant("bf16_gemm_128x128x64_s4");
+  EXPECT_TRUE(big.eligible(problem(4096, 4096, 4096), Target::sm80(), &why)) << why;
+  EXPECT_FALSE(big.eligible(problem(4096, 4096, 4096), Target::sm120(), &why));
+  EXPECT_EQ(why, "needs 131072 bytes of shared memory; sm_120 allows 101376");
+}
+
+TEST(GemmBf16Family, HeuristicPrefersBigTilesForBigProblemsAndSmallTilesForSmallOnes) {
+  ir::DiagnosticEngine diag;
+  auto big = selectGemmBf16(problem(8192, 8192, 8192), Target::sm80(), diag);
+  ASSERT_TRUE(big) << diag.str();
+  EXPECT_EQ(big->source, "heuristic");
+  EXPECT_EQ(big->variant->config.bm, 128);
+  EXPECT_EQ(big->variant->config.bn, 128);
+  EXPECT_EQ(big->variant->config.bk, 64);
+  auto skinny = selectGemmBf16(problem(16, 4096, 4096), Target::sm80(), diag);
+  ASSERT_TRUE(skinny) << diag.str();
+  EXPECT_EQ(skinny->variant->config.bm, 32);
+  auto shortK = selectGemmBf16(problem(2048, 2048, 128), Target::sm80(), diag);
+  ASSERT_TRUE(shortK);
+  EXPECT_EQ(shortK->variant->config.stages, 2);
+  EXPECT_EQ(shortK->variant->config.bk, 32);
+}
+
+TEST(GemmBf16Family, SelectionCanBeForcedAndSaysSo) {
+  ir::DiagnosticEngine diag;
+  auto s = selectGemmBf16(problem(4096, 4096, 4096), Target::sm80(), diag, "bf16_gemm_64x64x32_s2");
+  ASSERT_TRUE(s) << diag.str();
+  EXPECT_EQ(s->variant->name, "bf16_gemm_64x64x32_s2");
+  EXPECT_EQ(s->source, "forced");
+  EXPECT_NE(s->str().find("bf16_gemm_64x64x32_s2 (forced"), std::string::npos);
+
+  EXPECT_FALSE(selectGemmBf16(problem(64, 64, 64), Target::sm120(), diag, "bf16_gemm_128x128x64_s4"));
+  EXPECT_EQ(diag.diagnostics().back().message,
+            "variant bf16_gemm_128x128x64_s4 cannot run this problem on sm_120: needs 131072 bytes of shared "
+            "memory; sm_120 allows 101376");
+  EXPECT_FALSE(selectGemmBf16(problem(64, 64, 64), Target::sm80(), diag, "bf16_gemm_1x1x1_s1"));
+  EXPECT_EQ(diag.diagnostics().back().message,
+            "unknown gemm_bf16 variant 'bf16_gemm_1x1x1_s1' (names look like bf16_gemm_128x128x32_s3)");
+  EXPECT_FALSE(selectGemmBf16(problem(64, 64, 60), Target::sm80(), diag));
+  EXPECT_EQ(diag.diagnostics().back().message,
+            "no gemm_bf16 variant can run this problem on sm_80: K = 60 is not a multiple of 8 (16-byte operand rows)");
+}
+
+TEST(GemmBf16Family, LaunchContractIsData) {
+  ir::DiagnosticEngine diag;
+  const GemmVariant& v = *findGemmBf16Variant("bf16_gemm_128x64x32_s3");
+  auto r = v.compile(false, Target::sm80(), diag);
+  ASSERT_TRUE(r) << diag.str();
+  const LaunchInfo& l = r->launch;
+  EXPECT_EQ(l.kernelName, "bf16_gemm_128x64x32_s3");
+  ASSERT_EQ(l.params.size(), 6u);
+  EXPECT_EQ(l.params[0].name, "A");
+  EXPECT_EQ(l.params[0].kind, KernelParam::Kind::Pointer);
+  EXPECT_EQ(l.params[0].alignment, 16);
+  EXPECT_EQ(l.params[2].name, "C");
+  EXPECT_EQ(l.params[2].alignment, 4);
+  EXPECT_EQ(l.params[3].name, "M");
+  EXPECT_EQ(l.params[3].kind, KernelParam::Kind::Dim);
+  EXPECT_EQ(l.threads, 128);
+  EXPECT_EQ(l.dynamicSmemBytes, 3 * (128 * 32 + 32 * 64) * 2);
+  auto g = l.gridFor({{"M", 1000}, {"N", 200}, {"K", 64}});
+  EXPECT_EQ(g, (std::array<int64_t, 3>{4, 8, 1}));
+  EXPECT_TRUE(l.validate({{"M", 1000}, {"N", 200}, {"K", 64}}, diag)) << diag.str();
+  EXPECT_FALSE(l.validate({{"M", 1000}, {"N", 200}, {"K", 60}}, diag));
+  EXPECT_EQ(diag.diagnostics().back().message,
+            "kernel bf16_gemm_128x64x32_s3 needs K to be a multiple of 8 (got 60): its rows must be 16-byte aligned "
+            "for cp.async and paired stores");
+}
+
+TEST(GemmBf16Family, PtxIsDeterministic) {
+  ir::DiagnosticEngine diag;
+  const GemmVariant& v = *findGemmBf16Variant("bf16_gemm_64x128x32_s4");
+  auto a = v.compile(false, Target::sm80(), diag);
+  auto b = v.compile(false, Target::sm80(), diag);
+  ASSERT_TRUE(a && b) << diag.str();
+  EXPECT_EQ(a->ptx, b->ptx);
+  EXPECT_NE(a->ptx.find("// kiln: kern.mma_sync at "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::ops
