@@ -22,6 +22,6 @@ bool readFile(const std::string& path, std::string& out) {
   return true;
 }
 
-void registerExtraCommands(CLI::App&) {}
+void registerExtraCommands(CLI::App& app) { registerRunCommand(app); }
 
 }  // namespace kiln::tools

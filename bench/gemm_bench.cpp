@@ -1,0 +1,133 @@
+// kiln_gemm_bench: Kiln's BF16 GEMM schedules side by side with cuBLAS, in one run, on the same
+// buffers (shared/BENCH.md): random-normal inputs, output checked against cuBLAS before a time is
+// trusted, CUDA events, L2 flushed before every repetition, median of many. Prints a progress line
+// per kernel, a table, and writes JSON.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "backend/resource_report.h"
+#include "bench/bench_support.h"
+#include "examples/examples.h"
+#include "kiln/kernel.h"
+#include "kiln/runtime/driver.h"
+#include "ops/gemm_configs.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+
+using namespace kiln;
+
+namespace {
+struct Shape {
+  int M, N, K;
+};
+// The BF16 shapes of shared/BENCH.md.
+const std::vector<Shape> kDefaultShapes = {{8192, 8192, 8192}, {4096, 4096, 4096}, {2048, 2048, 2048},
+                                           {8192, 1024, 4096}, {8192, 64, 4096},   {64, 5120, 5120},
+                                           {128, 8192, 8192},  {4096, 14336, 4096}, {4096, 4096, 14336},
+                                           {16384, 1024, 1024}};
+
+std::vector<Shape> parseShapes(const std::string& s) {
+  std::vector<Shape> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ';')) {
+    Shape sh{};
+    if (std::sscanf(item.c_str(), "%dx%dx%d", &sh.M, &sh.N, &sh.K) != 3)
+      throw std::runtime_error("shape '" + item + "' is not MxNxK");
+    out.push_back(sh);
+  }
+  return out;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Kiln BF16 GEMM schedules against cuBLAS"};
+  std::string shapesArg, jsonPath = "gemm_bench.json";
+  int reps = 30, warmup = 5;
+  app.add_option("--shapes", shapesArg, "Shapes as MxNxK;MxNxK (default: shared/BENCH.md's BF16 list)");
+  app.add_option("--reps", reps, "Timed repetitions per kernel (median reported)");
+  app.add_option("--warmup", warmup, "Untimed runs first");
+  app.add_option("--json", jsonPath, "Where to write the JSON results");
+  CLI11_PARSE(app, argc, argv);
+
+  std::string why;
+  runtime::Driver* drv = runtime::Driver::get(&why);
+  if (!drv) {
+    std::fprintf(stderr, "kiln_gemm_bench: needs a GPU: %s\n", why.c_str());
+    return 3;
+  }
+  auto shapes = shapesArg.empty() ? kDefaultShapes : parseShapes(shapesArg);
+  runtime::Context ctx = runtime::Context::primary(*drv);
+  std::printf("GPU: %s\n", bench::gpuDescription().c_str());
+  Target target = Target::byName("sm_90a").value();
+  auto program = examples::gemmBf16();
+
+  struct Built {
+    std::string config;
+    Kernel kernel;
+  };
+  std::vector<Built> kernels;
+  for (const auto& cfg : ops::gemmBf16TestConfigs()) {
+    ir::DiagnosticEngine diag;
+    auto k = Kernel::build(*program, target, Config::parse(cfg), diag);
+    if (!k) {
+      std::fprintf(stderr, "skipping %s: %s", cfg.c_str(), diag.str().c_str());
+      continue;
+    }
+    std::printf("built %-70s %s\n", cfg.c_str(), k->resources().str().c_str());
+    kernels.push_back({cfg, std::move(*k)});
+  }
+
+  cublasHandle_t handle;
+  bench::check(cublasCreate(&handle), "cublasCreate");
+  nlohmann::json results = nlohmann::json::array();
+  std::vector<std::string> table;
+  for (const Shape& s : shapes) {
+    auto A = bench::randomBf16(size_t(s.M) * s.K, 1), B = bench::randomBf16(size_t(s.K) * s.N, 2);
+    bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dC(size_t(s.M) * s.N * 2), dR(size_t(s.M) * s.N * 2);
+    bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
+    bench::check(cudaMemcpy(dB.ptr, B.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
+    double flops = 2.0 * s.M * s.N * s.K;
+    auto runCublas = [&](cudaStream_t st) { bench::cublasGemmBf16(handle, s.M, s.N, s.K, dA.ptr, dB.ptr, dR.ptr, false, st); };
+    double cublasMs = bench::medianMs(runCublas, warmup, reps, nullptr);
+    std::vector<uint16_t> R(size_t(s.M) * s.N), C(R.size());
+    bench::check(cudaMemcpy(R.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy ref");
+    std::printf("[%dx%dx%d] cuBLAS %.3f ms, %.0f TFLOP/s\n", s.M, s.N, s.K, cublasMs, flops / cublasMs / 1e9);
+    nlohmann::json shapeJson = {{"M", s.M}, {"N", s.N}, {"K", s.K}, {"cublas_ms", cublasMs},
+                                {"cublas_tflops", flops / cublasMs / 1e9}, {"kiln", nlohmann::json::array()}};
+    double bestMs = 1e30;
+    std::string best;
+    for (auto& [cfg, k] : kernels) {
+      std::map<std::string, int64_t> dims{{"M", s.M}, {"N", s.N}, {"K", s.K}};
+      auto run = [&](cudaStream_t st) { k.launch(ctx, st, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dC.ptr)}, {}, dims); };
+      bench::poisonBf16(dC, nullptr);
+      run(nullptr);
+      bench::check(cudaDeviceSynchronize(), "kiln kernel");
+      bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
+      auto cmp = bench::compareBf16(C, R);
+      bool ok = cmp.nonFinite == 0 && cmp.relFrobenius < 1e-2;
+      double ms = ok ? bench::medianMs(run, warmup, reps, nullptr) : 0;
+      std::printf("  %-70s %s %.3f ms %.0f TFLOP/s (%.2fx cuBLAS) err %.1e\n", cfg.c_str(), ok ? "ok " : "BAD", ms,
+                  ok ? flops / ms / 1e9 : 0.0, ok ? cublasMs / ms : 0.0, cmp.relFrobenius);
+      shapeJson["kiln"].push_back({{"config", cfg}, {"correct", ok}, {"rel_err", cmp.relFrobenius}, {"ms", ms},
+                                   {"tflops", ok ? flops / ms / 1e9 : 0}, {"registers", k.resources().registers},
+                                   {"spill_bytes", k.resources().spillStoreBytes + k.resources().spillLoadBytes}});
+      if (ok && ms < bestMs) bestMs = ms, best = cfg;
+    }
+    shapeJson["best_config"] = best;
+    shapeJson["best_ms"] = bestMs;
+    results.push_back(shapeJson);
+    char line[256];
+    std::snprintf(line, sizeof line, "| %5d | %5d | %5d | %7.1f | %7.1f | %5.2f |", s.M, s.N, s.K, flops / cublasMs / 1e9,
+                  flops / bestMs / 1e9, cublasMs / bestMs);
+    table.push_back(line);
+  }
+  cublasDestroy(handle);
+  std::ofstream(jsonPath) << nlohmann::json{{"gpu", bench::gpuDescription()}, {"results", results}}.dump(2) << "\n";
+  std::printf("\n|     M |     N |     K | cuBLAS TFLOP/s | Kiln best TFLOP/s | Kiln / cuBLAS |\n|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& l : table) std::printf("%s\n", l.c_str());
+  return 0;
+}

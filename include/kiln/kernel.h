@@ -1,0 +1,64 @@
+#pragma once
+// kiln::Kernel: a compiled program ready to launch — its PTX, cubin and resource report, and a
+// launch() that validates every argument before anything runs.
+//
+//   auto k = kiln::Kernel::build(*program, kiln::Target::sm90a(), kiln::Config::parse("bm=128 bn=128 bk=32 stages=3"), diag);
+//   k->launch(ctx, stream, {a, b, c}, {}, {{"M", 4096}, {"N", 4096}, {"K", 4096}});
+//
+// launch() takes the device addresses of the program's tensor arguments in declaration order, its
+// scalar arguments in order, and the dims by name. Shapes follow from the dims (tensors are dense in
+// their declared order); a null or misaligned pointer, a missing or bad dim, a dim that breaks the
+// kernel's divisibility contract, or an output that overlaps another argument is an error that names
+// the argument and the rule, and nothing is launched.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/compile.h"
+#include "kiln/ir/diagnostics.h"
+#include "kiln/runtime/device.h"
+#include "kiln/runtime/launch_args.h"
+
+namespace kiln {
+
+namespace backend {
+struct ResourceReport;
+class CompileCache;
+}  // namespace backend
+
+class Kernel {
+ public:
+  // Compiles, assembles for the target (through the disk cache when given) and prepares launching.
+  static std::optional<Kernel> build(const ir::Module& program, const Target& target, const Config& config,
+                                     ir::DiagnosticEngine& diag, const backend::CompileCache* cache = nullptr);
+  ~Kernel();
+  Kernel(Kernel&&) noexcept;
+  Kernel& operator=(Kernel&&) noexcept;
+
+  const std::string& ptx() const;
+  const std::vector<char>& cubin() const;
+  const backend::ResourceReport& resources() const;
+  const LaunchInfo& launchInfo() const;
+  const runtime::KernelSignature& signature() const;
+  const std::string& config() const;
+
+  // Checks the arguments against the kernel's contract; reports each violation to `diag`.
+  bool validate(const std::vector<uint64_t>& tensors, const std::vector<double>& scalars,
+                const std::map<std::string, int64_t>& dims, ir::DiagnosticEngine& diag) const;
+  // Validates, then launches on `stream` (a CUstream of `ctx`). Throws kiln::ir::Error on a bad argument.
+  void launch(const runtime::Context& ctx, void* stream, const std::vector<uint64_t>& tensors,
+              const std::vector<double>& scalars, const std::map<std::string, int64_t>& dims) const;
+
+ private:
+  struct Impl;
+  explicit Kernel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The launch signature (tensor shapes, orders, alignments, dims) of a compiled tile program.
+runtime::KernelSignature signatureOf(const ir::Operation& program, const LaunchInfo& launch);
+
+}  // namespace kiln

@@ -1,0 +1,153 @@
+#include "kiln/kernel.h"
+
+#include <cstring>
+#include <mutex>
+
+#include "backend/assembler.h"
+#include "backend/compile_cache.h"
+#include "kiln/runtime/launcher.h"
+#include "kiln/runtime/module.h"
+#include "kiln/runtime/stream.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+
+namespace kiln {
+
+struct Kernel::Impl {
+  CompileResult compiled;
+  backend::AssembledKernel assembled;
+  runtime::KernelSignature signature;
+  // Loaded lazily, once per kernel, in the context of the first launch.
+  mutable std::mutex loadMutex;
+  mutable std::optional<runtime::Module> module;
+  mutable std::optional<runtime::Function> function;
+};
+
+Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Kernel::~Kernel() = default;
+Kernel::Kernel(Kernel&&) noexcept = default;
+Kernel& Kernel::operator=(Kernel&&) noexcept = default;
+
+runtime::KernelSignature signatureOf(const ir::Operation& program, const LaunchInfo& launch) {
+  runtime::KernelSignature sig;
+  sig.dims = program.stringsAttr("dims");
+  std::map<std::string, int64_t> align;
+  for (const auto& p : launch.params)
+    if (p.kind == KernelParam::Kind::Pointer) align[p.name] = p.alignment;
+  for (const auto& op : program.body().operations()) {
+    if (op->is("tile.input") || op->is("tile.output")) {
+      const ir::Type& t = op->result()->type();
+      runtime::TensorParam tp;
+      tp.name = op->stringAttr("name");
+      tp.dtype = t.elem();
+      tp.shape = t.shape();
+      if (const ir::Attribute* o = t.param("order")) tp.order = o->asInts().value_or(std::vector<int64_t>{});
+      tp.alignBytes = static_cast<int>(align.count(tp.name) ? align[tp.name] : 16);
+      tp.output = op->is("tile.output");
+      sig.tensors.push_back(std::move(tp));
+    } else if (op->is("tile.scalar")) {
+      sig.scalars.push_back({op->stringAttr("name"), op->result()->type().elem()});
+    }
+  }
+  for (const auto& [dim, multiple] : launch.divisibility) sig.dimMultipleOf[dim] = multiple;
+  return sig;
+}
+
+std::optional<Kernel> Kernel::build(const ir::Module& program, const Target& target, const Config& config,
+                                    ir::DiagnosticEngine& diag, const backend::CompileCache* cache) {
+  auto impl = std::make_unique<Impl>();
+  auto compiled = compile(program, target, config, diag);
+  if (!compiled) return std::nullopt;
+  auto assembled = backend::assembleCached(compiled->ptx, target.name, diag, cache);
+  if (!assembled) return std::nullopt;
+  impl->compiled = std::move(*compiled);
+  impl->assembled = std::move(*assembled);
+  const ir::Operation* prog = nullptr;
+  for (const auto& op : program.body().operations())
+    if (op->is("tile.program")) prog = op.get();
+  impl->signature = signatureOf(*prog, impl->compiled.launch);
+  return Kernel(std::move(impl));
+}
+
+const std::string& Kernel::ptx() const { return impl_->compiled.ptx; }
+const std::vector<char>& Kernel::cubin() const { return impl_->assembled.cubin; }
+const LaunchInfo& Kernel::launchInfo() const { return impl_->compiled.launch; }
+const runtime::KernelSignature& Kernel::signature() const { return impl_->signature; }
+const std::string& Kernel::config() const { return impl_->compiled.config; }
+
+const backend::ResourceReport& Kernel::resources() const {
+  auto it = impl_->assembled.resources.find(launchInfo().kernelName);
+  if (it == impl_->assembled.resources.end()) KILN_ICE("no resource report for kernel " + launchInfo().kernelName);
+  return it->second;
+}
+
+bool Kernel::validate(const std::vector<uint64_t>& tensors, const std::vector<double>& scalars,
+                      const std::map<std::string, int64_t>& dims, ir::DiagnosticEngine& diag) const {
+  if (!launchInfo().validate(dims, diag)) return false;
+  runtime::LaunchArgs args;
+  args.dims = dims;
+  args.scalars = scalars;
+  const auto& sig = impl_->signature;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    runtime::TensorArg t;
+    t.ptr = tensors[i];
+    if (i < sig.tensors.size()) {
+      t.dtype = sig.tensors[i].dtype;
+      for (const auto& e : sig.tensors[i].shape) {
+        auto d = e.isSymbolic() ? dims.find(e.sym) : dims.end();
+        t.shape.push_back(e.isSymbolic() ? (d == dims.end() ? 0 : d->second) : e.value);
+      }
+    }
+    args.tensors.push_back(std::move(t));
+  }
+  return runtime::validateLaunch(sig, args, diag);
+}
+
+void Kernel::launch(const runtime::Context& ctx, void* stream, const std::vector<uint64_t>& tensors,
+                    const std::vector<double>& scalars, const std::map<std::string, int64_t>& dims) const {
+  ir::DiagnosticEngine diag;
+  if (!validate(tensors, scalars, dims, diag)) throw ir::Error(diag.diagnostics());
+  const LaunchInfo& info = launchInfo();
+  {
+    std::lock_guard<std::mutex> lock(impl_->loadMutex);
+    if (!impl_->function) {
+      std::string_view image(cubin().data(), cubin().size());
+      impl_->module.emplace(runtime::Module::load(ctx, image, info.kernelName));
+      impl_->function.emplace(impl_->module->function(info.kernelName, static_cast<int>(info.dynamicSmemBytes)));
+    }
+  }
+  // Pack the parameters in the contract's order: pointers, scalars, dims.
+  std::vector<uint64_t> storage(info.params.size());
+  std::vector<void*> params;
+  size_t ti = 0, si = 0;
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const KernelParam& p = info.params[i];
+    switch (p.kind) {
+      case KernelParam::Kind::Pointer: storage[i] = tensors.at(ti++); break;
+      case KernelParam::Kind::Scalar: {
+        double v = scalars.at(si++);
+        if (p.elem == ir::ScalarType::F32) {
+          float f = static_cast<float>(v);
+          std::memcpy(&storage[i], &f, sizeof f);
+        } else {
+          int32_t x = static_cast<int32_t>(v);
+          std::memcpy(&storage[i], &x, sizeof x);
+        }
+        break;
+      }
+      case KernelParam::Kind::Dim: {
+        int32_t x = static_cast<int32_t>(dims.at(p.name));
+        std::memcpy(&storage[i], &x, sizeof x);
+        break;
+      }
+    }
+    params.push_back(&storage[i]);
+  }
+  auto grid = info.gridFor(dims);
+  runtime::Stream s = runtime::Stream::adopt(ctx, static_cast<CUstream>(stream));
+  runtime::launch(*impl_->function, runtime::Dim3{uint32_t(grid[0]), uint32_t(grid[1]), uint32_t(grid[2])},
+                  runtime::Dim3{uint32_t(info.threads), 1, 1}, runtime::Dim3{}, uint32_t(info.dynamicSmemBytes), s,
+                  params);
+}
+
+}  // namespace kiln

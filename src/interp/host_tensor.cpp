@@ -1,0 +1,69 @@
+// HostTensor helpers (contract in include/kiln/interp/host_tensor.h).
+#include "kiln/interp/host_tensor.h"
+
+#include "interp/element_codec.h"
+#include "kiln/ir/diagnostics.h"
+
+namespace kiln::interp {
+
+int64_t elementBytes(ir::ScalarType t) {
+  // i1 takes a byte: the host never packs booleans.
+  return t == ir::ScalarType::I1 ? 1 : ir::bitWidth(t) / 8;
+}
+
+int64_t numElements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  return n;
+}
+
+HostTensor makeHostTensor(ir::ScalarType dtype, std::vector<int64_t> shape) {
+  HostTensor t{dtype, std::move(shape), {}};
+  t.bytes.assign(static_cast<size_t>(numElements(t.shape) * elementBytes(dtype)), 0);
+  return t;
+}
+
+HostTensor makeHostTensor(ir::ScalarType dtype, std::vector<int64_t> shape, std::span<const double> values) {
+  HostTensor t = makeHostTensor(dtype, std::move(shape));
+  fillFromDoubles(t, values);
+  return t;
+}
+
+double getElement(const HostTensor& t, int64_t i) {
+  KILN_ASSERT(i >= 0 && (i + 1) * elementBytes(t.dtype) <= static_cast<int64_t>(t.bytes.size()),
+              "getElement: index past the tensor's bytes");
+  return loadElement(t.bytes.data() + i * elementBytes(t.dtype), t.dtype);
+}
+
+void setElement(HostTensor& t, int64_t i, double v) {
+  KILN_ASSERT(i >= 0 && (i + 1) * elementBytes(t.dtype) <= static_cast<int64_t>(t.bytes.size()),
+              "setElement: index past the tensor's bytes");
+  storeElement(t.bytes.data() + i * elementBytes(t.dtype), t.dtype, v);
+}
+
+void fillFromDoubles(HostTensor& t, std::span<const double> values) {
+  KILN_ASSERT(static_cast<int64_t>(values.size()) == numElements(t), "fillFromDoubles: wrong number of values");
+  t.bytes.resize(static_cast<size_t>(numElements(t) * elementBytes(t.dtype)));
+  for (size_t i = 0; i < values.size(); ++i) setElement(t, static_cast<int64_t>(i), values[i]);
+}
+
+std::vector<double> toDoubles(const HostTensor& t) {
+  std::vector<double> out(static_cast<size_t>(numElements(t)));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = getElement(t, static_cast<int64_t>(i));
+  return out;
+}
+
+std::vector<int64_t> elementStrides(const std::vector<int64_t>& shape, const std::vector<int64_t>& order) {
+  size_t rank = shape.size();
+  std::vector<int64_t> strides(rank, 0);
+  int64_t s = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    size_t axis = order.empty() ? rank - 1 - i : static_cast<size_t>(order.at(i));
+    KILN_ASSERT(axis < rank, "elementStrides: order names a missing axis");
+    strides[axis] = s;
+    s *= shape[axis];
+  }
+  return strides;
+}
+
+}  // namespace kiln::interp

@@ -1,0 +1,95 @@
+// Seeded program arguments (see random_inputs.h).
+#include "interp/random_inputs.h"
+
+#include <algorithm>
+#include <limits>
+#include <random>
+
+#include "dialects/tile/tile_ops.h"
+
+namespace kiln::interp {
+namespace {
+
+// Extents of a declared tensor at these dims, or an empty vector when a dim is missing or not
+// positive (run() reports that).
+std::vector<int64_t> resolve(const ir::Type& t, const std::map<std::string, int64_t>& dims) {
+  std::vector<int64_t> shape;
+  for (const auto& e : t.shape()) {
+    if (!e.isSymbolic()) {
+      shape.push_back(e.value);
+      continue;
+    }
+    auto it = dims.find(e.sym);
+    if (it == dims.end() || it->second <= 0) return {};
+    shape.push_back(it->second);
+  }
+  return shape;
+}
+
+// The tile.group_index op that reads the ids tensor `v`, if any.
+const ir::Operation* groupIndexReading(const ir::Value* v) {
+  for (const ir::Use& u : v->uses())
+    if (u.user->is("tile.group_index") && u.operandIndex == 0) return u.user;
+  return nullptr;
+}
+
+// The number of groups a group index selects among: the smallest extent of a tensor axis it
+// indexes directly, 1 when it indexes none.
+int64_t groupCount(const ir::Operation& groupIndex, const std::map<std::string, int64_t>& dims) {
+  int64_t g = std::numeric_limits<int64_t>::max();
+  for (const ir::Use& u : groupIndex.result()->uses()) {
+    const ir::Operation* user = u.user;
+    bool indexes = user->is("tile.load") || user->is("tile.store") || user->is("tile.load_scalar");
+    if (!indexes || u.operandIndex == 0) continue;
+    const ir::Type& t = user->operand(0)->type();
+    if (u.operandIndex - 1 >= t.rank()) continue;
+    std::vector<int64_t> shape = resolve(t, dims);
+    if (!shape.empty()) g = std::min(g, shape[u.operandIndex - 1]);
+  }
+  return g == std::numeric_limits<int64_t>::max() ? 1 : g;
+}
+
+std::vector<double> groupIds(int64_t rows, int64_t align, int64_t groups, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int64_t> pick(0, groups - 1);
+  std::vector<int64_t> chunkGroup(static_cast<size_t>((rows + align - 1) / align));
+  for (int64_t& g : chunkGroup) g = pick(rng);
+  std::sort(chunkGroup.begin(), chunkGroup.end());
+  std::vector<double> ids(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) ids[r] = static_cast<double>(chunkGroup[r / align]);
+  return ids;
+}
+
+}  // namespace
+
+GeneratedArguments generateArguments(const ir::Operation& program, const std::map<std::string, int64_t>& dims,
+                                     uint64_t seed) {
+  GeneratedArguments args;
+  args.request.dims = dims;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (const auto& op : program.body().operations()) {
+    std::string name = op->stringAttr("name");
+    if (op->is("tile.scalar")) {
+      args.request.scalars[name] = 1.0;
+      continue;
+    }
+    if (!op->is("tile.input") && !op->is("tile.output")) continue;
+    const ir::Type& t = op->result()->type();
+    std::vector<int64_t> shape = resolve(t, dims);
+    if (shape.empty()) continue;
+    std::vector<double> values(static_cast<size_t>(numElements(shape)));
+    const ir::Operation* group = op->is("tile.input") ? groupIndexReading(op->result()) : nullptr;
+    if (op->is("tile.output")) {
+      std::fill(values.begin(), values.end(), std::numeric_limits<double>::quiet_NaN());
+    } else if (group) {
+      values = groupIds(shape[0], group->intAttr("align"), groupCount(*group, dims), rng);
+    } else {
+      for (double& v : values) v = normal(rng);
+    }
+    args.tensors[name] = makeHostTensor(t.elem(), shape, values);
+  }
+  for (auto& [name, tensor] : args.tensors) args.request.tensors[name] = &tensor;
+  return args;
+}
+
+}  // namespace kiln::interp

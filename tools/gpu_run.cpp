@@ -1,0 +1,110 @@
+// The GPU half of `kiln run` (see gpu_run.h): compile the program for the GPU present (default
+// schedule unless --config), fill its inputs with the same seeded data the interpreter would use,
+// launch, and report each output's error against the interpreter's exact result.
+#include "tools/gpu_run.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "interp/interpret_command.h"
+#include "kiln/interp/interpreter.h"
+#include "interp/random_inputs.h"
+#include "kiln/ir/parser.h"
+#include "kiln/ir/verifier.h"
+#include "backend/resource_report.h"
+#include "kiln/kernel.h"
+#include "kiln/runtime/driver.h"
+#include "kiln/runtime/memory.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+#include "tools/commands.h"
+
+namespace kiln::tools {
+
+int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed, const std::string& configText) {
+  ir::DiagnosticEngine diag;
+  auto module = ir::parseModule(text, diag);
+  if (!module || !ir::verify(*module, diag)) {
+    std::fprintf(stderr, "%s", diag.str().c_str());
+    return kFailed;
+  }
+  const ir::Operation* program = module->body().front();
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  auto target = Target::byName("sm_" + std::to_string(ctx.properties().ccMajor) +
+                               std::to_string(ctx.properties().ccMinor) + (ctx.properties().ccMajor == 9 ? "a" : ""));
+  if (!target) {
+    std::fprintf(stderr, "kiln run: this GPU (%s) is not a Kiln target; known: %s\n", ctx.properties().name.c_str(),
+                 Target::knownNames().c_str());
+    return kFailed;
+  }
+  auto config = Config::parse(configText.empty() ? "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2"
+                                                 : configText, diag);
+  if (!config) {
+    std::fprintf(stderr, "%s", diag.str().c_str());
+    return kUsage;
+  }
+  auto kernel = Kernel::build(*module, *target, *config, diag);
+  if (!kernel) {
+    std::fprintf(stderr, "%s", diag.str().c_str());
+    return kFailed;
+  }
+  auto dims = interp::parseDims(dimsSpec, diag);
+  if (!dims) {
+    std::fprintf(stderr, "%s", diag.str().c_str());
+    return kUsage;
+  }
+  auto generated = interp::generateArguments(*program, *dims, seed);
+  std::map<std::string, interp::HostTensor>& host = generated.tensors;
+  interp::RunRequest req = generated.request;
+  // The interpreter's outputs are the exact answer the kernel must approximate.
+  std::map<std::string, interp::HostTensor> expected = host;
+  interp::RunRequest ref = req;
+  for (auto& [name, t] : expected) ref.tensors[name] = &t;
+  if (!interp::run(*program, ref, diag)) {
+    std::fprintf(stderr, "%s", diag.str().c_str());
+    return kFailed;
+  }
+  std::vector<runtime::DeviceBuffer> buffers;
+  std::vector<uint64_t> ptrs;
+  std::vector<std::string> names;
+  for (const auto& op : program->body().operations()) {
+    if (!op->is("tile.input") && !op->is("tile.output")) continue;
+    std::string name = op->stringAttr("name");
+    const interp::HostTensor& t = host.at(name);
+    buffers.push_back(runtime::DeviceBuffer::allocate(ctx, std::max<size_t>(t.bytes.size(), 1)));
+    if (op->is("tile.input")) buffers.back().copyFromHost(t.bytes.data(), t.bytes.size());
+    else buffers.back().fill(0x7f);  // poison: NaN in every float format Kiln writes
+    ptrs.push_back(buffers.back().ptr());
+    names.push_back(op->is("tile.output") ? name : "");
+  }
+  try {
+    std::vector<double> scalars;
+    for (const auto& [name, v] : req.scalars) scalars.push_back(v);
+    kernel->launch(ctx, nullptr, ptrs, scalars, req.dims);
+    ctx.synchronize();
+  } catch (const ir::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return kFailed;
+  }
+  std::printf("program %s on %s\nschedule %s\n%s\n", program->stringAttr("sym_name").c_str(),
+              ctx.properties().name.c_str(), kernel->config().c_str(), kernel->resources().str().c_str());
+  bool ok = true;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty()) continue;
+    interp::HostTensor got = host.at(names[i]);
+    buffers[i].copyToHost(got.bytes.data(), got.bytes.size());
+    auto g = interp::toDoubles(got), e = interp::toDoubles(expected.at(names[i]));
+    double num = 0, den = 0;
+    size_t bad = 0;
+    for (size_t j = 0; j < g.size(); ++j) {
+      if (!std::isfinite(g[j]) && std::isfinite(e[j])) ++bad;
+      else if (std::isfinite(e[j])) num += (g[j] - e[j]) * (g[j] - e[j]), den += e[j] * e[j];
+    }
+    double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+    std::printf("output %s: rel_fro_err vs interpreter %.3e, non-finite %zu\n", names[i].c_str(), rel, bad);
+    ok = ok && bad == 0 && rel < 1e-2;
+  }
+  return ok ? kOk : kFailed;
+}
+
+}  // namespace kiln::tools
