@@ -11,13 +11,15 @@ namespace kiln::ops {
 
 namespace {
 
-// Warp grid per block tile: warp tiles of 32x32 to 64x32 keep the accumulators at 32 to 64
-// registers per thread, so every variant, 128x128 included, assembles without spills.
+// Warp grid per block tile. 128x128 uses 2x2 warps of 64x64: on an H200 that ran 1.4-1.5x faster
+// than 2x4 warps of 64x32 (docs/perf-notes.md: fewer ldmatrix per mma and more independent MMAs
+// per warp) and still assembles without spills (about 230-245 registers; the gates check it on
+// every target). The smaller tiles use 32x32 to 64x32 warp tiles.
 struct Shape {
   int bm, bn, warpsM, warpsN;
 };
 constexpr Shape kShapes[] = {
-    {32, 64, 1, 2}, {32, 128, 1, 4}, {64, 64, 2, 2}, {64, 128, 2, 2}, {128, 64, 2, 2}, {128, 128, 2, 4},
+    {32, 64, 1, 2}, {32, 128, 1, 4}, {64, 64, 2, 2}, {64, 128, 2, 2}, {128, 64, 2, 2}, {128, 128, 2, 2},
 };
 
 GemmVariant make(const Shape& s, int bk, int stages) {
