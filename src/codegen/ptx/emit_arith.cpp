@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "codegen/ptx/emitter.h"
+#include "kiln/float_formats.h"
 
 namespace kiln::ptx {
 using namespace ir;
@@ -32,7 +33,7 @@ bool emitConstant(KernelEmitter& e, const Operation& op) {
     case RegClass::F32: b.inst(fmt::format("mov.f32 {}, {}", r.str(), f32Immediate(v.asNumber()))); return true;
     case RegClass::B16: {
       float f = float(v.asNumber());
-      uint16_t bits = t.isScalar(ScalarType::BF16) ? bf16Bits(f) : f16Bits(f);
+      uint16_t bits = t.isScalar(ScalarType::BF16) ? floatToBf16Bits(f) : floatToF16Bits(f);
       b.inst(fmt::format("mov.b16 {}, 0x{:04X}", r.str(), bits));
       return true;
     }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "codegen/ptx/emitter.h"
+#include "kiln/float_formats.h"
 #include "dialects/kern/kern_ops.h"
 
 namespace kiln::ptx {
@@ -50,7 +51,7 @@ bool emitLdGlobal(KernelEmitter& e, const Operation& op) {
     case RegClass::F32: b.inst(fmt::format("mov.f32 {}, {}", r.str(), f32Immediate(other))); break;
     case RegClass::B16:
       b.inst(fmt::format("mov.b16 {}, 0x{:04X}", r.str(),
-                         t.isScalar(ScalarType::BF16) ? bf16Bits(float(other)) : f16Bits(float(other))));
+                         t.isScalar(ScalarType::BF16) ? floatToBf16Bits(float(other)) : floatToF16Bits(float(other))));
       break;
     case RegClass::B32: b.inst(fmt::format("mov.b32 {}, {}", r.str(), int64_t(other))); break;
     case RegClass::B64: b.inst(fmt::format("mov.b64 {}, {}", r.str(), int64_t(other))); break;

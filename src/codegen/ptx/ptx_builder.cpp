@@ -2,8 +2,6 @@
 #include "codegen/ptx/ptx_builder.h"
 
 #include <bit>
-#include <cmath>
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -67,37 +65,6 @@ std::string PtxBuilder::declarations() const {
 std::string f32Immediate(double v) {
   float f = static_cast<float>(v);
   return fmt::format("0f{:08X}", std::bit_cast<uint32_t>(f));
-}
-
-uint16_t bf16Bits(float v) {
-  uint32_t u = std::bit_cast<uint32_t>(v);
-  if (std::isnan(v)) return uint16_t((u >> 16) | 0x40);
-  uint32_t lsb = (u >> 16) & 1;
-  u += 0x7fff + lsb;
-  return uint16_t(u >> 16);
-}
-
-uint16_t f16Bits(float v) {
-  // Round to nearest even via the host's conversion through a double-checked path.
-  uint32_t u = std::bit_cast<uint32_t>(v);
-  uint32_t sign = (u >> 16) & 0x8000;
-  float a = std::fabs(v);
-  if (std::isnan(v)) return uint16_t(sign | 0x7e00);
-  if (a >= 65520.0f) return uint16_t(sign | 0x7c00);
-  if (a < 6.103515625e-05f) {  // subnormal: multiples of 2^-24
-    float q = std::nearbyint(a * 16777216.0f);
-    return uint16_t(sign | uint32_t(q));
-  }
-  int e;
-  float m = std::frexp(a, &e);          // a = m * 2^e, m in [0.5, 1)
-  float q = std::nearbyint(m * 2048.0f);  // 11 significant bits
-  if (q == 2048.0f) {
-    q = 1024.0f;
-    ++e;
-  }
-  uint32_t exp = uint32_t(e - 1 + 15);
-  if (exp >= 31) return uint16_t(sign | 0x7c00);
-  return uint16_t(sign | (exp << 10) | (uint32_t(q) - 1024));
 }
 
 }  // namespace kiln::ptx

@@ -45,8 +45,5 @@ class PtxBuilder {
 
 // Text of a float immediate in PTX's exact hex form (0fXXXXXXXX).
 std::string f32Immediate(double v);
-// The bits of v rounded to nearest even as bf16 / f16.
-uint16_t bf16Bits(float v);
-uint16_t f16Bits(float v);
 
 }  // namespace kiln::ptx
