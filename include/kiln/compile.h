@@ -54,7 +54,8 @@ struct LaunchInfo {
   std::vector<std::pair<std::string, int64_t>> divisibility;  // dim % value == 0
 
   std::array<int64_t, 3> gridFor(const std::map<std::string, int64_t>& dims) const;
-  // Checks that every dim is given, positive and meets the divisibility requirements.
+  // Checks that every dim is given and positive, the grid fits CUDA's limits, and the divisibility
+  // requirements hold.
   bool validate(const std::map<std::string, int64_t>& dims, ir::DiagnosticEngine& diag) const;
 };
 

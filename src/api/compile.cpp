@@ -37,6 +37,14 @@ bool LaunchInfo::validate(const std::map<std::string, int64_t>& dims, Diagnostic
     else if (it->second <= 0 || it->second > INT32_MAX)
       diag.error({}) << "dim " << p.name << " = " << it->second << " is out of range (1 to " << INT32_MAX << ")";
   }
+  if (diag.errorCount() == before) {
+    auto g = gridFor(dims);
+    const int64_t limits[3] = {2147483647, 65535, 65535};  // CUDA's grid limits per axis
+    for (int i = 0; i < 3; ++i)
+      if (g[size_t(i)] > limits[i])
+        diag.error({}) << "kernel " << kernelName << " needs " << g[size_t(i)] << " blocks along grid "
+                       << "xyz"[i] << ", over the limit of " << limits[i] << "; use raster=grouped or larger tiles";
+  }
   for (const auto& [dim, m] : divisibility) {
     auto it = dims.find(dim);
     if (it != dims.end() && it->second % m != 0)

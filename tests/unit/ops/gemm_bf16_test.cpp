@@ -114,6 +114,10 @@ TEST(GemmBf16Family, LaunchContractIsData) {
   auto g = l.gridFor({{"M", 1000}, {"N", 200}, {"K", 64}});
   EXPECT_EQ(g, (std::array<int64_t, 3>{4, 8, 1}));
   EXPECT_TRUE(l.validate({{"M", 1000}, {"N", 200}, {"K", 64}}, diag)) << diag.str();
+  EXPECT_FALSE(l.validate({{"M", 128 * 70000}, {"N", 64}, {"K", 64}}, diag));
+  EXPECT_EQ(diag.diagnostics().back().message,
+            "kernel bf16_gemm_128x64x32_s3 needs 70000 blocks along grid y, over the limit of 65535; use "
+            "raster=grouped or larger tiles");
   EXPECT_FALSE(l.validate({{"M", 1000}, {"N", 200}, {"K", 60}}, diag));
   EXPECT_EQ(diag.diagnostics().back().message,
             "kernel bf16_gemm_128x64x32_s3 needs K to be a multiple of 8 (got 60): its rows must be 16-byte aligned "
