@@ -10,6 +10,8 @@
 // Needs nvJitLink (always linked) and a SASS disassembler (skips, saying why, without one).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <future>
 #include <regex>
@@ -148,8 +150,12 @@ TEST(GemmBf16Gates, EveryVariantAssemblesSpillFreeWithTheIntendedInstructionMix)
             << " | " << o.report.stackFrameBytes << " | " << o.report.spillStoreBytes << "/" << o.report.spillLoadBytes
             << " | " << countPrefix(o.loop, "HMMA") << " | " << countPrefix(o.loop, "LDSM") << " |\n";
   }
-  // The table is part of the evidence (docs/sm80-strategy.md); keep the latest next to the binary.
-  std::ofstream("gemm_bf16_gates.md") << table.str();
+  // The table is part of the evidence (docs/sm80-strategy.md): written where GoogleTest keeps
+  // temporary files (KILN_GATES_TABLE overrides), never into the source tree.
+  const char* path = std::getenv("KILN_GATES_TABLE");
+  std::string out = path ? path : ::testing::TempDir() + "gemm_bf16_gates.md";
+  std::ofstream(out) << table.str();
+  std::printf("gemm_bf16 gates table: %s\n", out.c_str());
 }
 
 }  // namespace
