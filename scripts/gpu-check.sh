@@ -32,3 +32,4 @@ echo "== benchmark"
 [ -n "${KILN_SKIP_BENCH:-}" ] || "$BIN/kiln_gemm_bench" --json "$OUT/gemm_bench.json" ${KILN_BENCH_ARGS:-} > "$OUT/gemm_bench.log" 2>&1
 echo "bench exit $?"
 tail -14 "$OUT/gemm_bench.log"
+[ -f "$OUT/gemm_bench.json" ] && python3 bench/plot_gemm.py "$OUT/gemm_bench.json" "$OUT/gemm_bench.png"
