@@ -20,7 +20,7 @@ tail -5 "$OUT/gpu_tests.log"
 echo "== compute-sanitizer (memcheck, racecheck) on a subset"
 {
   compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/kiln_gpu_tests" --gtest_brief=1 \
-      --gtest_filter='*bm_128_bn_128_bk_32_stages_3_warps_m_2_warps_n_2*:*bm_32_bn_64_bk_32*:GemmGpuLaunch*'
+      --gtest_filter='*bm_128_bn_128_bk_32_stages_3*:*bm_32_bn_64_bk_32_stages_2*:GemmGpuLaunch*:GemmFamilyGpu.RaggedEdgesEveryShape'
   echo "memcheck exit $?"
   compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/kiln_gpu_tests" --gtest_brief=1 \
       --gtest_filter='*bm_64_bn_128_bk_32_stages_4*'
