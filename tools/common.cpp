@@ -25,6 +25,7 @@ bool readFile(const std::string& path, std::string& out) {
 void registerExtraCommands(CLI::App& app) {
   registerRunCommand(app);
   registerInspectCommand(app);
+  registerBenchCommand(app);
 }
 
 }  // namespace kiln::tools
