@@ -28,6 +28,17 @@ echo "== compute-sanitizer (memcheck, racecheck) on a subset"
 } > "$OUT/sanitizer.log" 2>&1
 grep -E "ERROR SUMMARY|exit" "$OUT/sanitizer.log"
 
+echo "== kiln run on the GPU (checked against the interpreter)"
+if [ -x "$BIN/kiln" ]; then
+  for ex in gemm_bf16 gemm_bias_gelu gemm_kmajor_b batched_gemm; do
+    dims=M=300,N=264,K=200
+    [ "$ex" = batched_gemm ] && dims=$dims,B=3
+    "$BIN/kiln" run --example $ex --dims $dims --seed 5
+    echo "kiln run $ex exit $?"
+  done > "$OUT/kiln_run.log" 2>&1
+  cat "$OUT/kiln_run.log"
+fi
+
 echo "== benchmark"
 [ -n "${KILN_SKIP_BENCH:-}" ] || "$BIN/kiln_gemm_bench" --json "$OUT/gemm_bench.json" ${KILN_BENCH_ARGS:-} > "$OUT/gemm_bench.log" 2>&1
 echo "bench exit $?"

@@ -3,7 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf gpu-bin && mkdir -p gpu-bin
-cp build-gpu/tests/kiln_gpu_tests build-gpu/bench/kiln_gemm_bench build-gpu/tools/kiln gpu-bin/
+BUILD=${1:-build-gpu}
+cp "$BUILD/tests/kiln_gpu_tests" "$BUILD/bench/kiln_gemm_bench" "$BUILD/tools/kiln" gpu-bin/
 strip gpu-bin/*
-git rev-parse HEAD > gpu-bin/COMMIT
+git rev-parse --short HEAD > gpu-bin/COMMIT
 du -sh gpu-bin
