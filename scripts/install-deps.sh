@@ -19,9 +19,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# Python tools, pinned: lit runs the text-IR tests; nvdisasm (NVIDIA's wheel) gives SASS statistics.
+# Python tools, pinned: lit runs the text-IR tests; nvdisasm (NVIDIA's wheel) gives SASS statistics;
+# the PTX compiler library (NVIDIA's wheel, the toolkit's exact version) assembles sm_90a in-process
+# with setmaxnreg honoured (src/backend/ptx_compiler.h), linked statically into Kiln.
 PY=python3
-PIP_PINS=(lit==18.1.8 nvidia-cuda-nvdisasm==13.4.92)
+PIP_PINS=(lit==18.1.8 nvidia-cuda-nvdisasm==13.4.92 nvidia-nvptxcompiler==13.0.88)
 if ! $PY -m pip install -q --disable-pip-version-check "${PIP_PINS[@]}" 2>/dev/null; then
   # Debian's own python refuses system-wide installs (PEP 668) unless told otherwise.
   $PY -m pip install -q --disable-pip-version-check --break-system-packages "${PIP_PINS[@]}"

@@ -7,11 +7,15 @@
 // The launch contract is data, so the runtime can validate arguments and launch without knowing
 // how the kernel was built:
 //  * params, in launch order: the program's tensor arguments in declaration order (64-bit global
-//    addresses, each with its required byte alignment), then its scalar arguments (f32 / i32),
-//    then its dims (32-bit signed integers) in the program's dims order;
+//    addresses, each with its required byte alignment), then the tensor maps the kernel reads
+//    through TMA (sm_90+: a 128-byte CUtensorMap each, passed by value, which the launcher encodes
+//    from the tensor's address, shape and the box described here), then its scalar arguments (f32 /
+//    i32), then its dims (32-bit signed integers) in the program's dims order;
 //  * block = (threads, 1, 1); dynamic shared memory = dynamicSmemBytes (set the kernel's
 //    max-dynamic-shared-memory attribute when it exceeds 48 KB);
 //  * grid: one GridAxis per axis (x, y, z), each a constant times the product of ceil(dim / tile);
+//    a persistent kernel runs at most one block per SM: x is capped by the device's SM count;
+//  * cluster: the thread-block cluster shape (1, 1, 1 when the kernel uses none);
 //  * divisibility: dims that must be multiples of a value (e.g. K % 8 == 0 so every operand row is
 //    16-byte aligned for cp.async); validate() checks them and says which one fails.
 // Target and Config live in src/schedule/ (schedule/target.h, schedule/config.h).
@@ -32,11 +36,16 @@ struct Target;
 struct Config;
 
 struct KernelParam {
-  enum class Kind { Pointer, Scalar, Dim };
+  enum class Kind { Pointer, TensorMap, Scalar, Dim };
   std::string name;
   Kind kind = Kind::Pointer;
-  ir::ScalarType elem = ir::ScalarType::I32;  // pointee type for pointers, the type for scalars/dims
+  ir::ScalarType elem = ir::ScalarType::I32;  // pointee type for pointers and tensor maps, the type for scalars/dims
   int64_t alignment = 0;                      // pointers: required byte alignment of the address
+  // Tensor maps: the tensor argument described (its dims fastest-varying first, as TMA counts them),
+  // the box copied per TMA load in that order, and the shared-memory swizzle in bytes (0, 32, 64, 128).
+  std::string tensor;
+  std::vector<int64_t> box;
+  int swizzleBytes = 0;
 };
 
 struct GridAxis {
@@ -52,8 +61,11 @@ struct LaunchInfo {
   int64_t dynamicSmemBytes = 0;
   std::vector<GridAxis> grid;                                // x, y, z (missing axes are 1)
   std::vector<std::pair<std::string, int64_t>> divisibility;  // dim % value == 0
+  bool persistent = false;                                    // grid x capped by the SM count
+  std::array<int, 3> cluster = {1, 1, 1};
 
-  std::array<int64_t, 3> gridFor(const std::map<std::string, int64_t>& dims) const;
+  // `sms`: the device's SM count (0: unknown, no cap).
+  std::array<int64_t, 3> gridFor(const std::map<std::string, int64_t>& dims, int sms = 0) const;
   // Checks that every dim is given and positive, the grid fits CUDA's limits, and the divisibility
   // requirements hold.
   bool validate(const std::map<std::string, int64_t>& dims, ir::DiagnosticEngine& diag) const;

@@ -21,6 +21,7 @@
 #include "kiln/ir/diagnostics.h"
 #include "kiln/runtime/device.h"
 #include "kiln/runtime/launch_args.h"
+#include "kiln/runtime/tensor_map.h"
 
 namespace kiln {
 
@@ -48,7 +49,9 @@ class Kernel {
   // Checks the arguments against the kernel's contract; reports each violation to `diag`.
   bool validate(const std::vector<uint64_t>& tensors, const std::vector<double>& scalars,
                 const std::map<std::string, int64_t>& dims, ir::DiagnosticEngine& diag) const;
-  // Validates, then launches on `stream` (a CUstream of `ctx`). Throws kiln::ir::Error on a bad argument.
+  // Validates, then launches on `stream` (a CUstream of `ctx`): encodes the tensor maps, and runs a
+  // persistent kernel on at most one block per SM of the device. Throws kiln::ir::Error on a bad
+  // argument.
   void launch(const runtime::Context& ctx, void* stream, const std::vector<uint64_t>& tensors,
               const std::vector<double>& scalars, const std::map<std::string, int64_t>& dims) const;
 
@@ -60,5 +63,12 @@ class Kernel {
 
 // The launch signature (tensor shapes, orders, alignments, dims) of a compiled tile program.
 runtime::KernelSignature signatureOf(const ir::Operation& program, const LaunchInfo& launch);
+
+// What launch() encodes for a tensor-map parameter: the tensor it names, at its argument's address,
+// with its shape from the dims, dims fastest-varying first (the tensor's `order`), dense byte
+// strides, the parameter's box and swizzle, zero fill. `tensors` are the launch's tensor addresses.
+runtime::TensorMapDesc tensorMapDescFor(const KernelParam& param, const runtime::KernelSignature& sig,
+                                        const std::vector<uint64_t>& tensors,
+                                        const std::map<std::string, int64_t>& dims);
 
 }  // namespace kiln

@@ -1,6 +1,8 @@
 // kiln::compile (contract in include/kiln/compile.h).
 #include "kiln/compile.h"
 
+#include <algorithm>
+
 #include "codegen/ptx/emitter.h"
 #include "dialects/kern/kern_ops.h"
 #include "kiln/ir/printer.h"
@@ -22,9 +24,10 @@ int64_t GridAxis::eval(const std::map<std::string, int64_t>& dims) const {
   return v;
 }
 
-std::array<int64_t, 3> LaunchInfo::gridFor(const std::map<std::string, int64_t>& dims) const {
+std::array<int64_t, 3> LaunchInfo::gridFor(const std::map<std::string, int64_t>& dims, int sms) const {
   std::array<int64_t, 3> g = {1, 1, 1};
   for (size_t i = 0; i < grid.size() && i < 3; ++i) g[i] = grid[i].eval(dims);
+  if (persistent && sms > 0) g[0] = std::min<int64_t>(g[0], sms);
   return g;
 }
 
@@ -79,7 +82,15 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
     p.elem = t.elem();
     // The dims are the last parameters (kiln/compile.h); an argument may share a dim's name.
     bool isDim = i + dimNames.size() >= k.body().numArguments() && t.isScalar(ScalarType::I32);
-    p.kind = kern::isPtr(t) ? KernelParam::Kind::Pointer : isDim ? KernelParam::Kind::Dim : KernelParam::Kind::Scalar;
+    p.kind = kern::isPtr(t)         ? KernelParam::Kind::Pointer
+             : kern::isTensorMap(t) ? KernelParam::Kind::TensorMap
+             : isDim                ? KernelParam::Kind::Dim
+                                    : KernelParam::Kind::Scalar;
+    if (auto tm = kern::tensorMapType(t)) {
+      p.tensor = tm->tensor;
+      p.box = tm->box;
+      p.swizzleBytes = int(tm->swizzle);
+    }
     if (p.kind == KernelParam::Kind::Pointer) {
       p.alignment = bitWidth(t.elem()) / 8;
       for (const auto& [n, a] : align)
@@ -98,6 +109,7 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
     info.grid.push_back(g);
   }
   info.divisibility = pairs(k.attr("requires"));
+  info.persistent = k.attr("persistent") && k.attr("persistent")->isBool() && k.attr("persistent")->asBool();
   return info;
 }
 

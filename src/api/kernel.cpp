@@ -81,6 +81,40 @@ const backend::ResourceReport& Kernel::resources() const {
   return it->second;
 }
 
+runtime::TensorMapDesc tensorMapDescFor(const KernelParam& param, const runtime::KernelSignature& sig,
+                                        const std::vector<uint64_t>& tensors,
+                                        const std::map<std::string, int64_t>& dims) {
+  size_t index = sig.tensors.size();
+  for (size_t i = 0; i < sig.tensors.size(); ++i)
+    if (sig.tensors[i].name == param.tensor) index = i;
+  KILN_ASSERT(index < sig.tensors.size(), "tensor map '" + param.name + "' names no tensor argument");
+  const runtime::TensorParam& t = sig.tensors[index];
+  runtime::TensorMapDesc d;
+  d.name = param.name;
+  d.dtype = t.dtype;
+  d.globalAddress = index < tensors.size() ? tensors[index] : 0;
+  std::vector<int64_t> shape;
+  for (const auto& e : t.shape) {
+    auto it = e.isSymbolic() ? dims.find(e.sym) : dims.end();
+    shape.push_back(e.isSymbolic() ? (it == dims.end() ? 0 : it->second) : e.value);
+  }
+  std::vector<int64_t> order = runtime::dimOrder(t);
+  std::vector<int64_t> strides = runtime::contiguousStrides(shape, order);
+  int64_t bytes = ir::bitWidth(t.dtype) / 8;
+  for (size_t k = 0; k < order.size(); ++k) {
+    d.globalDims.push_back(uint64_t(shape[size_t(order[k])]));
+    if (k > 0) d.globalStrides.push_back(uint64_t(strides[size_t(order[k])] * bytes));
+  }
+  for (int64_t b : param.box) d.boxDims.push_back(uint32_t(b));
+  d.swizzle = param.swizzleBytes == 128  ? runtime::TmaSwizzle::B128
+              : param.swizzleBytes == 64 ? runtime::TmaSwizzle::B64
+              : param.swizzleBytes == 32 ? runtime::TmaSwizzle::B32
+                                         : runtime::TmaSwizzle::None;
+  // L2 promotion of 256 bytes: operand tiles are reread by neighbouring CTAs (CUTLASS does the same).
+  d.l2Promotion = runtime::TmaL2Promotion::B256;
+  return d;
+}
+
 bool Kernel::validate(const std::vector<uint64_t>& tensors, const std::vector<double>& scalars,
                       const std::map<std::string, int64_t>& dims, ir::DiagnosticEngine& diag) const {
   if (!launchInfo().validate(dims, diag)) return false;
@@ -100,7 +134,12 @@ bool Kernel::validate(const std::vector<uint64_t>& tensors, const std::vector<do
     }
     args.tensors.push_back(std::move(t));
   }
-  return runtime::validateLaunch(sig, args, diag);
+  if (!runtime::validateLaunch(sig, args, diag)) return false;
+  bool ok = true;
+  for (const KernelParam& p : launchInfo().params)
+    if (p.kind == KernelParam::Kind::TensorMap)
+      ok &= runtime::validateTensorMap(tensorMapDescFor(p, sig, tensors, dims), diag);
+  return ok;
 }
 
 void Kernel::launch(const runtime::Context& ctx, void* stream, const std::vector<uint64_t>& tensors,
@@ -116,14 +155,19 @@ void Kernel::launch(const runtime::Context& ctx, void* stream, const std::vector
       impl_->function.emplace(impl_->module->function(info.kernelName, static_cast<int>(info.dynamicSmemBytes)));
     }
   }
-  // Pack the parameters in the contract's order: pointers, scalars, dims.
+  // Pack the parameters in the contract's order: pointers, tensor maps, scalars, dims.
   std::vector<uint64_t> storage(info.params.size());
+  std::vector<CUtensorMap> maps(info.params.size());  // CUtensorMap is declared 64-byte aligned
   std::vector<void*> params;
   size_t ti = 0, si = 0;
   for (size_t i = 0; i < info.params.size(); ++i) {
     const KernelParam& p = info.params[i];
     switch (p.kind) {
       case KernelParam::Kind::Pointer: storage[i] = tensors.at(ti++); break;
+      case KernelParam::Kind::TensorMap:
+        maps[i] = runtime::encodeTensorMap(ctx, tensorMapDescFor(p, impl_->signature, tensors, dims));
+        params.push_back(&maps[i]);
+        continue;
       case KernelParam::Kind::Scalar: {
         double v = scalars.at(si++);
         if (p.elem == ir::ScalarType::F32) {
@@ -143,10 +187,12 @@ void Kernel::launch(const runtime::Context& ctx, void* stream, const std::vector
     }
     params.push_back(&storage[i]);
   }
-  auto grid = info.gridFor(dims);
+  auto grid = info.gridFor(dims, ctx.properties().smCount);
   runtime::Stream s = runtime::Stream::adopt(ctx, static_cast<CUstream>(stream));
   runtime::launch(*impl_->function, runtime::Dim3{uint32_t(grid[0]), uint32_t(grid[1]), uint32_t(grid[2])},
-                  runtime::Dim3{uint32_t(info.threads), 1, 1}, runtime::Dim3{}, uint32_t(info.dynamicSmemBytes), s,
+                  runtime::Dim3{uint32_t(info.threads), 1, 1},
+                  runtime::Dim3{uint32_t(info.cluster[0]), uint32_t(info.cluster[1]), uint32_t(info.cluster[2])},
+                  uint32_t(info.dynamicSmemBytes), s,
                   params);
 }
 

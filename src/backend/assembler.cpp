@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <nvJitLink.h>
 
+#include "backend/ptx_compiler.h"
 #include "backend/ptxas_log.h"
 
 namespace kiln::backend {
@@ -80,6 +81,11 @@ std::vector<std::string> nvJitLinkOptions(std::string_view arch, const AssembleO
   return opts;
 }
 
+AssemblerKind assemblerFor(std::string_view arch, const AssembleOptions& o) {
+  if (o.assembler != AssemblerKind::Auto) return o.assembler;
+  return arch == "sm_90a" && havePtxCompiler() ? AssemblerKind::PtxCompiler : AssemblerKind::NvJitLink;
+}
+
 std::string nvJitLinkLibraryVersion() {
   unsigned major = 0, minor = 0;
   if (nvJitLinkVersion(&major, &minor) != NVJITLINK_SUCCESS) return "unknown";
@@ -98,6 +104,9 @@ std::optional<AssembledKernel> assemble(const std::string& ptx, std::string_view
     diag.error(ptxLoc) << "ptxas optimization level must be 0..3, got " << options.optLevel;
     return std::nullopt;
   }
+
+  if (assemblerFor(arch, options) == AssemblerKind::PtxCompiler)
+    return assembleWithPtxCompiler(ptx, arch, diag, options);
 
   std::vector<std::string> opts = nvJitLinkOptions(arch, options);
   std::vector<const char*> argv;

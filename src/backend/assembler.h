@@ -9,7 +9,9 @@
 // Known limitation (nvJitLink 13.0): nvJitLink runs ptxas in relocatable mode (--compile-only),
 // and there ptxas ignores setmaxnreg ("(C7504) Potential Performance Loss: 'setmaxnreg' ignored to
 // maintain compatibility across compilation units"), even with .maxnreg, where whole-program ptxas
-// emits USETMAXREG. The advisory is surfaced as a warning; no nvJitLink option changes it.
+// emits USETMAXREG. The advisory is surfaced as a warning; no nvJitLink option changes it. So
+// sm_90a, the one target whose kernels use setmaxnreg, is assembled by the PTX compiler library
+// instead (ptx_compiler.h) when Kiln is built with it; AssembleOptions::assembler can force either.
 //
 // Thread safety: assemble() may run on several threads at once, each with its own
 // DiagnosticEngine (an engine is not thread-safe).
@@ -25,7 +27,10 @@
 
 namespace kiln::backend {
 
+enum class AssemblerKind { Auto, NvJitLink, PtxCompiler };
+
 struct AssembleOptions {
+  AssemblerKind assembler = AssemblerKind::Auto;  // Auto: the PTX compiler for sm_90a when built with it
   int optLevel = 3;                       // ptxas -O level, 0..3
   std::optional<int> maxRegisters;        // -maxrregcount
   bool lineInfo = false;                  // -lineinfo
@@ -47,6 +52,9 @@ bool isSupportedArch(std::string_view arch);
 
 // The exact option list passed to nvJitLinkCreate. Exposed because it is part of the cache key.
 std::vector<std::string> nvJitLinkOptions(std::string_view arch, const AssembleOptions& options);
+
+// Which assembler assemble() uses for `arch` with `options`.
+AssemblerKind assemblerFor(std::string_view arch, const AssembleOptions& options);
 
 // "13.0": the nvJitLink library actually loaded, which may differ from the headers built against.
 std::string nvJitLinkLibraryVersion();

@@ -1,5 +1,7 @@
 #include "backend/cache_key.h"
 
+#include "backend/ptx_compiler.h"
+
 #include <cstdint>
 
 namespace kiln::backend {
@@ -27,6 +29,12 @@ CacheKey cacheKey(std::string_view ptx, std::string_view arch, const AssembleOpt
   field(h, std::to_string(opts.size()));
   for (const std::string& o : opts) field(h, o);
   field(h, options.ptxName);
+  if (assemblerFor(arch, options) == AssemblerKind::PtxCompiler) {
+    // A different assembler (and its version and options) makes a different cubin.
+    field(h, "nvPTXCompiler");
+    field(h, ptxCompilerVersion());
+    for (const std::string& o : ptxCompilerOptions(arch, options)) field(h, o);
+  }
   return CacheKey{h.finish()};
 }
 

@@ -229,6 +229,10 @@ std::unique_ptr<Operation> cloneOp(const Operation& op) {
   return cloneWith(op, map);
 }
 
+std::unique_ptr<Operation> cloneOp(const Operation& op, std::unordered_map<const Value*, Value*>& map) {
+  return cloneWith(op, map);
+}
+
 std::unique_ptr<Module> Module::clone() const { return std::make_unique<Module>(cloneOp(*op_)); }
 
 }  // namespace kiln::ir

@@ -46,6 +46,7 @@ std::vector<GemmVariant> buildTable() {
   t.push_back(make(kShapes[3], 64, 3));  // 64x128
   t.push_back(make(kShapes[5], 64, 3));  // 128x128: 96 KB
   t.push_back(make(kShapes[5], 64, 4));  // 128x128: 128 KB (not on sm_89 / sm_120)
+  for (GemmVariant& v : gemmBf16Sm90Variants()) t.push_back(std::move(v));
   return t;
 }
 
@@ -69,6 +70,7 @@ bool GemmVariant::eligible(const GemmProblem& p, const Target& t, std::string* w
     if (why) *why = std::move(reason);
     return false;
   };
+  if (config.strategy == "sm90_ws_persistent") return sm90Eligible(*this, p, t, why);
   using S = ir::ScalarType;
   if (p.a != S::BF16 || p.b != S::BF16)
     return no(fmt::format("A and B must be bf16, not {} and {}", ir::scalarName(p.a), ir::scalarName(p.b)));
@@ -88,6 +90,7 @@ bool GemmVariant::eligible(const GemmProblem& p, const Target& t, std::string* w
 }
 
 double GemmVariant::preference(const GemmProblem& p, const Target& t) const {
+  if (config.strategy == "sm90_ws_persistent") return sm90Preference(*this, p, t);
   const Config& c = config;
   int64_t tm = ceilDiv(p.m, c.bm), tn = ceilDiv(p.n, c.bn), tiles = tm * tn;
   double useful = double(p.m) * double(p.n) / (double(tm * c.bm) * double(tn * c.bn));

@@ -4,8 +4,9 @@
 // tuning").
 //
 // Each variant is a schedule of the sm80_multistage strategy (block tile bm x bn, K step bk,
-// pipeline depth, warp grid). What a variant can run (eligibility) is kept apart from how good it
-// is expected to be (preference):
+// pipeline depth, warp grid) or, eligible on sm_90a only, of the sm90_ws_persistent strategy (the
+// "bf16_gemm_sm90_*" variants; rules and heuristic in gemm_bf16_sm90.h). What a variant can run
+// (eligibility) is kept apart from how good it is expected to be (preference):
 //  * eligible(): element types (bf16 in, bf16 out), layouts (A and C row-major), K % 8 == 0 and,
 //    for row-major B, N % 8 == 0 (16-byte operand rows for cp.async), N even (paired stores), and
 //    the variant's shared memory within the target's per-block limit. Pointer alignment (16 bytes
@@ -58,8 +59,13 @@ struct GemmVariant {
   std::optional<CompileResult> compile(bool bKMajor, const Target& t, ir::DiagnosticEngine& diag) const;
 };
 
-// The registered variants, in table order.
+// The registered variants, in table order (the sm80 ones, then the sm90 ones).
 const std::vector<GemmVariant>& gemmBf16Variants();
+
+// The sm90_ws_persistent part of the table and its rules (gemm_bf16_sm90.cpp).
+std::vector<GemmVariant> gemmBf16Sm90Variants();
+bool sm90Eligible(const GemmVariant& v, const GemmProblem& p, const Target& t, std::string* why);
+double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& t);
 const GemmVariant* findGemmBf16Variant(std::string_view name);
 
 struct GemmSelection {

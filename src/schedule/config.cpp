@@ -105,7 +105,7 @@ std::string keyList() {
 }  // namespace
 
 const std::vector<std::string>& knownStrategies() {
-  static const std::vector<std::string> s = {"sm80_multistage"};
+  static const std::vector<std::string> s = {"sm80_multistage", "sm90_ws_persistent"};
   return s;
 }
 
@@ -168,6 +168,7 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
     diag.error(loc) << "unknown strategy '" << c.strategy << "'; known strategies: " << list;
     return false;
   }
+  if (c.strategy == "sm90_ws_persistent") return validateSm90WsPersistent(c, t, ops, diag, loc);
   // ---- sm80_multistage: warp-level mma.sync m16n8k16 fed by ldmatrix.x4 from a cp.async ring.
   if (!t.mmaSync || !t.cpAsync || !t.ldmatrix)
     diag.error(loc) << "strategy " << c.strategy << " needs mma.sync, ldmatrix and cp.async, which " << t.name

@@ -80,7 +80,23 @@ struct OperandInfo {
 bool validate(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
               const ir::Location& loc = {});
 
-// The strategies Kiln implements ("sm80_multistage").
+// The sm90_ws_persistent rules (sm90_config.cpp); validate() dispatches to it.
+bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
+                              const ir::Location& loc);
+// sm90_ws_persistent's shape of a config: warps_m consumer warpgroups (1 or 2) after one producer
+// warpgroup; the register split between them (regs_producer / regs_consumer, or the default:
+// 40 / 232 with two consumer warpgroups, none with one); shared memory of the ring and barriers.
+struct Sm90Shape {
+  int consumerWarpgroups = 1;
+  int threads = 256;
+  int regsProducer = 0, regsConsumer = 0;  // 0: no setmaxnreg
+  int maxRegsAtEntry = 0;                  // 0: not stated
+  int64_t smemBytes = 0;
+  int64_t barrierOffset = 0;
+};
+Sm90Shape sm90Shape(const Config& c, int elemBytes);
+
+// The strategies Kiln implements ("sm80_multistage", "sm90_ws_persistent").
 const std::vector<std::string>& knownStrategies();
 
 }  // namespace kiln

@@ -1,5 +1,8 @@
 #pragma once
-// Internal to the sm80_multistage strategy: what the main loop and the epilogue builders share.
+// Internal to the GEMM strategies: what the main loop and the epilogue builders share. The
+// epilogue (sm80_epilogue.cpp) is shared by sm80_multistage and sm90_ws_persistent: both hold the
+// accumulators in the m16n8 C-fragment layout per warp (fragment_layout.h; wgmma's m64nN layout
+// gives warp w of a warpgroup rows 16w .. 16w + 15 of each m64 block in exactly that layout).
 #include <map>
 #include <string>
 #include <vector>
@@ -32,10 +35,17 @@ struct Context {
   ir::Value* matrixBase(const ir::Value* tensor);
   std::map<const ir::Value*, ir::Value*> matrixBases;
 
+  // The thread's warp tile. By default (sm80) the cfg's warp grid: mTiles m16 tiles stacked 16 rows
+  // apart from row m0 + warpM * warpTileM, nTiles n8 tiles from column n0 + warpN * warpTileN.
+  // sm90 sets the overrides: a consumer warp owns 16-row slices 64 rows apart (one per m64 block).
+  int mTilesOverride = 0, nTilesOverride = 0;
+  int mTileStride = 16;                             // rows between the warp's consecutive m16 tiles
+  ir::Value *warpRow0 = nullptr, *warpCol0 = nullptr;  // first row / column of the warp tile, if set
+
   int warpTileM() const { return cfg.warpTileM(); }
   int warpTileN() const { return cfg.warpTileN(); }
-  int mTiles() const { return cfg.warpTileM() / 16; }  // m16 tiles per warp
-  int nTiles() const { return cfg.warpTileN() / 8; }   // n8 tiles per warp
+  int mTiles() const { return mTilesOverride ? mTilesOverride : cfg.warpTileM() / 16; }  // m16 tiles per warp
+  int nTiles() const { return nTilesOverride ? nTilesOverride : cfg.warpTileN() / 8; }    // n8 tiles per warp
   // Index of accumulator element e of MMA tile (i, j) in the flat per-thread list.
   int accIndex(int i, int j, int e) const { return (i * nTiles() + j) * 4 + e; }
   int numAcc() const { return mTiles() * nTiles() * 4; }

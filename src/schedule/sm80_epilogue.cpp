@@ -56,11 +56,13 @@ class Epilogue {
   void buildPositions() {
     Value* g = b_.div(cx_.lane, b_.i32(4));
     Value* t = b_.rem(cx_.lane, b_.i32(4));
-    rowBase_ = b_.named(b_.add(b_.add(cx_.m0, b_.mulConst(cx_.warpM, cx_.warpTileM())), g), "erow");
-    colBase_ = b_.named(b_.add(b_.add(cx_.n0, b_.mulConst(cx_.warpN, cx_.warpTileN())), b_.mulConst(t, 2)), "ecol");
+    Value* row0 = cx_.warpRow0 ? cx_.warpRow0 : b_.add(cx_.m0, b_.mulConst(cx_.warpM, cx_.warpTileM()));
+    Value* col0 = cx_.warpCol0 ? cx_.warpCol0 : b_.add(cx_.n0, b_.mulConst(cx_.warpN, cx_.warpTileN()));
+    rowBase_ = b_.named(b_.add(row0, g), "erow");
+    colBase_ = b_.named(b_.add(col0, b_.mulConst(t, 2)), "ecol");
     for (int i = 0; i < cx_.mTiles(); ++i)
       for (int h = 0; h < 2; ++h) {
-        Value* r = b_.addConst(rowBase_, 16 * i + 8 * h);
+        Value* r = b_.addConst(rowBase_, cx_.mTileStride * i + 8 * h);
         rows_.push_back(r);
         rowOk_.push_back(b_.cmp("slt", r, cx_.dimM));
       }

@@ -15,6 +15,16 @@ const std::vector<PassInfo>& allPasses() {
        "{target, config} attributes pick the target and the schedule)",
        lowerSm80MultistagePass},
       {"pair-ldmatrix", "fuse two .x2 ldmatrix of neighbouring fragments into one .x4", pairLdmatrixPass},
+      {"lower-sm90-ws-persistent",
+       "lower each tile.program to a kern.kernel with the sm90 warp-specialized persistent wgmma GEMM strategy "
+       "(the program's {target, config} attributes pick the target and the schedule)",
+       lowerSm90WsPersistentPass},
+      {"partition-roles",
+       "split a persistent tile loop holding role regions into one role-local tile loop per role (plus the "
+       "residual shared loop)",
+       partitionRolesPass},
+      {"set-role-registers", "start each top-level role with the setmaxnreg its kernel's {role_regs} asks for",
+       setRoleRegistersPass},
   };
   return passes;
 }

@@ -32,5 +32,12 @@ bool verifyPass(ir::Module& m, ir::DiagnosticEngine& diag);
 bool lowerSm80MultistagePass(ir::Module& m, ir::DiagnosticEngine& diag);
 // Fuses two .x2 ldmatrix of neighbouring fragments into one .x4 (pair_ldmatrix.cpp).
 bool pairLdmatrixPass(ir::Module& m, ir::DiagnosticEngine& diag);
+// Lowers each tile.program to a kern.kernel with the sm90 warp-specialized persistent strategy
+// (schedule/sm90_ws_persistent.cpp).
+bool lowerSm90WsPersistentPass(ir::Module& m, ir::DiagnosticEngine& diag);
+// Splits a persistent tile loop holding role regions into one tile loop per role (partition_roles.cpp).
+bool partitionRolesPass(ir::Module& m, ir::DiagnosticEngine& diag);
+// Starts each top-level role with the setmaxnreg its kernel's {role_regs} asks for (set_role_registers.cpp).
+bool setRoleRegistersPass(ir::Module& m, ir::DiagnosticEngine& diag);
 
 }  // namespace kiln::transforms

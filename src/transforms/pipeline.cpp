@@ -18,6 +18,15 @@ std::vector<std::string> pipelineSteps(std::string_view strategy) {
         "pair-ldmatrix",          // B fragments: two .x2 -> one .x4
         "dce",                    // drop what the rewrites left unused
     };
+  if (strategy == "sm90_ws_persistent")
+    return {
+        "verify",                    // the tile program as the user wrote it
+        "lower-sm90-ws-persistent",  // tile -> kern: TMA ring, mbarriers, wgmma, one CTA-wide persistent
+                                     // tile loop with role-tagged regions, fused epilogue
+        "partition-roles",           // one persistent tile loop per role
+        "set-role-registers",        // setmaxnreg at the start of each role
+        "dce",                       // drop what the rewrites left unused
+    };
   return {};
 }
 

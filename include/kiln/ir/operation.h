@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "kiln/ir/attribute.h"
@@ -213,5 +214,8 @@ class Module {
 
 // Deep copy of an op and everything nested in it; operands defined outside are kept as they are.
 std::unique_ptr<Operation> cloneOp(const Operation& op);
+// The same, with operands found in `map` replaced by their image; the copy's results and block
+// arguments are added to `map`, so a sequence of ops can be copied one after another.
+std::unique_ptr<Operation> cloneOp(const Operation& op, std::unordered_map<const Value*, Value*>& map);
 
 }  // namespace kiln::ir

@@ -40,6 +40,12 @@ const std::vector<Entry>& table() {
         {"kern.barrier", emitBarrier},      {"kern.ldmatrix", emitLdmatrix},   {"kern.mma_sync", emitMmaSync},
         {"kern.ptr_add", emitPtrAdd},       {"kern.ld_global", emitLdGlobal},  {"kern.st_global", emitStGlobal},
         {"kern.cvt_pack", emitCvtPack},
+        {"kern.role", emitRole},            {"kern.tile_loop", emitTileLoop},  {"kern.setmaxnreg", emitSetMaxNReg},
+        {"kern.mbarrier_alloc", emitMbarrierAlloc}, {"kern.mbarrier_init", emitMbarrierInit},
+        {"kern.mbarrier_arrive_expect_tx", emitMbarrierArriveExpectTx}, {"kern.mbarrier_arrive", emitMbarrierArrive},
+        {"kern.mbarrier_wait", emitMbarrierWait}, {"kern.fence", emitFence},   {"kern.tma_load", emitTmaLoad},
+        {"kern.wgmma_desc", emitWgmmaDesc}, {"kern.wgmma", emitWgmma},         {"kern.wgmma_fence", emitWgmmaFence},
+        {"kern.wgmma_commit", emitWgmmaCommit}, {"kern.wgmma_wait", emitWgmmaWait},
     };
     std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
     return v;
@@ -70,8 +76,17 @@ bool emitKernel(const Operation& k, const Target& target, DiagnosticEngine& diag
   for (unsigned i = 0; i < body.numArguments(); ++i) {
     const Value* a = body.argument(i);
     std::string pname = fmt::format("{}_param_{}", name, i);
-    params += fmt::format("{}\t.param {} {}", i ? ",\n" : "", paramType(a->type()), pname);
     Reg r = e.def(a);
+    if (kern::isTensorMap(a->type())) {
+      // A CUtensorMap by value (__grid_constant__): 128 bytes, 64-byte aligned (CUDA driver API,
+      // cuTensorMapEncodeTiled). TMA takes its generic address (PTX ISA, "cvta": .param, PTX 7.7+).
+      params += fmt::format("{}\t.param .align 64 .b8 {}[128]", i ? ",\n" : "", pname);
+      Reg raw = b.reg(RegClass::B64);
+      b.inst(fmt::format("mov.u64 {}, {}", raw.str(), pname));
+      b.inst(fmt::format("cvta.param.u64 {}, {}", r.str(), raw.str()));
+      continue;
+    }
+    params += fmt::format("{}\t.param {} {}", i ? ",\n" : "", paramType(a->type()), pname);
     if (kern::isPtr(a->type())) {
       Reg raw = b.reg(RegClass::B64);
       b.inst(fmt::format("ld.param.u64 {}, [{}]", raw.str(), pname));
@@ -82,8 +97,10 @@ bool emitKernel(const Operation& k, const Target& target, DiagnosticEngine& diag
   }
   if (!e.emitBlock(body)) return false;
   b.inst("ret");
-  out += fmt::format(".visible .entry {}(\n{}\n)\n.maxntid {}, 1, 1\n{{\n{}\n{}}}\n", name, params,
-                     k.intAttr("threads", 32), b.declarations(), b.body());
+  // .maxnreg: the register count at entry, without which ptxas ignores setmaxnreg (C7508).
+  std::string maxnreg = k.attr("max_regs") ? fmt::format(".maxnreg {}\n", k.intAttr("max_regs", 0)) : "";
+  out += fmt::format(".visible .entry {}(\n{}\n)\n.maxntid {}, 1, 1\n{}{{\n{}\n{}}}\n", name, params,
+                     k.intAttr("threads", 32), maxnreg, b.declarations(), b.body());
   return true;
 }
 
@@ -91,7 +108,8 @@ bool emitKernel(const Operation& k, const Target& target, DiagnosticEngine& diag
 
 RegClass regClassOf(const Type& t) {
   if (t.isScalar(ScalarType::I1)) return RegClass::Pred;
-  if (t.isScalar(ScalarType::I64) || t.isScalar(ScalarType::Index) || kern::isPtr(t)) return RegClass::B64;
+  if (t.isScalar(ScalarType::I64) || t.isScalar(ScalarType::Index) || kern::isPtr(t) || kern::isTensorMap(t))
+    return RegClass::B64;
   if (t.isScalar(ScalarType::F32)) return RegClass::F32;
   if (t.isScalar(ScalarType::BF16) || t.isScalar(ScalarType::F16)) return RegClass::B16;
   return RegClass::B32;  // i32, frag<16-bit, [2]>, smem buffer addresses

@@ -89,6 +89,26 @@ bool emitLdGlobal(KernelEmitter&, const ir::Operation&);
 bool emitStGlobal(KernelEmitter&, const ir::Operation&);
 bool emitCvtPack(KernelEmitter&, const ir::Operation&);
 
+// emit_warp_specialized.cpp
+bool emitRole(KernelEmitter&, const ir::Operation&);
+bool emitTileLoop(KernelEmitter&, const ir::Operation&);
+bool emitSetMaxNReg(KernelEmitter&, const ir::Operation&);
+// emit_mbarrier.cpp
+bool emitMbarrierAlloc(KernelEmitter&, const ir::Operation&);
+bool emitMbarrierInit(KernelEmitter&, const ir::Operation&);
+bool emitMbarrierArriveExpectTx(KernelEmitter&, const ir::Operation&);
+bool emitMbarrierArrive(KernelEmitter&, const ir::Operation&);
+bool emitMbarrierWait(KernelEmitter&, const ir::Operation&);
+bool emitFence(KernelEmitter&, const ir::Operation&);
+// emit_tma.cpp
+bool emitTmaLoad(KernelEmitter&, const ir::Operation&);
+// emit_wgmma.cpp
+bool emitWgmmaDesc(KernelEmitter&, const ir::Operation&);
+bool emitWgmma(KernelEmitter&, const ir::Operation&);
+bool emitWgmmaFence(KernelEmitter&, const ir::Operation&);
+bool emitWgmmaCommit(KernelEmitter&, const ir::Operation&);
+bool emitWgmmaWait(KernelEmitter&, const ir::Operation&);
+
 // The shared address of `slot` of an smem ring plus the op's {row, col} displacement resolved to
 // (xor, add): returns the register and the immediate to add in the address operand.
 struct SharedAddress {

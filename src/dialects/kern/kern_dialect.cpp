@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "dialects/kern/kern_ops.h"
+#include "dialects/kern/kern_verify.h"
 #include "kiln/ir/op_registry.h"
 
 namespace kiln::kern {
@@ -14,11 +15,7 @@ namespace {
 bool isI32(const Type& t) { return t.isScalar(ScalarType::I32); }
 bool is16Bit(ScalarType e) { return e == ScalarType::BF16 || e == ScalarType::F16; }
 
-// Every kern op but the kernel lives inside one.
-bool inKernel(const Operation& op, DiagnosticEngine& d) {
-  if (op.enclosing("kern.kernel")) return true;
-  return d.error(op.loc()) << "'" << op.name() << "' must be inside a kern.kernel";
-}
+bool inKernel(const Operation& op, DiagnosticEngine& d) { return requireInKernel(op, d); }
 
 // ---- the kernel ----
 
@@ -52,11 +49,27 @@ bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
   auto names = *params->asStrings();
   for (unsigned i = 0; i < body.numArguments(); ++i) {
     const Type& t = body.argument(i)->type();
-    bool ok = isPtr(t) || t.isScalar(ScalarType::I32) || t.isScalar(ScalarType::I64) || t.isScalar(ScalarType::F32);
+    bool ok = isPtr(t) || isTensorMap(t) || t.isScalar(ScalarType::I32) || t.isScalar(ScalarType::I64) ||
+              t.isScalar(ScalarType::F32);
     if (!ok)
       return d.error(op.loc()) << "kernel parameter '" << names[i] << "' has type " << t.str()
-                               << "; parameters are ptr<e>, i32, i64 or f32";
+                               << "; parameters are ptr<e>, tmap<...>, i32, i64 or f32";
+    if (isTensorMap(t)) {
+      std::string why;
+      auto tm = tensorMapType(t, &why);
+      if (!tm) return d.error(op.loc()) << "kernel parameter '" << names[i] << "': " << why;
+      bool found = false;
+      for (unsigned p = 0; p < names.size(); ++p)
+        found |= names[p] == tm->tensor && isPtr(body.argument(p)->type()) && body.argument(p)->type().elem() == tm->elem;
+      if (!found)
+        return d.error(op.loc()) << "tensor map '" << names[i] << "' describes '" << tm->tensor
+                                 << "', which is not a ptr<" << scalarName(tm->elem) << "> parameter of the kernel";
+    }
   }
+  if (const Attribute* mr = op.attr("max_regs"); mr && (!mr->isInt() || mr->asInt() < 24 || mr->asInt() > 255))
+    return d.error(op.loc()) << "'kern.kernel' {max_regs = N} needs N from 24 to 255";
+  if (const Attribute* pe = op.attr("persistent"); pe && !pe->isBool())
+    return d.error(op.loc()) << "'kern.kernel' {persistent} must be true or false";
   int64_t threads = op.intAttr("threads", 0);
   if (threads < 32 || threads > 1024 || threads % 32 != 0)
     return d.error(op.loc()) << "'kern.kernel' needs {threads = N} with N a multiple of 32 from 32 to 1024, got "
@@ -103,18 +116,25 @@ bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
                                 << dialect << " ops first";
       return;
     }
-    if (!inner.is("kern.smem_alloc")) return;
-    auto layout = smemLayout(inner.result()->type());
-    if (!layout) return;  // reported by the op's own hook
-    Range r{inner.intAttr("offset", 0), inner.intAttr("offset", 0) + layout->totalBytes()};
+    int64_t bytes = 0;
+    if (inner.is("kern.smem_alloc")) {
+      auto layout = smemLayout(inner.result()->type());
+      if (!layout) return;  // reported by the op's own hook
+      bytes = layout->totalBytes();
+    } else if (inner.is("kern.mbarrier_alloc")) {
+      bytes = 8 * mbarrierCount(inner.result()->type());
+    } else {
+      return;
+    }
+    Range r{inner.intAttr("offset", 0), inner.intAttr("offset", 0) + bytes};
     if (r.end > smem->asInt()) {
-      ok = d.error(inner.loc()) << "shared-memory buffer at offset " << r.begin << " (" << layout->totalBytes()
+      ok = d.error(inner.loc()) << "shared-memory buffer at offset " << r.begin << " (" << bytes
                                 << " bytes) ends past the kernel's smem_bytes = " << smem->asInt();
       return;
     }
     for (const Range& o : ranges)
       if (r.begin < o.end && o.begin < r.end) {
-        ok = d.error(inner.loc()) << "shared-memory buffer at offset " << r.begin << " (" << layout->totalBytes()
+        ok = d.error(inner.loc()) << "shared-memory buffer at offset " << r.begin << " (" << bytes
                                   << " bytes) overlaps the buffer at offset " << o.begin;
         return;
       }
@@ -326,6 +346,12 @@ bool verifyCvtPack(const Operation& op, DiagnosticEngine& d) {
 }
 
 }  // namespace
+
+// Every kern op but the kernel lives inside one.
+bool requireInKernel(const Operation& op, DiagnosticEngine& d) {
+  if (op.enclosing("kern.kernel")) return true;
+  return d.error(op.loc()) << "'" << op.name() << "' must be inside a kern.kernel";
+}
 
 bool isPtr(const Type& t) { return t.isKind("ptr") && t.hasElem() && !t.hasShape() && t.params().empty(); }
 bool isFrag(const Type& t) { return t.isKind("frag") && t.hasElem() && t.hasShape() && t.shape() == Shape{Extent::of(2)}; }

@@ -36,8 +36,46 @@
 //    PTX ISA's fragment layout for that shape.
 //  * Global memory: kern.ptr_add offsets a pointer by elements; kern.ld_global / kern.st_global
 //    access memory only when their predicate holds (a masked-off access does not touch memory).
+//
+// Warp specialization and persistence (sm_90a; docs/sm90-strategy.md):
+//  * Kernel parameters may also be tensor maps, tmap<e, [b0, b1(, b2)], tensor = "A", swizzle = 128>:
+//    a 128-byte CUtensorMap passed by value (__grid_constant__) describing tensor argument "A" with
+//    its dims fastest-varying first (the reverse of a row-major shape), box [b0, b1, ...] elements
+//    in that order, the given smem swizzle (bytes, 128 only for now) and zero fill out of bounds.
+//    Optional kernel attributes: {max_regs = N} (the per-thread register count at entry, which
+//    ptxas needs to honour setmaxnreg), {persistent = true} (grid x is min(grid x, SM count)) and
+//    {role_regs = [[role, regs], ...]} (the register budget set-role-registers gives each role).
+//  * kern.role {name, warpgroups = [first, count]}: only threads first*128 <= tid < (first +
+//    count)*128 run the region (whole warpgroups, so the branch is warp-uniform); the others skip
+//    it. Roles do not nest.
+//  * kern.tile_loop(M, N, batches) {tile = [bm, bn], raster, group_m}: the persistent tile
+//    scheduler. With tm = ceil(M/bm), tn = ceil(N/bn) and T = tm*tn*batches tiles, block b runs
+//    the body for tiles t = b + iter*gridDim.x < T, iter = 0, 1, ...; tile t is batch t / (tm*tn)
+//    and, of r = t % (tm*tn), raster "row": (pm, pn) = (r / tn, r % tn); raster "grouped": groups of
+//    group_m tile rows walked column by column (as sm80's raster=grouped). Body arguments: (iter,
+//    m0 = pm*bm, n0 = pn*bn, batch). Every thread that reaches the op walks the same sequence.
+//  * kern.setmaxnreg {action, regs}: setmaxnreg.{inc|dec}.sync.aligned.u32 (PTX ISA "setmaxnreg"):
+//    must sit in a kern.role (all warps of each warpgroup execute it) of a kernel with {max_regs}.
+//  * mbarriers: kern.mbarrier_alloc places n 8-byte barriers at {offset} (a multiple of 8) of the
+//    dynamic shared memory; the ops take (bars, i) for barrier i. init sets the arrival count;
+//    arrive_expect_tx arrives once and expects {bytes} of async transactions in the current phase;
+//    arrive arrives once; wait(parity) returns once the phase with that parity has completed (a
+//    fresh barrier is in phase 0, and phase "parity 1" counts as completed before it).
+//  * kern.tma_load(map, buf, slot, bars, i, c0, c1(, c2)) {row}: cp.async.bulk.tensor of the map's
+//    box whose first element is at coords (c0 fastest) into stage `slot` of buf starting at row
+//    {row}; the box's rows are the buffer's rows (box[0] * sizeof(e) == row bytes). Elements out of
+//    the tensor are written as zeros. The full box's bytes complete on barrier i.
+//  * kern.wgmma_desc(buf, slot, r) {row, col, major, lbo, sbo}: the 64-bit matrix descriptor (PTX
+//    ISA "Matrix Descriptor Format") of the 128B-swizzled stage starting at row r + {row}, column
+//    {col}; r + {row} must be a multiple of 8 (the swizzle atom). {lbo}/{sbo}: leading/stride byte
+//    offsets (wgmma_desc.h).
+//  * kern.wgmma: wgmma.mma_async m64nNk16 with f32 accumulators (PTX ISA "wgmma.mma_async"); the
+//    accumulators are read and written in place, so each accumulator operand must have this op
+//    as its only use. kern.wgmma_fence / commit / wait are wgmma.fence / commit_group /
+//    wait_group.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kiln/ir/operation.h"
 #include "schedule/swizzle.h"
@@ -83,5 +121,20 @@ inline ir::Type ptrType(ir::ScalarType e) { return ir::Type::make("ptr", e, std:
 inline ir::Type fragType(ir::ScalarType e) { return ir::Type::make("frag", e, ir::Shape{ir::Extent::of(2)}); }
 bool isPtr(const ir::Type& t);
 bool isFrag(const ir::Type& t);
+
+// tmap<e, [box...], tensor = "A", swizzle = 128> (see above).
+struct TensorMapType {
+  ir::ScalarType elem;
+  std::vector<int64_t> box;  // fastest-varying first
+  std::string tensor;
+  int64_t swizzle = 128;
+  int64_t boxBytes() const;
+};
+std::optional<TensorMapType> tensorMapType(const ir::Type& t, std::string* why = nullptr);
+ir::Type tmapType(ir::ScalarType elem, const std::vector<int64_t>& box, const std::string& tensor, int64_t swizzle);
+inline bool isTensorMap(const ir::Type& t) { return t.isKind("tmap"); }
+// mbarrier<[n]>: n barriers; 0 when the type is not one.
+int64_t mbarrierCount(const ir::Type& t);
+inline ir::Type mbarrierType(int64_t n) { return ir::Type::make("mbarrier", std::nullopt, ir::Shape{ir::Extent::of(n)}); }
 
 }  // namespace kiln::kern

@@ -1,0 +1,67 @@
+// Emitters for wgmma (semantics in dialects/kern/kern_ops.h; descriptor contract in
+// schedule/wgmma_desc.h):
+//   kern.wgmma_desc  ->  addr = stage(slot) + (r + row) * 128 + col * sizeof(e);
+//                        desc = ((addr & 0x3FFFF) >> 4) | descriptorConstant(lbo, sbo)
+//   kern.wgmma       ->  wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16|f16}.{bf16|f16}
+//                            {d...}, descA, descB, scale_d, 1, 1, 0, trans_b
+//                        (PTX ISA, "wgmma.mma_async": d is read and written, so the results
+//                        take the accumulator operands' registers)
+//   kern.wgmma_fence / commit / wait  ->  wgmma.fence / commit_group / wait_group N .sync.aligned
+#include <fmt/format.h>
+
+#include "codegen/ptx/emitter.h"
+#include "dialects/kern/kern_ops.h"
+#include "schedule/wgmma_desc.h"
+
+namespace kiln::ptx {
+using namespace ir;
+
+bool emitWgmmaDesc(KernelEmitter& e, const Operation& op) {
+  PtxBuilder& b = e.b();
+  auto l = *kern::smemLayout(op.operand(0)->type());
+  Reg a = b.reg(RegClass::B32);
+  b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(1)).str(), l.stageBytes(),
+                     e.use(op.operand(0)).str()));
+  b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(2)).str(), l.rowBytes(), a.str()));
+  int64_t disp = op.intAttr("row", 0) * l.rowBytes() + op.intAttr("col", 0) * l.elemBytes();
+  if (disp) b.inst(fmt::format("add.s32 {}, {}, {}", a.str(), a.str(), disp));
+  b.inst(fmt::format("bfe.u32 {}, {}, 4, 14", a.str(), a.str()));
+  Reg d = e.def(op.result());
+  b.inst(fmt::format("cvt.u64.u32 {}, {}", d.str(), a.str()));
+  b.inst(fmt::format("or.b64 {}, {}, {:#x}", d.str(), d.str(),
+                     wgmma::descriptorConstant(op.intAttr("lbo", 16), op.intAttr("sbo", 1024))));
+  return true;
+}
+
+bool emitWgmma(KernelEmitter& e, const Operation& op) {
+  auto shape = op.intsAttr("shape");
+  std::string ab = op.stringAttr("ab");
+  std::string d = "{";
+  for (unsigned i = 0; i < op.numResults(); ++i) {
+    Reg r = e.use(op.operand(3 + i));
+    e.bind(op.result(i), r);
+    d += (i ? ", " : "") + r.str();
+  }
+  d += "}";
+  e.b().inst(fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {}, {}, {}, {}, 1, 1, 0, {}", shape[1], ab,
+                         ab, d, e.use(op.operand(1)).str(), e.use(op.operand(2)).str(), e.use(op.operand(0)).str(),
+                         op.attr("trans_b")->asBool() ? 1 : 0));
+  return true;
+}
+
+bool emitWgmmaFence(KernelEmitter& e, const Operation&) {
+  e.b().inst("wgmma.fence.sync.aligned");
+  return true;
+}
+
+bool emitWgmmaCommit(KernelEmitter& e, const Operation&) {
+  e.b().inst("wgmma.commit_group.sync.aligned");
+  return true;
+}
+
+bool emitWgmmaWait(KernelEmitter& e, const Operation& op) {
+  e.b().inst(fmt::format("wgmma.wait_group.sync.aligned {}", op.intAttr("pending", 0)));
+  return true;
+}
+
+}  // namespace kiln::ptx

@@ -1,0 +1,28 @@
+#pragma once
+// Verify hooks of the kern dialect that live outside kern_dialect.cpp (one file per op family),
+// declared here so the one op table (kern_ops.def) can name them. Internal to the dialect.
+#include "kiln/ir/diagnostics.h"
+#include "kiln/ir/operation.h"
+
+namespace kiln::kern {
+
+// Shared by the hook files: true inside a kern.kernel, else an error naming the op.
+bool requireInKernel(const ir::Operation& op, ir::DiagnosticEngine& d);
+
+// kern_sm90_ops.cpp
+bool verifyInKernel(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyRole(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyTileLoop(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifySetMaxNReg(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyMbarrierAlloc(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyMbarrierInit(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyMbarrierExpectTx(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyMbarrierArrive(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyMbarrierWait(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyFence(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyTmaLoad(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyWgmmaDesc(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyWgmma(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyWgmmaWait(const ir::Operation& op, ir::DiagnosticEngine& d);
+
+}  // namespace kiln::kern

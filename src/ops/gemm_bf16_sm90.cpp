@@ -1,0 +1,73 @@
+// The sm90 variants of gemm_bf16, their eligibility and preference (contract in gemm_bf16_sm90.h).
+#include "ops/gemm_bf16_sm90.h"
+
+#include <fmt/format.h>
+
+namespace kiln::ops {
+
+namespace {
+
+struct Sm90Shape {
+  int bm, bn, consumers, stages;
+};
+// Stages: as many as fit in 227 KB with room to spare (stage = (bm + bn) * 128 bytes).
+constexpr Sm90Shape kSm90Shapes[] = {
+    {128, 128, 2, 6}, {128, 256, 2, 4}, {256, 128, 2, 4}, {128, 64, 2, 8},
+    {64, 64, 1, 8},   {64, 128, 1, 8},  {64, 256, 1, 5},
+};
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+std::vector<GemmVariant> gemmBf16Sm90Variants() {
+  std::vector<GemmVariant> t;
+  for (const Sm90Shape& s : kSm90Shapes) {
+    GemmVariant v;
+    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}", s.bm, s.bn, s.stages);
+    v.config.strategy = "sm90_ws_persistent";
+    v.config.bm = s.bm;
+    v.config.bn = s.bn;
+    v.config.bk = 64;
+    v.config.stages = s.stages;
+    v.config.warpsM = s.consumers;
+    v.config.warpsN = 1;
+    v.config.raster = Raster::Grouped;
+    v.config.groupM = 8;
+    t.push_back(std::move(v));
+  }
+  return t;
+}
+
+bool sm90Eligible(const GemmVariant& v, const GemmProblem& p, const Target& t, std::string* why) {
+  auto no = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
+  using S = ir::ScalarType;
+  if (!t.wgmma || !t.tma) return no(t.name + " has no wgmma / TMA (the sm90 variants need sm_90a)");
+  if (p.a != S::BF16 || p.b != S::BF16)
+    return no(fmt::format("A and B must be bf16, not {} and {}", ir::scalarName(p.a), ir::scalarName(p.b)));
+  if (p.c != S::BF16) return no(fmt::format("the output must be bf16, not {}", ir::scalarName(p.c)));
+  if (!p.aRowMajor) return no("A must be row-major (K contiguous)");
+  if (!p.cRowMajor) return no("C must be row-major (N contiguous)");
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return no("M, N and K must be positive");
+  if (p.k % 8 != 0) return no(fmt::format("K = {} is not a multiple of 8 (16-byte TMA strides)", p.k));
+  if (p.n % 8 != 0) return no(fmt::format("N = {} is not a multiple of 8 (16-byte TMA strides)", p.n));
+  int64_t smem = sm90Shape(v.config, 2).smemBytes;
+  if (smem > t.maxSmemPerBlock)
+    return no(fmt::format("needs {} bytes of shared memory; {} allows {}", smem, t.name, t.maxSmemPerBlock));
+  return true;
+}
+
+double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& t) {
+  const Config& c = v.config;
+  int64_t tm = ceilDiv(p.m, c.bm), tn = ceilDiv(p.n, c.bn), tiles = tm * tn;
+  double useful = double(p.m) * double(p.n) / (double(tm * c.bm) * double(tn * c.bn));
+  int64_t sms = std::max(1, t.referenceSms);
+  double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
+  double intensity = (double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0;
+  return 2.0 * useful * waves * intensity;
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,83 @@
+// Config rules of the sm90_ws_persistent strategy (contract in sm90_ws_persistent.h).
+#include <algorithm>
+
+#include "schedule/config.h"
+
+namespace kiln {
+
+Sm90Shape sm90Shape(const Config& c, int elemBytes) {
+  Sm90Shape s;
+  s.consumerWarpgroups = c.warpsM;
+  s.threads = 128 * (1 + c.warpsM);
+  if (c.regsProducer || c.regsConsumer) {
+    s.regsProducer = c.regsProducer;
+    s.regsConsumer = c.regsConsumer;
+  } else if (c.warpsM == 2) {
+    // Two consumer warpgroups of up to 128 f32 accumulators each: 232 registers for them, 40 for
+    // the TMA warpgroup (128 * 40 + 256 * 232 = 64512 of the 65536).
+    s.regsProducer = 40;
+    s.regsConsumer = 232;
+  }
+  // setmaxnreg needs the register count at entry; the CTA's share of the register file, rounded
+  // down to a multiple of 8 (384 threads: 168).
+  if (s.regsProducer || s.regsConsumer) s.maxRegsAtEntry = std::min(255, (65536 / s.threads) / 8 * 8);
+  int64_t stage = int64_t(c.bm + c.bn) * c.bk * elemBytes;
+  s.barrierOffset = c.stages * stage;
+  s.smemBytes = s.barrierOffset + 16 * int64_t(c.stages);  // full and empty barriers, 8 bytes each
+  return s;
+}
+
+bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
+                              const ir::Location& loc) {
+  size_t errors = diag.errorCount();
+  const char* who = "sm90_ws_persistent";
+  if (!t.wgmma || !t.tma || !t.setmaxnreg) {
+    diag.error(loc) << "strategy " << who << " needs wgmma, TMA and setmaxnreg, which " << t.name
+                    << " does not have (use sm_90a)";
+    return false;
+  }
+  if (ops.aElemBytes != 2 || ops.bElemBytes != 2)
+    diag.error(loc) << who << " multiplies 16-bit operands (bf16 or f16)";
+  if (c.bk * ops.aElemBytes != 128)
+    diag.error(loc) << "bk=" << c.bk << " is not supported by " << who
+                    << ": use bk=64 (one 128-byte swizzled row of 16-bit elements per TMA box row)";
+  if (c.warpsM != 1 && c.warpsM != 2)
+    diag.error(loc) << "warps_m=" << c.warpsM << " is not supported by " << who
+                    << ": it counts consumer warpgroups, 1 or 2";
+  if (c.warpsN != 1) diag.error(loc) << "warps_n=" << c.warpsN << " is not supported by " << who << ": use warps_n=1";
+  if (c.warpsM >= 1 && (c.bm % (64 * c.warpsM) != 0 || c.bm / c.warpsM > 128))
+    diag.error(loc) << "bm=" << c.bm << " does not split into warps_m=" << c.warpsM
+                    << " consumer warpgroups of 64 or 128 rows (m64 wgmma blocks)";
+  if (c.bn % 64 != 0 || c.bn > 256)
+    diag.error(loc) << "bn=" << c.bn << " is not supported by " << who
+                    << ": use a multiple of 64 up to 256 (64-element TMA boxes of a row-major B; wgmma N <= 256)";
+  if (c.stages < 2)
+    diag.error(loc) << "stages=" << c.stages << " is too few: " << who << " needs at least 2";
+  if (c.splitK != 1) diag.error(loc) << "split_k=" << c.splitK << " is not supported by " << who << " yet";
+  if (c.swapAB) diag.error(loc) << "swap_ab=true is not supported by " << who << " yet";
+  if (c.clusterM != 1 || c.clusterN != 1)
+    diag.error(loc) << "thread-block clusters (TMA multicast) are not supported by " << who
+                    << " yet; set cluster_m=1 cluster_n=1";
+  if (c.epilogue != EpilogueStore::Direct)
+    diag.error(loc) << "epilogue=" << (c.epilogue == EpilogueStore::Tma ? "tma" : "smem") << " is not supported by "
+                    << who << " yet; use epilogue=direct";
+  if (diag.errorCount() != errors) return false;
+  Sm90Shape s = sm90Shape(c, ops.aElemBytes);
+  if ((c.regsProducer == 0) != (c.regsConsumer == 0))
+    diag.error(loc) << "regs_producer and regs_consumer are set together (or both left 0)";
+  for (int r : {s.regsProducer, s.regsConsumer})
+    if (r && (r < 24 || r > 256 || r % 8 != 0))
+      diag.error(loc) << "register budget " << r << " is not one setmaxnreg can set: a multiple of 8 from 24 to 256";
+  if (s.regsProducer && 128 * (s.regsProducer + c.warpsM * s.regsConsumer) > t.registersPerSm)
+    diag.error(loc) << "regs_producer=" << s.regsProducer << " and regs_consumer=" << s.regsConsumer << " need "
+                    << 128 * (s.regsProducer + c.warpsM * s.regsConsumer) << " registers, over the "
+                    << t.registersPerSm << " of an SM";
+  if (s.smemBytes > t.maxSmemPerBlock)
+    diag.error(loc) << "the pipeline needs " << s.smemBytes << " bytes of shared memory (" << c.stages << " stages x "
+                    << c.stageBytes(ops.aElemBytes, ops.bElemBytes) << " bytes and " << 16 * c.stages
+                    << " bytes of barriers), but " << t.name << " allows at most " << t.maxSmemPerBlock
+                    << " bytes per block; lower stages, bm or bn";
+  return diag.errorCount() == errors;
+}
+
+}  // namespace kiln

@@ -1,0 +1,148 @@
+// The sm90 consumer role: wgmma from the stage ring, then the fused epilogue (PTX ISA,
+// "wgmma.mma_async", "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group"; descriptors in
+// wgmma_desc.h). As kern IR, for each tile:
+//
+//   acc = 0                                    (N/2 f32 per m64 block, per thread)
+//   for kt in 0 .. ktiles-1  carrying (acc, s, ph, prev) from (0, stage0, phase0, -):
+//     mbarrier_wait(full[s], ph)               TMA has landed stage s
+//     wgmma_fence                              the accumulators were last written by other code
+//     for kk in 0 .. bk/16-1, for each m64 block i:
+//       acc_i = wgmma(desc(A, s, rows of i, k16 step kk), desc(B, s, k16 step kk), acc_i)
+//     wgmma_commit                             one group per K step
+//     wgmma_wait(1)                            the previous K step's group is done ...
+//     if kt > 0 && lane == 0: mbarrier_arrive(empty[prev])   ... so its stage goes back to TMA
+//     (s, ph) = next(s, ph); prev = s
+//   wgmma_wait(0); if lane == 0: mbarrier_arrive(empty[prev])
+//   epilogue(acc)                              sm80_epilogue.cpp, through the m16n8 view below
+//
+// Keeping one group in flight while waiting means the tensor cores always have the next K step's
+// wgmma queued behind the one that finishes. The empty barriers count one arrival per consumer
+// warp: a warp arrives (from lane 0, after its own wait_group, which all its lanes executed) only
+// when its part of the warpgroup's reads of the stage is complete.
+//
+// Accumulator layout (PTX ISA, "Matrix Fragments for wgmma.mma_async.m64nNk16", accumulator D):
+// warp v of the warpgroup owns rows 16v .. 16v+15 of the m64 block; register 4j + e holds row
+// 16v + g + 8(e >= 2), column 8j + 2t + (e & 1) (g = lane / 4, t = lane % 4): per n8 column block
+// exactly the m16n8 C fragment of mma.sync (fragment_layout.h). So the epilogue sees each consumer
+// warp as an sm80 warp with one m16 tile per m64 block (64 rows apart) and bn/8 n8 tiles.
+#include "schedule/sm80_context.h"
+#include "schedule/sm90_context.h"
+#include "schedule/wgmma_desc.h"
+
+namespace kiln::sm90 {
+using namespace ir;
+
+bool buildConsumer(Plan& p) {
+  KernBuilder& b = p.b;
+  const Config& c = p.cfg;
+  const GemmProgram& g = p.g;
+  int rows = p.rowsPerConsumer(), blocks = rows / 64, nacc = c.bn / 2;
+  Value* warp = b.named(b.op1("kern.warp_id", {}, types::i32()), "warp");
+  Value* lane = b.named(b.op1("kern.lane_id", {}, types::i32()), "lane");
+  Value* cwarp = b.named(b.addConst(warp, -4), "cwarp");  // consumer warps follow the producer warpgroup
+  Value* wg = b.named(b.div(cwarp, b.i32(4)), "wg");
+  Value* rowA = b.named(b.mulConst(wg, rows), "arow");  // the warpgroup's first row of the A stage
+  Value* zero = b.i32(0);
+  Value* isLane0 = b.cmp("eq", lane, zero);
+
+  // The K loop.
+  b.setLoc(g.reduce->loc());
+  std::vector<Value*> forOps = {zero, p.ktiles, b.i32(1)};
+  Value* accInit = b.f32(g.accInit);
+  for (int i = 0; i < blocks * nacc; ++i) forOps.push_back(accInit);
+  forOps.push_back(p.stage0);
+  forOps.push_back(p.phase0);
+  forOps.push_back(zero);  // prev: unused in the first step
+  std::vector<Type> resultTypes(size_t(blocks * nacc), types::f32());
+  for (int i = 0; i < 3; ++i) resultTypes.push_back(types::i32());
+  Operation* loop = b.create("scf.for", forOps, resultTypes, {}, 1);
+  Block* body = loop->region(0).addBlock();
+  Value* kt = body->addArgument(types::i32(), "kt");
+  std::vector<Value*> acc;
+  for (int i = 0; i < blocks * nacc; ++i) acc.push_back(body->addArgument(types::f32(), "acc"));
+  Value* s = body->addArgument(types::i32(), "s");
+  Value* ph = body->addArgument(types::i32(), "ph");
+  Value* prev = body->addArgument(types::i32(), "prev");
+  {
+    InsertionGuard guard(b);
+    b.setInsertionPointToEnd(body);
+    b.create("kern.mbarrier_wait", {p.full, s, ph}, {});
+    b.setLoc(g.dot->loc());
+    b.create("kern.wgmma_fence", {}, {});
+    Value* on = b.i1(true);
+    std::string ab(scalarName(g.abType));
+    for (int kk = 0; kk < c.bk / 16; ++kk) {
+      Value* descB =
+          g.bKMajor
+              ? b.op1("kern.wgmma_desc", {p.sB, s, zero}, types::i64(),
+                      {{"row", int64_t{0}}, {"col", int64_t(16 * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
+                       {"sbo", wgmma::kKMajorSbo}})
+              : b.op1("kern.wgmma_desc", {p.sB, s, zero}, types::i64(),
+                      {{"row", int64_t(16 * kk)}, {"col", int64_t{0}}, {"major", "mn"},
+                       {"lbo", wgmma::mnMajorLbo(c.bk)}, {"sbo", wgmma::kMnMajorSbo}});
+      for (int i = 0; i < blocks; ++i) {
+        Value* descA = b.op1("kern.wgmma_desc", {p.sA, s, rowA}, types::i64(),
+                             {{"row", int64_t(64 * i)}, {"col", int64_t(16 * kk)}, {"major", "k"},
+                              {"lbo", wgmma::kKMajorLbo}, {"sbo", wgmma::kKMajorSbo}});
+        std::vector<Value*> ops = {on, descA, descB};
+        ops.insert(ops.end(), acc.begin() + i * nacc, acc.begin() + (i + 1) * nacc);
+        Operation* mma = b.create("kern.wgmma", ops, std::vector<Type>(size_t(nacc), types::f32()),
+                                  {{"shape", Attribute::ints({64, c.bn, 16})}, {"ab", ab}, {"trans_b", !g.bKMajor}});
+        for (int r = 0; r < nacc; ++r) acc[size_t(i * nacc + r)] = b.named(mma->result(unsigned(r)), "d");
+      }
+    }
+    b.create("kern.wgmma_commit", {}, {});
+    b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});
+    b.setLoc(g.reduce->loc());
+    Value* release = b.andi(b.cmp("sgt", kt, zero), isLane0);
+    Operation* rel = b.create("scf.if", {release}, {}, {}, 2);
+    {
+      InsertionGuard inner(b);
+      b.setInsertionPointToEnd(rel->region(0).addBlock());
+      b.create("kern.mbarrier_arrive", {p.empty, prev}, {});
+      b.create("scf.yield", {}, {});
+      b.setInsertionPointToEnd(rel->region(1).addBlock());
+      b.create("scf.yield", {}, {});
+    }
+    auto [s1, ph1] = nextStage(b, s, ph, c.stages);
+    std::vector<Value*> yields = acc;
+    yields.push_back(s1);
+    yields.push_back(ph1);
+    yields.push_back(s);
+    b.create("scf.yield", yields, {});
+  }
+  b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
+  Value* last = loop->result(unsigned(blocks * nacc + 2));
+  Operation* rel = b.create("scf.if", {isLane0}, {}, {}, 2);
+  {
+    InsertionGuard inner(b);
+    b.setInsertionPointToEnd(rel->region(0).addBlock());
+    b.create("kern.mbarrier_arrive", {p.empty, last}, {});
+    b.create("scf.yield", {}, {});
+    b.setInsertionPointToEnd(rel->region(1).addBlock());
+    b.create("scf.yield", {}, {});
+  }
+
+  // The epilogue, through the sm80 view of the accumulators (see above).
+  std::vector<Value*> out;
+  for (int i = 0; i < blocks * nacc; ++i) out.push_back(b.named(loop->result(unsigned(i)), "acc"));
+  sm80::Context cx{g, c, p.target, b, p.diag};
+  cx.args = p.args;
+  cx.dims = p.dims;
+  cx.dimM = p.dimM;
+  cx.dimN = p.dimN;
+  cx.dimK = p.dimK;
+  cx.lane = lane;
+  cx.m0 = p.m0;
+  cx.n0 = p.n0;
+  cx.batch = p.batched() ? p.batch : nullptr;
+  cx.mTilesOverride = blocks;
+  cx.nTilesOverride = c.bn / 8;
+  cx.mTileStride = 64;
+  Value* v = b.rem(cwarp, b.i32(4));
+  cx.warpRow0 = b.named(b.add(b.add(p.m0, rowA), b.mulConst(v, 16)), "wrow");
+  cx.warpCol0 = p.n0;
+  return sm80::buildEpilogue(cx, out);
+}
+
+}  // namespace kiln::sm90

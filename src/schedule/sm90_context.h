@@ -1,0 +1,51 @@
+#pragma once
+// Internal to the sm90_ws_persistent strategy: what the kernel builder (sm90_ws_persistent.cpp)
+// hands the role builders (sm90_producer.cpp, sm90_consumer.cpp).
+#include <map>
+#include <string>
+#include <utility>
+
+#include "dialects/kern/kern_ops.h"
+#include "schedule/config.h"
+#include "schedule/gemm_analysis.h"
+#include "schedule/kern_builder.h"
+
+namespace kiln::sm90 {
+
+struct Plan {
+  const GemmProgram& g;
+  const Config& cfg;
+  const Target& target;
+  KernBuilder& b;
+  ir::DiagnosticEngine& diag;
+
+  std::map<std::string, ir::Value*> args, dims;  // kernel parameters by name (two namespaces)
+  ir::Value *tmA = nullptr, *tmB = nullptr;       // the operands' tensor maps
+  ir::Value *sA = nullptr, *sB = nullptr;         // operand rings: [stages, rows, 64] 128B-swizzled
+  ir::Value *full = nullptr, *empty = nullptr;    // mbarrier rings, one barrier per stage
+  ir::Value *dimM = nullptr, *dimN = nullptr, *dimK = nullptr;
+  ir::Value* ktiles = nullptr;                    // ceil(K / bk): K steps per tile
+  int64_t stageTxBytes = 0;                       // bytes TMA writes per stage (A box + B boxes)
+
+  // Per tile: the tile loop's body arguments and the ring position the tile starts at. Both roles
+  // derive it from the tile's ordinal, so they agree without talking: the K steps of earlier tiles
+  // are iter * ktiles, every one of which used one stage.
+  ir::Value *iter = nullptr, *m0 = nullptr, *n0 = nullptr, *batch = nullptr;
+  ir::Value *stage0 = nullptr, *phase0 = nullptr;
+
+  bool batched() const { return !g.dimBatch.empty(); }
+  int rowsPerConsumer() const { return cfg.bm / cfg.warpsM; }  // 64 or 128: m64 blocks per warpgroup
+};
+
+// (stage, phase) after one more step of a ring of `stages`: the phase flips when the stage wraps.
+std::pair<ir::Value*, ir::Value*> nextStage(KernBuilder& b, ir::Value* stage, ir::Value* phase, int stages);
+
+// The producer role: one elected thread waits for a free stage, arms its full barrier with the
+// stage's bytes and issues the TMA copies of A and B for each K step of the tile.
+void buildProducer(Plan& p);
+// The consumer role: waits for each full stage, runs the wgmma of the K step, keeps one wgmma group
+// in flight while releasing the previous stage, then runs the fused epilogue. False after a
+// diagnostic from the epilogue.
+bool buildConsumer(Plan& p);
+
+}  // namespace kiln::sm90

@@ -1,0 +1,223 @@
+// The sm90_ws_persistent strategy entry (contract in sm90_ws_persistent.h). It checks the program
+// and the config, creates the kernel, its tensor maps, shared-memory rings and mbarriers, and the
+// one CTA-wide persistent tile loop whose body holds the two role-tagged regions (the producer from
+// sm90_producer.cpp, the consumers from sm90_consumer.cpp). partition-roles then splits that loop
+// into one loop per role, and set-role-registers gives each role its registers.
+//
+//   kern.kernel {threads = 128 (1 + warps_m), persistent, max_regs?, role_regs?} {
+//     smem rings sA [stages, bm, 64], sB [stages, bn, 64]; mbarrier rings full, empty [stages]
+//     if tid == 0: init full[s] (1 arrival + TMA bytes), empty[s] (one arrival per consumer warp);
+//                  fence.mbarrier_init
+//     barrier
+//     kern.tile_loop(M, N, batches) {tile = [bm, bn], raster, group_m} (iter, m0, n0, batch):
+//       stage0 = (iter * ktiles) % stages; phase0 = (iter * ktiles / stages) % 2
+//       kern.role "producer" [warpgroup 0]       { TMA loads }
+//       kern.role "consumer" [warpgroups 1..]    { wgmma; epilogue }
+//   }
+#include "schedule/sm90_ws_persistent.h"
+
+#include "schedule/sm90_context.h"
+#include "transforms/pass_registry.h"
+
+namespace kiln {
+using namespace ir;
+
+namespace {
+
+Attribute pairList(const std::vector<std::pair<std::string, int64_t>>& v) {
+  Attribute::Array a;
+  for (const auto& [name, n] : v) a.push_back(Attribute::Array{Attribute(name), Attribute(n)});
+  return Attribute(a);
+}
+
+std::string tensorName(const Value* tensor) { return tensor->definingOp()->stringAttr("name"); }
+
+// One region op with its block, built by `fill` at the end of that block.
+template <typename F>
+void region(KernBuilder& b, const std::string& name, std::vector<NamedAttr> attrs, F fill) {
+  Operation* op = b.create(name, {}, {}, std::move(attrs), 1);
+  InsertionGuard guard(b);
+  b.setInsertionPointToEnd(op->region(0).addBlock());
+  fill();
+}
+
+}  // namespace
+
+std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const Target& target, const Config& config,
+                                                 DiagnosticEngine& diag) {
+  auto g = analyzeGemm(program, config.strategy, diag);
+  if (!g) return nullptr;
+  int eb = bitWidth(g->abType) / 8;
+  if (!validate(config, target, OperandInfo{eb, eb}, diag, program.loc())) return nullptr;
+  const Config& c = config;
+  Sm90Shape shape = sm90Shape(c, eb);
+  bool batched = !g->dimBatch.empty();
+  std::string nameA = tensorName(g->tensorA), nameB = tensorName(g->tensorB);
+
+  // Tensor maps: dims fastest first. A [M][K]: box (64 of K, bm rows). B K-major [N][K]: (64 of K,
+  // bn rows). B row-major [K][N]: (64 of N, bk rows), bn / 64 boxes per stage.
+  auto withBatch = [&](std::vector<int64_t> box) {
+    if (batched) box.push_back(1);
+    return box;
+  };
+  Type mapA = kern::tmapType(g->abType, withBatch({c.bk, c.bm}), nameA, 128);
+  Type mapB = g->bKMajor ? kern::tmapType(g->abType, withBatch({c.bk, c.bn}), nameB, 128)
+                         : kern::tmapType(g->abType, withBatch({64, c.bk}), nameB, 128);
+
+  // The signature: pointers, tensor maps, scalars, dims.
+  std::vector<std::string> names;
+  std::vector<Type> types;
+  size_t firstNonPtr = 0;
+  for (const auto& p : g->params)
+    if (kern::isPtr(p.type)) ++firstNonPtr;
+  for (size_t i = 0; i < g->params.size(); ++i) {
+    if (i == firstNonPtr) {
+      names.push_back("tmap_" + nameA);
+      types.push_back(mapA);
+      names.push_back("tmap_" + nameB);
+      types.push_back(mapB);
+    }
+    names.push_back(g->params[i].name);
+    types.push_back(g->params[i].type);
+  }
+  std::vector<std::pair<std::string, int64_t>> requires_ = {{g->dimK, 16 / eb}, {g->dimN, 16 / eb}};
+  std::vector<std::pair<std::string, int64_t>> align = {{nameA, 16}, {nameB, 16}};
+  for (const Operation* op : g->epilogue)
+    if (op->is("tile.store")) align.push_back({tensorName(op->operand(0)), 2 * bitWidth(op->operand(0)->type().elem()) / 8});
+  Attribute::Array tiles = {Attribute(g->dimM), Attribute(int64_t(c.bm)), Attribute(g->dimN), Attribute(int64_t(c.bn))};
+  if (batched) {
+    tiles.push_back(Attribute(g->dimBatch));
+    tiles.push_back(Attribute(int64_t{1}));
+  }
+  std::vector<NamedAttr> attrs = {{"sym_name", program.stringAttr("sym_name")},
+                                  {"params", Attribute::strings(names)},
+                                  {"threads", int64_t(shape.threads)},
+                                  {"smem_bytes", shape.smemBytes},
+                                  {"grid", Attribute(Attribute::Array{Attribute(tiles)})},
+                                  {"requires", pairList(requires_)},
+                                  {"align", pairList(align)},
+                                  {"target", target.name},
+                                  {"config", config.str()},
+                                  {"persistent", true}};
+  if (shape.maxRegsAtEntry) {
+    attrs.push_back({"max_regs", int64_t(shape.maxRegsAtEntry)});
+    attrs.push_back({"role_regs", pairList({{"producer", shape.regsProducer}, {"consumer", shape.regsConsumer}})});
+  }
+  auto kernel = Operation::create(program.loc(), "kern.kernel", {}, {}, attrs, 1);
+  Block* body = kernel->region(0).addBlock();
+  KernBuilder b(body);
+  b.setLoc(program.loc());
+  sm90::Plan p{*g, config, target, b, diag};
+  for (size_t i = 0; i < names.size(); ++i) {
+    Value* arg = body->addArgument(types[i], names[i]);
+    if (kern::isTensorMap(types[i])) (names[i] == "tmap_" + nameA ? p.tmA : p.tmB) = arg;
+  }
+  for (size_t i = 0, a = 0; i < g->params.size(); ++i) {
+    while (kern::isTensorMap(body->argument(unsigned(a))->type())) ++a;
+    (g->params[i].decl ? p.args : p.dims)[g->params[i].name] = body->argument(unsigned(a++));
+  }
+  p.dimM = p.dims.at(g->dimM);
+  p.dimN = p.dims.at(g->dimN);
+  p.dimK = p.dims.at(g->dimK);
+
+  // Shared memory: the A ring, the B ring (both 128-byte rows, 128B swizzle), then the barriers.
+  Swizzle sw{3, 4, 3};
+  int64_t bytesA = int64_t(c.stages) * c.bm * 128;
+  b.setLoc(g->loadA->loc());
+  p.sA = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(g->abType, c.stages, c.bm, c.bk, sw), {{"offset", int64_t{0}}}), "sA");
+  b.setLoc(g->loadB->loc());
+  p.sB = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(g->abType, c.stages, c.bn, c.bk, sw), {{"offset", bytesA}}), "sB");
+  b.setLoc(g->reduce->loc());
+  p.full = b.named(b.op1("kern.mbarrier_alloc", {}, kern::mbarrierType(c.stages), {{"offset", shape.barrierOffset}}), "full");
+  p.empty = b.named(b.op1("kern.mbarrier_alloc", {}, kern::mbarrierType(c.stages),
+                          {{"offset", shape.barrierOffset + 8 * int64_t(c.stages)}}),
+                    "empty");
+  p.stageTxBytes = int64_t(c.bm + c.bn) * c.bk * eb;
+
+  // Barrier initialization by one thread, made visible to the async proxy and to every thread.
+  Value* tid = b.named(b.op1("kern.thread_id", {}, types::i32()), "tid");
+  Operation* init = b.create("scf.if", {b.cmp("eq", tid, b.i32(0))}, {}, {}, 2);
+  {
+    InsertionGuard guard(b);
+    b.setInsertionPointToEnd(init->region(0).addBlock());
+    for (int s = 0; s < c.stages; ++s) {
+      b.create("kern.mbarrier_init", {p.full, b.i32(s)}, {}, {{"count", int64_t{1}}});
+      b.create("kern.mbarrier_init", {p.empty, b.i32(s)}, {}, {{"count", int64_t(4 * c.warpsM)}});
+    }
+    b.create("kern.fence", {}, {}, {{"kind", "mbarrier_init"}});
+    b.create("scf.yield", {}, {});
+    b.setInsertionPointToEnd(init->region(1).addBlock());
+    b.create("scf.yield", {}, {});
+  }
+  b.create("kern.barrier", {}, {});
+  p.ktiles = b.named(b.div(b.addConst(p.dimK, c.bk - 1), b.i32(c.bk)), "ktiles");
+
+  // The persistent tile loop with the role-tagged regions.
+  b.setLoc(g->forTiles->loc());
+  Value* batches = batched ? p.dims.at(g->dimBatch) : b.i32(1);
+  Operation* loop = b.create("kern.tile_loop", {p.dimM, p.dimN, batches}, {},
+                             {{"tile", Attribute::ints({c.bm, c.bn})},
+                              {"raster", c.raster == Raster::Grouped ? "grouped" : "row"},
+                              {"group_m", int64_t(c.groupM)}},
+                             1);
+  Block* tileBody = loop->region(0).addBlock();
+  p.iter = tileBody->addArgument(types::i32(), "iter");
+  p.m0 = tileBody->addArgument(types::i32(), "m0");
+  p.n0 = tileBody->addArgument(types::i32(), "n0");
+  p.batch = tileBody->addArgument(types::i32(), "batch");
+  bool ok = true;
+  {
+    InsertionGuard guard(b);
+    b.setInsertionPointToEnd(tileBody);
+    Value* done = b.named(b.mul(p.iter, p.ktiles), "ksteps");
+    p.stage0 = b.named(b.rem(done, b.i32(c.stages)), "stage0");
+    p.phase0 = b.named(b.rem(b.div(done, b.i32(c.stages)), b.i32(2)), "phase0");
+    region(b, "kern.role", {{"name", "producer"}, {"warpgroups", Attribute::ints({0, 1})}},
+           [&] { sm90::buildProducer(p); });
+    region(b, "kern.role", {{"name", "consumer"}, {"warpgroups", Attribute::ints({1, c.warpsM})}},
+           [&] { ok = sm90::buildConsumer(p); });
+  }
+  if (!ok) return nullptr;
+  return kernel;
+}
+
+namespace transforms {
+
+// The pass: every tile.program becomes a kern.kernel ({target, config} attributes as for sm80).
+bool lowerSm90WsPersistentPass(Module& m, DiagnosticEngine& diag) {
+  bool ok = true;
+  for (auto it = m.body().operations().begin(); it != m.body().operations().end(); ++it) {
+    Operation& op = **it;
+    if (!op.is("tile.program")) continue;
+    std::string tname = op.stringAttr("target", "sm_90a");
+    auto target = Target::byName(tname);
+    if (!target) {
+      diag.error(op.loc()) << "unknown target '" << tname << "'; known targets: " << Target::knownNames();
+      ok = false;
+      continue;
+    }
+    auto config = Config::parse(op.stringAttr("config", "strategy=sm90_ws_persistent"), diag, op.loc());
+    if (!config) {
+      ok = false;
+      continue;
+    }
+    if (config->strategy != "sm90_ws_persistent") {
+      diag.error(op.loc()) << "lower-sm90-ws-persistent got a config for strategy '" << config->strategy << "'";
+      ok = false;
+      continue;
+    }
+    auto kernel = lowerSm90WsPersistent(op, *target, *config, diag);
+    if (!kernel) {
+      ok = false;
+      continue;
+    }
+    Operation* k = m.body().insert(it, std::move(kernel));
+    it = m.body().find(k);
+    std::next(it)->get()->walk([](Operation& inner) { inner.dropAllOperands(); });
+    m.body().operations().erase(std::next(it));
+  }
+  return ok;
+}
+
+}  // namespace transforms
+}  // namespace kiln

@@ -1,0 +1,168 @@
+// Assembly gates for the sm90 variants of gemm_bf16 (DESIGN.md, "Testing"): on the CPU, every
+// bf16_gemm_sm90_* variant, for sm_90a and both B layouts,
+//   * compiles and assembles (through the PTX compiler library: ptx_compiler.h) with a 0-byte stack
+//     frame and no spill stores or loads;
+//   * runs its MMAs on the Hopper tensor-core path: exactly (bk / 16) * (m64 blocks per consumer
+//     warpgroup) HGMMA.64xBNx16.F32.BF16 (one K step, emitted once: the K loop is not unrolled),
+//     with .tnspB exactly for row-major B, and no HMMA anywhere;
+//   * loads operands with TMA: one UTMALDG for A and 1 (K-major B) or bn / 64 (row-major B) for B;
+//   * when its config splits registers (two consumer warpgroups), honours setmaxnreg: the SASS has
+//     USETMAXREG (DEALLOC for the producer, TRY_ALLOC for the consumers) and no 'setmaxnreg
+//     ignored' advisory was reported; otherwise the PTX has no setmaxnreg at all;
+//   * is eligible only on sm_90a.
+// Needs a SASS disassembler (skips, saying why, without one).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <sstream>
+
+#include "backend/assembler.h"
+#include "backend/ptx_compiler.h"
+#include "backend/sass_stats.h"
+#include "ops/gemm_bf16_sm90.h"
+
+namespace kiln::ops {
+namespace {
+
+struct Job {
+  const GemmVariant* variant;
+  bool kMajor;
+};
+
+struct Outcome {
+  std::string errors, ptx;
+  backend::ResourceReport report;
+  std::vector<ir::Diagnostic> warnings;
+  std::optional<backend::SassStats> sass;
+};
+
+Outcome runJob(const Job& j) {
+  Outcome o;
+  ir::DiagnosticEngine diag;
+  Target t = Target::sm90a();
+  auto r = j.variant->compile(j.kMajor, t, diag);
+  if (!r) {
+    o.errors = diag.str();
+    return o;
+  }
+  o.ptx = r->ptx;
+  auto cubin = backend::assemble(r->ptx, t.ptxTarget, diag);
+  if (!cubin) {
+    o.errors = diag.str();
+    return o;
+  }
+  o.report = cubin->resources.begin()->second;
+  o.warnings = cubin->warnings;
+  o.sass = backend::sassStats(cubin->cubin, diag);
+  if (!o.sass) o.errors = diag.str();
+  return o;
+}
+
+std::vector<const GemmVariant*> sm90Variants() {
+  std::vector<const GemmVariant*> v;
+  for (const auto& x : gemmBf16Variants())
+    if (x.config.strategy == "sm90_ws_persistent") v.push_back(&x);
+  return v;
+}
+
+TEST(GemmBf16Sm90Gates, TableHasTheHopperVariants) {
+  std::set<std::string> names;
+  for (const GemmVariant* v : sm90Variants()) names.insert(v->name);
+  for (const char* want : {"bf16_gemm_sm90_128x128x64_s6", "bf16_gemm_sm90_128x256x64_s4",
+                           "bf16_gemm_sm90_256x128x64_s4", "bf16_gemm_sm90_64x128x64_s8"})
+    EXPECT_TRUE(names.count(want)) << want;
+}
+
+TEST(GemmBf16Sm90Gates, EligibleOnlyOnSm90a) {
+  GemmProblem p{4096, 4096, 4096};
+  for (const GemmVariant* v : sm90Variants()) {
+    std::string why;
+    EXPECT_TRUE(v->eligible(p, Target::sm90a(), &why)) << v->name << ": " << why;
+    for (const Target& t : {Target::sm80(), Target::sm90(), Target::sm100a(), Target::sm120()}) {
+      EXPECT_FALSE(v->eligible(p, t, &why)) << v->name << " on " << t.name;
+      EXPECT_NE(why.find("wgmma"), std::string::npos) << why;
+    }
+  }
+  std::string why;
+  EXPECT_FALSE(sm90Variants().front()->eligible(GemmProblem{64, 60, 64}, Target::sm90a(), &why));
+  EXPECT_EQ(why, "N = 60 is not a multiple of 8 (16-byte TMA strides)");
+}
+
+TEST(GemmBf16Sm90Gates, SelectionPrefersHopperSchedulesOnSm90a) {
+  ir::DiagnosticEngine diag;
+  auto big = selectGemmBf16(GemmProblem{8192, 8192, 8192}, Target::sm90a(), diag);
+  ASSERT_TRUE(big) << diag.str();
+  EXPECT_EQ(big->variant->config.strategy, "sm90_ws_persistent");
+  EXPECT_EQ(big->variant->config.bm * big->variant->config.bn, 128 * 256) << big->str();
+  auto smallM = selectGemmBf16(GemmProblem{64, 5120, 5120}, Target::sm90a(), diag);
+  ASSERT_TRUE(smallM) << diag.str();
+  EXPECT_EQ(smallM->variant->config.bm, 64) << smallM->str();
+  auto sm80 = selectGemmBf16(GemmProblem{8192, 8192, 8192}, Target::sm80(), diag);
+  ASSERT_TRUE(sm80) << diag.str();
+  EXPECT_EQ(sm80->variant->config.strategy, "sm80_multistage");
+}
+
+TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
+  {
+    ir::DiagnosticEngine diag;
+    if (!backend::sassStats({}, diag) && diag.str().find("install") != std::string::npos)
+      GTEST_SKIP() << "no SASS disassembler: " << diag.str();
+  }
+  std::vector<Job> jobs;
+  for (const GemmVariant* v : sm90Variants())
+    for (bool kMajor : {false, true}) jobs.push_back({v, kMajor});
+  std::vector<Outcome> outcomes(jobs.size());
+  auto worker = [&](size_t first) {
+    for (size_t i = first; i < jobs.size(); i += 2) outcomes[i] = runJob(jobs[i]);
+  };
+  auto other = std::async(std::launch::async, worker, 1);
+  worker(0);
+  other.get();
+
+  std::ostringstream table;
+  table << "| variant | B | threads | regs | smem B | stack | spill st/ld | HGMMA | UTMALDG | USETMAXREG |\n"
+           "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const Job& j = jobs[i];
+    const Outcome& o = outcomes[i];
+    const Config& c = j.variant->config;
+    std::string what = j.variant->name + (j.kMajor ? " (K-major B)" : " (row-major B)");
+    ASSERT_TRUE(o.sass) << what << ": " << o.errors;
+    EXPECT_EQ(o.report.stackFrameBytes, 0) << what;
+    EXPECT_EQ(o.report.spillStoreBytes, 0) << what;
+    EXPECT_EQ(o.report.spillLoadBytes, 0) << what;
+    int blocks = c.bm / c.warpsM / 64;
+    std::string hgmma = "HGMMA.64x" + std::to_string(c.bn) + "x16.F32.BF16";
+    EXPECT_EQ(o.sass->count(hgmma), (c.bk / 16) * blocks) << what;
+    EXPECT_EQ(o.sass->count("HGMMA"), (c.bk / 16) * blocks) << what;
+    EXPECT_EQ(o.sass->count("HMMA"), 0) << what;
+    int tnsp = 0;
+    for (size_t pos = 0; (pos = o.sass->text.find("tnspB", pos)) != std::string::npos; ++pos) ++tnsp;
+    EXPECT_EQ(tnsp, j.kMajor ? 0 : (c.bk / 16) * blocks) << what;
+    EXPECT_EQ(o.sass->count("UTMALDG"), 1 + (j.kMajor ? 1 : c.bn / 64)) << what;
+    bool splits = sm90Shape(c, 2).regsProducer != 0;
+    if (splits) {
+      EXPECT_TRUE(backend::havePtxCompiler()) << "sm_90a needs the PTX compiler library to honour setmaxnreg";
+      EXPECT_EQ(o.sass->count("USETMAXREG.DEALLOC"), 1) << what;
+      EXPECT_EQ(o.sass->count("USETMAXREG.TRY_ALLOC"), 1) << what;
+      for (const auto& w : o.warnings)
+        EXPECT_EQ(w.message.find("'setmaxnreg' ignored"), std::string::npos) << what << ": " << w.message;
+    } else {
+      EXPECT_EQ(o.ptx.find("setmaxnreg"), std::string::npos) << what;
+      EXPECT_EQ(o.sass->count("USETMAXREG"), 0) << what;
+    }
+    table << "| " << j.variant->name << " | " << (j.kMajor ? "K-major" : "row") << " | " << sm90Shape(c, 2).threads
+          << " | " << o.report.registers << " | " << sm90Shape(c, 2).smemBytes << " | " << o.report.stackFrameBytes
+          << " | " << o.report.spillStoreBytes << "/" << o.report.spillLoadBytes << " | " << o.sass->count("HGMMA")
+          << " | " << o.sass->count("UTMALDG") << " | " << o.sass->count("USETMAXREG") << " |\n";
+  }
+  const char* path = std::getenv("KILN_SM90_GATES_TABLE");
+  std::string out = path ? path : ::testing::TempDir() + "gemm_bf16_sm90_gates.md";
+  std::ofstream(out) << table.str();
+  std::printf("gemm_bf16 sm90 gates table: %s\n%s", out.c_str(), table.str().c_str());
+}
+
+}  // namespace
+}  // namespace kiln::ops
