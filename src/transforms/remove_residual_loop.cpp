@@ -56,8 +56,8 @@
 //      Anything else keeps the loop: a load (kern.ld_global, kern.ldmatrix: a read can fault and
 //      its value can steer control, e.g. a grouped GEMM comparing a loaded group index), a store,
 //      an asynchronous copy, an mbarrier update or wait (the mbarriers are Kiln's atomics), a
-//      fence, wgmma work, setmaxnreg, a loop (scf.for may not terminate), and any op this pass does
-//      not recognise.
+//      fence, wgmma work, a loop (scf.for may not terminate), and any op this pass does not
+//      recognise (kern.setmaxnreg cannot appear: the verifier keeps it inside a kern.role).
 #include <deque>
 #include <set>
 #include <string>
@@ -111,7 +111,6 @@ const char* effectOf(const Operation& op) {
       {"kern.wgmma_fence", "orders asynchronous tensor-core work"},
       {"kern.wgmma_commit", "orders asynchronous tensor-core work"},
       {"kern.wgmma_wait", "orders asynchronous tensor-core work"},
-      {"kern.setmaxnreg", "changes the warpgroup's register budget"},
   };
   for (const auto& [name, why] : table)
     if (op.is(name)) return why;
