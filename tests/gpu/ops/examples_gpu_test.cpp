@@ -1,0 +1,147 @@
+// Every example program (examples::all()) on the GPU: compiled for sm_90a with the schedule
+// tests/unit/testing/example_configs.h gives it, launched through kiln::Kernel on the interpreter's
+// seeded random inputs (src/interp/random_inputs.h: N(0, 1) rounded to each dtype, valid group
+// ids), every output poisoned first (all bits set: NaN in every float dtype), and compared element
+// by element with the tile-IR interpreter, the numerical oracle. Ragged shapes (no dim a multiple
+// of the tiles) and M = 33. Skips, saying why, where there is no GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "bench/bench_support.h"
+#include "examples/examples.h"
+#include "interp/random_inputs.h"
+#include "kiln/interp/interpreter.h"
+#include "kiln/kernel.h"
+#include "kiln/runtime/driver.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+#include "tests/unit/testing/example_configs.h"
+
+namespace kiln {
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+};
+// K % 16 == 0 (FP8 rows of 16 bytes), N % 8 == 0 (row-major BF16 B): inside every example's launch
+// contract. Batched programs get B = 3, grouped ones G = 4.
+const Shape kShapes[] = {{200, 136, 96}, {64, 256, 160}, {33, 40, 48}};
+
+// How far the GPU may be from the interpreter, per output dtype. Both compute the same f32
+// operations and round once to the output type, but
+//  (1) the tensor cores sum the K products in a different order (and the interpreter in strict
+//      sequence), which moves the f32 result by about K * 2^-24 * sum|a b| -- below 1e-4 of the
+//      output's scale for these K;
+//  (2) tanh in gelu_tanh is tanh.approx.f32 on the GPU (max relative error 2^-11, PTX ISA
+//      "tanh"), an absolute error of at most |x| 2^-12 in 0.5 x (1 + tanh(...));
+//  (3) after (1) and (2) the final rounding to the output type may land on the neighbouring value:
+//      one unit in the last place, at most 2^(1-p) |ref| for a type with p significant bits.
+// So: |gpu - ref| <= 2^(1-p) |ref| + 2^-10 * max|ref|, the second term covering (1) and (2) with a
+// margin of 4 (|x| of gelu's input is about the output's largest magnitude). A wrong group, a
+// missing scale or a dropped K tile is off by the output's own magnitude and fails by far.
+double relativeUlp(ir::ScalarType t) {
+  switch (t) {
+    case ir::ScalarType::BF16: return std::ldexp(1.0, -7);     // 8 significant bits
+    case ir::ScalarType::F16: return std::ldexp(1.0, -10);     // 11
+    case ir::ScalarType::F8E4M3: return std::ldexp(1.0, -3);   // 4
+    case ir::ScalarType::F8E5M2: return std::ldexp(1.0, -2);   // 3
+    default: return std::ldexp(1.0, -23);                      // f32: 24
+  }
+}
+
+std::map<std::string, int64_t> dimsFor(const ir::Operation& program, const Shape& s) {
+  std::map<std::string, int64_t> dims;
+  for (const auto& d : program.stringsAttr("dims"))
+    dims[d] = d == "M" ? s.m : d == "N" ? s.n : d == "K" ? s.k : d == "G" ? 4 : 3;
+  return dims;
+}
+
+class ExamplesGpu : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!runtime::Driver::get(&why)) GTEST_SKIP() << "no GPU: " << why;
+  }
+};
+
+TEST_P(ExamplesGpu, MatchesTheInterpreter) {
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  const examples::Example* example = examples::find(GetParam());
+  ASSERT_NE(example, nullptr);
+  std::string config = testing::exampleConfig(example->name);
+  ASSERT_NE(config, "") << "no schedule for this example in tests/unit/testing/example_configs.h";
+  auto module = example->build();
+  const ir::Operation* program = module->body().front();
+  ir::DiagnosticEngine diag;
+  auto kernel = Kernel::build(*module, Target::sm90a(), Config::parse(config), diag);
+  ASSERT_TRUE(kernel) << diag.str();
+
+  for (const Shape& s : kShapes) {
+    auto dims = dimsFor(*program, s);
+    SCOPED_TRACE(example->name + " [" + config + "] M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
+                 " K=" + std::to_string(s.k));
+    auto args = interp::generateArguments(*program, dims, /*seed=*/uint64_t(7 * s.m + s.n));
+    // Device copies of every tensor, in declaration order (outputs poisoned), and the scalars.
+    std::vector<std::unique_ptr<bench::DeviceBuffer>> buffers;
+    std::vector<uint64_t> pointers;
+    std::vector<double> scalars;
+    std::vector<std::string> outputs;
+    for (const auto& op : program->body().operations()) {
+      std::string name = op->stringAttr("name");
+      if (op->is("tile.scalar")) scalars.push_back(args.request.scalars.at(name));
+      if (!op->is("tile.input") && !op->is("tile.output")) continue;
+      const interp::HostTensor& t = args.tensors.at(name);
+      buffers.push_back(std::make_unique<bench::DeviceBuffer>(std::max<size_t>(t.bytes.size(), 1)));
+      if (op->is("tile.output")) {
+        outputs.push_back(name);
+        bench::check(cudaMemset(buffers.back()->ptr, 0xFF, t.bytes.size()), "poison");
+      } else {
+        bench::check(cudaMemcpy(buffers.back()->ptr, t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice), name.c_str());
+      }
+      pointers.push_back(uint64_t(buffers.back()->ptr));
+    }
+    kernel->launch(ctx, nullptr, pointers, scalars, dims);
+    bench::check(cudaDeviceSynchronize(), "kernel");
+
+    // The oracle.
+    ir::DiagnosticEngine idiag;
+    ASSERT_TRUE(interp::run(*program, args.request, idiag)) << idiag.str();
+    size_t bi = 0;
+    for (const auto& op : program->body().operations()) {
+      if (!op->is("tile.input") && !op->is("tile.output")) continue;
+      const bench::DeviceBuffer& buf = *buffers[bi++];
+      if (!op->is("tile.output")) continue;
+      std::string name = op->stringAttr("name");
+      const interp::HostTensor& want = args.tensors.at(name);
+      interp::HostTensor got = want;
+      bench::check(cudaMemcpy(got.bytes.data(), buf.ptr, got.bytes.size(), cudaMemcpyDeviceToHost), name.c_str());
+      int64_t n = interp::numElements(want);
+      double scale = 0;
+      for (int64_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(interp::getElement(want, i)));
+      ASSERT_TRUE(std::isfinite(scale) && scale > 0) << "the interpreter's " << name << " is degenerate";
+      double ulp = relativeUlp(want.dtype), atol = std::ldexp(scale, -10);
+      int bad = 0;
+      for (int64_t i = 0; i < n && bad < 8; ++i) {
+        double r = interp::getElement(want, i), g = interp::getElement(got, i);
+        if (!(std::fabs(g - r) <= ulp * std::fabs(r) + atol)) {
+          ++bad;
+          ADD_FAILURE() << name << " element " << i << " (storage order) = " << g << ", interpreter " << r
+                        << (std::isnan(g) ? " (poison: never written?)" : "");
+        }
+      }
+    }
+  }
+}
+
+std::vector<std::string> exampleNames() {
+  std::vector<std::string> names;
+  for (const auto& e : examples::all()) names.push_back(e.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ExamplesGpu, ::testing::ValuesIn(exampleNames()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace kiln
