@@ -76,7 +76,7 @@ TEST(ExamplesGates, EveryExampleAssemblesSpillFreeForSm90a) {
     // count per K element is the same.
     int hmma = (c.bm / 16) * (c.bn / 8) * (c.bk / 16) / c.warps();
     EXPECT_EQ(testing::countPrefix(a->loop, "HMMA.16816.F32"), hmma);
-    table << "| " << e.name << " | " << c.str() << " | " << a->report.registers << " | " << a->smem << " | "
+    table << "| " << e.name << " | " << testing::exampleConfig(e.name) << " | " << a->report.registers << " | " << a->smem << " | "
           << a->report.stackFrameBytes << " | " << a->report.spillStoreBytes << "/" << a->report.spillLoadBytes << " | "
           << testing::countPrefix(a->loop, "HMMA") << " |\n";
   }
