@@ -72,7 +72,7 @@ void groupOfBlock(sm80::Context& cx) {
   if (!g.bGrouped) return;
   Value* groups = b.cast(cx.extent(g.tensorB->type().shape()[0]), types::i64());
   cx.groupOk = b.named(b.andi(b.cmp("sle", b.i64(0), cx.group), b.cmp("slt", cx.group, groups)), "group_ok");
-  cx.groupB = b.select(cx.groupOk, cx.group, b.i64(0));
+  cx.groupB = b.named(b.select(cx.groupOk, cx.group, b.i64(0)), "group_b");
 }
 
 }  // namespace
