@@ -6,8 +6,6 @@
 // of the tiles) and M = 33. Skips, saying why, where there is no GPU.
 #include <gtest/gtest.h>
 
-#include <cmath>
-
 #include "bench/bench_support.h"
 #include "examples/examples.h"
 #include "interp/random_inputs.h"
@@ -17,45 +15,15 @@
 #include "schedule/config.h"
 #include "schedule/target.h"
 #include "tests/unit/testing/example_configs.h"
+#include "tests/unit/testing/example_runs.h"
 
 namespace kiln {
 namespace {
 
-struct Shape {
-  int64_t m, n, k;
-};
 // K % 16 == 0 (FP8 rows of 16 bytes), N % 8 == 0 (row-major BF16 B): inside every example's launch
-// contract. Batched programs get B = 3, grouped ones G = 4.
-const Shape kShapes[] = {{200, 136, 96}, {64, 256, 160}, {33, 40, 48}};
-
-// How far the GPU may be from the interpreter, per output dtype. Both compute the same f32
-// operations and round once to the output type, but
-//  (1) the tensor cores sum the K products in a different order (and the interpreter in strict
-//      sequence), which moves the f32 result by about K * 2^-24 * sum|a b| -- below 1e-4 of the
-//      output's scale for these K;
-//  (2) tanh in gelu_tanh is tanh.approx.f32 on the GPU (max relative error 2^-11, PTX ISA
-//      "tanh"), an absolute error of at most |x| 2^-12 in 0.5 x (1 + tanh(...));
-//  (3) after (1) and (2) the final rounding to the output type may land on the neighbouring value:
-//      one unit in the last place, at most 2^(1-p) |ref| for a type with p significant bits.
-// So: |gpu - ref| <= 2^(1-p) |ref| + 2^-10 * max|ref|, the second term covering (1) and (2) with a
-// margin of 4 (|x| of gelu's input is about the output's largest magnitude). A wrong group, a
-// missing scale or a dropped K tile is off by the output's own magnitude and fails by far.
-double relativeUlp(ir::ScalarType t) {
-  switch (t) {
-    case ir::ScalarType::BF16: return std::ldexp(1.0, -7);     // 8 significant bits
-    case ir::ScalarType::F16: return std::ldexp(1.0, -10);     // 11
-    case ir::ScalarType::F8E4M3: return std::ldexp(1.0, -3);   // 4
-    case ir::ScalarType::F8E5M2: return std::ldexp(1.0, -2);   // 3
-    default: return std::ldexp(1.0, -23);                      // f32: 24
-  }
-}
-
-std::map<std::string, int64_t> dimsFor(const ir::Operation& program, const Shape& s) {
-  std::map<std::string, int64_t> dims;
-  for (const auto& d : program.stringsAttr("dims"))
-    dims[d] = d == "M" ? s.m : d == "N" ? s.n : d == "K" ? s.k : d == "G" ? 4 : 3;
-  return dims;
-}
+// contract; no dim a multiple of the tiles except in the second. Batched programs get B = 3,
+// grouped ones G = 4 (tests/unit/testing/example_runs.h, which also holds the tolerance).
+const testing::ExampleShape kShapes[] = {{200, 136, 96}, {64, 256, 160}, {33, 40, 48}};
 
 class ExamplesGpu : public ::testing::TestWithParam<std::string> {
  protected:
@@ -77,8 +45,8 @@ TEST_P(ExamplesGpu, MatchesTheInterpreter) {
   auto kernel = Kernel::build(*module, Target::sm90a(), Config::parse(config), diag);
   ASSERT_TRUE(kernel) << diag.str();
 
-  for (const Shape& s : kShapes) {
-    auto dims = dimsFor(*program, s);
+  for (const auto& s : kShapes) {
+    auto dims = testing::exampleDims(*program, s);
     SCOPED_TRACE(example->name + " [" + config + "] M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
                  " K=" + std::to_string(s.k));
     auto args = interp::generateArguments(*program, dims, /*seed=*/uint64_t(7 * s.m + s.n));
@@ -116,20 +84,8 @@ TEST_P(ExamplesGpu, MatchesTheInterpreter) {
       const interp::HostTensor& want = args.tensors.at(name);
       interp::HostTensor got = want;
       bench::check(cudaMemcpy(got.bytes.data(), buf.ptr, got.bytes.size(), cudaMemcpyDeviceToHost), name.c_str());
-      int64_t n = interp::numElements(want);
-      double scale = 0;
-      for (int64_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(interp::getElement(want, i)));
-      ASSERT_TRUE(std::isfinite(scale) && scale > 0) << "the interpreter's " << name << " is degenerate";
-      double ulp = relativeUlp(want.dtype), atol = std::ldexp(scale, -10);
-      int bad = 0;
-      for (int64_t i = 0; i < n && bad < 8; ++i) {
-        double r = interp::getElement(want, i), g = interp::getElement(got, i);
-        if (!(std::fabs(g - r) <= ulp * std::fabs(r) + atol)) {
-          ++bad;
-          ADD_FAILURE() << name << " element " << i << " (storage order) = " << g << ", interpreter " << r
-                        << (std::isnan(g) ? " (poison: never written?)" : "");
-        }
-      }
+      std::string diff = testing::compareToInterpreter(name, want, got);
+      EXPECT_EQ(diff, "");
     }
   }
 }
