@@ -2,8 +2,9 @@
 // tests/unit/testing/example_configs.h gives it, launched through kiln::Kernel on the interpreter's
 // seeded random inputs (src/interp/random_inputs.h: N(0, 1) rounded to each dtype, valid group
 // ids), every output poisoned first (all bits set: NaN in every float dtype), and compared element
-// by element with the tile-IR interpreter, the numerical oracle. Ragged shapes (no dim a multiple
-// of the tiles) and M = 33. Skips, saying why, where there is no GPU.
+// by element with the tile-IR interpreter, the numerical oracle (shapes, dims and tolerance in
+// tests/unit/testing/example_runs.h; tests/unit/examples/examples_sim_test.cpp runs the same
+// kernels in the CPU simulator). Skips, saying why, where there is no GPU.
 #include <gtest/gtest.h>
 
 #include "bench/bench_support.h"
@@ -19,11 +20,6 @@
 
 namespace kiln {
 namespace {
-
-// K % 16 == 0 (FP8 rows of 16 bytes), N % 8 == 0 (row-major BF16 B): inside every example's launch
-// contract; no dim a multiple of the tiles except in the second. Batched programs get B = 3,
-// grouped ones G = 4 (tests/unit/testing/example_runs.h, which also holds the tolerance).
-const testing::ExampleShape kShapes[] = {{200, 136, 96}, {64, 256, 160}, {33, 40, 48}};
 
 class ExamplesGpu : public ::testing::TestWithParam<std::string> {
  protected:
@@ -45,7 +41,7 @@ TEST_P(ExamplesGpu, MatchesTheInterpreter) {
   auto kernel = Kernel::build(*module, Target::sm90a(), Config::parse(config), diag);
   ASSERT_TRUE(kernel) << diag.str();
 
-  for (const auto& s : kShapes) {
+  for (const auto& s : testing::kExampleShapes) {
     auto dims = testing::exampleDims(*program, s);
     SCOPED_TRACE(example->name + " [" + config + "] M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
                  " K=" + std::to_string(s.k));

@@ -37,37 +37,40 @@ TEST_P(ExamplesSim, MatchesTheInterpreter) {
   auto kern = ir::parseModule(compiled->kernIr, diag);
   ASSERT_TRUE(kern) << diag.str();
 
-  auto dims = testing::exampleDims(*program, {130, 72, 48});
-  ASSERT_TRUE(compiled->launch.validate(dims, diag)) << diag.str();
-  auto args = interp::generateArguments(*program, dims, /*seed=*/5);
-  testing::GlobalMemory mem;
-  std::map<std::string, uint64_t> addr;
-  for (const auto& [name, t] : args.tensors) {
-    std::vector<uint8_t> bytes = t.bytes;
-    for (const auto& op : program->body().operations())
-      if (op->is("tile.output") && op->stringAttr("name") == name) std::memset(bytes.data(), 0xFF, bytes.size());
-    addr[name] = mem.add(std::move(bytes));
-  }
-  testing::SimLaunch launch;
-  launch.kernel = kern->body().front();
-  launch.timing = testing::CopyTiming::Late;
-  for (const auto& p : compiled->launch.params) {
-    if (p.kind == KernelParam::Kind::Pointer) launch.args.push_back(addr.at(p.name));
-    else if (p.kind == KernelParam::Kind::Dim) launch.args.push_back(uint32_t(int32_t(dims.at(p.name))));
-    else FAIL() << "the examples have no scalar arguments; add their bits here";
-  }
-  auto grid = compiled->launch.gridFor(dims);
-  for (int i = 0; i < 3; ++i) launch.grid[i] = uint32_t(grid[size_t(i)]);
-  ASSERT_EQ(testing::simulate(launch, mem), "");
+  for (const auto& shape : testing::kExampleShapes) {
+    auto dims = testing::exampleDims(*program, shape);
+    SCOPED_TRACE("M=" + std::to_string(shape.m) + " N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k));
+    ASSERT_TRUE(compiled->launch.validate(dims, diag)) << diag.str();
+    auto args = interp::generateArguments(*program, dims, /*seed=*/uint64_t(7 * shape.m + shape.n));
+    testing::GlobalMemory mem;
+    std::map<std::string, uint64_t> addr;
+    for (const auto& [name, t] : args.tensors) {
+      std::vector<uint8_t> bytes = t.bytes;
+      for (const auto& op : program->body().operations())
+        if (op->is("tile.output") && op->stringAttr("name") == name) std::memset(bytes.data(), 0xFF, bytes.size());
+      addr[name] = mem.add(std::move(bytes));
+    }
+    testing::SimLaunch launch;
+    launch.kernel = kern->body().front();
+    launch.timing = testing::CopyTiming::Late;
+    for (const auto& p : compiled->launch.params) {
+      if (p.kind == KernelParam::Kind::Pointer) launch.args.push_back(addr.at(p.name));
+      else if (p.kind == KernelParam::Kind::Dim) launch.args.push_back(uint32_t(int32_t(dims.at(p.name))));
+      else FAIL() << "the examples have no scalar arguments; add their bits here";
+    }
+    auto grid = compiled->launch.gridFor(dims);
+    for (int i = 0; i < 3; ++i) launch.grid[i] = uint32_t(grid[size_t(i)]);
+    ASSERT_EQ(testing::simulate(launch, mem), "");
 
-  ASSERT_TRUE(interp::run(*program, args.request, diag)) << diag.str();
-  for (const auto& op : program->body().operations()) {
-    if (!op->is("tile.output")) continue;
-    std::string name = op->stringAttr("name");
-    const interp::HostTensor& want = args.tensors.at(name);
-    interp::HostTensor got = want;
-    std::memcpy(got.bytes.data(), mem.at(addr.at(name)).data(), got.bytes.size());
-    EXPECT_EQ(testing::compareToInterpreter(name, want, got), "");
+    ASSERT_TRUE(interp::run(*program, args.request, diag)) << diag.str();
+    for (const auto& op : program->body().operations()) {
+      if (!op->is("tile.output")) continue;
+      std::string name = op->stringAttr("name");
+      const interp::HostTensor& want = args.tensors.at(name);
+      interp::HostTensor got = want;
+      std::memcpy(got.bytes.data(), mem.at(addr.at(name)).data(), got.bytes.size());
+      EXPECT_EQ(testing::compareToInterpreter(name, want, got), "");
+    }
   }
 }
 

@@ -17,6 +17,11 @@ struct ExampleShape {
   int64_t m, n, k;
 };
 
+// The shapes both tests run: K % 16 == 0 (FP8 rows of 16 bytes) and N % 8 == 0 (row-major BF16
+// B), inside every example's launch contract; ragged against the 128-wide tiles except N = 256,
+// and a small M = 33 (one partial block).
+inline constexpr ExampleShape kExampleShapes[] = {{200, 136, 96}, {64, 256, 160}, {33, 40, 48}};
+
 // Values for every dim of an example: M, N, K from the shape, G (groups) = 4, anything else (a
 // batch) = 3.
 inline std::map<std::string, int64_t> exampleDims(const ir::Operation& program, const ExampleShape& s) {
