@@ -22,7 +22,7 @@
 // Batched: tile.for_tiles {batch = "Bt"} with a leading index argument %bi; the batched tensors
 // are [Bt, ...] with the batch axis outermost (slowest), accessed as tile.load(%A, %bi, %m, %k).
 //
-// Grouped (MoE): before the tile.constant, %g = tile.group_index(%ids, %m) {align = A} with %ids a
+// Grouped (MoE): before the tile.reduce, %g = tile.group_index(%ids, %m) {align = A} with %ids a
 // rank-1 i32/i64 input [M]; B is [G, K, N] (or K-major, order = [1, 2, 0]) with the group axis
 // outermost, loaded as tile.load(%B, %g, %k, %n). A is never indexed by the group. Not batched.
 //
