@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
   struct Built {
     std::string name, config;
     Kernel off, on;
+    bool sameCubin;
   };
   std::vector<Built> kernels;
   nlohmann::json builds = nlohmann::json::array();
@@ -100,13 +101,17 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "skipping %s: %s", v.name.c_str(), diag.str().c_str());
       continue;
     }
-    bool samePtx = off->ptx() == on->ptx();
+    // ptxas may delete the (empty) residual loop itself: then the cubins are the same, and any time
+    // difference between off and on is the measurement's noise.
+    bool samePtx = off->ptx() == on->ptx(), sameCubin = off->cubin() == on->cubin();
     std::printf("built %s (%s)\n  off: %s, %d PTX lines\n  on:  %s, %d PTX lines%s\n", v.name.c_str(),
                 v.config.str().c_str(), off->resources().str().c_str(), countOf(off->ptx(), "\n"),
-                on->resources().str().c_str(), countOf(on->ptx(), "\n"), samePtx ? " (identical PTX)" : "");
+                on->resources().str().c_str(), countOf(on->ptx(), "\n"),
+                samePtx ? " (identical PTX)" : sameCubin ? " (identical cubin)" : "");
     builds.push_back({{"variant", v.name}, {"config", v.config.str()}, {"identical_ptx", samePtx},
-                      {"off", off->resources().toJson()}, {"on", on->resources().toJson()}});
-    kernels.push_back({v.name, v.config.str(), std::move(*off), std::move(*on)});
+                      {"identical_cubin", sameCubin}, {"off", off->resources().toJson()},
+                      {"on", on->resources().toJson()}});
+    kernels.push_back({v.name, v.config.str(), std::move(*off), std::move(*on), sameCubin});
   }
 
   cublasHandle_t handle;
@@ -152,16 +157,16 @@ int main(int argc, char** argv) {
                   b.name.c_str(), b.name == selected ? "*" : " ", ok[0] ? "ok " : "BAD", ms[0], tf(ms[0]),
                   ok[1] ? "ok " : "BAD", ms[1], tf(ms[1]), ms[0] > 0 && ms[1] > 0 ? ms[0] / ms[1] : 0.0,
                   ms[0] > 0 ? cublasMs / ms[0] : 0.0, ms[1] > 0 ? cublasMs / ms[1] : 0.0);
-      shapeJson["kiln"].push_back({{"variant", b.name}, {"config", b.config},
+      shapeJson["kiln"].push_back({{"variant", b.name}, {"config", b.config}, {"identical_cubin", b.sameCubin},
                                    {"off", {{"correct", ok[0]}, {"rel_err", err[0]}, {"ms", ms[0]}, {"tflops", tf(ms[0])},
                                             {"registers", b.off.resources().registers}}},
                                    {"on", {{"correct", ok[1]}, {"rel_err", err[1]}, {"ms", ms[1]}, {"tflops", tf(ms[1])},
                                            {"registers", b.on.resources().registers}}}});
       char line[320];
-      std::snprintf(line, sizeof line, "| %5d | %5d | %5d | %-30s | %7.1f | %7.1f | %7.1f | %6.3f | %3d / %3d |", s.M, s.N,
-                    s.K, (b.name + (b.name == selected ? " *" : "")).c_str(), flops / cublasMs / 1e9, tf(ms[0]),
+      std::snprintf(line, sizeof line, "| %5d | %5d | %5d | %-30s | %7.1f | %7.1f | %7.1f | %6.3f | %3d / %3d | %s |", s.M,
+                    s.N, s.K, (b.name + (b.name == selected ? " *" : "")).c_str(), flops / cublasMs / 1e9, tf(ms[0]),
                     tf(ms[1]), ms[0] > 0 && ms[1] > 0 ? ms[0] / ms[1] : 0.0, b.off.resources().registers,
-                    b.on.resources().registers);
+                    b.on.resources().registers, b.sameCubin ? "yes" : "no");
       table.push_back(line);
     }
     results.push_back(shapeJson);
@@ -170,8 +175,8 @@ int main(int argc, char** argv) {
   std::ofstream(jsonPath) << nlohmann::json{{"gpu", bench::gpuDescription()}, {"builds", builds}, {"results", results}}.dump(2)
                           << "\n";
   std::printf("\n(* = the variant the gemm_bf16 family selects for the shape)\n"
-              "|     M |     N |     K | variant | cuBLAS TFLOP/s | off TFLOP/s | on TFLOP/s | on speedup | regs off / on |\n"
-              "|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
+              "|     M |     N |     K | variant | cuBLAS TFLOP/s | off TFLOP/s | on TFLOP/s | on speedup | regs off / on | same cubin |\n"
+              "|---:|---:|---:|---|---:|---:|---:|---:|---:|---|\n");
   for (const auto& l : table) std::printf("%s\n", l.c_str());
   return 0;
 }
