@@ -50,9 +50,10 @@
 //        * a barrier that the role split made obsolete: a kern.barrier directly in the loop body
 //          (reached by every thread), when no role region executes a kern.barrier (bar.sync 0
 //          counts arrivals from every kern.barrier of the CTA, so a role's barrier may be matched
-//          by this one) and no op after the loop accesses shared memory (this barrier is the last
-//          point where all roles have finished their loops). Rules 4 and 5 already leave no
-//          shared-memory access in the loop itself.
+//          by this one) and every op after the loop is setup or structure (this barrier is the
+//          last point where all roles have finished their loops, so anything after it that may
+//          touch memory, shared or global, may rely on it). Rules 4 and 5 already leave no memory
+//          access in the loop itself.
 //      Anything else keeps the loop: a load (kern.ld_global, kern.ldmatrix: a read can fault and
 //      its value can steer control, e.g. a grouped GEMM comparing a loaded group index), a store,
 //      an asynchronous copy, an mbarrier update or wait (the mbarriers are Kiln's atomics), a
@@ -78,8 +79,9 @@ constexpr const char* kKeptAttr = "kiln.kept";
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 std::string valueName(const Value* v) {
-  return v->nameHint().empty() ? "result #" + std::to_string(v->index()) + " of " + quoted(v->definingOp()->name())
-                               : "%" + v->nameHint();
+  if (!v->nameHint().empty()) return "%" + v->nameHint();
+  if (!v->definingOp()) return "block argument #" + std::to_string(v->index());
+  return "result #" + std::to_string(v->index()) + " of " + quoted(v->definingOp()->name());
 }
 
 // Registers in, registers out: no memory, no blocking, no fault.
@@ -148,13 +150,6 @@ const Operation* decisionFedBy(const Value* v, const Operation& loop) {
     }
   }
   return nullptr;
-}
-
-bool accessesSharedMemory(const Operation& op) {
-  if (isSetup(op)) return false;
-  for (const Value* v : op.operands())
-    if (v->type().isKind("smem") || v->type().isKind("mbarrier")) return true;
-  return false;
 }
 
 class ResidualLoop {
@@ -253,12 +248,14 @@ class ResidualLoop {
               "together with this one's)";
     });
     if (!why.empty()) return why;
+    // Anything after the loop but setup may touch memory (shared, or global through a pointer or a
+    // wgmma descriptor) that the roles used.
     auto& ops = kernel_.body().operations();
     for (auto it = std::next(kernel_.body().find(&loop_)); it != ops.end() && why.empty(); ++it)
       (*it)->walk([&](const Operation& op) {
-        if (why.empty() && accessesSharedMemory(op))
-          why = quoted(barrier.name()) + " may still order shared-memory reuse: " + quoted(op.name()) +
-                " after the loop accesses shared memory";
+        if (why.empty() && !isSetup(op) && !op.is("scf.if") && !op.is("scf.yield"))
+          why = quoted(barrier.name()) + " may still order memory reuse: " + quoted(op.name()) +
+                " after the loop may touch memory the roles used";
       });
     return why;
   }
