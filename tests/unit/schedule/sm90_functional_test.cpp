@@ -71,7 +71,7 @@ void check(const std::string& configText, const Problem& p) {
   for (const auto& prm : r->launch.params) {
     if (prm.kind == KernelParam::Kind::Pointer) {
       launch.args.push_back(prm.name == "A" ? da : prm.name == "B" ? db : dc);
-    } else if (prm.kind == KernelParam::Kind::TensorMap) {
+    } else if (prm.kind == KernelParam::Kind::TensorMap) {  // A, B and (epilogue=tma) C
       launch.args.push_back(launch.maps.size());
       launch.maps.push_back(tensorMapDescFor(prm, sig, tensors, dims));
     } else {
@@ -132,6 +132,16 @@ TEST(Sm90Functional, TwoM64BlocksPerWarpgroupAndWideN) {
 }
 
 TEST(Sm90Functional, Batched) { check(k64, {72, 64, 96, false, 2, 3}); }
+
+// epilogue=tma: the output staged in shared memory per consumer warpgroup and stored by TMA, which
+// clips it at the tensor's edges (the guard after C must stay poisoned).
+TEST(Sm90Functional, TmaStoreEpilogue) {
+  check(std::string(k128) + " epilogue=tma", {200, 136, 264, false, 0, 2});
+  check(std::string(k64) + " epilogue=tma", {130, 72, 320, true, 0, 2});
+  check("strategy=sm90_ws_persistent bm=256 bn=128 bk=64 stages=2 warps_m=2 warps_n=1 epilogue=tma",
+        {264, 136, 128, false, 0, 1});
+  check(std::string(k64) + " epilogue=tma", {72, 64, 96, false, 2, 3});  // batched: 3-D output map
+}
 
 }  // namespace
 }  // namespace kiln

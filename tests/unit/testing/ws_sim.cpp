@@ -486,6 +486,54 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
         }
         gs.erase(gs.begin());
       }
+  } else if (n == "kern.st_shared") {
+    auto l = *kern::smemLayout(op.operand(0)->type());
+    size_t bytes = kern::isFrag(op.operand(4)->type()) ? 4 : size_t(l.elemBytes());
+    lanes([&](int t) {
+      int64_t row = asI(get(op.operand(2))[size_t(t)], types::i32()), col = asI(get(op.operand(3))[size_t(t)], types::i32());
+      uint64_t off = uint64_t(row * l.rowBytes() + col * l.elemBytes());
+      off ^= ((off >> 7) & 7) << 4;  // the 128B swizzle ([3, 4, 3]); the only one the sm90 ops use
+      uint64_t a = get(op.operand(0))[size_t(t)] + get(op.operand(1))[size_t(t)] * uint64_t(l.stageBytes()) + off;
+      uint64_t v = get(op.operand(4))[size_t(t)];
+      std::memcpy(b_.shared(a, bytes), &v, bytes);
+    });
+  } else if (n == "kern.tma_store") {
+    auto l = *kern::smemLayout(op.operand(1)->type());
+    lanes([&](int t) {
+      const runtime::TensorMapDesc& d = b_.l_.maps.at(size_t(get(op.operand(0))[size_t(t)]));
+      int eb = bitWidth(d.dtype) / 8;
+      size_t rank = d.globalDims.size();
+      std::vector<int64_t> c;
+      for (size_t i = 0; i < rank; ++i) c.push_back(asI(get(op.operand(unsigned(3 + i)))[size_t(t)], types::i32()));
+      uint64_t src = get(op.operand(1))[size_t(t)] + get(op.operand(2))[size_t(t)] * uint64_t(l.stageBytes()) +
+                     uint64_t(op.intAttr("row", 0)) * uint64_t(l.rowBytes());
+      int64_t rows = 1;
+      for (size_t i = 1; i < rank; ++i) rows *= d.boxDims[i];
+      for (int64_t row = 0; row < rows; ++row) {
+        int64_t rem = row, addr = 0;
+        bool in = true;
+        for (size_t i = 1; i < rank; ++i) {
+          int64_t x = c[i] + rem % d.boxDims[i];
+          rem /= d.boxDims[i];
+          in = in && x >= 0 && uint64_t(x) < d.globalDims[i];
+          addr += x * int64_t(d.globalStrides[i - 1]);
+        }
+        for (int64_t e = 0; in && e < int64_t(d.boxDims[0]); ++e) {
+          int64_t x = c[0] + e;
+          if (x < 0 || uint64_t(x) >= d.globalDims[0]) continue;
+          uint64_t a = src + uint64_t(row) * uint64_t(d.boxDims[0] * eb) + uint64_t(e * eb);
+          a ^= ((a >> 7) & 7) << 4;
+          std::memcpy(b_.mem_.ptr(d.globalAddress + uint64_t(addr + x * eb), size_t(eb)), b_.shared(a, size_t(eb)),
+                      size_t(eb));
+        }
+      }
+    });
+  } else if (n == "kern.bulk_commit" || n == "kern.bulk_wait") {
+    // Stores complete at issue here.
+  } else if (n == "kern.named_barrier") {
+    int64_t threads = op.intAttr("threads", 0), active = 0;
+    for (int t = 0; t < T; ++t) active += m[size_t(t)] ? 1 : 0;
+    if (active % threads != 0) throw std::runtime_error("a named barrier short of its threads");
   } else if (n == "kern.ptr_add") {
     int eb = bitWidth(op.operand(0)->type().elem()) / 8;
     Lanes& r = set(op.result());
