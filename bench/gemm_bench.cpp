@@ -47,10 +47,13 @@ int main(int argc, char** argv) {
   CLI::App app{"Kiln BF16 GEMM schedules against cuBLAS"};
   std::string shapesArg, jsonPath = "gemm_bench.json";
   int reps = 30, warmup = 5;
+  std::string family = "all";
   app.add_option("--shapes", shapesArg, "Shapes as MxNxK;MxNxK (default: shared/BENCH.md's BF16 list)");
   app.add_option("--reps", reps, "Timed repetitions per kernel (median reported)");
   app.add_option("--warmup", warmup, "Untimed runs first");
   app.add_option("--json", jsonPath, "Where to write the JSON results");
+  app.add_option("--family", family, "Which schedules: sm80, sm90 (the registered Hopper variants) or all")
+      ->check(CLI::IsMember({"sm80", "sm90", "all"}));
   CLI11_PARSE(app, argc, argv);
 
   std::string why;
@@ -70,7 +73,11 @@ int main(int argc, char** argv) {
     Kernel kernel;
   };
   std::vector<Built> kernels;
-  for (const auto& cfg : ops::gemmBf16TestConfigs()) {
+  std::vector<std::string> configs;
+  if (family != "sm90") configs = ops::gemmBf16TestConfigs();
+  if (family != "sm80")
+    for (const auto& c : ops::gemmBf16Sm90BenchConfigs()) configs.push_back(c);
+  for (const auto& cfg : configs) {
     ir::DiagnosticEngine diag;
     auto k = Kernel::build(*program, target, Config::parse(cfg), diag);
     if (!k) {

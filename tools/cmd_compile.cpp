@@ -20,9 +20,17 @@ void printLaunch(const LaunchInfo& l) {
   std::printf("kernel %s\nthreads %d\ndynamic_smem %lld\n", l.kernelName.c_str(), l.threads,
               static_cast<long long>(l.dynamicSmemBytes));
   for (const auto& p : l.params) {
-    const char* kind = p.kind == KernelParam::Kind::Pointer ? "ptr" : p.kind == KernelParam::Kind::Dim ? "dim" : "scalar";
+    const char* kind = p.kind == KernelParam::Kind::Pointer     ? "ptr"
+                       : p.kind == KernelParam::Kind::TensorMap ? "tensor_map"
+                       : p.kind == KernelParam::Kind::Dim       ? "dim"
+                                                                : "scalar";
     std::printf("param %s %s %s", p.name.c_str(), kind, std::string(ir::scalarName(p.elem)).c_str());
     if (p.alignment) std::printf(" align=%lld", static_cast<long long>(p.alignment));
+    if (p.kind == KernelParam::Kind::TensorMap) {
+      std::printf(" tensor=%s box=", p.tensor.c_str());
+      for (size_t i = 0; i < p.box.size(); ++i) std::printf("%s%lld", i ? "x" : "", static_cast<long long>(p.box[i]));
+      std::printf(" swizzle=%d", p.swizzleBytes);
+    }
     std::printf("\n");
   }
   const char* axes = "xyz";
@@ -31,6 +39,7 @@ void printLaunch(const LaunchInfo& l) {
     for (const auto& [d, t] : l.grid[i].tiles) std::printf(" * ceil(%s/%lld)", d.c_str(), static_cast<long long>(t));
     std::printf("\n");
   }
+  if (l.persistent) std::printf("grid.x capped by the SM count (persistent)\n");
   for (const auto& [d, v] : l.divisibility) std::printf("requires %s %% %lld == 0\n", d.c_str(), static_cast<long long>(v));
 }
 

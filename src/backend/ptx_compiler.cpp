@@ -1,5 +1,7 @@
 #include "backend/ptx_compiler.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "backend/ptxas_log.h"
@@ -9,6 +11,30 @@
 #endif
 
 namespace kiln::backend {
+
+// The size of each kernel's parameter constant bank, read from the cubin (an ELF64 file whose
+// section ".nv.constant0.<kernel>" is that bank). ptxas leaves cmem[0] out of its report for sm_90
+// and later, and without nvJitLink's linker summary nothing else says it.
+std::map<std::string, int> constantBankSizes(const std::vector<char>& elf) {
+  std::map<std::string, int> sizes;
+  auto u16 = [&](size_t at) { uint16_t v = 0; if (at + 2 <= elf.size()) std::memcpy(&v, &elf[at], 2); return v; };
+  auto u32 = [&](size_t at) { uint32_t v = 0; if (at + 4 <= elf.size()) std::memcpy(&v, &elf[at], 4); return v; };
+  auto u64 = [&](size_t at) { uint64_t v = 0; if (at + 8 <= elf.size()) std::memcpy(&v, &elf[at], 8); return v; };
+  if (elf.size() < 64 || std::memcmp(elf.data(), "\x7f" "ELF", 4) != 0 || elf[4] != 2) return sizes;
+  uint64_t shoff = u64(0x28);
+  uint16_t shentsize = u16(0x3a), shnum = u16(0x3c), shstrndx = u16(0x3e);
+  if (shentsize < 64 || shstrndx >= shnum || shoff + uint64_t(shnum) * shentsize > elf.size()) return sizes;
+  uint64_t strtab = u64(shoff + uint64_t(shstrndx) * shentsize + 0x18);
+  const std::string prefix = ".nv.constant0.";
+  for (uint16_t i = 0; i < shnum; ++i) {
+    size_t hdr = size_t(shoff + uint64_t(i) * shentsize);
+    uint64_t nameAt = strtab + u32(hdr);
+    if (nameAt >= elf.size()) continue;
+    std::string name(&elf[size_t(nameAt)], strnlen(&elf[size_t(nameAt)], elf.size() - size_t(nameAt)));
+    if (name.rfind(prefix, 0) == 0) sizes[name.substr(prefix.size())] = int(u64(hdr + 0x20));
+  }
+  return sizes;
+}
 
 std::vector<std::string> ptxCompilerOptions(std::string_view arch, const AssembleOptions& o) {
   // ptxas's own spelling: the library takes ptxas command-line options.
@@ -90,6 +116,9 @@ std::optional<AssembledKernel> assembleWithPtxCompiler(const std::string& ptx, s
     return std::nullopt;
   }
   k.resources = parseResourceReports(k.infoLog);
+  for (const auto& [kernel, bytes] : constantBankSizes(k.cubin))
+    if (auto it = k.resources.find(kernel); it != k.resources.end() && it->second.constBytes == 0)
+      it->second.constBytes = bytes;
   return k;
 }
 

@@ -14,6 +14,7 @@
 // (scripts/install-deps.sh) and linked statically, so nothing is needed at run time. A build
 // without it (KILN_HAVE_NVPTXCOMPILER undefined) assembles sm_90a with nvJitLink, and the
 // setmaxnreg advisory is reported as a warning.
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,9 @@ bool havePtxCompiler();
 std::string ptxCompilerVersion();
 // The exact option list passed to nvPTXCompilerCompile (part of the cache key).
 std::vector<std::string> ptxCompilerOptions(std::string_view arch, const AssembleOptions& options);
+// Each kernel's cmem[0] size from a cubin's ".nv.constant0.<kernel>" ELF sections (ptxas does not
+// report it for sm_90+); empty when the image is not a well-formed ELF64 file.
+std::map<std::string, int> constantBankSizes(const std::vector<char>& cubin);
 // Like assemble(); the caller has already checked the arch and options.
 std::optional<AssembledKernel> assembleWithPtxCompiler(const std::string& ptx, std::string_view arch,
                                                        ir::DiagnosticEngine& diag, const AssembleOptions& options);

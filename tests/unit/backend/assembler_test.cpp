@@ -95,7 +95,9 @@ TEST(Assembler, BadPtxasOptionIsADiagnostic) {
 // rebalancing.
 TEST(Assembler, SetmaxnregAdvisoryIsSurfacedAsAWarning) {
   ir::DiagnosticEngine diag;
-  auto k = assemble(testing::setmaxnregKernel(), "sm_90a", diag);
+  AssembleOptions nvJitLink;
+  nvJitLink.assembler = AssemblerKind::NvJitLink;
+  auto k = assemble(testing::setmaxnregKernel(), "sm_90a", diag, nvJitLink);
   ASSERT_TRUE(k) << diag.str();
   ASSERT_FALSE(k->warnings.empty()) << k->infoLog;
   bool seen = false;

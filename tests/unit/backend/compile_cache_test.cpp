@@ -101,10 +101,12 @@ TEST_F(CompileCacheTest, HitReportsTheStoredWarningsAgain) {
   CompileCache cache(dir_);
   std::string ptx = testing::setmaxnregKernel();
   ir::DiagnosticEngine first, second;
-  auto a = assembleCached(ptx, "sm_90a", first, &cache);
+  AssembleOptions nvJitLink;  // the assembler that reports an advisory for this PTX
+  nvJitLink.assembler = AssemblerKind::NvJitLink;
+  auto a = assembleCached(ptx, "sm_90a", first, &cache, nvJitLink);
   ASSERT_TRUE(a) << first.str();
   ASSERT_FALSE(a->warnings.empty());
-  auto b = assembleCached(ptx, "sm_90a", second, &cache);
+  auto b = assembleCached(ptx, "sm_90a", second, &cache, nvJitLink);
   ASSERT_TRUE(b);
   EXPECT_EQ(first.str(), second.str());
 }

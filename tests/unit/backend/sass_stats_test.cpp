@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "backend/assembler.h"
+#include "backend/ptx_compiler.h"
 #include "tests/unit/backend/test_ptx.h"
 
 namespace kiln::backend {
@@ -116,13 +117,31 @@ TEST_P(RealSass, MmaKernelHasTheIntendedInstructionMix) {
 // nvJitLink started honouring setmaxnreg: update assembler.h and this test.
 TEST_F(NeedsDisassembler, NvJitLinkDropsSetmaxnreg) {
   ir::DiagnosticEngine diag;
-  auto k = assemble(testing::setmaxnregKernel(), "sm_90a", diag);
+  AssembleOptions o;
+  o.assembler = AssemblerKind::NvJitLink;
+  auto k = assemble(testing::setmaxnregKernel(), "sm_90a", diag, o);
   ASSERT_TRUE(k) << diag.str();
   auto s = sassStats(k->cubin, diag);
   ASSERT_TRUE(s) << diag.str();
   EXPECT_EQ(s->count("USETMAXREG"), 0) << s->text;
   ASSERT_FALSE(k->warnings.empty());
   EXPECT_NE(k->warnings[0].message.find("(C7504)"), std::string::npos) << k->warnings[0].message;
+}
+
+// Which is why sm_90a goes through the PTX compiler library (ptx_compiler.h): the same PTX keeps its
+// setmaxnreg (USETMAXREG in SASS) and no advisory is reported.
+TEST_F(NeedsDisassembler, Sm90aHonoursSetmaxnregThroughThePtxCompiler) {
+  if (!havePtxCompiler()) GTEST_SKIP() << "built without the PTX compiler library";
+  ir::DiagnosticEngine diag;
+  EXPECT_EQ(assemblerFor("sm_90a", {}), AssemblerKind::PtxCompiler);
+  EXPECT_EQ(assemblerFor("sm_80", {}), AssemblerKind::NvJitLink);
+  auto k = assemble(testing::setmaxnregKernel(), "sm_90a", diag);
+  ASSERT_TRUE(k) << diag.str();
+  auto s = sassStats(k->cubin, diag);
+  ASSERT_TRUE(s) << diag.str();
+  EXPECT_EQ(s->count("USETMAXREG.TRY_ALLOC"), 1) << s->text;
+  EXPECT_TRUE(k->warnings.empty()) << k->infoLog;
+  EXPECT_EQ(k->resources.at("grow").registers, 168) << k->infoLog;
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, RealSass, ::testing::Values("sm_80", "sm_90a"),

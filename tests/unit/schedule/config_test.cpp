@@ -103,7 +103,7 @@ TEST(ConfigValidate, OtherLimits) {
             "read)\n");
   EXPECT_EQ(validateErrors("bm=32 bn=64 warps_m=2 warps_n=4"),
             "error: the A tile (32x32, 128 16-byte chunks) does not divide evenly among 256 threads\n");
-  EXPECT_EQ(validateErrors("strategy=sm90_ws"), "error: unknown strategy 'sm90_ws'; known strategies: sm80_multistage\n");
+  EXPECT_EQ(validateErrors("strategy=sm90_ws"), "error: unknown strategy 'sm90_ws'; known strategies: sm80_multistage, sm90_ws_persistent\n");
 }
 
 TEST(ConfigValidate, UnimplementedFieldsAreRefused) {

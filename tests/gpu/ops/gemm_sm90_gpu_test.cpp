@@ -1,0 +1,222 @@
+// GPU correctness of the Hopper (sm90_ws_persistent) BF16 GEMM variants against an fp64 host
+// reference and cuBLAS: every bf16_gemm_sm90_* variant, both B layouts; square, skinny, ragged
+// (M, N, K not multiples of the tile; K below one K step), M = 1, more tiles than SMs (the
+// persistent loop wraps), random-normal and patterned inputs, outputs poisoned (NaN) before every
+// launch. Also the batched GEMM (3-D tensor maps) and the fused bias + GELU epilogue. Skips, saying
+// why, where there is no GPU or it is not an sm_90 part.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "bench/bench_support.h"
+#include "examples/examples.h"
+#include "kiln/float_formats.h"
+#include "kiln/kernel.h"
+#include "kiln/runtime/driver.h"
+#include "ops/gemm_bf16_sm90.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+
+namespace kiln {
+namespace {
+
+struct Shape {
+  int M, N, K;
+};
+// 1024 x 1024 with 64x64 tiles is 256 tiles: more than the H200's 132 SMs, so blocks run several.
+const Shape kShapes[] = {{128, 128, 64},  {256, 256, 512}, {64, 1024, 256}, {1024, 64, 192}, {77, 136, 264},
+                         {200, 136, 40},  {1, 64, 32},     {300, 520, 1000}, {1024, 1024, 128}};
+
+std::vector<double> reference(const std::vector<uint16_t>& A, const std::vector<uint16_t>& B, Shape s, bool kMajor) {
+  std::vector<double> C(size_t(s.M) * s.N, 0.0);
+  for (int m = 0; m < s.M; ++m)
+    for (int k = 0; k < s.K; ++k) {
+      double a = bf16BitsToFloat(A[size_t(m) * s.K + k]);
+      for (int n = 0; n < s.N; ++n) {
+        double b = bf16BitsToFloat(kMajor ? B[size_t(n) * s.K + k] : B[size_t(k) * s.N + n]);
+        C[size_t(m) * s.N + n] += a * b;
+      }
+    }
+  return C;
+}
+
+double relError(const std::vector<uint16_t>& out, const std::vector<double>& ref, size_t* nonFinite) {
+  double num = 0, den = 0;
+  *nonFinite = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    double x = bf16BitsToFloat(out[i]);
+    if (!std::isfinite(x)) ++*nonFinite;
+    else num += (x - ref[i]) * (x - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+// Skips unless there is a GPU of compute capability 9.0 (sm_90a code runs on nothing else).
+bool needHopper(std::string* why) {
+  runtime::Driver* drv = runtime::Driver::get(why);
+  if (!drv) return false;
+  runtime::Context ctx = runtime::Context::primary(*drv);
+  if (ctx.properties().computeCapability() != 90) {
+    *why = "sm_90a kernels need a compute capability 9.0 GPU; this is " + ctx.properties().str();
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::string> sm90Variants() {
+  std::vector<std::string> v;
+  for (const auto& x : ops::gemmBf16Variants())
+    if (x.config.strategy == "sm90_ws_persistent") v.push_back(x.name);
+  return v;
+}
+
+class GemmSm90Gpu : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
+  }
+};
+
+TEST_P(GemmSm90Gpu, MatchesReferenceAndCublas) {
+  const ops::GemmVariant* v = ops::findGemmBf16Variant(GetParam());
+  ASSERT_NE(v, nullptr);
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  cublasHandle_t handle;
+  bench::check(cublasCreate(&handle), "cublasCreate");
+  for (bool kMajor : {false, true}) {
+    ir::DiagnosticEngine diag;
+    auto kernel = Kernel::build(*v->program(kMajor), Target::sm90a(), v->config, diag);
+    ASSERT_TRUE(kernel) << diag.str();
+    for (const Shape& s : kShapes) {
+      for (bool patterned : {false, true}) {
+        SCOPED_TRACE(GetParam() + (kMajor ? " kmajor" : " rowmajor") + " M=" + std::to_string(s.M) + " N=" +
+                     std::to_string(s.N) + " K=" + std::to_string(s.K) + (patterned ? " patterned" : " random"));
+        std::map<std::string, int64_t> dims{{"M", s.M}, {"N", s.N}, {"K", s.K}};
+        auto A = patterned ? bench::patternedBf16(s.M, s.K, 1) : bench::randomBf16(size_t(s.M) * s.K, 11 + s.M);
+        auto B = patterned ? bench::patternedBf16(kMajor ? s.N : s.K, kMajor ? s.K : s.N, 2)
+                           : bench::randomBf16(size_t(s.K) * s.N, 12 + s.N);
+        bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dC(size_t(s.M) * s.N * 2), dR(size_t(s.M) * s.N * 2);
+        bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
+        bench::check(cudaMemcpy(dB.ptr, B.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
+        bench::poisonBf16(dC, nullptr);
+        kernel->launch(ctx, nullptr, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dC.ptr)}, {}, dims);
+        bench::check(cudaDeviceSynchronize(), "kernel");
+        std::vector<uint16_t> C(size_t(s.M) * s.N);
+        bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
+        size_t nonFinite = 0;
+        double err = relError(C, reference(A, B, s, kMajor), &nonFinite);
+        EXPECT_EQ(nonFinite, 0u) << "elements left unwritten (poison) or not finite";
+        EXPECT_LT(err, 8e-3);
+        bench::cublasGemmBf16(handle, s.M, s.N, s.K, dA.ptr, dB.ptr, dR.ptr, kMajor, nullptr);
+        std::vector<uint16_t> R(C.size());
+        bench::check(cudaMemcpy(R.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy cuBLAS");
+        EXPECT_LT(bench::compareBf16(C, R).relFrobenius, 1e-2) << "differs from cuBLAS";
+      }
+    }
+  }
+  cublasDestroy(handle);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90Gpu, ::testing::ValuesIn(sm90Variants()), [](const auto& info) {
+  std::string n = info.param;
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+});
+
+// Batched: C[b] = A[b] · B[b] through 3-D tensor maps (box depth 1), batch walked by the tile loop.
+TEST(GemmSm90GpuBatched, MatchesReference) {
+  std::string why;
+  if (!needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  for (const char* name : {"bf16_gemm_sm90_128x128x64_s6", "bf16_gemm_sm90_64x128x64_s8", "bf16_gemm_sm90_128x128x64_s6_tma"}) {
+    const ops::GemmVariant* v = ops::findGemmBf16Variant(name);
+    ASSERT_NE(v, nullptr);
+    ir::DiagnosticEngine diag;
+    auto kernel = Kernel::build(*examples::batchedGemm(), Target::sm90a(), v->config, diag);
+    ASSERT_TRUE(kernel) << diag.str();
+    const int Bt = 3;
+    for (Shape s : {Shape{128, 128, 64}, Shape{77, 136, 200}, Shape{256, 64, 96}}) {
+      SCOPED_TRACE(std::string(name) + " M=" + std::to_string(s.M) + " N=" + std::to_string(s.N) + " K=" +
+                   std::to_string(s.K));
+      size_t a = size_t(s.M) * s.K, b = size_t(s.K) * s.N, c = size_t(s.M) * s.N;
+      auto A = bench::randomBf16(Bt * a, 21), B = bench::randomBf16(Bt * b, 22);
+      bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dC(Bt * c * 2);
+      bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
+      bench::check(cudaMemcpy(dB.ptr, B.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
+      bench::poisonBf16(dC, nullptr);
+      kernel->launch(ctx, nullptr, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dC.ptr)}, {},
+                     {{"B", Bt}, {"M", s.M}, {"N", s.N}, {"K", s.K}});
+      bench::check(cudaDeviceSynchronize(), "kernel");
+      std::vector<uint16_t> C(Bt * c);
+      bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
+      for (int bi = 0; bi < Bt; ++bi) {
+        std::vector<uint16_t> Ab(A.begin() + bi * a, A.begin() + (bi + 1) * a);
+        std::vector<uint16_t> Bb(B.begin() + bi * b, B.begin() + (bi + 1) * b);
+        std::vector<uint16_t> Cb(C.begin() + bi * c, C.begin() + (bi + 1) * c);
+        size_t nonFinite = 0;
+        EXPECT_LT(relError(Cb, reference(Ab, Bb, s, false), &nonFinite), 8e-3) << "batch " << bi;
+        EXPECT_EQ(nonFinite, 0u) << "batch " << bi;
+      }
+    }
+  }
+}
+
+// The fused epilogue shared with sm80: C = gelu_tanh(A·B + bias[n]), with direct and TMA stores.
+class GemmSm90GpuFused : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GemmSm90GpuFused, BiasGeluMatchesReference) {
+  std::string why;
+  if (!needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  const ops::GemmVariant* v = ops::findGemmBf16Variant(GetParam());
+  ASSERT_NE(v, nullptr);
+  ir::DiagnosticEngine diag;
+  auto kernel = Kernel::build(*examples::gemmBiasGelu(), Target::sm90a(), v->config, diag);
+  ASSERT_TRUE(kernel) << diag.str();
+  Shape s{200, 264, 320};
+  auto A = bench::randomBf16(size_t(s.M) * s.K, 31), B = bench::randomBf16(size_t(s.K) * s.N, 32);
+  std::vector<float> bias(size_t(s.N));
+  for (int n = 0; n < s.N; ++n) bias[size_t(n)] = 0.25f * float((n % 9) - 4);
+  bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dBias(bias.size() * 4), dC(size_t(s.M) * s.N * 2);
+  bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
+  bench::check(cudaMemcpy(dB.ptr, B.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
+  bench::check(cudaMemcpy(dBias.ptr, bias.data(), dBias.bytes, cudaMemcpyHostToDevice), "copy bias");
+  bench::poisonBf16(dC, nullptr);
+  kernel->launch(ctx, nullptr, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dBias.ptr), uint64_t(dC.ptr)}, {},
+                 {{"M", s.M}, {"N", s.N}, {"K", s.K}});
+  bench::check(cudaDeviceSynchronize(), "kernel");
+  std::vector<uint16_t> C(size_t(s.M) * s.N);
+  bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
+  std::vector<double> ref = reference(A, B, s, false);
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double x = ref[i] + bias[i % size_t(s.N)];
+    ref[i] = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  }
+  size_t nonFinite = 0;
+  EXPECT_LT(relError(C, ref, &nonFinite), 1e-2);
+  EXPECT_EQ(nonFinite, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90GpuFused,
+                         ::testing::Values("bf16_gemm_sm90_128x256x64_s4", "bf16_gemm_sm90_128x256x64_s3_tma"),
+                         [](const auto& info) { return std::string(info.param); });
+
+// The launch contract is checked before anything runs: an N that breaks the 16-byte TMA stride rule.
+TEST(GemmSm90GpuLaunch, RejectsBadStridesBeforeLaunching) {
+  std::string why;
+  if (!needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
+  const ops::GemmVariant* v = ops::findGemmBf16Variant("bf16_gemm_sm90_128x128x64_s6");
+  ASSERT_NE(v, nullptr);
+  ir::DiagnosticEngine diag;
+  auto kernel = Kernel::build(*v->program(false), Target::sm90a(), v->config, diag);
+  ASSERT_TRUE(kernel) << diag.str();
+  ir::DiagnosticEngine bad;
+  EXPECT_FALSE(kernel->validate({0x10000, 0x20000, 0x40000}, {}, {{"M", 64}, {"N", 60}, {"K", 64}}, bad));
+  EXPECT_NE(bad.str().find("N to be a multiple of 8"), std::string::npos) << bad.str();
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,116 @@
+// The launch contract of sm90_ws_persistent kernels, on the CPU: tensor-map parameters as data, the
+// persistent grid, and the CUtensorMap descriptions Kernel::launch encodes (src/api/kernel.cpp).
+#include <gtest/gtest.h>
+
+#include "examples/examples.h"
+#include "kiln/kernel.h"
+#include "ops/gemm_bf16_sm90.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+
+namespace kiln {
+namespace {
+
+const ops::GemmVariant& variant(const char* name) {
+  const ops::GemmVariant* v = ops::findGemmBf16Variant(name);
+  EXPECT_NE(v, nullptr) << name;
+  return *v;
+}
+
+Kernel build(const ir::Module& program, const Config& c) {
+  ir::DiagnosticEngine diag;
+  auto k = Kernel::build(program, Target::sm90a(), c, diag);
+  EXPECT_TRUE(k) << diag.str();
+  return std::move(*k);
+}
+
+const KernelParam& param(const LaunchInfo& l, const std::string& name) {
+  for (const auto& p : l.params)
+    if (p.name == name) return p;
+  ADD_FAILURE() << "no parameter " << name;
+  return l.params.front();
+}
+
+TEST(Sm90Launch, TensorMapsAreParametersAfterThePointers) {
+  const auto& v = variant("bf16_gemm_sm90_128x128x64_s6");
+  Kernel k = build(*v.program(false), v.config);
+  const LaunchInfo& l = k.launchInfo();
+  std::vector<std::string> names;
+  for (const auto& p : l.params) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"A", "B", "C", "tmap_A", "tmap_B", "M", "N", "K"}));
+  const KernelParam& a = param(l, "tmap_A");
+  EXPECT_EQ(a.kind, KernelParam::Kind::TensorMap);
+  EXPECT_EQ(a.tensor, "A");
+  EXPECT_EQ(a.box, (std::vector<int64_t>{64, 128}));
+  EXPECT_EQ(a.swizzleBytes, 128);
+  EXPECT_EQ(param(l, "tmap_B").box, (std::vector<int64_t>{64, 64}));  // row-major B: 64 columns x bk rows
+  EXPECT_EQ(l.threads, 384);
+  EXPECT_TRUE(l.persistent);
+  // 4096 x 4096 in 128 x 128 tiles is 1024 tiles; a persistent kernel runs one block per SM.
+  std::map<std::string, int64_t> dims{{"M", 4096}, {"N", 4096}, {"K", 4096}};
+  EXPECT_EQ(l.gridFor(dims)[0], 1024);
+  EXPECT_EQ(l.gridFor(dims, 132)[0], 132);
+  EXPECT_EQ(l.gridFor({{"M", 100}, {"N", 100}, {"K", 64}}, 132)[0], 1);
+  EXPECT_EQ(l.cluster, (std::array<int, 3>{1, 1, 1}));
+  // The PTX takes each map by value, 64-byte aligned.
+  EXPECT_NE(k.ptx().find(".param .align 64 .b8 bf16_gemm_sm90_128x128x64_s6_param_3[128]"), std::string::npos);
+}
+
+TEST(Sm90Launch, TensorMapDescriptionsFollowTheTensorLayouts) {
+  const auto& v = variant("bf16_gemm_sm90_128x256x64_s4");
+  std::map<std::string, int64_t> dims{{"M", 300}, {"N", 520}, {"K", 1000}};
+  std::vector<uint64_t> ptrs = {0x10000, 0x200000, 0x400000};
+  {
+    Kernel k = build(*v.program(false), v.config);
+    auto a = tensorMapDescFor(param(k.launchInfo(), "tmap_A"), k.signature(), ptrs, dims);
+    EXPECT_EQ(a.name, "tmap_A");
+    EXPECT_EQ(a.globalAddress, 0x10000u);
+    EXPECT_EQ(a.dtype, ir::ScalarType::BF16);
+    EXPECT_EQ(a.globalDims, (std::vector<uint64_t>{1000, 300}));  // K fastest
+    EXPECT_EQ(a.globalStrides, (std::vector<uint64_t>{2000}));    // bytes per row of A
+    EXPECT_EQ(a.boxDims, (std::vector<uint32_t>{64, 128}));
+    EXPECT_EQ(a.swizzle, runtime::TmaSwizzle::B128);
+    auto b = tensorMapDescFor(param(k.launchInfo(), "tmap_B"), k.signature(), ptrs, dims);
+    EXPECT_EQ(b.globalAddress, 0x200000u);
+    EXPECT_EQ(b.globalDims, (std::vector<uint64_t>{520, 1000}));  // row-major B: N fastest
+    EXPECT_EQ(b.globalStrides, (std::vector<uint64_t>{1040}));
+    EXPECT_EQ(b.boxDims, (std::vector<uint32_t>{64, 64}));
+    ir::DiagnosticEngine diag;
+    EXPECT_TRUE(runtime::validateTensorMap(a, diag) && runtime::validateTensorMap(b, diag)) << diag.str();
+  }
+  {
+    Kernel k = build(*v.program(true), v.config);  // K-major B: [N][K] in memory
+    auto b = tensorMapDescFor(param(k.launchInfo(), "tmap_B"), k.signature(), ptrs, dims);
+    EXPECT_EQ(b.globalDims, (std::vector<uint64_t>{1000, 520}));
+    EXPECT_EQ(b.globalStrides, (std::vector<uint64_t>{2000}));
+    EXPECT_EQ(b.boxDims, (std::vector<uint32_t>{64, 256}));
+  }
+}
+
+TEST(Sm90Launch, BatchedOperandsUseThreeDimensionalMaps) {
+  const auto& v = variant("bf16_gemm_sm90_128x128x64_s6");
+  Kernel k = build(*examples::batchedGemm(), v.config);
+  std::map<std::string, int64_t> dims{{"B", 3}, {"M", 256}, {"N", 128}, {"K", 64}};
+  auto a = tensorMapDescFor(param(k.launchInfo(), "tmap_A"), k.signature(), {0x10000, 0x20000, 0x40000}, dims);
+  EXPECT_EQ(a.globalDims, (std::vector<uint64_t>{64, 256, 3}));
+  EXPECT_EQ(a.globalStrides, (std::vector<uint64_t>{128, 256 * 128}));
+  EXPECT_EQ(a.boxDims, (std::vector<uint32_t>{64, 128, 1}));
+  EXPECT_EQ(k.launchInfo().gridFor(dims)[0], 2 * 1 * 3);  // tiles of every batch
+}
+
+TEST(Sm90Launch, ValidateChecksPointersStridesAndMapsBeforeAnythingRuns) {
+  const auto& v = variant("bf16_gemm_sm90_64x128x64_s8");
+  Kernel k = build(*v.program(false), v.config);
+  std::map<std::string, int64_t> dims{{"M", 64}, {"N", 128}, {"K", 64}};
+  ir::DiagnosticEngine ok;
+  EXPECT_TRUE(k.validate({0x10000, 0x20000, 0x40000}, {}, dims, ok)) << ok.str();
+  ir::DiagnosticEngine misaligned;
+  EXPECT_FALSE(k.validate({0x10000, 0x20008, 0x40000}, {}, dims, misaligned));
+  EXPECT_NE(misaligned.str().find("argument 'B'"), std::string::npos) << misaligned.str();
+  ir::DiagnosticEngine badN;
+  EXPECT_FALSE(k.validate({0x10000, 0x20000, 0x40000}, {}, {{"M", 64}, {"N", 100}, {"K", 64}}, badN));
+  EXPECT_NE(badN.str().find("needs N to be a multiple of 8 (got 100)"), std::string::npos) << badN.str();
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,83 @@
+// sm90_ws_persistent's config rules (sm90_config.cpp): the shape it derives and each exact message.
+#include <gtest/gtest.h>
+
+#include "schedule/config.h"
+
+namespace kiln {
+namespace {
+
+const char* kBase = "strategy=sm90_ws_persistent warps_n=1 ";
+
+std::string errors(const std::string& extra, const Target& t = Target::sm90a()) {
+  ir::DiagnosticEngine diag;
+  std::string line = std::string(kBase) + extra;
+  if (extra.find("bk=") == std::string::npos) line += " bk=64";
+  auto c = Config::parse(line, diag);
+  EXPECT_TRUE(c) << diag.str();
+  if (!c) return {};
+  EXPECT_FALSE(validate(*c, t, OperandInfo{}, diag));
+  return diag.str();
+}
+
+TEST(Sm90Config, ShapeOfTwoConsumerWarpgroups) {
+  Config c = Config::parse(std::string(kBase) + "bk=64 bm=128 bn=256 stages=4 warps_m=2");
+  ir::DiagnosticEngine diag;
+  EXPECT_TRUE(validate(c, Target::sm90a(), OperandInfo{}, diag)) << diag.str();
+  Sm90Shape s = sm90Shape(c, 2);
+  EXPECT_EQ(s.threads, 384);
+  EXPECT_EQ(s.regsProducer, 40);
+  EXPECT_EQ(s.regsConsumer, 232);
+  EXPECT_EQ(s.maxRegsAtEntry, 168);  // 65536 / 384 = 170.7, down to a multiple of 8
+  EXPECT_EQ(s.barrierOffset, 4 * (128 + 256) * 128);
+  EXPECT_EQ(s.smemBytes, 4 * (128 + 256) * 128 + 4 * 16);
+}
+
+TEST(Sm90Config, OneConsumerWarpgroupNeedsNoRegisterSplit) {
+  Sm90Shape s = sm90Shape(Config::parse(std::string(kBase) + "bk=64 bm=64 bn=256 stages=5 warps_m=1"), 2);
+  EXPECT_EQ(s.threads, 256);
+  EXPECT_EQ(s.regsProducer, 0);
+  EXPECT_EQ(s.maxRegsAtEntry, 0);
+  Sm90Shape forced = sm90Shape(Config::parse(std::string(kBase) + "bk=64 warps_m=1 regs_producer=56 regs_consumer=200"), 2);
+  EXPECT_EQ(forced.regsProducer, 56);
+  EXPECT_EQ(forced.maxRegsAtEntry, 255);
+}
+
+TEST(Sm90Config, ExactMessages) {
+  EXPECT_EQ(errors("warps_m=2", Target::sm80()),
+            "error: strategy sm90_ws_persistent needs wgmma, TMA and setmaxnreg, which sm_80 does not have (use "
+            "sm_90a)\n");
+  EXPECT_EQ(errors("warps_m=2", Target::sm90()),
+            "error: strategy sm90_ws_persistent needs wgmma, TMA and setmaxnreg, which sm_90 does not have (use "
+            "sm_90a)\n");
+  EXPECT_EQ(errors("warps_m=2 bk=32"),
+            "error: bk=32 is not supported by sm90_ws_persistent: use bk=64 (one 128-byte swizzled row of 16-bit "
+            "elements per TMA box row)\n");
+  EXPECT_EQ(errors("warps_m=3 bm=192"),
+            "error: warps_m=3 is not supported by sm90_ws_persistent: it counts consumer warpgroups, 1 or 2\n");
+  EXPECT_EQ(errors("warps_m=2 bm=64"),
+            "error: bm=64 does not split into warps_m=2 consumer warpgroups of 64 or 128 rows (m64 wgmma blocks)\n");
+  EXPECT_EQ(errors("warps_m=2 bn=96"),
+            "error: bn=96 is not supported by sm90_ws_persistent: use a multiple of 64 up to 256 (64-element TMA "
+            "boxes of a row-major B; wgmma N <= 256)\n");
+  EXPECT_EQ(errors("warps_m=2 epilogue=smem"),
+            "error: epilogue=smem is not supported by sm90_ws_persistent yet; use epilogue=direct or epilogue=tma\n");
+  EXPECT_EQ(errors("warps_m=2 cluster_m=2"),
+            "error: thread-block clusters (TMA multicast) are not supported by sm90_ws_persistent yet; set "
+            "cluster_m=1 cluster_n=1\n");
+  EXPECT_EQ(errors("warps_m=2 regs_producer=40"),
+            "error: regs_producer and regs_consumer are set together (or both left 0)\n");
+  EXPECT_EQ(errors("warps_m=1 bm=64 regs_producer=40 regs_consumer=250"),
+            "error: register budget 250 is not one setmaxnreg can set: a multiple of 8 from 24 to 256\n");
+  EXPECT_EQ(errors("warps_m=2 regs_producer=64 regs_consumer=248"),
+            "error: regs_producer=64 and regs_consumer=248 need 71680 registers, over the 65536 of an SM\n");
+  EXPECT_EQ(errors("warps_m=2 bm=256 bn=256 stages=4"),
+            "error: the pipeline needs 262208 bytes of shared memory (4 stages x 65536 bytes, 64 bytes of "
+            "barriers), but sm_90a allows at most 232448 bytes per block; lower stages, bm or bn\n");
+  EXPECT_EQ(errors("warps_m=2 bm=128 bn=256 stages=4 epilogue=tma"),
+            "error: the pipeline needs 262208 bytes of shared memory (4 stages x 49152 bytes, 65536 bytes of output "
+            "staging, 64 bytes of barriers), but sm_90a allows at most 232448 bytes per block; lower stages, bm or "
+            "bn\n");
+}
+
+}  // namespace
+}  // namespace kiln
