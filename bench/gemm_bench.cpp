@@ -78,7 +78,9 @@ int main(int argc, char** argv) {
   if (family != "sm90") configs = ops::gemmBf16TestConfigs();
   if (family != "sm80")
     for (const auto& c : ops::gemmBf16Sm90BenchConfigs()) configs.push_back(c);
+  int done = 0;
   for (const auto& cfg : configs) {
+    std::fprintf(stderr, "\rcompiling %d/%zu", ++done, configs.size());
     ir::DiagnosticEngine diag;
     auto k = Kernel::build(*program, target, Config::parse(cfg), diag);
     if (!k) {

@@ -23,6 +23,10 @@ const std::vector<PassInfo>& allPasses() {
        "split a persistent tile loop holding role regions into one role-local tile loop per role (plus the "
        "residual shared loop)",
        partitionRolesPass},
+      {"remove-residual-loop",
+       "remove the residual shared tile loop partition-roles leaves, when it provably does no observable work "
+       "(otherwise keep it and record why in {kiln.kept} and a remark)",
+       removeResidualLoopPass},
       {"set-role-registers", "start each top-level role with the setmaxnreg its kernel's {role_regs} asks for",
        setRoleRegistersPass},
   };

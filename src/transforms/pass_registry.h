@@ -37,6 +37,9 @@ bool pairLdmatrixPass(ir::Module& m, ir::DiagnosticEngine& diag);
 bool lowerSm90WsPersistentPass(ir::Module& m, ir::DiagnosticEngine& diag);
 // Splits a persistent tile loop holding role regions into one tile loop per role (partition_roles.cpp).
 bool partitionRolesPass(ir::Module& m, ir::DiagnosticEngine& diag);
+// Removes the residual shared tile loop left by partition-roles when it does no observable work, or
+// records why it stays (remove_residual_loop.cpp).
+bool removeResidualLoopPass(ir::Module& m, ir::DiagnosticEngine& diag);
 // Starts each top-level role with the setmaxnreg its kernel's {role_regs} asks for (set_role_registers.cpp).
 bool setRoleRegistersPass(ir::Module& m, ir::DiagnosticEngine& diag);
 

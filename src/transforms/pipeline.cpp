@@ -1,8 +1,10 @@
 // The ordered pipeline (contract in pipeline.h).
 #include "transforms/pipeline.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <set>
 
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
@@ -24,6 +26,7 @@ std::vector<std::string> pipelineSteps(std::string_view strategy) {
         "lower-sm90-ws-persistent",  // tile -> kern: TMA ring, mbarriers, wgmma, one CTA-wide persistent
                                      // tile loop with role-tagged regions, fused epilogue
         "partition-roles",           // one persistent tile loop per role
+        "remove-residual-loop",      // drop the residual shared loop when it does no observable work
         "set-role-registers",        // setmaxnreg at the start of each role
         "dce",                       // drop what the rewrites left unused
     };
@@ -35,11 +38,49 @@ static bool envPrintAll() {
   return v && std::string_view(v) != "0" && *v;
 }
 
+const std::vector<std::string>& optionalSteps() {
+  // Steps whose absence still gives a correct kernel; each was tested both ways.
+  static const std::vector<std::string> steps = {"remove-residual-loop"};
+  return steps;
+}
+
+// The steps to skip: opts.disabled plus KILN_DISABLE_PASSES (comma-separated). A name that is not an
+// optional step is a user error, so a typo cannot silently benchmark the same kernel twice.
+static bool disabledSteps(const PipelineOptions& opts, std::set<std::string>& out, ir::DiagnosticEngine& diag) {
+  std::vector<std::string> names = opts.disabled;
+  if (const char* env = std::getenv("KILN_DISABLE_PASSES")) {
+    std::string_view rest(env);
+    while (!rest.empty()) {
+      size_t comma = rest.find(',');
+      std::string_view name = rest.substr(0, comma);
+      if (!name.empty()) names.emplace_back(name);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+  }
+  const auto& allowed = optionalSteps();
+  for (const auto& n : names) {
+    if (std::find(allowed.begin(), allowed.end(), n) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      return diag.error({}) << "KILN_DISABLE_PASSES names '" << n
+                            << "', which is not a pass that can be turned off; those that can: " << list;
+    }
+    out.insert(n);
+  }
+  return true;
+}
+
 bool runSteps(const std::vector<std::string>& steps, ir::Module& m, ir::DiagnosticEngine& diag,
               const PipelineOptions& opts) {
   std::ostream& dump = opts.dump ? *opts.dump : std::cerr;
   bool print = opts.printIrAfterAll || envPrintAll();
+  std::set<std::string> disabled;
+  if (!disabledSteps(opts, disabled, diag)) return false;
   for (const auto& step : steps) {
+    if (disabled.count(step)) {
+      if (print) dump << "// ----- " << step << " skipped (KILN_DISABLE_PASSES) -----\n" << std::flush;
+      continue;
+    }
     if (!runPass(step, m, diag)) return false;
 #if defined(KILN_VERIFY_BETWEEN_PASSES)
     if (opts.verifyEach && step != "verify" && !ir::verify(m, diag)) {

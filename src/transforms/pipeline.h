@@ -4,6 +4,12 @@
 // bottom. After every step the IR is verified (when KILN_VERIFY_BETWEEN_PASSES is on, the default)
 // and, with KILN_PRINT_IR_AFTER_ALL=1 in the environment or `kiln opt --print-ir-after-all`,
 // printed to the dump stream.
+//
+// Optional steps (optionalSteps(): today only remove-residual-loop) can be skipped, to measure what
+// a pass buys: list them in PipelineOptions::disabled or, comma-separated, in the environment
+// variable KILN_DISABLE_PASSES (e.g. KILN_DISABLE_PASSES=remove-residual-loop). Naming any other
+// pass there is an error. A skipped step prints "// ----- NAME skipped (KILN_DISABLE_PASSES) -----"
+// in the dump. `kiln opt --pass NAME` runs what it is told and ignores the variable.
 #include <iosfwd>
 #include <string>
 #include <string_view>
@@ -18,7 +24,11 @@ struct PipelineOptions {
   bool printIrAfterAll = false;  // also switched on by KILN_PRINT_IR_AFTER_ALL=1
   bool verifyEach = true;
   std::ostream* dump = nullptr;  // default: std::cerr
+  std::vector<std::string> disabled;  // optional steps to skip (with KILN_DISABLE_PASSES)
 };
+
+// The steps that may be skipped: a kernel is still correct without them.
+const std::vector<std::string>& optionalSteps();
 
 // The pass names of the pipeline for a strategy, in order; empty for an unknown strategy.
 std::vector<std::string> pipelineSteps(std::string_view strategy);

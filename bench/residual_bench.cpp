@@ -1,0 +1,177 @@
+// kiln_residual_bench: what remove-residual-loop buys. Every sm90_ws_persistent variant of gemm_bf16
+// is built twice in one run — with the pass (the default pipeline) and without it
+// (KILN_DISABLE_PASSES=remove-residual-loop for that build only) — and timed side by side with
+// cuBLAS on the small-M BF16 shapes, with both resource reports. Same method as kiln_gemm_bench
+// (shared/BENCH.md): random-normal inputs, output checked against cuBLAS before a time is trusted,
+// CUDA events, L2 flushed before every repetition, median of many. Prints a line per kernel, a
+// table, and writes JSON. It prints figures; it decides nothing.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "backend/resource_report.h"
+#include "bench/bench_support.h"
+#include "examples/examples.h"
+#include "kiln/kernel.h"
+#include "kiln/runtime/driver.h"
+#include "ops/gemm_bf16.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+
+using namespace kiln;
+
+namespace {
+struct Shape {
+  int M, N, K;
+};
+const std::vector<Shape> kDefaultShapes = {{64, 5120, 5120}, {64, 4096, 6144}, {64, 12288, 4096}, {64, 2048, 12288}};
+
+std::vector<Shape> parseShapes(const std::string& s) {
+  std::vector<Shape> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ';')) {
+    Shape sh{};
+    if (std::sscanf(item.c_str(), "%dx%dx%d", &sh.M, &sh.N, &sh.K) != 3)
+      throw std::runtime_error("shape '" + item + "' is not MxNxK");
+    out.push_back(sh);
+  }
+  return out;
+}
+
+// Builds with the pass skipped (off) or run (on); the environment is restored either way.
+std::optional<Kernel> build(const ir::Module& program, const Target& t, const Config& c, bool passOn,
+                            ir::DiagnosticEngine& diag) {
+  const char* before = std::getenv("KILN_DISABLE_PASSES");
+  std::string saved = before ? before : "";
+  if (passOn) unsetenv("KILN_DISABLE_PASSES");
+  else setenv("KILN_DISABLE_PASSES", "remove-residual-loop", 1);
+  auto k = Kernel::build(program, t, c, diag);
+  if (before) setenv("KILN_DISABLE_PASSES", saved.c_str(), 1);
+  else unsetenv("KILN_DISABLE_PASSES");
+  return k;
+}
+
+int countOf(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = 0; (p = text.find(what, p)) != std::string::npos; p += what.size()) ++n;
+  return n;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"remove-residual-loop off vs on, sm90 BF16 GEMM variants, against cuBLAS"};
+  std::string shapesArg, jsonPath = "residual_bench.json", only;
+  int reps = 50, warmup = 5;
+  app.add_option("--shapes", shapesArg, "Shapes as MxNxK;MxNxK (default: the four small-M shapes)");
+  app.add_option("--variant", only, "Only variants whose name contains this");
+  app.add_option("--reps", reps, "Timed repetitions per kernel (median reported)");
+  app.add_option("--warmup", warmup, "Untimed runs first");
+  app.add_option("--json", jsonPath, "Where to write the JSON results");
+  CLI11_PARSE(app, argc, argv);
+
+  std::string why;
+  runtime::Driver* drv = runtime::Driver::get(&why);
+  if (!drv) {
+    std::fprintf(stderr, "kiln_residual_bench: needs a GPU: %s\n", why.c_str());
+    return 3;
+  }
+  auto shapes = shapesArg.empty() ? kDefaultShapes : parseShapes(shapesArg);
+  runtime::Context ctx = runtime::Context::primary(*drv);
+  std::printf("GPU: %s\n", bench::gpuDescription().c_str());
+  Target target = Target::byName("sm_90a").value();
+  auto program = examples::gemmBf16();
+
+  struct Built {
+    std::string name, config;
+    Kernel off, on;
+  };
+  std::vector<Built> kernels;
+  nlohmann::json builds = nlohmann::json::array();
+  for (const auto& v : ops::gemmBf16Sm90Variants()) {
+    if (!only.empty() && v.name.find(only) == std::string::npos) continue;
+    ir::DiagnosticEngine diag;
+    auto off = build(*program, target, v.config, false, diag);
+    auto on = off ? build(*program, target, v.config, true, diag) : std::nullopt;
+    if (!off || !on) {
+      std::fprintf(stderr, "skipping %s: %s", v.name.c_str(), diag.str().c_str());
+      continue;
+    }
+    bool samePtx = off->ptx() == on->ptx();
+    std::printf("built %s (%s)\n  off: %s, %d PTX lines\n  on:  %s, %d PTX lines%s\n", v.name.c_str(),
+                v.config.str().c_str(), off->resources().str().c_str(), countOf(off->ptx(), "\n"),
+                on->resources().str().c_str(), countOf(on->ptx(), "\n"), samePtx ? " (identical PTX)" : "");
+    builds.push_back({{"variant", v.name}, {"config", v.config.str()}, {"identical_ptx", samePtx},
+                      {"off", off->resources().toJson()}, {"on", on->resources().toJson()}});
+    kernels.push_back({v.name, v.config.str(), std::move(*off), std::move(*on)});
+  }
+
+  cublasHandle_t handle;
+  bench::check(cublasCreate(&handle), "cublasCreate");
+  nlohmann::json results = nlohmann::json::array();
+  std::vector<std::string> table;
+  for (const Shape& s : shapes) {
+    auto A = bench::randomBf16(size_t(s.M) * s.K, 1), B = bench::randomBf16(size_t(s.K) * s.N, 2);
+    bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dC(size_t(s.M) * s.N * 2), dR(size_t(s.M) * s.N * 2);
+    bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
+    bench::check(cudaMemcpy(dB.ptr, B.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
+    double flops = 2.0 * s.M * s.N * s.K;
+    auto runCublas = [&](cudaStream_t st) { bench::cublasGemmBf16(handle, s.M, s.N, s.K, dA.ptr, dB.ptr, dR.ptr, false, st); };
+    double cublasMs = bench::medianMs(runCublas, warmup, reps, nullptr);
+    std::vector<uint16_t> R(size_t(s.M) * s.N), C(R.size());
+    bench::check(cudaMemcpy(R.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy ref");
+    ir::DiagnosticEngine sdiag;
+    auto sel = ops::selectGemmBf16(ops::GemmProblem{s.M, s.N, s.K}, target, sdiag);
+    std::string selected = sel ? sel->variant->name : "";
+    std::printf("[%dx%dx%d] cuBLAS %.4f ms, %.0f TFLOP/s; the family selects %s\n", s.M, s.N, s.K, cublasMs,
+                flops / cublasMs / 1e9, selected.c_str());
+    nlohmann::json shapeJson = {{"M", s.M}, {"N", s.N}, {"K", s.K}, {"cublas_ms", cublasMs}, {"selected", selected},
+                                {"kiln", nlohmann::json::array()}};
+    std::map<std::string, int64_t> dims{{"M", s.M}, {"N", s.N}, {"K", s.K}};
+    for (auto& b : kernels) {
+      double ms[2] = {0, 0}, err[2] = {0, 0};
+      bool ok[2] = {false, false};
+      for (int i = 0; i < 2; ++i) {
+        const Kernel& k = i == 0 ? b.off : b.on;
+        auto run = [&](cudaStream_t st) { k.launch(ctx, st, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dC.ptr)}, {}, dims); };
+        bench::poisonBf16(dC, nullptr);
+        run(nullptr);
+        bench::check(cudaDeviceSynchronize(), "kiln kernel");
+        bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
+        auto cmp = bench::compareBf16(C, R);
+        ok[i] = cmp.nonFinite == 0 && cmp.relFrobenius < 1e-2;
+        err[i] = cmp.relFrobenius;
+        ms[i] = ok[i] ? bench::medianMs(run, warmup, reps, nullptr) : 0;
+      }
+      auto tf = [&](double m) { return m > 0 ? flops / m / 1e9 : 0.0; };
+      std::printf("  %-32s%s off %s %.4f ms %4.0f TFLOP/s | on %s %.4f ms %4.0f TFLOP/s | on/off %.3fx | vs cuBLAS "
+                  "off %.2fx on %.2fx\n",
+                  b.name.c_str(), b.name == selected ? "*" : " ", ok[0] ? "ok " : "BAD", ms[0], tf(ms[0]),
+                  ok[1] ? "ok " : "BAD", ms[1], tf(ms[1]), ms[0] > 0 && ms[1] > 0 ? ms[0] / ms[1] : 0.0,
+                  ms[0] > 0 ? cublasMs / ms[0] : 0.0, ms[1] > 0 ? cublasMs / ms[1] : 0.0);
+      shapeJson["kiln"].push_back({{"variant", b.name}, {"config", b.config},
+                                   {"off", {{"correct", ok[0]}, {"rel_err", err[0]}, {"ms", ms[0]}, {"tflops", tf(ms[0])},
+                                            {"registers", b.off.resources().registers}}},
+                                   {"on", {{"correct", ok[1]}, {"rel_err", err[1]}, {"ms", ms[1]}, {"tflops", tf(ms[1])},
+                                           {"registers", b.on.resources().registers}}}});
+      char line[320];
+      std::snprintf(line, sizeof line, "| %5d | %5d | %5d | %-30s | %7.1f | %7.1f | %7.1f | %6.3f | %3d / %3d |", s.M, s.N,
+                    s.K, (b.name + (b.name == selected ? " *" : "")).c_str(), flops / cublasMs / 1e9, tf(ms[0]),
+                    tf(ms[1]), ms[0] > 0 && ms[1] > 0 ? ms[0] / ms[1] : 0.0, b.off.resources().registers,
+                    b.on.resources().registers);
+      table.push_back(line);
+    }
+    results.push_back(shapeJson);
+  }
+  cublasDestroy(handle);
+  std::ofstream(jsonPath) << nlohmann::json{{"gpu", bench::gpuDescription()}, {"builds", builds}, {"results", results}}.dump(2)
+                          << "\n";
+  std::printf("\n(* = the variant the gemm_bf16 family selects for the shape)\n"
+              "|     M |     N |     K | variant | cuBLAS TFLOP/s | off TFLOP/s | on TFLOP/s | on speedup | regs off / on |\n"
+              "|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
+  for (const auto& l : table) std::printf("%s\n", l.c_str());
+  return 0;
+}
