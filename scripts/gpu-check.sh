@@ -20,7 +20,7 @@ tail -5 "$OUT/gpu_tests.log"
 echo "== compute-sanitizer (memcheck, racecheck) on a subset"
 {
   compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/kiln_gpu_tests" --gtest_brief=1 \
-      --gtest_filter='*bm_128_bn_128_bk_32_stages_3_warps_m_2_warps_n_2*:*bm_32_bn_64_bk_32*:GemmGpuLaunch*'
+      --gtest_filter='*bm_128_bn_128_bk_32_stages_3*:*bm_32_bn_64_bk_32_stages_2*:GemmGpuLaunch*:GemmFamilyGpu.RaggedEdgesEveryShape'
   echo "memcheck exit $?"
   compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/kiln_gpu_tests" --gtest_brief=1 \
       --gtest_filter='*bm_64_bn_128_bk_32_stages_4*'
@@ -28,7 +28,19 @@ echo "== compute-sanitizer (memcheck, racecheck) on a subset"
 } > "$OUT/sanitizer.log" 2>&1
 grep -E "ERROR SUMMARY|exit" "$OUT/sanitizer.log"
 
+echo "== kiln run on the GPU (checked against the interpreter)"
+if [ -x "$BIN/kiln" ]; then
+  for ex in gemm_bf16 gemm_bias_gelu gemm_kmajor_b batched_gemm; do
+    dims=M=300,N=264,K=200
+    [ "$ex" = batched_gemm ] && dims=$dims,B=3
+    "$BIN/kiln" run --example $ex --dims $dims --seed 5
+    echo "kiln run $ex exit $?"
+  done > "$OUT/kiln_run.log" 2>&1
+  cat "$OUT/kiln_run.log"
+fi
+
 echo "== benchmark"
 [ -n "${KILN_SKIP_BENCH:-}" ] || "$BIN/kiln_gemm_bench" --json "$OUT/gemm_bench.json" ${KILN_BENCH_ARGS:-} > "$OUT/gemm_bench.log" 2>&1
 echo "bench exit $?"
 tail -14 "$OUT/gemm_bench.log"
+[ -f "$OUT/gemm_bench.json" ] && python3 bench/plot_gemm.py "$OUT/gemm_bench.json" "$OUT/gemm_bench.png"

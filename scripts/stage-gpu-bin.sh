@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Copies the Release GPU binaries into gpu-bin/ (git-ignored) so the device tool can carry them.
+# Packs the GPU binaries (GPU tests, benchmarks, the kiln tool) into gpu-pack/gpu-bin.tar.xz
+# (git-ignored) for the device tool to carry. The sm_90a PTX compiler is linked statically into each,
+# so they are large; one xz stream with a big dictionary stores the shared part once.
+# On the GPU machine: mkdir gpu-bin && tar -C gpu-bin -xJf gpu-pack/gpu-bin.tar.xz
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rm -rf gpu-bin && mkdir -p gpu-bin
-cp build-gpu/tests/kiln_gpu_tests build-gpu/bench/kiln_gemm_bench build-gpu/bench/kiln_residual_bench build-gpu/tools/kiln gpu-bin/
+BUILD=${1:-build}
+rm -rf gpu-bin gpu-pack && mkdir -p gpu-bin gpu-pack
+cp "$BUILD/tests/kiln_gpu_tests" "$BUILD/bench/kiln_gemm_bench" "$BUILD/bench/kiln_residual_bench" "$BUILD/tools/kiln" gpu-bin/
 strip gpu-bin/*
-git rev-parse HEAD > gpu-bin/COMMIT
-du -sh gpu-bin
+git rev-parse --short HEAD > gpu-bin/COMMIT
+tar -C gpu-bin -cf - . | xz -T1 -9 --lzma2=dict=192MiB > gpu-pack/gpu-bin.tar.xz
+du -sh gpu-pack/gpu-bin.tar.xz

@@ -13,6 +13,8 @@ enum ExitCode { kOk = 0, kFailed = 1, kUsage = 2, kNoGpu = 3 };
 void registerExamplesCommand(CLI::App& app);
 void registerOptCommand(CLI::App& app);
 void registerRunCommand(CLI::App& app);
+void registerInspectCommand(CLI::App& app);
+void registerBenchCommand(CLI::App& app);
 // `kiln compile`: a tile program to PTX, kern IR or its launch contract (cmd_compile.cpp).
 void registerCompileCommand(CLI::App& app);
 // Verbs added as their subsystems land (compile, inspect, run, bench).

@@ -22,6 +22,10 @@ bool readFile(const std::string& path, std::string& out) {
   return true;
 }
 
-void registerExtraCommands(CLI::App& app) { registerRunCommand(app); }
+void registerExtraCommands(CLI::App& app) {
+  registerRunCommand(app);
+  registerInspectCommand(app);
+  registerBenchCommand(app);
+}
 
 }  // namespace kiln::tools

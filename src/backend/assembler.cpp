@@ -13,7 +13,8 @@
 namespace kiln::backend {
 namespace {
 
-constexpr std::array<std::string_view, 5> kArchs = {"sm_80", "sm_89", "sm_90a", "sm_100a", "sm_120"};
+// sm_90 is plain Hopper (portable code such as mma.sync); sm_90a adds wgmma and setmaxnreg.
+constexpr std::array<std::string_view, 6> kArchs = {"sm_80", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120"};
 
 const char* resultName(nvJitLinkResult r) {
   switch (r) {

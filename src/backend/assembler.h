@@ -46,7 +46,7 @@ struct AssembledKernel {
   std::string infoLog;                // nvJitLink's verbose log, verbatim
 };
 
-// The architectures Kiln targets: sm_80, sm_89, sm_90a, sm_100a, sm_120.
+// The architectures Kiln targets: sm_80, sm_89, sm_90, sm_90a, sm_100a, sm_120.
 std::span<const std::string_view> supportedArchs();
 bool isSupportedArch(std::string_view arch);
 

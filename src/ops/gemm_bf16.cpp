@@ -97,7 +97,25 @@ double GemmVariant::preference(const GemmProblem& p, const Target& t) const {
   int64_t sms = std::max(1, t.referenceSms);
   double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
   double intensity = (double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0;
-  int wantStages = p.k < 512 ? 2 : p.k < 4096 ? 3 : 4;
+  // The deepest registered pipeline of this tile shape that still lets two CTAs share an SM (the
+  // H200 run, bench/results/2026-11-29-h200-sm80-family: 128x128x64 is fastest at 3 stages,
+  // 96 KB, not 4 at 128 KB; 64x64x64 at 4) and that K is long enough to fill.
+  // Where no depth leaves room for two CTAs, the deepest that fits one.
+  int wantStages = 0;
+  for (int ctas : {2, 1}) {
+    for (int s : {4, 3, 2}) {
+      Config d = c;
+      d.stages = s;
+      bool registered = false;
+      for (const auto& v : gemmBf16Variants()) registered = registered || v.config == d;
+      int64_t smem = d.pipelineSmemBytes(2, 2);
+      if (registered && ctas * smem <= t.smemPerSm && smem <= t.maxSmemPerBlock && ceilDiv(p.k, c.bk) > s - 1) {
+        wantStages = s;
+        break;
+      }
+    }
+    if (wantStages) break;
+  }
   double depth = c.stages == wantStages ? 1.0 : 0.95;
   double kstep = (c.bk == 64) == (p.k >= 1024) ? 1.0 : 0.97;
   return useful * waves * intensity * depth * kstep;

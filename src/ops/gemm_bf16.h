@@ -16,7 +16,10 @@
 //      waves     = tiles / (ceil(tiles / SMs) * SMs)             last-wave fill, SMs = the target's
 //                                                                reference SM count
 //      intensity = (bm bn / (bm + bn)) / 64                      operand reuse (128x128 = 1)
-//      depth     = 1 if stages is the wanted depth (2 for K < 512, 3 below 4096, else 4), 0.95 otherwise
+//      depth     = 1 if stages is the wanted depth, 0.95 otherwise: the deepest registered pipeline
+//                  of the same tile that keeps two CTAs per SM in shared memory (else the
+//                  deepest that fits one) and whose stages-1 tiles in flight ceil(K / bk) can
+//                  fill (measured on the H200: docs/perf-notes.md)
 //      kstep     = 1 if bk = 64 exactly when K >= 1024, 0.97 otherwise
 //    Ties go to the variant that comes first in the table. Selection can be forced by name; the
 //    selection says which variant and whether it was forced or chosen by the heuristic.

@@ -1,7 +1,6 @@
 #pragma once
-// Schedules the GPU tests and the benchmark exercise for the BF16 GEMM: a hand-picked sm80 list
-// (until the registered family, src/ops/gemm_bf16.h, carries them), and the registered sm90
-// variants' configs (gemmBf16Sm90BenchConfigs, from the family table itself).
+// The schedules the GPU tests and the benchmark exercise for the BF16 GEMM, from the registered
+// gemm_bf16 family (src/ops/gemm_bf16.h): its sm80_multistage variants and its sm90_ws_persistent ones.
 #include <string>
 #include <vector>
 
@@ -9,17 +8,14 @@
 
 namespace kiln::ops {
 
+// The config line of every registered sm80_multistage variant, in table order.
 inline const std::vector<std::string>& gemmBf16TestConfigs() {
-  static const std::vector<std::string> configs = {
-      "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2",
-      "strategy=sm80_multistage bm=64 bn=128 bk=32 stages=4 warps_m=2 warps_n=2",
-      "strategy=sm80_multistage bm=128 bn=64 bk=32 stages=2 warps_m=2 warps_n=2",
-      "strategy=sm80_multistage bm=32 bn=64 bk=32 stages=3 warps_m=1 warps_n=2",
-      "strategy=sm80_multistage bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=2",
-      "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=4 warps_m=2 warps_n=4",
-      "strategy=sm80_multistage bm=128 bn=256 bk=32 stages=3 warps_m=2 warps_n=4",
-      "strategy=sm80_multistage bm=256 bn=128 bk=32 stages=3 warps_m=4 warps_n=2",
-  };
+  static const std::vector<std::string> configs = [] {
+    std::vector<std::string> r;
+    for (const auto& v : gemmBf16Variants())
+      if (v.config.strategy == "sm80_multistage") r.push_back(v.config.str());
+    return r;
+  }();
   return configs;
 }
 

@@ -173,10 +173,14 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (!t.mmaSync || !t.cpAsync || !t.ldmatrix)
     diag.error(loc) << "strategy " << c.strategy << " needs mma.sync, ldmatrix and cp.async, which " << t.name
                     << " does not have";
-  if (c.bk != 32 && c.bk != 64 && c.bk != 128)
-    diag.error(loc) << "bk=" << c.bk << " is not supported by " << c.strategy
-                    << ": use 32, 64 or 128 (a power-of-two shared-memory row of at least 64 bytes, "
-                       "which the swizzle needs)";
+  // Shared-memory rows of 64, 128 or 256 bytes: bk = 32, 64, 128 for 16-bit operands, 64, 128, 256
+  // for FP8 (whose MMA takes the same 32 bytes of K per step).
+  int kBytes = std::max(1, std::min(ops.aElemBytes, ops.bElemBytes));
+  if ((int64_t(c.bk) * kBytes != 64 && int64_t(c.bk) * kBytes != 128 && int64_t(c.bk) * kBytes != 256))
+    diag.error(loc) << "bk=" << c.bk << " is not supported by " << c.strategy << ": use " << 64 / kBytes << ", "
+                    << 128 / kBytes << " or " << 256 / kBytes
+                    << (kBytes == 1 ? " for FP8 operands" : "")
+                    << " (a power-of-two shared-memory row of at least 64 bytes, which the swizzle needs)";
   if (c.bm % c.warpsM != 0 || c.warpTileM() % 16 != 0)
     diag.error(loc) << "bm=" << c.bm << " does not split into warps_m=" << c.warpsM
                     << " warp tiles whose height is a multiple of 16 (the m16n8k16 MMA tile)";

@@ -1,5 +1,6 @@
 #pragma once
-// Register fragment layouts of mma.sync m16n8k16 and the ldmatrix lane patterns that produce them.
+// Register fragment layouts of mma.sync m16n8k16 (16-bit operands) and m16n8k32 (8-bit FP8
+// operands), and the ldmatrix lane patterns that produce them.
 //
 // Hardware contract (PTX ISA, "Warp-level matrix multiply-accumulate instructions", section
 // "Matrix fragments for mma.m16n8k16 with floating point type"). In a warp, lane l has
@@ -47,3 +48,33 @@ constexpr Quads kQuadsBRowMajor = {0, 0, 8, 0, 0, 8, 8, 8};
 constexpr Quads kQuadsBKMajor = {0, 0, 0, 8, 8, 0, 8, 8};
 
 }  // namespace kiln::mma16816
+
+// mma.sync m16n8k32 with .e4m3 / .e5m2 operands (PTX ISA, "Matrix fragments for mma.m16n8k32",
+// the 8-bit floating point rows of its tables; needs sm_89+). With g = lane / 4, t = lane % 4:
+//  * A (16x32, .row): four 32-bit registers of four consecutive k elements each (element 0 in the
+//    low byte):
+//      a0: (row g,     k 4t .. 4t+3)      a1: (row g + 8, k 4t .. 4t+3)
+//      a2: (row g,     k 4t+16 .. +19)    a3: (row g + 8, k 4t+16 .. +19)
+//  * B (32x8, .col): two registers: b0: (k 4t .. 4t+3, col g)   b1: (k 4t+16 .. +19, col g)
+//  * C / D: the f32 layout of m16n8k16 above (mma16816::accRow / accCol).
+// ldmatrix .b16 moves bytes in pairs: lane l receives row l / 4, bytes 4 (l % 4) .. 4 (l % 4) + 3 of
+// each 8x16-byte matrix, i.e. four consecutive 8-bit elements of one row -- exactly one A or B
+// register above when the rows are M (or N) and the 16 bytes are consecutive k. Hence, in element
+// coordinates of 8-bit tiles (a 16-byte row segment is 16 elements):
+//  * A from a row-major [m][k] tile: x4 with quads [0,0] [8,0] [0,16] [8,16] gives a0..a3;
+//  * B from a K-major [n][k] tile: x2 with quads [0,0] [0,16] gives b0, b1 of one n8 tile; the next
+//    n8 tile is 8 storage rows down, so an x4 has quads [0,0] [0,16] [8,0] [8,16].
+// There is no 8-bit .trans (ldmatrix .trans transposes 16-bit elements), so B stored row-major
+// [k][n] cannot be loaded this way: FP8 B must be K-major.
+namespace kiln::mma16832 {
+
+inline int aRow(int lane, int r) { return lane / 4 + (r % 2) * 8; }
+inline int aK(int lane, int r, int byte) { return 4 * (lane % 4) + byte + (r / 2) * 16; }
+inline int bK(int lane, int r, int byte) { return 4 * (lane % 4) + byte + r * 16; }
+inline int bCol(int lane) { return lane / 4; }
+
+using Quads = mma16816::Quads;
+constexpr Quads kQuadsA = {0, 0, 8, 0, 0, 16, 8, 16};
+constexpr Quads kQuadsBKMajor = {0, 0, 0, 16, 8, 0, 8, 16};
+
+}  // namespace kiln::mma16832

@@ -47,10 +47,6 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   const std::string who = strategy + " lowers GEMM-shaped programs";
   auto fail = [&](const Location& loc) { return diag.error(loc); };
 
-  bool grouped = false;
-  program.walk([&](const Operation& op) { grouped |= op.is("tile.group_index"); });
-  if (grouped)
-    return fail(program.loc()) << strategy << " does not lower grouped GEMMs (tile.group_index) yet", std::nullopt;
   for (const auto& op : program.body().operations()) {
     if (op->is("tile.for_tiles")) {
       if (g.forTiles) return fail(op->loc()) << who << " with one tile.for_tiles; this program has two", std::nullopt;
@@ -67,13 +63,30 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   g.dimM = dims[0];
   g.dimN = dims[1];
 
-  // The body: constant init, one reduce, the epilogue, the yield.
+  // The body: constant init (and a group index), one reduce, the epilogue, the yield.
   const Block& body = ft.body();
   const Operation* init = nullptr;
   for (const auto& op : body.operations()) {
     if (op->is("tile.reduce")) {
       if (g.reduce) return fail(op->loc()) << who << " with one tile.reduce; this tile loop has two", std::nullopt;
       g.reduce = op.get();
+    } else if (!g.reduce && op->is("tile.group_index")) {
+      if (g.groupIndex) return fail(op->loc()) << who << " with one tile.group_index; this tile loop has two", std::nullopt;
+      if (g.batchArg)
+        return fail(op->loc()) << strategy << " does not lower a batched grouped GEMM (tile.group_index inside a "
+                                              "batched tile.for_tiles)",
+               std::nullopt;
+      if (op->operand(1) != ft.body().argument(0))
+        return fail(op->loc()) << strategy << " reads one group id per block of rows: tile.group_index must be indexed "
+                                              "by the "
+                               << g.dimM << " coordinate",
+               std::nullopt;
+      if (!argDecl(op->operand(0)) || !op->operand(0)->definingOp()->is("tile.input"))
+        return fail(op->loc()) << strategy << " reads group ids from a tensor argument (tile.input)", std::nullopt;
+      g.groupIndex = op.get();
+      g.groupValue = op->result();
+      g.groupIds = op->operand(0);
+      g.groupAlign = op->intAttr("align", 0);
     } else if (!g.reduce) {
       if (!op->is("tile.constant"))
         return fail(op->loc()) << who << ": before the tile.reduce only the accumulator's tile.constant may appear, "
@@ -126,12 +139,19 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
                                             "{other = "
                              << other->str() << "} is not supported",
              std::nullopt;
-    unsigned first = g.batchArg ? 2 : 1;
-    bool ok = ld->numOperands() == first + 2 && (!g.batchArg || ld->operand(1) == g.batchArg);
+    // B of a grouped GEMM may lead with the group index; A never does.
+    const Value* lead = g.batchArg;
+    if (!lead && ld == g.loadB && g.groupValue && ld->numOperands() == 4 && ld->operand(1) == g.groupValue) {
+      lead = g.groupValue;
+      g.bGrouped = true;
+    }
+    unsigned first = lead ? 2 : 1;
+    bool ok = ld->numOperands() == first + 2 && (!lead || ld->operand(1) == lead);
     for (unsigned i = first; ok && i < ld->numOperands(); ++i) ok = !ld->operand(i)->definingOp();
     if (!ok)
       return fail(ld->loc()) << who << ": operand loads must be indexed by "
-                             << (g.batchArg ? "the batch index, then " : "") << "the tile and K coordinates only",
+                             << (g.batchArg ? "the batch index, then " : g.groupValue ? "(for B) the group index, then " : "")
+                             << "the tile and K coordinates only",
              std::nullopt;
   }
   g.tensorA = g.loadA->operand(0);
@@ -141,22 +161,27 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
 
   // Element types and layouts.
   ScalarType ta = g.tensorA->type().elem(), tb = g.tensorB->type().elem();
-  if (isFp8(ta) || isFp8(tb))
-    return fail(dot.loc()) << strategy << " has no FP8 MMA path: tile.dot of " << scalarName(ta) << " x "
-                           << scalarName(tb) << " needs an FP8 strategy (sm_89+ mma.sync e4m3/e5m2 or sm_90a wgmma)",
-           std::nullopt;
-  if (ta != tb || (ta != ScalarType::BF16 && ta != ScalarType::F16))
-    return fail(dot.loc()) << strategy << " multiplies bf16 x bf16 or f16 x f16, not " << scalarName(ta) << " x "
-                           << scalarName(tb),
+  g.fp8 = isFp8(ta) && isFp8(tb);
+  if (!g.fp8 && (ta != tb || (ta != ScalarType::BF16 && ta != ScalarType::F16)))
+    return fail(dot.loc()) << strategy << " multiplies bf16 x bf16, f16 x f16 or FP8 x FP8 (f8e4m3/f8e5m2), not "
+                           << scalarName(ta) << " x " << scalarName(tb),
            std::nullopt;
   g.abType = ta;
+  g.bType = tb;
   const Type& tA = g.tensorA->type();
   const Type& tB = g.tensorB->type();
   if (!isRowMajorMatrix(tA))
     return fail(g.loadA->loc()) << strategy << " needs A row-major [" << g.dimM << ", " << g.dimK
                                 << "] (K contiguous); got " << tA.str(),
            std::nullopt;
-  if (isRowMajorMatrix(tB)) {
+  if (g.fp8 && isRowMajorMatrix(tB)) {
+    return fail(g.loadB->loc()) << strategy << " needs an FP8 B stored K-major (order = ["
+                                << (tB.rank() == 3 ? "1, 2, 0" : "0, 1")
+                                << "]): ldmatrix .trans has no 8-bit form, so a row-major FP8 B cannot feed mma.sync; "
+                                   "got "
+                                << tB.str(),
+           std::nullopt;
+  } else if (isRowMajorMatrix(tB)) {
     g.bKMajor = false;
   } else if (isColMajorMatrix(tB)) {
     g.bKMajor = true;

@@ -21,6 +21,12 @@
 //
 // Batched: tile.for_tiles {batch = "Bt"} with a leading index argument %bi; the batched tensors
 // are [Bt, ...] with the batch axis outermost (slowest), accessed as tile.load(%A, %bi, %m, %k).
+//
+// Grouped (MoE): before the tile.reduce, %g = tile.group_index(%ids, %m) {align = A} with %ids a
+// rank-1 i32/i64 input [M]; B is [G, K, N] (or K-major, order = [1, 2, 0]) with the group axis
+// outermost, loaded as tile.load(%B, %g, %k, %n). A is never indexed by the group. Not batched.
+//
+// FP8: A and B both f8e4m3 / f8e5m2; B must then be K-major (ldmatrix has no 8-bit .trans).
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,8 +48,17 @@ struct GemmProgram {
   std::string dimM, dimN, dimK;
   std::string dimBatch;                 // "" when the tile loop is not batched
   const ir::Value* batchArg = nullptr;  // the loop's batch index argument
-  ir::ScalarType abType = ir::ScalarType::BF16;
+  ir::ScalarType abType = ir::ScalarType::BF16;  // A's element type (and B's, except FP8 e4m3 x e5m2)
+  ir::ScalarType bType = ir::ScalarType::BF16;   // B's element type
+  bool fp8 = false;      // both operands FP8: mma.sync m16n8k32
   bool bKMajor = false;  // B stored [N][K] (order = [0, 1])
+  // Grouped GEMM: the tile.group_index (null when there is none), its result, its id tensor and
+  // its align; bGrouped when B's matrix is selected by the group ([G, K, N]).
+  const ir::Operation* groupIndex = nullptr;
+  const ir::Value* groupValue = nullptr;
+  const ir::Value* groupIds = nullptr;
+  int64_t groupAlign = 0;
+  bool bGrouped = false;
   double accInit = 0.0;
   // Ops of the for_tiles body after the reduce, in order, excluding the final tile.yield.
   std::vector<const ir::Operation*> epilogue;

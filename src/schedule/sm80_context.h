@@ -30,9 +30,14 @@ struct Context {
   ir::Value *m0 = nullptr, *n0 = nullptr;  // first row / column of the block's tile
   ir::Value *dimM = nullptr, *dimN = nullptr, *dimK = nullptr;
   ir::Value* batch = nullptr;  // blockIdx.z when the tile loop is batched
+  // Grouped GEMM: the block's group id, ids[m0] (i64); when B is selected by it, groupOk says the
+  // id lies in [0, G) and groupB is the id to address B with (0 when it does not: the B copies are
+  // then zero-filled, so no address outside B is ever formed).
+  ir::Value *group = nullptr, *groupOk = nullptr, *groupB = nullptr;
 
   // The address of the matrix a tensor argument holds for this block: the argument itself, or, for
-  // a batched [Bt, rows, cols] tensor, the slice of this block's batch.
+  // a batched [Bt, rows, cols] tensor, the slice of this block's batch, or, for a grouped B [G, K,
+  // N], the slice of this block's group.
   ir::Value* matrixBase(const ir::Value* tensor);
   std::map<const ir::Value*, ir::Value*> matrixBases;
 
@@ -45,6 +50,9 @@ struct Context {
   // When set (sm90 epilogue=tma), the output store hands each packed pair (m16 tile i, row half h,
   // n8 tile j) here instead of storing it to global memory; the strategy stages it in shared memory.
   std::function<void(int i, int h, int j, ir::Value* packed)> storeToSmem;
+
+  // An extent of a tensor type: its dim parameter, or a constant.
+  ir::Value* extent(const ir::Extent& e) { return e.isSymbolic() ? dims.at(e.sym) : b.i32(e.value); }
 
   int warpTileM() const { return cfg.warpTileM(); }
   int warpTileN() const { return cfg.warpTileN(); }

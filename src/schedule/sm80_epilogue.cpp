@@ -198,6 +198,11 @@ class Epilogue {
       if (idx == cx_.g.batchArg) {
         p = cx_.batch;
         inb = b_.cmp("slt", p, extent(t.shape()[a]));
+      } else if (cx_.g.groupValue && idx == cx_.g.groupValue) {
+        // The block's group (i64), e.g. a per-group bias [G, N]; an id outside the axis reads {other}.
+        p = cx_.group;
+        Value* n = b_.cast(extent(t.shape()[a]), types::i64());
+        inb = b_.andi(b_.cmp("sle", b_.i64(0), p), b_.cmp("slt", p, n));
       } else if (idx == coordM_) {
         p = blockStart ? cx_.m0 : rows_[rowSlot(i, e)];
         inb = blockStart ? b_.cmp("slt", p, cx_.dimM) : rowOk_[rowSlot(i, e)];

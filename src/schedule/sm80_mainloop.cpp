@@ -1,6 +1,8 @@
 // The sm80 main loop: a ring of `stages` shared-memory buffers filled by cp.async, read by
-// ldmatrix, consumed by mma.sync m16n8k16 (PTX ISA: "cp.async", "cp.async.wait_group",
-// "ldmatrix", "mma"; fragment layouts in fragment_layout.h, swizzles in swizzle.h).
+// ldmatrix, consumed by mma.sync m16n8k16 (bf16/f16) or m16n8k32 (FP8) (PTX ISA: "cp.async",
+// "cp.async.wait_group", "ldmatrix", "mma"; fragment layouts in fragment_layout.h, swizzles in
+// swizzle.h). Both MMA shapes take 32 bytes of K per step, so in bytes the two paths are the same
+// loop: only the element counts, the lane quads and the instruction differ.
 //
 // The software pipeline, as kern IR:
 //
@@ -120,15 +122,19 @@ std::vector<Value*> buildMainloop(Context& cx) {
   KernBuilder& b = cx.b;
   const Config& c = cx.cfg;
   const GemmProgram& g = cx.g;
-  ScalarType e = g.abType;
-  int eb = bitWidth(e) / 8;
+  ScalarType e = g.abType, eB = g.bType;
+  int eb = bitWidth(e) / 8, ebB = bitWidth(eB) / 8;
+  // K elements per MMA (32 bytes), and the lane quads of the fragments (fragment_layout.h).
+  int kStep = g.fp8 ? 32 : 16;
+  const mma16816::Quads& quadsA = g.fp8 ? mma16832::kQuadsA : mma16816::kQuadsA;
+  const mma16816::Quads& quadsBKMajor = g.fp8 ? mma16832::kQuadsBKMajor : mma16816::kQuadsBKMajor;
 
   // Shared memory: the A ring, then the B ring.
   Swizzle swA = Swizzle::forRowBytes(int64_t(c.bk) * eb);
   Type tA = kern::smemType(e, c.stages, c.bm, c.bk, swA);
   int64_t rowsB = g.bKMajor ? c.bn : c.bk, colsB = g.bKMajor ? c.bk : c.bn;
-  Swizzle swB = Swizzle::forRowBytes(colsB * eb);
-  Type tB = kern::smemType(e, c.stages, rowsB, colsB, swB);
+  Swizzle swB = Swizzle::forRowBytes(colsB * ebB);
+  Type tB = kern::smemType(eB, c.stages, rowsB, colsB, swB);
   int64_t bytesA = kern::smemLayout(tA)->totalBytes();
   b.setLoc(g.loadA->loc());
   Value* sA = b.named(b.op1("kern.smem_alloc", {}, tA, {{"offset", int64_t{0}}}), "sA");
@@ -142,6 +148,9 @@ std::vector<Value*> buildMainloop(Context& cx) {
   Value* baseB = cx.matrixBase(g.loadB->operand(0));
   CopyPlan copyB = g.bKMajor ? planCopies(cx, sB, baseB, false, cx.n0, cx.dimN, cx.dimK, g.loadB->loc())
                              : planCopies(cx, sB, baseB, true, cx.n0, cx.dimN, cx.dimN, g.loadB->loc());
+  // A group id outside [0, G) reads no B at all: its copies are zero-filled.
+  if (cx.groupOk)
+    for (Value*& v : copyB.valid) v = b.andi(v, cx.groupOk);
 
   // ldmatrix lane offsets, computed once.
   b.setLoc(g.dot->loc());
@@ -155,12 +164,12 @@ std::vector<Value*> buildMainloop(Context& cx) {
                           {"base", Attribute::ints({br, 0})}}),
                    hint);
   };
-  Value* offA = ldsmOffset(sA, cx.warpM, zero, mma16816::kQuadsA, wm, 0, 0, "aoff");
+  Value* offA = ldsmOffset(sA, cx.warpM, zero, quadsA, wm, 0, 0, "aoff");
   Value *offB = nullptr, *offB8 = nullptr;
-  int64_t periodB = std::max<int64_t>(1, swB.periodBytes() / (colsB * eb));
+  int64_t periodB = std::max<int64_t>(1, swB.periodBytes() / (colsB * ebB));
   if (g.bKMajor) {
-    offB = ldsmOffset(sB, cx.warpN, zero, mma16816::kQuadsBKMajor, wn, 0, 0, "boff");
-    if (periodB > 8) offB8 = ldsmOffset(sB, cx.warpN, zero, mma16816::kQuadsBKMajor, wn, 0, 8, "boff8");
+    offB = ldsmOffset(sB, cx.warpN, zero, quadsBKMajor, wn, 0, 0, "boff");
+    if (periodB > 8) offB8 = ldsmOffset(sB, cx.warpN, zero, quadsBKMajor, wn, 0, 8, "boff8");
   } else {
     offB = ldsmOffset(sB, zero, cx.warpN, mma16816::kQuadsBRowMajor, 0, wn, 0, "boff");
   }
@@ -206,29 +215,29 @@ std::vector<Value*> buildMainloop(Context& cx) {
     copyTile(cx, copyB, next, ws);
     b.create("kern.cp_async_commit", {}, {});
 
-    Type frag = kern::fragType(e);
-    for (int kk = 0; kk < c.bk / 16; ++kk) {
+    Type frag = kern::fragType(e), fragB = kern::fragType(eB);
+    for (int kk = 0; kk < c.bk / kStep; ++kk) {
       b.setLoc(g.loadA->loc());
       std::vector<std::vector<Value*>> a(cx.mTiles()), bf(cx.nTiles());
       for (int i = 0; i < cx.mTiles(); ++i) {
         Operation* ld = b.create("kern.ldmatrix", {sA, rs, offA}, {frag, frag, frag, frag},
                                  {{"num", int64_t{4}}, {"trans", false}, {"row", int64_t(16 * i)},
-                                  {"col", int64_t(16 * kk)}});
+                                  {"col", int64_t(kStep * kk)}});
         for (auto& r : ld->results()) a[i].push_back(b.named(r.get(), "a"));
       }
       b.setLoc(g.loadB->loc());
       for (int j = 0; j < cx.nTiles(); ++j) {
         Value* off = offB;
-        int64_t row = 16 * kk, col = 8 * j;
+        int64_t row = kStep * kk, col = 8 * j;
         if (g.bKMajor) {
           row = 8 * j;
-          col = 16 * kk;
+          col = kStep * kk;
           if (row % periodB != 0) {
             off = offB8;
             row -= 8;
           }
         }
-        Operation* ld = b.create("kern.ldmatrix", {sB, rs, off}, {frag, frag},
+        Operation* ld = b.create("kern.ldmatrix", {sB, rs, off}, {fragB, fragB},
                                  {{"num", int64_t{2}}, {"trans", !g.bKMajor}, {"row", row}, {"col", col}});
         for (auto& r : ld->results()) bf[j].push_back(b.named(r.get(), "b"));
       }
@@ -239,7 +248,7 @@ std::vector<Value*> buildMainloop(Context& cx) {
           ops.insert(ops.end(), bf[j].begin(), bf[j].end());
           for (int q = 0; q < 4; ++q) ops.push_back(acc[cx.accIndex(i, j, q)]);
           Operation* mma = b.create("kern.mma_sync", ops, {types::f32(), types::f32(), types::f32(), types::f32()},
-                                    {{"shape", "m16n8k16"}});
+                                    {{"shape", g.fp8 ? "m16n8k32" : "m16n8k16"}});
           for (int q = 0; q < 4; ++q) acc[cx.accIndex(i, j, q)] = b.named(mma->result(q), "d");
         }
     }

@@ -48,20 +48,55 @@ Value* sm80::Context::matrixBase(const Value* tensor) {
   if (it != matrixBases.end()) return it->second;
   Value* base = args.at(tensor->definingOp()->stringAttr("name"));
   const Type& t = tensor->type();
-  if (batch && t.rank() == 3) {
-    auto extent = [&](const Extent& e) { return e.isSymbolic() ? dims.at(e.sym) : b.i32(e.value); };
+  Value* index = batch ? batch : (groupB && tensor == g.tensorB && g.bGrouped) ? groupB : nullptr;
+  if (index && t.rank() == 3) {
     Value* slice = b.mul(b.cast(extent(t.shape()[1]), types::i64()), b.cast(extent(t.shape()[2]), types::i64()));
-    base = b.ptrAdd(base, b.mul(b.cast(batch, types::i64()), slice));
+    base = b.ptrAdd(base, b.mul(b.cast(index, types::i64()), slice));
   }
   return matrixBases[tensor] = base;
 }
+
+namespace {
+
+// Grouped GEMM: the block's group is the id of its first row, ids[m0] (tile.group_index; every
+// row of the block has it because bm divides {align}). One scalar load per thread -- the same
+// address for the whole block, served by L1 -- and a range check against B's group axis.
+void groupOfBlock(sm80::Context& cx) {
+  KernBuilder& b = cx.b;
+  const GemmProgram& g = cx.g;
+  b.setLoc(g.groupIndex->loc());
+  Value* ids = cx.args.at(g.groupIds->definingOp()->stringAttr("name"));
+  Value* at = b.ptrAdd(ids, b.cast(cx.m0, types::i64()));
+  Value* id = b.op1("kern.ld_global", {at, b.cmp("slt", cx.m0, cx.dimM)}, Type::scalar(g.groupIds->type().elem()));
+  cx.group = b.named(b.cast(id, types::i64()), "group");
+  if (!g.bGrouped) return;
+  Value* groups = b.cast(cx.extent(g.tensorB->type().shape()[0]), types::i64());
+  cx.groupOk = b.named(b.andi(b.cmp("sle", b.i64(0), cx.group), b.cmp("slt", cx.group, groups)), "group_ok");
+  cx.groupB = b.named(b.select(cx.groupOk, cx.group, b.i64(0)), "group_b");
+}
+
+}  // namespace
 
 std::unique_ptr<Operation> lowerSm80Multistage(const Operation& program, const Target& target, const Config& config,
                                                DiagnosticEngine& diag) {
   auto g = analyzeGemm(program, config.strategy, diag);
   if (!g) return nullptr;
+  if (g->fp8 && !target.mmaSyncFp8) {
+    diag.error(g->dot->loc()) << config.strategy << " lowers an FP8 tile.dot to mma.sync m16n8k32 (."
+                              << (g->abType == ScalarType::F8E4M3 ? "e4m3" : "e5m2")
+                              << "), which needs sm_89 or newer; " << target.name
+                              << " has no FP8 MMA (compile for sm_89, sm_90a or sm_120)";
+    return nullptr;
+  }
   int eb = bitWidth(g->abType) / 8;
-  if (!validate(config, target, OperandInfo{eb, eb}, diag, program.loc())) return nullptr;
+  if (!validate(config, target, OperandInfo{eb, bitWidth(g->bType) / 8}, diag, program.loc())) return nullptr;
+  if (g->groupIndex && g->groupAlign % config.bm != 0) {
+    diag.error(g->groupIndex->loc()) << "tile.group_index {align = " << g->groupAlign << "} promises groups of "
+                                     << "multiples of " << g->groupAlign << " rows, but bm=" << config.bm
+                                     << " does not divide " << g->groupAlign
+                                     << ", so a block could straddle two groups; use a bm that divides it";
+    return nullptr;
+  }
 
   // The kernel and its signature.
   std::vector<std::string> names;
@@ -86,7 +121,7 @@ std::unique_ptr<Operation> lowerSm80Multistage(const Operation& program, const T
     axes.push_back(Attribute(Attribute::Array{Attribute(g->dimBatch), Attribute(int64_t{1})}));
     grid = Attribute(axes);
   }
-  int64_t smem = config.pipelineSmemBytes(eb, eb);
+  int64_t smem = config.pipelineSmemBytes(eb, bitWidth(g->bType) / 8);
   auto kernel = Operation::create(program.loc(), "kern.kernel", {}, {},
                                   {{"sym_name", program.stringAttr("sym_name")},
                                    {"params", Attribute::strings(names)},
@@ -115,6 +150,7 @@ std::unique_ptr<Operation> lowerSm80Multistage(const Operation& program, const T
   cx.warpN = b.named(b.rem(cx.warp, b.i32(config.warpsN)), "wn");
   blockCoordinates(cx);
   if (g->batchArg) cx.batch = b.named(b.op1("kern.block_id", {}, types::i32(), {{"dim", "z"}}), "batch");
+  if (g->groupIndex) groupOfBlock(cx);
 
   std::vector<Value*> acc = sm80::buildMainloop(cx);
   if (!sm80::buildEpilogue(cx, acc)) return nullptr;

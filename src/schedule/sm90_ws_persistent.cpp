@@ -144,6 +144,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     while (kern::isTensorMap(body->argument(unsigned(a))->type())) ++a;
     (g->params[i].decl ? p.args : p.dims)[g->params[i].name] = body->argument(unsigned(a++));
   }
+  KILN_ASSERT(p.tmA && p.tmB && (!tmaStore || p.tmC), "sm90: the tensor maps follow the pointers, before the dims");
   p.dimM = p.dims.at(g->dimM);
   p.dimN = p.dims.at(g->dimN);
   p.dimK = p.dims.at(g->dimK);

@@ -46,11 +46,17 @@ class KernelEmitter {
 
   bool fail(const ir::Operation& op, const std::string& why);
 
+  // An instruction newer than the target's first PTX ISA version: the module's `.version` becomes
+  // at least major.minor (the highest any op asks for; still deterministic).
+  void requirePtxIsa(int major, int minor);
+  std::pair<int, int> ptxIsa() const { return isa_; }
+
  private:
   PtxBuilder& b_;
   const Target& target_;
   ir::DiagnosticEngine& diag_;
   std::unordered_map<const ir::Value*, Reg> regs_;
+  std::pair<int, int> isa_{0, 0};
 };
 
 RegClass regClassOf(const ir::Type& t);

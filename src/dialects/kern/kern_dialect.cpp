@@ -14,6 +14,8 @@ namespace {
 
 bool isI32(const Type& t) { return t.isScalar(ScalarType::I32); }
 bool is16Bit(ScalarType e) { return e == ScalarType::BF16 || e == ScalarType::F16; }
+// Element types ldmatrix can move: 16-bit ones, and FP8 bytes in pairs.
+bool isLdsmElem(ScalarType e) { return is16Bit(e) || isFp8(e); }
 
 bool inKernel(const Operation& op, DiagnosticEngine& d) { return requireInKernel(op, d); }
 
@@ -187,23 +189,27 @@ bool verifySmemOffset(const Operation& op, DiagnosticEngine& d) { return bufRowC
 bool verifyLdsmOffset(const Operation& op, DiagnosticEngine& d) {
   auto layout = bufRowCol(op, d);
   if (!layout) return false;
-  if (!is16Bit(layout->elem))
-    return d.error(op.loc()) << "'kern.ldsm_offset' addresses 16-bit elements for ldmatrix; the buffer holds "
+  if (!isLdsmElem(layout->elem))
+    return d.error(op.loc()) << "'kern.ldsm_offset' addresses 16-bit or FP8 elements for ldmatrix; the buffer holds "
                              << scalarName(layout->elem);
+  // A matrix row is 16 bytes: 8 16-bit or 16 8-bit elements.
+  int64_t rowElems = 16 / layout->elemBytes();
   auto q = op.intsAttr("quads");
   if (q.size() != 8 || q[0] != 0 || q[1] != 0 || q[6] != q[2] + q[4] || q[7] != q[3] + q[5])
     return d.error(op.loc()) << "'kern.ldsm_offset' needs {quads = [r0, c0, r1, c1, r2, c2, r3, c3]} with quad 0 "
                                 "at [0, 0] and quad 3 = quad 1 + quad 2";
   for (int i = 0; i < 8; ++i) {
     if (q[i] < 0) return d.error(op.loc()) << "'kern.ldsm_offset' quads must not be negative";
-    if (q[i] % 8 != 0)
-      return d.error(op.loc()) << "'kern.ldsm_offset' quads must be multiples of 8 rows and 8 columns (16-byte rows)";
+    if (q[i] % (i % 2 ? rowElems : 8) != 0)
+      return d.error(op.loc()) << "'kern.ldsm_offset' quads must be multiples of 8 rows and " << rowElems
+                               << " columns (16-byte rows)";
   }
   auto stride = op.intsAttr("stride"), base = op.intsAttr("base");
   if (stride.size() != 2 || base.size() != 2 || stride[0] < 0 || stride[1] < 0 || base[0] < 0 || base[1] < 0 ||
-      stride[1] % 8 != 0 || base[1] % 8 != 0)
+      stride[1] % rowElems != 0 || base[1] % rowElems != 0)
     return d.error(op.loc()) << "'kern.ldsm_offset' needs {stride = [rows, cols], base = [rows, cols]}: "
-                                "non-negative, columns in multiples of 8 elements";
+                                "non-negative, columns in multiples of "
+                             << rowElems << " elements";
   return true;
 }
 
@@ -269,12 +275,16 @@ bool verifyLdmatrix(const Operation& op, DiagnosticEngine& d) {
   if (!inKernel(op, d)) return false;
   auto layout = stageAddress(op, d);
   if (!layout) return false;
-  if (!is16Bit(layout->elem))
-    return d.error(op.loc()) << "'kern.ldmatrix' reads 16-bit elements; the buffer holds " << scalarName(layout->elem);
+  if (!isLdsmElem(layout->elem))
+    return d.error(op.loc()) << "'kern.ldmatrix' reads 16-bit or FP8 elements; the buffer holds "
+                             << scalarName(layout->elem);
   int64_t num = op.intAttr("num", 0);
   if (num != 1 && num != 2 && num != 4) return d.error(op.loc()) << "'kern.ldmatrix' needs {num = 1, 2 or 4}, got " << num;
   const Attribute* trans = op.attr("trans");
   if (!trans || !trans->isBool()) return d.error(op.loc()) << "'kern.ldmatrix' needs {trans = true|false}";
+  if (trans->asBool() && !is16Bit(layout->elem))
+    return d.error(op.loc()) << "'kern.ldmatrix' {trans = true} transposes 16-bit elements; a "
+                             << scalarName(layout->elem) << " buffer must be loaded without it (store it K-major)";
   Type frag = fragType(layout->elem);
   bool ok = op.numResults() == size_t(num);
   for (const auto& r : op.results()) ok = ok && r->type() == frag;
@@ -286,17 +296,32 @@ bool verifyLdmatrix(const Operation& op, DiagnosticEngine& d) {
 
 bool verifyMmaSync(const Operation& op, DiagnosticEngine& d) {
   if (!inKernel(op, d)) return false;
-  if (op.stringAttr("shape") != "m16n8k16")
-    return d.error(op.loc()) << "'kern.mma_sync' supports {shape = \"m16n8k16\"} only, got \"" << op.stringAttr("shape")
-                             << "\"";
-  const Type& a = op.operand(0)->type();
-  bool ok = isFrag(a) && is16Bit(a.elem());
-  for (unsigned i = 0; i < 6; ++i) ok = ok && op.operand(i)->type() == a;
+  std::string shape = op.stringAttr("shape");
+  if (shape != "m16n8k16" && shape != "m16n8k32")
+    return d.error(op.loc()) << "'kern.mma_sync' supports {shape = \"m16n8k16\"} (16-bit operands) and {shape = "
+                                "\"m16n8k32\"} (FP8 operands), got \""
+                             << shape << "\"";
+  bool ok = true;
   for (unsigned i = 6; i < 10; ++i) ok = ok && op.operand(i)->type().isScalar(ScalarType::F32);
   for (const auto& r : op.results()) ok = ok && r->type().isScalar(ScalarType::F32);
+  const Type& a = op.operand(0)->type();
+  const Type& b = op.operand(4)->type();
+  if (shape == "m16n8k16") {
+    ok = ok && isFrag(a) && is16Bit(a.elem());
+    for (unsigned i = 0; i < 6; ++i) ok = ok && op.operand(i)->type() == a;
+    if (!ok)
+      return d.error(op.loc()) << "'kern.mma_sync' takes 4 A and 2 B registers of one type frag<bf16|f16, [2]>, then "
+                                  "4 f32 accumulators, and produces 4 f32";
+    return true;
+  }
+  // m16n8k32: A and B may be different FP8 formats (e4m3 x e5m2 is a valid mma.sync).
+  ok = ok && isFrag(a) && isFp8(a.elem()) && isFrag(b) && isFp8(b.elem());
+  for (unsigned i = 0; i < 4; ++i) ok = ok && op.operand(i)->type() == a;
+  ok = ok && op.operand(5)->type() == b;
   if (!ok)
-    return d.error(op.loc()) << "'kern.mma_sync' takes 4 A and 2 B registers of one type frag<bf16|f16, [2]>, then 4 "
-                                "f32 accumulators, and produces 4 f32";
+    return d.error(op.loc()) << "'kern.mma_sync' {shape = \"m16n8k32\"} takes 4 A registers of one type and 2 B "
+                                "registers of one type frag<f8e4m3|f8e5m2, [4]>, then 4 f32 accumulators, and "
+                                "produces 4 f32";
   return true;
 }
 
@@ -328,7 +353,7 @@ bool verifyStGlobal(const Operation& op, DiagnosticEngine& d) {
   ScalarType e = op.operand(0)->type().elem();
   const Type& v = op.operand(2)->type();
   size_t n = op.numOperands() - 2;
-  bool ok = (v == Type::scalar(e) || (v == fragType(e) && is16Bit(e))) && (n == 1 || n == 2 || n == 4);
+  bool ok = (v == Type::scalar(e) || (is16Bit(e) && v == fragType(e))) && (n == 1 || n == 2 || n == 4);
   for (unsigned i = 2; i < op.numOperands(); ++i) ok = ok && op.operand(i)->type() == v;
   if (!ok)
     return d.error(op.loc()) << "'kern.st_global' stores 1, 2 or 4 values of the pointer's element type "
@@ -354,7 +379,11 @@ bool requireInKernel(const Operation& op, DiagnosticEngine& d) {
 }
 
 bool isPtr(const Type& t) { return t.isKind("ptr") && t.hasElem() && !t.hasShape() && t.params().empty(); }
-bool isFrag(const Type& t) { return t.isKind("frag") && t.hasElem() && t.hasShape() && t.shape() == Shape{Extent::of(2)}; }
+bool isFrag(const Type& t) {
+  if (!t.isKind("frag") || !t.hasElem() || !t.hasShape()) return false;
+  int bits = bitWidth(t.elem());
+  return (bits == 8 || bits == 16) && t.shape() == Shape{Extent::of(32 / bits)};
+}
 
 std::optional<SmemLayout> smemLayout(const Type& t, std::string* why) {
   auto fail = [&](std::string m) -> std::optional<SmemLayout> {

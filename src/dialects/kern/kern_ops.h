@@ -8,8 +8,9 @@
 //    shared memory the launch must provide, {grid} one entry per grid axis (x, y, z): an integer,
 //    or a list [dim, tile, dim, tile, ...] meaning the product of ceil(dim / tile) over the pairs,
 //    where dim names an i32 parameter. Every thread runs the body.
-//  * Values are per thread. i1 values are predicates; frag<e, [2]> is one 32-bit register holding
-//    two 16-bit elements (element 0 in the low half), as mma.sync and ldmatrix exchange them.
+//  * Values are per thread. i1 values are predicates; frag<e, [n]> is one 32-bit register holding
+//    n = 32 / bits(e) elements, element 0 in the lowest bits, as mma.sync and ldmatrix exchange
+//    them: frag<bf16|f16, [2]> (two 16-bit elements) or frag<f8e4m3|f8e5m2, [4]> (four bytes).
 //  * Shared memory: kern.smem_alloc places a ring smem<e, [stages, rows, cols], swizzle = [B, M, S]>
 //    at byte {offset} of the kernel's dynamic shared memory. A stage is a rows x cols row-major
 //    tile; element (r, c) of stage s lives at offset + s * stageBytes + Swizzle(r * rowBytes + c *
@@ -31,9 +32,14 @@
 //    thread's groups are incomplete. Visibility to other threads needs a kern.barrier afterwards.
 //  * kern.ldmatrix is warp-collective (all 32 lanes, convergent): lane l supplies the address of
 //    row l % 8 of matrix l / 8 (lanes 16..31 are ignored for .x2, 8..31 for .x1); result i is
-//    matrix i distributed as the PTX ISA's ldmatrix fragment (with {trans}, transposed).
-//  * kern.mma_sync is mma.sync.aligned.m16n8k16.row.col.f32.{bf16|f16}.{bf16|f16}.f32 with the
-//    PTX ISA's fragment layout for that shape.
+//    matrix i distributed as the PTX ISA's ldmatrix fragment (with {trans}, transposed). A matrix
+//    is 8 rows of 16 bytes: 8 16-bit or 16 8-bit elements per row. The hardware moves 16-bit
+//    units, so 8-bit buffers load their bytes in pairs (lane l gets bytes 4 (l % 4) .. +3 of row
+//    l / 4) and cannot use {trans}.
+//  * kern.mma_sync {shape = "m16n8k16"} is mma.sync.aligned.m16n8k16.row.col.f32.{bf16|f16}.
+//    {bf16|f16}.f32 (A and B of one 16-bit type); {shape = "m16n8k32"} is
+//    mma.sync.aligned.m16n8k32.row.col.f32.{e4m3|e5m2}.{e4m3|e5m2}.f32 (FP8, sm_89+, PTX ISA 8.4),
+//    each with the PTX ISA's fragment layout for its shape (schedule/fragment_layout.h).
 //  * Global memory: kern.ptr_add offsets a pointer by elements; kern.ld_global / kern.st_global
 //    access memory only when their predicate holds (a masked-off access does not touch memory).
 //
@@ -126,7 +132,11 @@ std::optional<SmemLayout> smemLayout(const ir::Type& t, std::string* why = nullp
 ir::Type smemType(ir::ScalarType elem, int64_t stages, int64_t rows, int64_t cols, const Swizzle& s);
 
 inline ir::Type ptrType(ir::ScalarType e) { return ir::Type::make("ptr", e, std::nullopt); }
-inline ir::Type fragType(ir::ScalarType e) { return ir::Type::make("frag", e, ir::Shape{ir::Extent::of(2)}); }
+// frag<e, [32 / bits(e)]>: one 32-bit register of 8- or 16-bit elements.
+inline ir::Type fragType(ir::ScalarType e) {
+  int bits = ir::bitWidth(e);
+  return ir::Type::make("frag", e, ir::Shape{ir::Extent::of(bits > 0 && bits <= 32 ? 32 / bits : 1)});
+}
 bool isPtr(const ir::Type& t);
 bool isFrag(const ir::Type& t);
 

@@ -1,6 +1,9 @@
 // The gemm_bf16 family: the table, eligibility, preference and selection.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include <set>
 
 #include "ops/gemm_bf16.h"
@@ -71,8 +74,17 @@ TEST(GemmBf16Family, HeuristicPrefersBigTilesForBigProblemsAndSmallTilesForSmall
   EXPECT_EQ(skinny->variant->config.bm, 32);
   auto shortK = selectGemmBf16(problem(2048, 2048, 128), Target::sm80(), diag);
   ASSERT_TRUE(shortK);
-  EXPECT_EQ(shortK->variant->config.stages, 2);
+  // K = 128 is four tiles of 32: no deeper pipeline than they can fill, and the short K step.
   EXPECT_EQ(shortK->variant->config.bk, 32);
+  EXPECT_LE(shortK->variant->config.stages - 1, 128 / 32);
+  // On the H200 (bench/results/2026-11-29-h200-sm80-family) 128x128x64 ran fastest at 3 stages
+  // (two CTAs per SM), 4 stages was 13% slower; the heuristic must pick the measured best.
+  auto hopper = selectGemmBf16(problem(4096, 4096, 4096), Target::sm90(), diag);
+  ASSERT_TRUE(hopper);
+  EXPECT_EQ(hopper->variant->name, "bf16_gemm_128x128x64_s3");
+  auto skinnyHopper = selectGemmBf16(problem(8192, 64, 4096), Target::sm90(), diag);
+  ASSERT_TRUE(skinnyHopper);
+  EXPECT_EQ(skinnyHopper->variant->name, "bf16_gemm_64x64x64_s4");
 }
 
 TEST(GemmBf16Family, SelectionCanBeForcedAndSaysSo) {
@@ -133,6 +145,28 @@ TEST(GemmBf16Family, PtxIsDeterministic) {
   ASSERT_TRUE(a && b) << diag.str();
   EXPECT_EQ(a->ptx, b->ptx);
   EXPECT_NE(a->ptx.find("// kiln: kern.mma_sync at "), std::string::npos);
+}
+
+// The heuristic against the H200 measurements: on every BENCH.md shape its pick must be within 10%
+// of the fastest variant measured (bench/results/2026-11-29-h200-sm80-family/gemm_bench.json).
+TEST(GemmBf16Family, HeuristicPicksNearTheMeasuredBestOnTheH200) {
+  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/results/2026-11-29-h200-sm80-family/gemm_bench.json");
+  ASSERT_TRUE(in) << "the recorded H200 results are missing";
+  auto data = nlohmann::json::parse(in);
+  for (const auto& r : data["results"]) {
+    int64_t m = r["M"], n = r["N"], k = r["K"];
+    ir::DiagnosticEngine diag;
+    // sm_90 (not sm_90a): the sm80_multistage variants the run measured, without the wgmma ones.
+    auto pick = selectGemmBf16(problem(m, n, k), Target::sm90(), diag);
+    ASSERT_TRUE(pick) << diag.str();
+    double best = 0, picked = 0;
+    for (const auto& v : r["kiln"]) {
+      best = std::max(best, v["tflops"].get<double>());
+      if (v["config"] == pick->variant->config.str()) picked = v["tflops"];
+    }
+    EXPECT_GE(picked, 0.9 * best) << m << "x" << n << "x" << k << ": picked " << pick->str() << " at " << picked
+                                  << " TFLOP/s, best measured " << best;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The ldmatrix lane patterns deliver exactly the mma.m16n8k16 fragments (PTX ISA definitions,
-// written out here independently of fragment_layout.h's helpers).
+// The ldmatrix lane patterns deliver exactly the mma.m16n8k16 and (8-bit) mma.m16n8k32 fragments
+// (PTX ISA definitions, written out here independently of fragment_layout.h's helpers).
 #include <gtest/gtest.h>
 
 #include "schedule/fragment_layout.h"
@@ -65,6 +65,49 @@ TEST(FragmentLayout, BFromKMajorTile) {
       for (int j = 0; j < 2; ++j) {
         EXPECT_EQ(got[lane][2 * j + 0][h], tileValue(8 * j + g, 2 * t + h));
         EXPECT_EQ(got[lane][2 * j + 1][h], tileValue(8 * j + g, 2 * t + 8 + h));
+      }
+  }
+}
+
+// ldmatrix .x4 (no .trans) on a tile of bytes: the hardware moves 16-bit units, so lane l receives
+// bytes 4 (l % 4) .. 4 (l % 4) + 3 of row l / 4 of each matrix, whose 8 rows of 16 bytes are
+// addressed by lanes 8m..8m+7 at (rows r0.., byte column c0). Returns [lane][matrix][byte].
+std::array<std::array<std::array<int, 4>, 4>, 32> ldmatrixX4Bytes(const mma16832::Quads& q) {
+  std::array<std::array<std::array<int, 4>, 4>, 32> out{};
+  for (int lane = 0; lane < 32; ++lane)
+    for (int m = 0; m < 4; ++m)
+      for (int byte = 0; byte < 4; ++byte)
+        out[lane][m][byte] = tileValue(int(q[2 * m]) + lane / 4, int(q[2 * m + 1]) + 4 * (lane % 4) + byte);
+  return out;
+}
+
+TEST(FragmentLayout, Fp8AFromRowMajorTile) {
+  // PTX ISA m16n8k32, 8-bit A: a0 (g, 4t..4t+3), a1 (g+8, 4t..), a2 (g, 4t+16..), a3 (g+8, 4t+16..).
+  auto got = ldmatrixX4Bytes(mma16832::kQuadsA);
+  for (int lane = 0; lane < 32; ++lane) {
+    int g = lane / 4, t = lane % 4;
+    for (int byte = 0; byte < 4; ++byte) {
+      EXPECT_EQ(got[lane][0][byte], tileValue(g, 4 * t + byte));
+      EXPECT_EQ(got[lane][1][byte], tileValue(g + 8, 4 * t + byte));
+      EXPECT_EQ(got[lane][2][byte], tileValue(g, 4 * t + 16 + byte));
+      EXPECT_EQ(got[lane][3][byte], tileValue(g + 8, 4 * t + 16 + byte));
+      for (int r = 0; r < 4; ++r)
+        EXPECT_EQ(got[lane][r][byte], tileValue(mma16832::aRow(lane, r), mma16832::aK(lane, r, byte)));
+    }
+  }
+}
+
+TEST(FragmentLayout, Fp8BFromKMajorTile) {
+  // Storage (n, k); 8-bit B of n8 tile j: b0 (k 4t..4t+3, n g), b1 (k 4t+16.., n g); x4 = tiles j, j+1.
+  auto got = ldmatrixX4Bytes(mma16832::kQuadsBKMajor);
+  for (int lane = 0; lane < 32; ++lane) {
+    int g = lane / 4, t = lane % 4;
+    for (int byte = 0; byte < 4; ++byte)
+      for (int j = 0; j < 2; ++j) {
+        EXPECT_EQ(got[lane][2 * j + 0][byte], tileValue(8 * j + g, 4 * t + byte));
+        EXPECT_EQ(got[lane][2 * j + 1][byte], tileValue(8 * j + g, 4 * t + 16 + byte));
+        for (int r = 0; r < 2; ++r)
+          EXPECT_EQ(got[lane][2 * j + r][byte], tileValue(8 * j + mma16832::bCol(lane), mma16832::bK(lane, r, byte)));
       }
   }
 }

@@ -1,5 +1,6 @@
 // The warp-specialized kern IR simulator (contract in ws_sim.h).
 #include "tests/unit/testing/ws_sim.h"
+#include "tests/unit/testing/ws_sim_internal.h"
 
 #include <bit>
 #include <cmath>
@@ -18,176 +19,7 @@
 namespace kiln::testing {
 using namespace ir;
 
-namespace {
-
-using Lanes = std::vector<uint64_t>;
-using Mask = std::vector<char>;
-
-float asF(uint64_t b) { return std::bit_cast<float>(uint32_t(b)); }
-uint64_t fromF(float f) { return std::bit_cast<uint32_t>(f); }
-int64_t asI(uint64_t b, const Type& t) { return t.isScalar(ScalarType::I32) ? int64_t(int32_t(uint32_t(b))) : int64_t(b); }
-uint64_t fromI(int64_t v, const Type& t) {
-  if (t.isScalar(ScalarType::I32)) return uint32_t(int32_t(v));
-  if (t.isScalar(ScalarType::I1)) return uint64_t(v & 1);
-  return uint64_t(v);
-}
-
-struct Barrier {
-  int64_t count = 0, pending = 0, tx = 0, phase = 0;
-  void maybeComplete() {
-    if (pending <= 0 && tx == 0) {
-      ++phase;
-      pending = count;
-    }
-  }
-};
-
-struct WgmmaRead {
-  uint32_t addr;
-  uint16_t value;
-};
-
-class BlockSim;
-
-// One role's threads (or every thread, outside the roles), run in lockstep under an active mask.
-class Agent {
- public:
-  Agent(BlockSim& b, int index) : b_(b), index_(index) {}
-  void runBlock(const ir::Block& blk, const Mask& m);
-
- private:
-  void exec(const Operation& op, const Mask& m);
-  void kernOp(const Operation& op, const Mask& m);
-  void wgmma(const Operation& op, const Mask& m);
-  const Lanes& get(const Value* v);
-  Lanes& set(const Value* v);
-  int64_t uniform(const Value* v, const Mask& m);
-
-  BlockSim& b_;
-  int index_;
-  std::unordered_map<const Value*, Lanes> vals_;
-  std::map<int, std::vector<std::vector<WgmmaRead>>> groups_;  // per warpgroup: committed groups
-  std::map<int, std::vector<WgmmaRead>> open_;
-  friend class BlockSim;
-};
-
-class BlockSim {
- public:
-  BlockSim(const WsLaunch& l, GlobalMemory& mem, uint32_t bx)
-      : l_(l), mem_(mem), T_(int(l.kernel->intAttr("threads", 32))), bx_(bx),
-        smem_(size_t(l.kernel->intAttr("smem_bytes", 0)), 0xFF) {}
-
-  void run() {
-    Agent all(*this, -1);
-    const ir::Block& body = l_.kernel->body();
-    for (unsigned i = 0; i < body.numArguments(); ++i) shared_[body.argument(i)] = Lanes(size_t(T_), l_.args.at(i));
-    Mask full(size_t(T_), 1);
-    std::vector<const Operation*> roles;
-    for (const auto& op : body.operations()) {
-      if (op->is("kern.role")) {
-        roles.push_back(op.get());
-        continue;
-      }
-      if (!roles.empty()) {
-        runRoles(roles);
-        roles.clear();
-      }
-      all.exec(*op, full);
-      for (auto& [v, lanes] : all.vals_) shared_[v] = lanes;
-    }
-    if (!roles.empty()) runRoles(roles);
-  }
-
-  // ---- what agents share ----
-  const WsLaunch& l_;
-  GlobalMemory& mem_;
-  int T_;
-  uint32_t bx_;
-  std::vector<uint8_t> smem_;
-  std::unordered_map<const Value*, Lanes> shared_;  // values defined outside the roles
-  std::map<uint32_t, Barrier> barriers_;
-
-  uint8_t* shared(uint64_t addr, size_t bytes) {
-    if (addr + bytes > smem_.size()) throw std::runtime_error("shared access out of bounds at " + std::to_string(addr));
-    return smem_.data() + addr;
-  }
-
-  // Blocks the calling agent until cond() holds, letting the others run.
-  void waitUntil(int me, const std::function<bool()>& cond) {
-    int idle = 0;
-    while (!cond()) {
-      uint64_t before = progress_;
-      handOver(me);
-      if (progress_ != before) idle = 0;
-      else if (++idle > agents_ + 1) throw std::runtime_error("deadlock: every role waits on an mbarrier");
-    }
-  }
-  uint64_t progress_ = 0;  // barrier arrivals and completed copies so far
-  // Lets the other agents run (after an arrive); returns when it is this agent's turn again.
-  void handOver(int me) {
-    if (me < 0 || agents_ <= 1) return;
-    std::unique_lock<std::mutex> lock(mu_);
-    int next = me;
-    for (int i = 1; i <= agents_; ++i) {
-      int c = (me + i) % agents_;
-      if (!done_[size_t(c)]) {
-        next = c;
-        break;
-      }
-    }
-    if (next == me) return;
-    turn_ = next;
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return turn_ == me || failed_; });
-    if (failed_) throw std::runtime_error("stopped");
-  }
-
- private:
-  void runRoles(const std::vector<const Operation*>& roles) {
-    agents_ = int(roles.size());
-    done_.assign(roles.size(), 0);
-    turn_ = 0;
-    failed_ = false;
-    std::string error;
-    std::vector<std::thread> threads;
-    for (int i = 0; i < agents_; ++i) {
-      threads.emplace_back([&, i] {
-        {
-          std::unique_lock<std::mutex> lock(mu_);
-          cv_.wait(lock, [&] { return turn_ == i || failed_; });
-        }
-        try {
-          if (!failed_) {
-            Agent a(*this, i);
-            Mask m(size_t(T_), 1);
-            a.exec(*roles[size_t(i)], m);
-          }
-        } catch (const std::exception& e) {
-          std::lock_guard<std::mutex> lock(mu_);
-          if (!failed_ && error.empty()) error = e.what();
-          failed_ = true;
-        }
-        std::lock_guard<std::mutex> lock(mu_);
-        done_[size_t(i)] = 1;
-        for (int k = 1; k <= agents_; ++k)
-          if (!done_[size_t((i + k) % agents_)]) {
-            turn_ = (i + k) % agents_;
-            break;
-          }
-        cv_.notify_all();
-      });
-    }
-    for (auto& t : threads) t.join();
-    agents_ = 0;
-    if (!error.empty()) throw std::runtime_error(error);
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int turn_ = 0, agents_ = 0;
-  bool failed_ = false;
-  std::vector<char> done_;
-};
+namespace wssim {
 
 const Lanes& Agent::get(const Value* v) {
   auto it = vals_.find(v);
@@ -300,59 +132,6 @@ void Agent::exec(const Operation& op, const Mask& m) {
   }
 }
 
-// The element (row, col) of a 64 x 16 (A) or 16 x N (B) operand described by `desc`, read from
-// shared memory through the canonical 128B-swizzled layouts (see ws_sim.h).
-uint32_t canonicalAddress(uint64_t desc, bool mnMajor, int64_t mn, int64_t k) {
-  uint64_t start = (desc & 0x3FFF) << 4, lbo = ((desc >> 16) & 0x3FFF) << 4, sbo = ((desc >> 32) & 0x3FFF) << 4;
-  if ((desc >> 62) != 1) throw std::runtime_error("wgmma descriptor without the 128B swizzle mode");
-  uint64_t off = mnMajor ? uint64_t(mn % 64) * 2 + uint64_t(mn / 64) * lbo + uint64_t(k % 8) * 128 + uint64_t(k / 8) * sbo
-                         : uint64_t(mn % 8) * 128 + uint64_t(mn / 8) * sbo + uint64_t(k) * 2;
-  uint64_t a = start + off;
-  return uint32_t(a ^ (((a >> 7) & 7) << 4));
-}
-
-void Agent::wgmma(const Operation& op, const Mask& m) {
-  int T = b_.T_;
-  auto shape = op.intsAttr("shape");
-  int N = int(shape[1]), nacc = N / 2;
-  bool transB = op.attr("trans_b")->asBool();
-  std::vector<Lanes> out(static_cast<size_t>(nacc), Lanes(static_cast<size_t>(T)));
-  for (int wg = 0; wg < T / 128; ++wg) {
-    int active = 0;
-    for (int t = wg * 128; t < wg * 128 + 128; ++t) active += m[size_t(t)] ? 1 : 0;
-    if (active == 0) continue;
-    if (active != 128) throw std::runtime_error("wgmma with part of a warpgroup");
-    int t0 = wg * 128;
-    uint64_t da = get(op.operand(1))[size_t(t0)], db = get(op.operand(2))[size_t(t0)];
-    for (int t = t0; t < t0 + 128; ++t)
-      if (get(op.operand(1))[size_t(t)] != da || get(op.operand(2))[size_t(t)] != db)
-        throw std::runtime_error("wgmma descriptors differ within a warpgroup");
-    auto read = [&](uint32_t addr) {
-      uint16_t v;
-      std::memcpy(&v, b_.shared(addr, 2), 2);
-      open_[wg].push_back({addr, v});
-      return double(bf16BitsToFloat(v));
-    };
-    std::vector<double> A(64 * 16), B(16 * size_t(N));
-    for (int r = 0; r < 64; ++r)
-      for (int k = 0; k < 16; ++k) A[size_t(r * 16 + k)] = read(canonicalAddress(da, false, r, k));
-    for (int k = 0; k < 16; ++k)
-      for (int c = 0; c < N; ++c) B[size_t(k * N + c)] = read(canonicalAddress(db, transB, c, k));
-    for (int t = t0; t < t0 + 128; ++t) {
-      int w = (t - t0) / 32, l = t % 32;
-      bool scale = get(op.operand(0))[size_t(t)] & 1;
-      for (int i = 0; i < nacc; ++i) {
-        int j = i / 4, e = i % 4;
-        int row = 16 * w + l / 4 + (e >= 2 ? 8 : 0), col = 8 * j + 2 * (l % 4) + (e & 1);
-        double acc = scale ? asF(get(op.operand(unsigned(3 + i)))[size_t(t)]) : 0.0;
-        for (int k = 0; k < 16; ++k) acc += A[size_t(row * 16 + k)] * B[size_t(k * N + col)];
-        out[size_t(i)][size_t(t)] = fromF(float(acc));
-      }
-    }
-  }
-  for (int i = 0; i < nacc; ++i) vals_[op.result(unsigned(i))] = out[size_t(i)];
-}
-
 void Agent::kernOp(const Operation& op, const Mask& m) {
   const std::string& n = op.name();
   int T = b_.T_;
@@ -422,112 +201,20 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
       b_.waitUntil(index_, [&] { return (b.phase & 1) != parity; });
     });
   } else if (n == "kern.tma_load") {
-    auto l = *kern::smemLayout(op.operand(1)->type());
-    lanes([&](int t) {
-      const runtime::TensorMapDesc& d = b_.l_.maps.at(size_t(get(op.operand(0))[size_t(t)]));
-      int eb = bitWidth(d.dtype) / 8;
-      size_t rank = d.globalDims.size();
-      std::vector<int64_t> c;
-      for (size_t i = 0; i < rank; ++i) c.push_back(asI(get(op.operand(unsigned(5 + i)))[size_t(t)], types::i32()));
-      uint64_t dst = get(op.operand(1))[size_t(t)] + get(op.operand(2))[size_t(t)] * uint64_t(l.stageBytes()) +
-                     uint64_t(op.intAttr("row", 0)) * uint64_t(l.rowBytes());
-      int64_t rows = 1;
-      for (size_t i = 1; i < rank; ++i) rows *= d.boxDims[i];
-      for (int64_t row = 0; row < rows; ++row) {
-        int64_t rem = row, addr = 0;
-        bool in = true;
-        std::vector<int64_t> idx(rank);
-        for (size_t i = 1; i < rank; ++i) {
-          idx[i] = c[i] + rem % d.boxDims[i];
-          rem /= d.boxDims[i];
-          in = in && idx[i] >= 0 && uint64_t(idx[i]) < d.globalDims[i];
-          addr += idx[i] * int64_t(d.globalStrides[i - 1]);
-        }
-        for (int64_t e = 0; e < int64_t(d.boxDims[0]); ++e) {
-          int64_t x = c[0] + e;
-          uint16_t v = 0;
-          if (in && x >= 0 && uint64_t(x) < d.globalDims[0])
-            std::memcpy(&v, b_.mem_.ptr(d.globalAddress + uint64_t(addr + x * eb), size_t(eb)), size_t(eb));
-          uint64_t a = dst + uint64_t(row) * uint64_t(d.boxDims[0] * eb) + uint64_t(e * eb);
-          a ^= ((a >> 7) & 7) << 4;
-          std::memcpy(b_.shared(a, 2), &v, 2);
-        }
-      }
-      Barrier& bar = b_.barriers_[uint32_t(get(op.operand(3))[size_t(t)] + 8 * get(op.operand(4))[size_t(t)])];
-      bar.tx -= rows * d.boxDims[0] * eb;
-      bar.maybeComplete();
-      ++b_.progress_;
-    });
+    tmaLoad(op, m);
   } else if (n == "kern.wgmma_desc") {
-    auto l = *kern::smemLayout(op.operand(0)->type());
-    Lanes& r = set(op.result());
-    lanes([&](int t) {
-      uint64_t addr = get(op.operand(0))[size_t(t)] + get(op.operand(1))[size_t(t)] * uint64_t(l.stageBytes()) +
-                      (get(op.operand(2))[size_t(t)] + uint64_t(op.intAttr("row", 0))) * uint64_t(l.rowBytes()) +
-                      uint64_t(op.intAttr("col", 0) * l.elemBytes());
-      auto enc = [](uint64_t x) { return (x & 0x3FFFF) >> 4; };
-      r[size_t(t)] = enc(addr) | enc(uint64_t(op.intAttr("lbo", 0))) << 16 | enc(uint64_t(op.intAttr("sbo", 0))) << 32 |
-                     uint64_t(1) << 62;
-    });
+    wgmmaDesc(op, m);
   } else if (n == "kern.wgmma") {
     wgmma(op, m);
   } else if (n == "kern.wgmma_commit") {
     for (auto& [wg, reads] : open_) groups_[wg].push_back(std::move(reads));
     open_.clear();
   } else if (n == "kern.wgmma_wait") {
-    size_t pending = size_t(op.intAttr("pending", 0));
-    for (auto& [wg, gs] : groups_)
-      while (gs.size() > pending) {
-        for (const WgmmaRead& r : gs.front()) {
-          uint16_t now;
-          std::memcpy(&now, b_.shared(r.addr, 2), 2);
-          if (now != r.value)
-            throw std::runtime_error("hazard: shared memory a wgmma read changed before its group was waited for");
-        }
-        gs.erase(gs.begin());
-      }
+    wgmmaWait(op, m);
   } else if (n == "kern.st_shared") {
-    auto l = *kern::smemLayout(op.operand(0)->type());
-    size_t bytes = kern::isFrag(op.operand(4)->type()) ? 4 : size_t(l.elemBytes());
-    lanes([&](int t) {
-      int64_t row = asI(get(op.operand(2))[size_t(t)], types::i32()), col = asI(get(op.operand(3))[size_t(t)], types::i32());
-      uint64_t off = uint64_t(row * l.rowBytes() + col * l.elemBytes());
-      off ^= ((off >> 7) & 7) << 4;  // the 128B swizzle ([3, 4, 3]); the only one the sm90 ops use
-      uint64_t a = get(op.operand(0))[size_t(t)] + get(op.operand(1))[size_t(t)] * uint64_t(l.stageBytes()) + off;
-      uint64_t v = get(op.operand(4))[size_t(t)];
-      std::memcpy(b_.shared(a, bytes), &v, bytes);
-    });
+    stShared(op, m);
   } else if (n == "kern.tma_store") {
-    auto l = *kern::smemLayout(op.operand(1)->type());
-    lanes([&](int t) {
-      const runtime::TensorMapDesc& d = b_.l_.maps.at(size_t(get(op.operand(0))[size_t(t)]));
-      int eb = bitWidth(d.dtype) / 8;
-      size_t rank = d.globalDims.size();
-      std::vector<int64_t> c;
-      for (size_t i = 0; i < rank; ++i) c.push_back(asI(get(op.operand(unsigned(3 + i)))[size_t(t)], types::i32()));
-      uint64_t src = get(op.operand(1))[size_t(t)] + get(op.operand(2))[size_t(t)] * uint64_t(l.stageBytes()) +
-                     uint64_t(op.intAttr("row", 0)) * uint64_t(l.rowBytes());
-      int64_t rows = 1;
-      for (size_t i = 1; i < rank; ++i) rows *= d.boxDims[i];
-      for (int64_t row = 0; row < rows; ++row) {
-        int64_t rem = row, addr = 0;
-        bool in = true;
-        for (size_t i = 1; i < rank; ++i) {
-          int64_t x = c[i] + rem % d.boxDims[i];
-          rem /= d.boxDims[i];
-          in = in && x >= 0 && uint64_t(x) < d.globalDims[i];
-          addr += x * int64_t(d.globalStrides[i - 1]);
-        }
-        for (int64_t e = 0; in && e < int64_t(d.boxDims[0]); ++e) {
-          int64_t x = c[0] + e;
-          if (x < 0 || uint64_t(x) >= d.globalDims[0]) continue;
-          uint64_t a = src + uint64_t(row) * uint64_t(d.boxDims[0] * eb) + uint64_t(e * eb);
-          a ^= ((a >> 7) & 7) << 4;
-          std::memcpy(b_.mem_.ptr(d.globalAddress + uint64_t(addr + x * eb), size_t(eb)), b_.shared(a, size_t(eb)),
-                      size_t(eb));
-        }
-      }
-    });
+    tmaStore(op, m);
   } else if (n == "kern.bulk_commit" || n == "kern.bulk_wait") {
     // Stores complete at issue here.
   } else if (n == "kern.named_barrier") {
@@ -558,11 +245,11 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
   }
 }
 
-}  // namespace
+}  // namespace wssim
 
 std::string simulateWarpSpecialized(const WsLaunch& launch, GlobalMemory& mem) {
   try {
-    for (uint32_t x = 0; x < launch.blocks; ++x) BlockSim(launch, mem, x).run();
+    for (uint32_t x = 0; x < launch.blocks; ++x) wssim::BlockSim(launch, mem, x).run();
   } catch (const std::exception& e) {
     return e.what();
   }

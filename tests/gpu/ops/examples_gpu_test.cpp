@@ -1,0 +1,99 @@
+// Every example program (examples::all()) on the GPU: compiled for sm_90a with the schedule
+// tests/unit/testing/example_configs.h gives it, launched through kiln::Kernel on the interpreter's
+// seeded random inputs (src/interp/random_inputs.h: N(0, 1) rounded to each dtype, valid group
+// ids), every output poisoned first (all bits set: NaN in every float dtype), and compared element
+// by element with the tile-IR interpreter, the numerical oracle (shapes, dims and tolerance in
+// tests/unit/testing/example_runs.h; tests/unit/examples/examples_sim_test.cpp runs the same
+// kernels in the CPU simulator). Skips, saying why, where there is no GPU.
+#include <gtest/gtest.h>
+
+#include "bench/bench_support.h"
+#include "examples/examples.h"
+#include "interp/random_inputs.h"
+#include "kiln/interp/interpreter.h"
+#include "kiln/kernel.h"
+#include "kiln/runtime/driver.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+#include "tests/unit/testing/example_configs.h"
+#include "tests/unit/testing/example_runs.h"
+
+namespace kiln {
+namespace {
+
+class ExamplesGpu : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!runtime::Driver::get(&why)) GTEST_SKIP() << "no GPU: " << why;
+  }
+};
+
+TEST_P(ExamplesGpu, MatchesTheInterpreter) {
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  const examples::Example* example = examples::find(GetParam());
+  ASSERT_NE(example, nullptr);
+  std::string config = testing::exampleConfig(example->name);
+  ASSERT_NE(config, "") << "no schedule for this example in tests/unit/testing/example_configs.h";
+  auto module = example->build();
+  const ir::Operation* program = module->body().front();
+  ir::DiagnosticEngine diag;
+  auto kernel = Kernel::build(*module, Target::sm90a(), Config::parse(config), diag);
+  ASSERT_TRUE(kernel) << diag.str();
+
+  for (const auto& s : testing::kExampleShapes) {
+    auto dims = testing::exampleDims(*program, s);
+    SCOPED_TRACE(example->name + " [" + config + "] M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
+                 " K=" + std::to_string(s.k));
+    auto args = interp::generateArguments(*program, dims, /*seed=*/uint64_t(7 * s.m + s.n));
+    // Device copies of every tensor, in declaration order (outputs poisoned), and the scalars.
+    std::vector<std::unique_ptr<bench::DeviceBuffer>> buffers;
+    std::vector<uint64_t> pointers;
+    std::vector<double> scalars;
+    std::vector<std::string> outputs;
+    for (const auto& op : program->body().operations()) {
+      std::string name = op->stringAttr("name");
+      if (op->is("tile.scalar")) scalars.push_back(args.request.scalars.at(name));
+      if (!op->is("tile.input") && !op->is("tile.output")) continue;
+      const interp::HostTensor& t = args.tensors.at(name);
+      buffers.push_back(std::make_unique<bench::DeviceBuffer>(std::max<size_t>(t.bytes.size(), 1)));
+      if (op->is("tile.output")) {
+        outputs.push_back(name);
+        bench::check(cudaMemset(buffers.back()->ptr, 0xFF, t.bytes.size()), "poison");
+      } else {
+        bench::check(cudaMemcpy(buffers.back()->ptr, t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice), name.c_str());
+      }
+      pointers.push_back(uint64_t(buffers.back()->ptr));
+    }
+    kernel->launch(ctx, nullptr, pointers, scalars, dims);
+    bench::check(cudaDeviceSynchronize(), "kernel");
+
+    // The oracle.
+    ir::DiagnosticEngine idiag;
+    ASSERT_TRUE(interp::run(*program, args.request, idiag)) << idiag.str();
+    size_t bi = 0;
+    for (const auto& op : program->body().operations()) {
+      if (!op->is("tile.input") && !op->is("tile.output")) continue;
+      const bench::DeviceBuffer& buf = *buffers[bi++];
+      if (!op->is("tile.output")) continue;
+      std::string name = op->stringAttr("name");
+      const interp::HostTensor& want = args.tensors.at(name);
+      interp::HostTensor got = want;
+      bench::check(cudaMemcpy(got.bytes.data(), buf.ptr, got.bytes.size(), cudaMemcpyDeviceToHost), name.c_str());
+      std::string diff = testing::compareToInterpreter(name, want, got);
+      EXPECT_EQ(diff, "");
+    }
+  }
+}
+
+std::vector<std::string> exampleNames() {
+  std::vector<std::string> names;
+  for (const auto& e : examples::all()) names.push_back(e.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ExamplesGpu, ::testing::ValuesIn(exampleNames()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,16 @@
+#pragma once
+// The instruction mix of a kernel's main loop, read from its SASS: opcode counts inside the
+// longest backward branch (the K loop; the strategies mark it nounroll, so ptxas keeps one body
+// per iteration). The other backward branch of every kernel is the one-line self-branch that ends
+// the function. Opcodes are kept whole ("HMMA.16816.F32.BF16"), predicate guards dropped.
+#include <map>
+#include <string>
+
+namespace kiln::testing {
+
+std::map<std::string, int> loopOpcodes(const std::string& sass);
+
+// Sum of the counts of opcodes that start with `prefix`.
+int countPrefix(const std::map<std::string, int>& ops, const std::string& prefix);
+
+}  // namespace kiln::testing

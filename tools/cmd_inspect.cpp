@@ -1,0 +1,131 @@
+// `kiln inspect`: compile and assemble without a GPU, then report registers, stack, spills, shared
+// memory and the instruction mix — for a program, the built-in examples, or a registered family.
+#include <cstdio>
+
+#include "backend/assembler.h"
+#include "backend/compile_cache.h"
+#include "driver/inspect.h"
+#include "examples/examples.h"
+#include "kiln/ir/parser.h"
+#include "kiln/ir/verifier.h"
+#include "ops/gemm_bf16.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+#include "tools/commands.h"
+
+namespace kiln::tools {
+
+namespace {
+struct InspectArgs {
+  std::string file;
+  std::string family;
+  bool examples = false;
+  std::string target = "sm_90a";
+  std::string config = "strategy=sm80_multistage bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=2";
+  bool json = false;
+  bool kMajor = false;
+};
+
+// Assembles one compiled kernel and fills a row; false after printing why.
+bool inspectOne(const std::string& name, const CompileResult& compiled, const Target& target,
+                std::vector<driver::InspectRow>& rows, ir::DiagnosticEngine& diag) {
+  backend::CompileCache cache(backend::CompileCache::defaultDir());
+  auto kernel = backend::assembleCached(compiled.ptx, target.name, diag, &cache);
+  if (!kernel) return false;
+  driver::InspectRow row;
+  row.name = name;
+  row.config = compiled.config;
+  row.dynamicSmemBytes = compiled.launch.dynamicSmemBytes;
+  auto it = kernel->resources.find(compiled.launch.kernelName);
+  if (it != kernel->resources.end()) row.resources = it->second;
+  ir::DiagnosticEngine sassDiag;
+  if (auto sass = backend::sassStats(kernel->cubin, sassDiag)) row.mix = driver::instructionMix(*sass);
+  rows.push_back(std::move(row));
+  return true;
+}
+
+int runInspect(const InspectArgs& a) {
+  auto target = Target::byName(a.target);
+  if (!target) {
+    std::fprintf(stderr, "kiln inspect: unknown target '%s'; known: %s\n", a.target.c_str(), Target::knownNames().c_str());
+    return kUsage;
+  }
+  ir::DiagnosticEngine diag;
+  std::vector<driver::InspectRow> rows;
+  bool ok = true;
+  if (!a.family.empty()) {
+    if (a.family != "gemm_bf16") {
+      std::fprintf(stderr, "kiln inspect: no family named '%s'; families: gemm_bf16\n", a.family.c_str());
+      return kUsage;
+    }
+    for (const auto& v : ops::gemmBf16Variants()) {
+      std::string why;
+      if (!v.eligible(ops::GemmProblem{4096, 4096, 4096, ir::ScalarType::BF16, ir::ScalarType::BF16,
+                                       ir::ScalarType::BF16, true, a.kMajor},
+                      *target, &why)) {
+        std::fprintf(stderr, "%s: not available on %s: %s\n", v.name.c_str(), target->name.c_str(), why.c_str());
+        continue;
+      }
+      auto compiled = v.compile(a.kMajor, *target, diag);
+      ok = compiled && inspectOne(v.name, *compiled, *target, rows, diag) && ok;
+    }
+  } else {
+    std::vector<std::pair<std::string, std::unique_ptr<ir::Module>>> programs;
+    if (a.examples) {
+      for (const auto& e : examples::all()) programs.emplace_back(e.name, e.build());
+    } else if (!a.file.empty()) {
+      std::string text;
+      if (!readFile(a.file, text)) return kFailed;
+      auto m = ir::parseModule(text, diag, {a.file, false});
+      if (!m || !ir::verify(*m, diag)) {
+        std::fprintf(stderr, "%s", diag.str().c_str());
+        return kFailed;
+      }
+      programs.emplace_back(a.file, std::move(m));
+    } else {
+      std::fprintf(stderr, "kiln inspect: give a program file, --examples, or --family NAME\n");
+      return kUsage;
+    }
+    auto config = Config::parse(a.config, diag);
+    if (!config) {
+      std::fprintf(stderr, "%s", diag.str().c_str());
+      return kUsage;
+    }
+    for (auto& [name, module] : programs) {
+      ir::DiagnosticEngine one;
+      auto compiled = compile(*module, *target, *config, one);
+      if (!compiled || !inspectOne(name, *compiled, *target, rows, one)) {
+        // Report and go on: one program the strategy cannot compile does not hide the others.
+        std::fprintf(stderr, "%s: %s", name.c_str(), one.str().c_str());
+        ok = false;
+      }
+    }
+  }
+  std::fprintf(stderr, "%s", diag.str().c_str());
+  if (a.json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows) j.push_back(driver::toJson(r));
+    std::printf("%s\n", nlohmann::json{{"target", target->name}, {"kernels", j}}.dump(2).c_str());
+  } else {
+    std::printf("target %s\n%s", target->name.c_str(), driver::tableHeader().c_str());
+    for (const auto& r : rows) std::printf("%s", driver::tableRow(r).c_str());
+  }
+  return ok ? kOk : kFailed;
+}
+}  // namespace
+
+void registerInspectCommand(CLI::App& app) {
+  static InspectArgs args;
+  auto* cmd = app.add_subcommand("inspect", "Compile without a GPU and report registers, stack, spills, shared memory "
+                                            "and the SASS instruction mix.");
+  cmd->add_option("file", args.file, "Program in text IR");
+  cmd->add_flag("--examples", args.examples, "Inspect every built-in example program");
+  cmd->add_option("--family", args.family, "Inspect every variant of a registered family (gemm_bf16)");
+  cmd->add_option("--target", args.target, "Target architecture")->capture_default_str();
+  cmd->add_option("--config", args.config, "Schedule for a program or the examples")->capture_default_str();
+  cmd->add_flag("--kmajor-b", args.kMajor, "With --family: the variants for a K-major B");
+  cmd->add_flag("--json", args.json, "Print JSON instead of a table");
+  cmd->callback([] { setExitCode(runInspect(args)); });
+}
+
+}  // namespace kiln::tools
