@@ -3,6 +3,7 @@
 // trusted, CUDA events, L2 flushed before every repetition, median of many. Prints a progress line
 // per kernel, a table, and writes JSON.
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -86,27 +87,39 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "skipping %s: %s", cfg.c_str(), diag.str().c_str());
       continue;
     }
-    std::printf("built %-70s %s\n", cfg.c_str(), k->resources().str().c_str());
-    kernels.push_back({cfg, std::move(*k)});
+    // Registered variants are shown by name (the sm90 config lines are long).
+    std::string label = cfg;
+    for (const auto& v : ops::gemmBf16Variants())
+      if (v.config == Config::parse(cfg)) label = v.name;
+    std::printf("built %-50s %s\n", label.c_str(), k->resources().str().c_str());
+    kernels.push_back({label, std::move(*k)});
   }
 
   cublasHandle_t handle;
   bench::check(cublasCreate(&handle), "cublasCreate");
   nlohmann::json results = nlohmann::json::array();
   std::vector<std::string> table;
+  // Geometric means of Kiln / cuBLAS: the two goals (M, N >= 1024; small M or N).
+  double logLarge = 0, logSmall = 0;
+  int nLarge = 0, nSmall = 0;
   for (const Shape& s : shapes) {
     auto A = bench::randomBf16(size_t(s.M) * s.K, 1), B = bench::randomBf16(size_t(s.K) * s.N, 2);
     bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dC(size_t(s.M) * s.N * 2), dR(size_t(s.M) * s.N * 2);
     bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
     bench::check(cudaMemcpy(dB.ptr, B.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
     double flops = 2.0 * s.M * s.N * s.K;
+    // Bytes every GEMM must move at least once (A, B read, C written): small-M shapes are bound by it
+    // (shared/BENCH.md: report achieved bandwidth against the ~4.0 TB/s copy ceiling).
+    double bytes = 2.0 * (double(s.M) * s.K + double(s.K) * s.N + double(s.M) * s.N);
     auto runCublas = [&](cudaStream_t st) { bench::cublasGemmBf16(handle, s.M, s.N, s.K, dA.ptr, dB.ptr, dR.ptr, false, st); };
     double cublasMs = bench::medianMs(runCublas, warmup, reps, nullptr);
     std::vector<uint16_t> R(size_t(s.M) * s.N), C(R.size());
     bench::check(cudaMemcpy(R.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy ref");
-    std::printf("[%dx%dx%d] cuBLAS %.3f ms, %.0f TFLOP/s\n", s.M, s.N, s.K, cublasMs, flops / cublasMs / 1e9);
+    std::printf("[%dx%dx%d] cuBLAS %.3f ms, %.0f TFLOP/s, %.0f GB/s\n", s.M, s.N, s.K, cublasMs, flops / cublasMs / 1e9,
+                bytes / cublasMs / 1e6);
     nlohmann::json shapeJson = {{"M", s.M}, {"N", s.N}, {"K", s.K}, {"cublas_ms", cublasMs},
-                                {"cublas_tflops", flops / cublasMs / 1e9}, {"kiln", nlohmann::json::array()}};
+                                {"cublas_tflops", flops / cublasMs / 1e9}, {"cublas_gbps", bytes / cublasMs / 1e6},
+                                {"kiln", nlohmann::json::array()}};
     double bestMs = 1e30;
     std::string best;
     for (auto& [cfg, k] : kernels) {
@@ -119,24 +132,33 @@ int main(int argc, char** argv) {
       auto cmp = bench::compareBf16(C, R);
       bool ok = cmp.nonFinite == 0 && cmp.relFrobenius < 1e-2;
       double ms = ok ? bench::medianMs(run, warmup, reps, nullptr) : 0;
-      std::printf("  %-70s %s %.3f ms %.0f TFLOP/s (%.2fx cuBLAS) err %.1e\n", cfg.c_str(), ok ? "ok " : "BAD", ms,
-                  ok ? flops / ms / 1e9 : 0.0, ok ? cublasMs / ms : 0.0, cmp.relFrobenius);
+      std::printf("  %-50s %s %.3f ms %.0f TFLOP/s %.0f GB/s (%.2fx cuBLAS) err %.1e\n", cfg.c_str(), ok ? "ok " : "BAD",
+                  ms, ok ? flops / ms / 1e9 : 0.0, ok ? bytes / ms / 1e6 : 0.0, ok ? cublasMs / ms : 0.0, cmp.relFrobenius);
       shapeJson["kiln"].push_back({{"config", cfg}, {"correct", ok}, {"rel_err", cmp.relFrobenius}, {"ms", ms},
-                                   {"tflops", ok ? flops / ms / 1e9 : 0}, {"registers", k.resources().registers},
+                                   {"tflops", ok ? flops / ms / 1e9 : 0}, {"gbps", ok ? bytes / ms / 1e6 : 0},
+                                   {"registers", k.resources().registers},
                                    {"spill_bytes", k.resources().spillStoreBytes + k.resources().spillLoadBytes}});
       if (ok && ms < bestMs) bestMs = ms, best = cfg;
+    }
+    if (bestMs < 1e30) {
+      bool large = s.M >= 1024 && s.N >= 1024;
+      (large ? logLarge : logSmall) += std::log(cublasMs / bestMs);
+      ++(large ? nLarge : nSmall);
     }
     shapeJson["best_config"] = best;
     shapeJson["best_ms"] = bestMs;
     results.push_back(shapeJson);
-    char line[256];
-    std::snprintf(line, sizeof line, "| %5d | %5d | %5d | %7.1f | %7.1f | %5.2f |", s.M, s.N, s.K, flops / cublasMs / 1e9,
-                  flops / bestMs / 1e9, cublasMs / bestMs);
+    char line[512];
+    std::snprintf(line, sizeof line, "| %5d | %5d | %5d | %7.1f | %7.1f | %5.2f | %s |", s.M, s.N, s.K,
+                  flops / cublasMs / 1e9, flops / bestMs / 1e9, cublasMs / bestMs, best.c_str());
     table.push_back(line);
   }
   cublasDestroy(handle);
   std::ofstream(jsonPath) << nlohmann::json{{"gpu", bench::gpuDescription()}, {"results", results}}.dump(2) << "\n";
-  std::printf("\n|     M |     N |     K | cuBLAS TFLOP/s | Kiln best TFLOP/s | Kiln / cuBLAS |\n|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("\n|     M |     N |     K | cuBLAS TFLOP/s | Kiln best TFLOP/s | Kiln / cuBLAS | best |\n"
+              "|---:|---:|---:|---:|---:|---:|---|\n");
   for (const auto& l : table) std::printf("%s\n", l.c_str());
+  if (nLarge) std::printf("\ngeomean Kiln / cuBLAS, M and N >= 1024: %.3f (%d shapes)\n", std::exp(logLarge / nLarge), nLarge);
+  if (nSmall) std::printf("geomean Kiln / cuBLAS, small M or N:     %.3f (%d shapes)\n", std::exp(logSmall / nSmall), nSmall);
   return 0;
 }

@@ -9,11 +9,14 @@ namespace {
 
 struct Sm90Shape {
   int bm, bn, consumers, stages;
+  bool tmaStore = false;
 };
-// Stages: as many as fit in 227 KB with room to spare (stage = (bm + bn) * 128 bytes).
+// Stages: as many as fit in 227 KB with room to spare (stage = (bm + bn) * 128 bytes, plus bm * bn
+// * 2 bytes of output staging with the TMA-store epilogue).
 constexpr Sm90Shape kSm90Shapes[] = {
-    {128, 128, 2, 6}, {128, 256, 2, 4}, {256, 128, 2, 4}, {128, 64, 2, 8},
-    {64, 64, 1, 8},   {64, 128, 1, 8},  {64, 256, 1, 5},
+    {128, 128, 2, 6}, {128, 256, 2, 4}, {256, 128, 2, 4},       {128, 64, 2, 8},
+    {64, 64, 1, 8},   {64, 128, 1, 8},  {64, 256, 1, 5},        {128, 128, 2, 6, true},
+    {128, 256, 2, 3, true}, {256, 128, 2, 3, true},
 };
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -24,7 +27,7 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
   std::vector<GemmVariant> t;
   for (const Sm90Shape& s : kSm90Shapes) {
     GemmVariant v;
-    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}", s.bm, s.bn, s.stages);
+    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "");
     v.config.strategy = "sm90_ws_persistent";
     v.config.bm = s.bm;
     v.config.bn = s.bn;
@@ -34,6 +37,7 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     v.config.warpsN = 1;
     v.config.raster = Raster::Grouped;
     v.config.groupM = 8;
+    if (s.tmaStore) v.config.epilogue = EpilogueStore::Tma;
     t.push_back(std::move(v));
   }
   return t;

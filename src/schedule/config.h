@@ -92,6 +92,7 @@ struct Sm90Shape {
   int regsProducer = 0, regsConsumer = 0;  // 0: no setmaxnreg
   int maxRegsAtEntry = 0;                  // 0: not stated
   int64_t smemBytes = 0;
+  int64_t cOffset = 0, cBytes = 0;  // epilogue=tma: the output tile's staging buffer (bm x bn)
   int64_t barrierOffset = 0;
 };
 Sm90Shape sm90Shape(const Config& c, int elemBytes);

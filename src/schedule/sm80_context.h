@@ -3,6 +3,7 @@
 // epilogue (sm80_epilogue.cpp) is shared by sm80_multistage and sm90_ws_persistent: both hold the
 // accumulators in the m16n8 C-fragment layout per warp (fragment_layout.h; wgmma's m64nN layout
 // gives warp w of a warpgroup rows 16w .. 16w + 15 of each m64 block in exactly that layout).
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -46,6 +47,9 @@ struct Context {
   int mTilesOverride = 0, nTilesOverride = 0;
   int mTileStride = 16;                             // rows between the warp's consecutive m16 tiles
   ir::Value *warpRow0 = nullptr, *warpCol0 = nullptr;  // first row / column of the warp tile, if set
+  // When set (sm90 epilogue=tma), the output store hands each packed pair (m16 tile i, row half h,
+  // n8 tile j) here instead of storing it to global memory; the strategy stages it in shared memory.
+  std::function<void(int i, int h, int j, ir::Value* packed)> storeToSmem;
 
   // An extent of a tensor type: its dim parameter, or a constant.
   ir::Value* extent(const ir::Extent& e) { return e.isSymbolic() ? dims.at(e.sym) : b.i32(e.value); }

@@ -292,6 +292,23 @@ class Epilogue {
       diag() << cx_.cfg.strategy << " stores bf16, f16 or f32 outputs, not " << scalarName(elem);
       return false;
     }
+    if (cx_.storeToSmem) {
+      // The strategy stages the tile for a TMA store (sm90 epilogue=tma): pairs only, no masks
+      // (the TMA store clips the tile at the tensor's edges).
+      if (elem == ScalarType::F32) {
+        diag() << cx_.cfg.strategy << " with epilogue=tma stores bf16 or f16 outputs, not f32";
+        return false;
+      }
+      for (int i = 0; i < cx_.mTiles(); ++i)
+        for (int h = 0; h < 2; ++h)
+          for (int j = 0; j < cx_.nTiles(); ++j) {
+            int e = 2 * h;
+            Value* packed = b_.op1("kern.cvt_pack", {storeSource(at(v, i, j, e), elem), storeSource(at(v, i, j, e + 1), elem)},
+                                   kern::fragType(elem));
+            cx_.storeToSmem(i, h, j, packed);
+          }
+      return true;
+    }
     Value* base = cx_.matrixBase(op.operand(0));
     Value* ld = b_.cast(extent(t.shape()[t.rank() - 1]), types::i64());
     for (int i = 0; i < cx_.mTiles(); ++i)

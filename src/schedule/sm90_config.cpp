@@ -22,7 +22,9 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   // down to a multiple of 8 (384 threads: 168).
   if (s.regsProducer || s.regsConsumer) s.maxRegsAtEntry = std::min(255, (65536 / s.threads) / 8 * 8);
   int64_t stage = int64_t(c.bm + c.bn) * c.bk * elemBytes;
-  s.barrierOffset = c.stages * stage;
+  s.cOffset = c.stages * stage;
+  s.cBytes = c.epilogue == EpilogueStore::Tma ? int64_t(c.bm) * c.bn * elemBytes : 0;
+  s.barrierOffset = s.cOffset + s.cBytes;
   s.smemBytes = s.barrierOffset + 16 * int64_t(c.stages);  // full and empty barriers, 8 bytes each
   return s;
 }
@@ -58,9 +60,8 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   if (c.clusterM != 1 || c.clusterN != 1)
     diag.error(loc) << "thread-block clusters (TMA multicast) are not supported by " << who
                     << " yet; set cluster_m=1 cluster_n=1";
-  if (c.epilogue != EpilogueStore::Direct)
-    diag.error(loc) << "epilogue=" << (c.epilogue == EpilogueStore::Tma ? "tma" : "smem") << " is not supported by "
-                    << who << " yet; use epilogue=direct";
+  if (c.epilogue == EpilogueStore::Smem)
+    diag.error(loc) << "epilogue=smem is not supported by " << who << " yet; use epilogue=direct or epilogue=tma";
   if (diag.errorCount() != errors) return false;
   Sm90Shape s = sm90Shape(c, ops.aElemBytes);
   if ((c.regsProducer == 0) != (c.regsConsumer == 0))
@@ -74,9 +75,10 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                     << t.registersPerSm << " of an SM";
   if (s.smemBytes > t.maxSmemPerBlock)
     diag.error(loc) << "the pipeline needs " << s.smemBytes << " bytes of shared memory (" << c.stages << " stages x "
-                    << c.stageBytes(ops.aElemBytes, ops.bElemBytes) << " bytes and " << 16 * c.stages
-                    << " bytes of barriers), but " << t.name << " allows at most " << t.maxSmemPerBlock
-                    << " bytes per block; lower stages, bm or bn";
+                    << c.stageBytes(ops.aElemBytes, ops.bElemBytes) << " bytes, "
+                    << (s.cBytes ? std::to_string(s.cBytes) + " bytes of output staging, " : std::string())
+                    << 16 * c.stages << " bytes of barriers), but " << t.name << " allows at most "
+                    << t.maxSmemPerBlock << " bytes per block; lower stages, bm or bn";
   return diag.errorCount() == errors;
 }
 

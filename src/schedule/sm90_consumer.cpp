@@ -25,6 +25,8 @@
 // 16v + g + 8(e >= 2), column 8j + 2t + (e & 1) (g = lane / 4, t = lane % 4): per n8 column block
 // exactly the m16n8 C fragment of mma.sync (fragment_layout.h). So the epilogue sees each consumer
 // warp as an sm80 warp with one m16 tile per m64 block (64 rows apart) and bn/8 n8 tiles.
+#include <functional>
+
 #include "schedule/sm80_context.h"
 #include "schedule/sm90_context.h"
 #include "schedule/wgmma_desc.h"
@@ -142,7 +144,45 @@ bool buildConsumer(Plan& p) {
   Value* v = b.rem(cwarp, b.i32(4));
   cx.warpRow0 = b.named(b.add(b.add(p.m0, rowA), b.mulConst(v, 16)), "wrow");
   cx.warpCol0 = p.n0;
-  return sm80::buildEpilogue(cx, out);
+  if (!p.sC) return sm80::buildEpilogue(cx, out);
+
+  // epilogue=tma: stage the warpgroup's rows in its region of sC (the TMA box layout: bn/64 boxes
+  // of `rows` x 64, 128B-swizzled), then one thread stores the boxes with TMA, which clips them at
+  // the tensor's edges. The region is reused tile after tile: its previous stores must have read it.
+  Value* tid = b.op1("kern.thread_id", {}, types::i32());
+  Value* elected = b.cmp("eq", b.rem(tid, b.i32(128)), zero);
+  Value* barrier = b.named(b.addConst(wg, 1), "wgbar");  // named barrier 1 + wg (0 is kern.barrier's)
+  auto ifThen = [&](Value* cond, const std::function<void()>& fill) {
+    Operation* op = b.create("scf.if", {cond}, {}, {}, 2);
+    InsertionGuard inner(b);
+    b.setInsertionPointToEnd(op->region(0).addBlock());
+    fill();
+    b.create("scf.yield", {}, {});
+    b.setInsertionPointToEnd(op->region(1).addBlock());
+    b.create("scf.yield", {}, {});
+  };
+  ifThen(elected, [&] { b.create("kern.bulk_wait", {}, {}, {{"pending", int64_t{0}}, {"read", true}}); });
+  b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
+  Value* rowBase = b.named(b.add(b.mulConst(v, 16), b.div(lane, b.i32(4))), "srow");
+  Value* colBase = b.named(b.mulConst(b.rem(lane, b.i32(4)), 2), "scol");
+  cx.storeToSmem = [&](int i, int h, int j, Value* packed) {
+    int64_t box = (8 * j) / 64, colInBox = (8 * j) % 64;
+    Value* row = b.addConst(rowBase, 64 * i + 8 * h + box * rows);
+    b.create("kern.st_shared", {p.sC, wg, row, b.addConst(colBase, colInBox), packed}, {});
+  };
+  if (!sm80::buildEpilogue(cx, out)) return false;
+  b.create("kern.fence", {}, {}, {{"kind", "proxy_async"}});
+  b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
+  ifThen(elected, [&] {
+    Value* m = b.add(p.m0, rowA);
+    for (int box = 0; box < c.bn / 64; ++box) {
+      std::vector<Value*> ops = {p.tmC, p.sC, wg, b.addConst(p.n0, 64 * box), m};
+      if (p.batched()) ops.push_back(p.batch);
+      b.create("kern.tma_store", ops, {}, {{"row", int64_t(box) * rows}});
+    }
+    b.create("kern.bulk_commit", {}, {});
+  });
+  return true;
 }
 
 }  // namespace kiln::sm90

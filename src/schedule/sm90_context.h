@@ -21,6 +21,7 @@ struct Plan {
 
   std::map<std::string, ir::Value*> args, dims;  // kernel parameters by name (two namespaces)
   ir::Value *tmA = nullptr, *tmB = nullptr;       // the operands' tensor maps
+  ir::Value *tmC = nullptr, *sC = nullptr;        // epilogue=tma: the output's map and staging buffer
   ir::Value *sA = nullptr, *sB = nullptr;         // operand rings: [stages, rows, 64] 128B-swizzled
   ir::Value *full = nullptr, *empty = nullptr;    // mbarrier rings, one barrier per stage
   ir::Value *dimM = nullptr, *dimN = nullptr, *dimK = nullptr;

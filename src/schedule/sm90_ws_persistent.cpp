@@ -63,6 +63,29 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   Type mapA = kern::tmapType(g->abType, withBatch({c.bk, c.bm}), nameA, 128);
   Type mapB = g->bKMajor ? kern::tmapType(g->abType, withBatch({c.bk, c.bn}), nameB, 128)
                          : kern::tmapType(g->abType, withBatch({64, c.bk}), nameB, 128);
+  // epilogue=tma: the output through a map too, one box of 64 columns x a consumer's rows at a time.
+  bool tmaStore = c.epilogue == EpilogueStore::Tma;
+  std::string nameC;
+  Type mapC;
+  if (tmaStore) {
+    const Operation* store = nullptr;
+    for (const Operation* op : g->epilogue)
+      if (op->is("tile.store")) {
+        if (store) {
+          diag.error(op->loc()) << c.strategy << " with epilogue=tma stores one output tile; this program stores two";
+          return nullptr;
+        }
+        store = op;
+      }
+    ScalarType ce = store ? store->operand(0)->type().elem() : ScalarType::F32;
+    if (!store || (ce != ScalarType::BF16 && ce != ScalarType::F16) || !isRowMajorMatrix(store->operand(0)->type())) {
+      diag.error(store ? store->loc() : program.loc())
+          << c.strategy << " with epilogue=tma stores a row-major bf16 or f16 output tile; use epilogue=direct";
+      return nullptr;
+    }
+    nameC = tensorName(store->operand(0));
+    mapC = kern::tmapType(ce, withBatch({64, c.bm / c.warpsM}), nameC, 128);
+  }
 
   // The signature: pointers, tensor maps, scalars, dims.
   std::vector<std::string> names;
@@ -76,6 +99,10 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
       types.push_back(mapA);
       names.push_back("tmap_" + nameB);
       types.push_back(mapB);
+      if (tmaStore) {
+        names.push_back("tmap_" + nameC);
+        types.push_back(mapC);
+      }
     }
     names.push_back(g->params[i].name);
     types.push_back(g->params[i].type);
@@ -110,12 +137,14 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   sm90::Plan p{*g, config, target, b, diag};
   for (size_t i = 0; i < names.size(); ++i) {
     Value* arg = body->addArgument(types[i], names[i]);
-    if (kern::isTensorMap(types[i])) (names[i] == "tmap_" + nameA ? p.tmA : p.tmB) = arg;
+    if (kern::isTensorMap(types[i]))
+      (names[i] == "tmap_" + nameA ? p.tmA : names[i] == "tmap_" + nameB ? p.tmB : p.tmC) = arg;
   }
   for (size_t i = 0, a = 0; i < g->params.size(); ++i) {
     while (kern::isTensorMap(body->argument(unsigned(a))->type())) ++a;
     (g->params[i].decl ? p.args : p.dims)[g->params[i].name] = body->argument(unsigned(a++));
   }
+  KILN_ASSERT(p.tmA && p.tmB && (!tmaStore || p.tmC), "sm90: the tensor maps follow the pointers, before the dims");
   p.dimM = p.dims.at(g->dimM);
   p.dimN = p.dims.at(g->dimN);
   p.dimK = p.dims.at(g->dimK);
@@ -133,6 +162,14 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
                           {{"offset", shape.barrierOffset + 8 * int64_t(c.stages)}}),
                     "empty");
   p.stageTxBytes = int64_t(c.bm + c.bn) * c.bk * eb;
+  if (tmaStore) {
+    // One staging region per consumer warpgroup (a "stage" each): bn/64 boxes of its rows x 64.
+    int64_t rows = c.bm / c.warpsM;
+    b.setLoc(g->forTiles->loc());
+    p.sC = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(mapC.elem(), c.warpsM, rows * (c.bn / 64), 64, sw),
+                         {{"offset", shape.cOffset}}),
+                   "sC");
+  }
 
   // Barrier initialization by one thread, made visible to the async proxy and to every thread.
   Value* tid = b.named(b.op1("kern.thread_id", {}, types::i32()), "tid");
@@ -178,6 +215,19 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
            [&] { ok = sm90::buildConsumer(p); });
   }
   if (!ok) return nullptr;
+  if (tmaStore) {
+    // Every consumer warpgroup's elected thread waits for its last TMA stores before the block
+    // exits (their source is this block's shared memory).
+    Value* ctid = b.rem(tid, b.i32(128));
+    Value* elected = b.andi(b.cmp("sge", tid, b.i32(128)), b.cmp("eq", ctid, b.i32(0)));
+    Operation* fin = b.create("scf.if", {elected}, {}, {}, 2);
+    InsertionGuard guard(b);
+    b.setInsertionPointToEnd(fin->region(0).addBlock());
+    b.create("kern.bulk_wait", {}, {}, {{"pending", int64_t{0}}, {"read", false}});
+    b.create("scf.yield", {}, {});
+    b.setInsertionPointToEnd(fin->region(1).addBlock());
+    b.create("scf.yield", {}, {});
+  }
   return kernel;
 }
 

@@ -48,15 +48,17 @@
 //        * a placeholder: none. Kiln has no op that exists only to keep a value alive, and this
 //          pass introduces none; if one is added, it belongs in this list;
 //        * a barrier that the role split made obsolete: a kern.barrier directly in the loop body
-//          (reached by every thread), when no role region executes a kern.barrier (bar.sync 0
-//          counts arrivals from every kern.barrier of the CTA, so a role's barrier may be matched
-//          by this one) and no op after the loop accesses shared memory (this barrier is the last
-//          point where all roles have finished their loops). Rules 4 and 5 already leave no
-//          shared-memory access in the loop itself.
+//          (reached by every thread), when no role region executes a kern.barrier, or a
+//          kern.named_barrier whose id is not a constant from 1 to 15 (bar.sync 0 counts arrivals
+//          from every barrier-0 instruction of the CTA, so a role's barrier may be matched by this
+//          one), and every op after the loop is setup or structure (this barrier is the
+//          last point where all roles have finished their loops, so anything after it that may
+//          touch memory, shared or global, may rely on it). Rules 4 and 5 already leave no memory
+//          access in the loop itself.
 //      Anything else keeps the loop: a load (kern.ld_global, kern.ldmatrix: a read can fault and
 //      its value can steer control, e.g. a grouped GEMM comparing a loaded group index), a store,
-//      an asynchronous copy, an mbarrier update or wait (the mbarriers are Kiln's atomics), a
-//      fence, wgmma work, a loop (scf.for may not terminate), and any op this pass does not
+//      an asynchronous copy, an mbarrier update or wait (the mbarriers are Kiln's atomics), a named
+//      barrier, a fence, wgmma work, a loop (scf.for may not terminate), and any op this pass does not
 //      recognise (kern.setmaxnreg cannot appear: the verifier keeps it inside a kern.role).
 #include <deque>
 #include <set>
@@ -78,8 +80,9 @@ constexpr const char* kKeptAttr = "kiln.kept";
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 std::string valueName(const Value* v) {
-  return v->nameHint().empty() ? "result #" + std::to_string(v->index()) + " of " + quoted(v->definingOp()->name())
-                               : "%" + v->nameHint();
+  if (!v->nameHint().empty()) return "%" + v->nameHint();
+  if (!v->definingOp()) return "block argument #" + std::to_string(v->index());
+  return "result #" + std::to_string(v->index()) + " of " + quoted(v->definingOp()->name());
 }
 
 // Registers in, registers out: no memory, no blocking, no fault.
@@ -98,6 +101,11 @@ const char* effectOf(const Operation& op) {
       {"kern.ld_global", "reads global memory"},
       {"kern.ldmatrix", "reads shared memory"},
       {"kern.st_global", "stores to global memory"},
+      {"kern.st_shared", "stores to shared memory"},
+      {"kern.tma_store", "starts an asynchronous copy to global memory"},
+      {"kern.bulk_commit", "orders asynchronous copies"},
+      {"kern.bulk_wait", "orders asynchronous copies"},
+      {"kern.named_barrier", "synchronizes threads on a named barrier"},
       {"kern.cp_async", "starts an asynchronous copy into shared memory"},
       {"kern.tma_load", "starts an asynchronous copy into shared memory"},
       {"kern.cp_async_commit", "orders asynchronous copies"},
@@ -120,7 +128,7 @@ const char* effectOf(const Operation& op) {
 // The operands whose storage `op` updates in place (kern_ops.h).
 std::vector<unsigned> updatedInPlace(const Operation& op) {
   if (op.is("kern.mbarrier_init") || op.is("kern.mbarrier_arrive") || op.is("kern.mbarrier_arrive_expect_tx") ||
-      op.is("kern.cp_async") || op.is("kern.st_global"))
+      op.is("kern.cp_async") || op.is("kern.st_global") || op.is("kern.st_shared"))
     return {0};
   if (op.is("kern.tma_load")) return {1, 3};  // the stage it fills, the mbarrier it completes on
   std::vector<unsigned> r;
@@ -150,11 +158,11 @@ const Operation* decisionFedBy(const Value* v, const Operation& loop) {
   return nullptr;
 }
 
-bool accessesSharedMemory(const Operation& op) {
-  if (isSetup(op)) return false;
-  for (const Value* v : op.operands())
-    if (v->type().isKind("smem") || v->type().isKind("mbarrier")) return true;
-  return false;
+// A kern.named_barrier whose id is a constant from 1 to 15 never meets kern.barrier (bar.sync 0).
+bool provablyNotBarrierZero(const Operation& namedBarrier) {
+  const Operation* def = namedBarrier.operand(0)->definingOp();
+  int64_t id = def && def->is("arith.constant") ? def->intAttr("value", 0) : 0;
+  return id >= 1 && id <= 15;
 }
 
 class ResidualLoop {
@@ -246,19 +254,27 @@ class ResidualLoop {
   std::string barrierStillNeeded(const Operation& barrier) const {
     std::string why;
     kernel_.walk([&](const Operation& op) {
-      if (!why.empty() || !op.is("kern.barrier") || loop_.isAncestorOf(&op)) return;
-      if (const Operation* role = op.enclosing("kern.role"))
+      if (!why.empty() || loop_.isAncestorOf(&op)) return;
+      const Operation* role = op.enclosing("kern.role");
+      if (!role) return;
+      std::string what;
+      if (op.is("kern.barrier")) what = "'kern.barrier'";
+      else if (op.is("kern.named_barrier") && !provablyNotBarrierZero(op))
+        what = "'kern.named_barrier' with an id that may be 0";
+      if (!what.empty())
         why = quoted(barrier.name()) + " may still order shared-memory reuse: role " +
-              quoted(role->stringAttr("name")) + " also executes 'kern.barrier' (bar.sync 0 counts its arrivals "
-              "together with this one's)";
+              quoted(role->stringAttr("name")) + " also executes " + what +
+              " (bar.sync 0 counts its arrivals together with this one's)";
     });
     if (!why.empty()) return why;
+    // Anything after the loop but setup may touch memory (shared, or global through a pointer or a
+    // wgmma descriptor) that the roles used.
     auto& ops = kernel_.body().operations();
     for (auto it = std::next(kernel_.body().find(&loop_)); it != ops.end() && why.empty(); ++it)
       (*it)->walk([&](const Operation& op) {
-        if (why.empty() && accessesSharedMemory(op))
-          why = quoted(barrier.name()) + " may still order shared-memory reuse: " + quoted(op.name()) +
-                " after the loop accesses shared memory";
+        if (why.empty() && !isSetup(op) && !op.is("scf.if") && !op.is("scf.yield"))
+          why = quoted(barrier.name()) + " may still order memory reuse: " + quoted(op.name()) +
+                " after the loop may touch memory the roles used";
       });
     return why;
   }

@@ -127,4 +127,24 @@ bool emitBarrier(KernelEmitter& e, const Operation&) {
   return true;
 }
 
+// bar.sync id, threads (PTX ISA, "bar.sync": a named barrier for a subset of the CTA's warps).
+bool emitNamedBarrier(KernelEmitter& e, const Operation& op) {
+  e.b().inst(fmt::format("bar.sync {}, {}", e.use(op.operand(0)).str(), op.intAttr("threads", 0)));
+  return true;
+}
+
+// st.shared at stage(slot) + Swizzle(row * rowBytes + col * sizeof(e)).
+bool emitStShared(KernelEmitter& e, const Operation& op) {
+  PtxBuilder& b = e.b();
+  auto l = *kern::smemLayout(op.operand(0)->type());
+  Reg off = swizzledOffset(e, l, e.use(op.operand(2)), e.use(op.operand(3)));
+  Reg a = b.reg(RegClass::B32);
+  b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(1)).str(), l.stageBytes(),
+                     e.use(op.operand(0)).str()));
+  b.inst(fmt::format("add.s32 {}, {}, {}", a.str(), a.str(), off.str()));
+  const char* type = kern::isFrag(op.operand(4)->type()) || l.elemBytes() == 4 ? "b32" : l.elemBytes() == 2 ? "b16" : "b8";
+  b.inst(fmt::format("st.shared.{} [{}], {}", type, a.str(), e.use(op.operand(4)).str()));
+  return true;
+}
+
 }  // namespace kiln::ptx

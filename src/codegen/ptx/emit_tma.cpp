@@ -1,9 +1,14 @@
-// Emitter for TMA loads (semantics in dialects/kern/kern_ops.h):
+// Emitters for TMA loads and stores (semantics in dialects/kern/kern_ops.h):
 //   cp.async.bulk.tensor.{2d|3d}.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 //       [dst], [tmap, {c0, c1(, c2)}], [bar]
 // (PTX ISA, "cp.async.bulk.tensor": tmap is the generic address of the CUtensorMap, here the
 // kernel parameter's; coordinates are signed 32-bit element indices, fastest dim first; elements
-// outside the tensor are filled with zeros and still count toward the transaction bytes). A CTA
+// outside the tensor are filled with zeros and still count toward the transaction bytes).
+//   cp.async.bulk.tensor.{2d|3d}.global.shared::cta.bulk_group [tmap, {c0, c1(, c2)}], [src]
+//   cp.async.bulk.commit_group / cp.async.bulk.wait_group{.read} N
+// (PTX ISA, "cp.async.bulk.tensor", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group": a
+// store writes only the elements inside the tensor; .read waits until the source shared memory
+// has been read, after which it may be overwritten). A CTA
 // launched without a cluster is a cluster of one, so its own shared::cta addresses are valid
 // shared::cluster addresses.
 #include <fmt/format.h>
@@ -28,6 +33,31 @@ bool emitTmaLoad(KernelEmitter& e, const Operation& op) {
   SharedAddress addr{dst, rowOff};
   b.inst(fmt::format("cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes {}, [{}, {{{}}}], [{}]",
                      op.numOperands() - 5, addr.operand(), e.use(op.operand(0)).str(), coords, bar.str()));
+  return true;
+}
+
+bool emitTmaStore(KernelEmitter& e, const Operation& op) {
+  PtxBuilder& b = e.b();
+  auto l = *kern::smemLayout(op.operand(1)->type());
+  Reg src = b.reg(RegClass::B32);
+  b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", src.str(), e.use(op.operand(2)).str(), l.stageBytes(),
+                     e.use(op.operand(1)).str()));
+  std::string coords;
+  for (unsigned i = 3; i < op.numOperands(); ++i) coords += (i > 3 ? ", " : "") + e.use(op.operand(i)).str();
+  SharedAddress addr{src, op.intAttr("row", 0) * l.rowBytes()};
+  b.inst(fmt::format("cp.async.bulk.tensor.{}d.global.shared::cta.bulk_group [{}, {{{}}}], {}", op.numOperands() - 3,
+                     e.use(op.operand(0)).str(), coords, addr.operand()));
+  return true;
+}
+
+bool emitBulkCommit(KernelEmitter& e, const Operation&) {
+  e.b().inst("cp.async.bulk.commit_group");
+  return true;
+}
+
+bool emitBulkWait(KernelEmitter& e, const Operation& op) {
+  e.b().inst(fmt::format("cp.async.bulk.wait_group{} {}", op.attr("read")->asBool() ? ".read" : "",
+                         op.intAttr("pending", 0)));
   return true;
 }
 

@@ -46,6 +46,8 @@ const std::vector<Entry>& table() {
         {"kern.mbarrier_wait", emitMbarrierWait}, {"kern.fence", emitFence},   {"kern.tma_load", emitTmaLoad},
         {"kern.wgmma_desc", emitWgmmaDesc}, {"kern.wgmma", emitWgmma},         {"kern.wgmma_fence", emitWgmmaFence},
         {"kern.wgmma_commit", emitWgmmaCommit}, {"kern.wgmma_wait", emitWgmmaWait},
+        {"kern.st_shared", emitStShared},   {"kern.tma_store", emitTmaStore},  {"kern.bulk_commit", emitBulkCommit},
+        {"kern.bulk_wait", emitBulkWait},   {"kern.named_barrier", emitNamedBarrier},
     };
     std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
     return v;

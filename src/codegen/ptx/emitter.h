@@ -86,6 +86,8 @@ bool emitCpAsync(KernelEmitter&, const ir::Operation&);
 bool emitCpAsyncCommit(KernelEmitter&, const ir::Operation&);
 bool emitCpAsyncWait(KernelEmitter&, const ir::Operation&);
 bool emitBarrier(KernelEmitter&, const ir::Operation&);
+bool emitNamedBarrier(KernelEmitter&, const ir::Operation&);
+bool emitStShared(KernelEmitter&, const ir::Operation&);
 // emit_tensor_core.cpp
 bool emitLdmatrix(KernelEmitter&, const ir::Operation&);
 bool emitMmaSync(KernelEmitter&, const ir::Operation&);
@@ -108,6 +110,9 @@ bool emitMbarrierWait(KernelEmitter&, const ir::Operation&);
 bool emitFence(KernelEmitter&, const ir::Operation&);
 // emit_tma.cpp
 bool emitTmaLoad(KernelEmitter&, const ir::Operation&);
+bool emitTmaStore(KernelEmitter&, const ir::Operation&);
+bool emitBulkCommit(KernelEmitter&, const ir::Operation&);
+bool emitBulkWait(KernelEmitter&, const ir::Operation&);
 // emit_wgmma.cpp
 bool emitWgmmaDesc(KernelEmitter&, const ir::Operation&);
 bool emitWgmma(KernelEmitter&, const ir::Operation&);

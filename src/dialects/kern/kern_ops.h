@@ -79,6 +79,14 @@
 //    accumulators are read and written in place, so each accumulator operand must have this op
 //    as its only use. kern.wgmma_fence / commit / wait are wgmma.fence / commit_group /
 //    wait_group.
+//  * The TMA-store epilogue: kern.st_shared(buf, slot, row, col, v) stores v (an element, or a
+//    frag pair starting at an even col) at element (row, col) of the stage, address stage(slot) +
+//    Swizzle(row * rowBytes + col * sizeof(e)); kern.tma_store(map, buf, slot, c0, c1(, c2)) {row}
+//    copies the map's box from the stage's rows {row}.. (the tma_load layout) to the tensor,
+//    clipping elements outside it; a kern.fence {kind = "proxy_async"} must make the st_shared
+//    writes visible first. kern.bulk_commit / kern.bulk_wait {pending, read} are
+//    cp.async.bulk.commit_group / wait_group(.read) on the thread's own store groups.
+//    kern.named_barrier(id) {threads} is bar.sync id, threads.
 #include <optional>
 #include <string>
 #include <vector>

@@ -288,3 +288,73 @@ int64_t mbarrierCount(const Type& t) {
 }
 
 }  // namespace kiln::kern
+
+namespace kiln::kern {
+using namespace kiln::ir;
+
+// ---- the TMA-store epilogue ----
+
+bool verifyStShared(const Operation& op, DiagnosticEngine& d) {
+  if (!requireInKernel(op, d)) return false;
+  auto layout = smemLayout(op.operand(0)->type());
+  bool ok = layout && op.operand(1)->type().isScalar(ScalarType::I32) && op.operand(2)->type().isScalar(ScalarType::I32) &&
+            op.operand(3)->type().isScalar(ScalarType::I32);
+  if (!ok) return d.error(op.loc()) << "'kern.st_shared' needs (smem buffer, i32 slot, i32 row, i32 col, value)";
+  const Type& v = op.operand(4)->type();
+  if (v != Type::scalar(layout->elem) && v != fragType(layout->elem))
+    return d.error(op.loc()) << "'kern.st_shared' stores " << scalarName(layout->elem) << " or "
+                             << fragType(layout->elem).str() << " into this buffer, not " << v.str();
+  return true;
+}
+
+bool verifyTmaStore(const Operation& op, DiagnosticEngine& d) {
+  if (!requireInKernel(op, d)) return false;
+  if (op.numOperands() < 5 || op.numOperands() > 6)
+    return d.error(op.loc()) << "'kern.tma_store' takes (map, buf, slot) and 2 or 3 coordinates";
+  auto tm = tensorMapType(op.operand(0)->type());
+  if (!tm) return d.error(op.loc()) << "'kern.tma_store' needs a tmap<...> kernel parameter as its map";
+  auto layout = smemLayout(op.operand(1)->type());
+  const Operation* alloc = op.operand(1)->definingOp();
+  if (!layout || layout->rowBytes() != 128 || layout->swizzle.bits != 3 || layout->stageBytes() % 1024 != 0 || !alloc ||
+      alloc->intAttr("offset", 1) % 1024 != 0)
+    return d.error(op.loc()) << "'kern.tma_store' needs a kern.smem_alloc ring with 128-byte rows, swizzle = [3, 4, 3] "
+                                "and stages on 1024-byte boundaries (the 128B swizzle atom)";
+  bool ok = true;
+  for (unsigned i = 2; i < op.numOperands(); ++i) ok = ok && op.operand(i)->type().isScalar(ScalarType::I32);
+  if (!ok) return d.error(op.loc()) << "'kern.tma_store' needs an i32 slot and i32 coordinates";
+  if (op.numOperands() - 3 != tm->box.size())
+    return d.error(op.loc()) << "'kern.tma_store' gives " << op.numOperands() - 3 << " coordinates for a rank-"
+                             << tm->box.size() << " tensor map";
+  if (tm->elem != layout->elem || tm->box[0] * layout->elemBytes() != layout->rowBytes())
+    return d.error(op.loc()) << "'kern.tma_store' box rows must be the buffer's rows";
+  int64_t rows = tm->boxBytes() / layout->rowBytes(), row = op.intAttr("row", -1);
+  if (row < 0 || row % 8 != 0 || row + rows > layout->rows)
+    return d.error(op.loc()) << "'kern.tma_store' {row = " << row << "}: the box's " << rows
+                             << " rows must start at a multiple of 8 and fit in the stage's " << layout->rows
+                             << " rows";
+  return true;
+}
+
+bool verifyBulkWait(const Operation& op, DiagnosticEngine& d) {
+  if (!requireInKernel(op, d)) return false;
+  const Attribute* p = op.attr("pending");
+  const Attribute* r = op.attr("read");
+  if (!p || !p->isInt() || p->asInt() < 0 || p->asInt() > 7 || !r || !r->isBool())
+    return d.error(op.loc()) << "'kern.bulk_wait' needs {pending = N, read = true|false} with 0 <= N <= 7";
+  return true;
+}
+
+bool verifyNamedBarrier(const Operation& op, DiagnosticEngine& d) {
+  if (!requireInKernel(op, d)) return false;
+  if (!op.operand(0)->type().isScalar(ScalarType::I32))
+    return d.error(op.loc()) << "'kern.named_barrier' takes an i32 barrier id (1 to 15; 0 is kern.barrier's)";
+  // PTX ISA, "bar.sync": the thread count is a multiple of the warp size.
+  int64_t n = op.intAttr("threads", 0);
+  int64_t threads = op.enclosing("kern.kernel")->intAttr("threads", 0);
+  if (n < 32 || n % 32 != 0 || n > threads)
+    return d.error(op.loc()) << "'kern.named_barrier' needs {threads = N}: whole warps, at most the kernel's "
+                             << threads;
+  return true;
+}
+
+}  // namespace kiln::kern

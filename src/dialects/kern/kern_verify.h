@@ -24,5 +24,9 @@ bool verifyTmaLoad(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyWgmmaDesc(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyWgmma(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyWgmmaWait(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyStShared(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyTmaStore(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyBulkWait(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyNamedBarrier(const ir::Operation& op, ir::DiagnosticEngine& d);
 
 }  // namespace kiln::kern

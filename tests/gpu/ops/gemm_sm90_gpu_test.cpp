@@ -131,7 +131,7 @@ TEST(GemmSm90GpuBatched, MatchesReference) {
   std::string why;
   if (!needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
   runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
-  for (const char* name : {"bf16_gemm_sm90_128x128x64_s6", "bf16_gemm_sm90_64x128x64_s8"}) {
+  for (const char* name : {"bf16_gemm_sm90_128x128x64_s6", "bf16_gemm_sm90_64x128x64_s8", "bf16_gemm_sm90_128x128x64_s6_tma"}) {
     const ops::GemmVariant* v = ops::findGemmBf16Variant(name);
     ASSERT_NE(v, nullptr);
     ir::DiagnosticEngine diag;
@@ -164,12 +164,14 @@ TEST(GemmSm90GpuBatched, MatchesReference) {
   }
 }
 
-// The fused epilogue shared with sm80: C = gelu_tanh(A·B + bias[n]).
-TEST(GemmSm90GpuFused, BiasGeluMatchesReference) {
+// The fused epilogue shared with sm80: C = gelu_tanh(A·B + bias[n]), with direct and TMA stores.
+class GemmSm90GpuFused : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GemmSm90GpuFused, BiasGeluMatchesReference) {
   std::string why;
   if (!needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
   runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
-  const ops::GemmVariant* v = ops::findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4");
+  const ops::GemmVariant* v = ops::findGemmBf16Variant(GetParam());
   ASSERT_NE(v, nullptr);
   ir::DiagnosticEngine diag;
   auto kernel = Kernel::build(*examples::gemmBiasGelu(), Target::sm90a(), v->config, diag);
@@ -197,6 +199,10 @@ TEST(GemmSm90GpuFused, BiasGeluMatchesReference) {
   EXPECT_LT(relError(C, ref, &nonFinite), 1e-2);
   EXPECT_EQ(nonFinite, 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90GpuFused,
+                         ::testing::Values("bf16_gemm_sm90_128x256x64_s4", "bf16_gemm_sm90_128x256x64_s3_tma"),
+                         [](const auto& info) { return std::string(info.param); });
 
 // The launch contract is checked before anything runs: an N that breaks the 16-byte TMA stride rule.
 TEST(GemmSm90GpuLaunch, RejectsBadStridesBeforeLaunching) {

@@ -6,6 +6,7 @@
 //     warpgroup) HGMMA.64xBNx16.F32.BF16 (one K step, emitted once: the K loop is not unrolled),
 //     with .tnspB exactly for row-major B, and no HMMA anywhere;
 //   * loads operands with TMA: one UTMALDG for A and 1 (K-major B) or bn / 64 (row-major B) for B;
+//     with epilogue=tma stores the output with bn / 64 UTMASTG and no STG (direct stores otherwise);
 //   * when its config splits registers (two consumer warpgroups), honours setmaxnreg: the SASS has
 //     USETMAXREG (DEALLOC for the producer, TRY_ALLOC for the consumers) and no 'setmaxnreg
 //     ignored' advisory was reported; otherwise the PTX has no setmaxnreg at all;
@@ -122,8 +123,8 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
   other.get();
 
   std::ostringstream table;
-  table << "| variant | B | threads | regs | smem B | stack | spill st/ld | HGMMA | UTMALDG | USETMAXREG |\n"
-           "|---|---|---|---|---|---|---|---|---|---|\n";
+  table << "| variant | B | threads | regs | smem B | stack | spill st/ld | HGMMA | UTMALDG | UTMASTG | USETMAXREG |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (size_t i = 0; i < jobs.size(); ++i) {
     const Job& j = jobs[i];
     const Outcome& o = outcomes[i];
@@ -142,6 +143,9 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     for (size_t pos = 0; (pos = o.sass->text.find("tnspB", pos)) != std::string::npos; ++pos) ++tnsp;
     EXPECT_EQ(tnsp, j.kMajor ? 0 : (c.bk / 16) * blocks) << what;
     EXPECT_EQ(o.sass->count("UTMALDG"), 1 + (j.kMajor ? 1 : c.bn / 64)) << what;
+    bool tmaStore = c.epilogue == EpilogueStore::Tma;
+    EXPECT_EQ(o.sass->count("UTMASTG"), tmaStore ? c.bn / 64 : 0) << what;
+    EXPECT_EQ(o.sass->count("STG") > 0, !tmaStore) << what << ": direct stores exactly without the TMA store";
     bool splits = sm90Shape(c, 2).regsProducer != 0;
     if (splits) {
       EXPECT_TRUE(backend::havePtxCompiler()) << "sm_90a needs the PTX compiler library to honour setmaxnreg";
@@ -156,7 +160,8 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     table << "| " << j.variant->name << " | " << (j.kMajor ? "K-major" : "row") << " | " << sm90Shape(c, 2).threads
           << " | " << o.report.registers << " | " << sm90Shape(c, 2).smemBytes << " | " << o.report.stackFrameBytes
           << " | " << o.report.spillStoreBytes << "/" << o.report.spillLoadBytes << " | " << o.sass->count("HGMMA")
-          << " | " << o.sass->count("UTMALDG") << " | " << o.sass->count("USETMAXREG") << " |\n";
+          << " | " << o.sass->count("UTMALDG") << " | " << o.sass->count("UTMASTG") << " | "
+          << o.sass->count("USETMAXREG") << " |\n";
   }
   const char* path = std::getenv("KILN_SM90_GATES_TABLE");
   std::string out = path ? path : ::testing::TempDir() + "gemm_bf16_sm90_gates.md";

@@ -59,8 +59,8 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2 bn=96"),
             "error: bn=96 is not supported by sm90_ws_persistent: use a multiple of 64 up to 256 (64-element TMA "
             "boxes of a row-major B; wgmma N <= 256)\n");
-  EXPECT_EQ(errors("warps_m=2 epilogue=tma"),
-            "error: epilogue=tma is not supported by sm90_ws_persistent yet; use epilogue=direct\n");
+  EXPECT_EQ(errors("warps_m=2 epilogue=smem"),
+            "error: epilogue=smem is not supported by sm90_ws_persistent yet; use epilogue=direct or epilogue=tma\n");
   EXPECT_EQ(errors("warps_m=2 cluster_m=2"),
             "error: thread-block clusters (TMA multicast) are not supported by sm90_ws_persistent yet; set "
             "cluster_m=1 cluster_n=1\n");
@@ -71,8 +71,12 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2 regs_producer=64 regs_consumer=248"),
             "error: regs_producer=64 and regs_consumer=248 need 71680 registers, over the 65536 of an SM\n");
   EXPECT_EQ(errors("warps_m=2 bm=256 bn=256 stages=4"),
-            "error: the pipeline needs 262208 bytes of shared memory (4 stages x 65536 bytes and 64 bytes of "
+            "error: the pipeline needs 262208 bytes of shared memory (4 stages x 65536 bytes, 64 bytes of "
             "barriers), but sm_90a allows at most 232448 bytes per block; lower stages, bm or bn\n");
+  EXPECT_EQ(errors("warps_m=2 bm=128 bn=256 stages=4 epilogue=tma"),
+            "error: the pipeline needs 262208 bytes of shared memory (4 stages x 49152 bytes, 65536 bytes of output "
+            "staging, 64 bytes of barriers), but sm_90a allows at most 232448 bytes per block; lower stages, bm or "
+            "bn\n");
 }
 
 }  // namespace

@@ -1,0 +1,147 @@
+// The sm90_ws_persistent pipeline, run on the CPU by the warp-specialized simulator
+// (tests/unit/testing/ws_sim.h: mbarriers, TMA with the 128B swizzle and zero fill, wgmma from
+// descriptors through the PTX ISA's canonical layouts, roles taking turns so the producer runs as
+// far ahead as the barriers let it, and a hazard check on every stage a wgmma read). Every element of
+// C is checked against a double-precision reference: ragged M, N and K, both B layouts, fewer blocks
+// than tiles (the persistent loop wraps and the ring carries over between tiles), both rasters, one
+// and two consumer warpgroups, two m64 blocks per warpgroup, batched. Outputs start poisoned and a
+// guard after C must stay untouched; unwritten shared memory reads as NaN.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "examples/examples.h"
+#include "kiln/compile.h"
+#include "kiln/float_formats.h"
+#include "kiln/ir/parser.h"
+#include "kiln/kernel.h"
+#include "ops/gemm_bf16.h"
+#include "tests/unit/testing/ws_sim.h"
+
+namespace kiln {
+namespace {
+
+struct Problem {
+  int64_t m, n, k;
+  bool kMajor = false;
+  int64_t batch = 0;  // > 0: the batched program, dim "B"
+  uint32_t blocks = 0;  // 0: one per tile (capped at 4)
+};
+
+constexpr uint16_t kPoison = 0xFFC1;
+constexpr int64_t kGuard = 64;
+
+std::vector<uint8_t> bytesOf(const std::vector<uint16_t>& v) {
+  std::vector<uint8_t> b(v.size() * 2);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+void check(const std::string& configText, const Problem& p) {
+  Config config = Config::parse(configText);
+  auto program = p.batch ? examples::batchedGemm() : p.kMajor ? examples::gemmKMajorB() : examples::gemmBf16();
+  ir::DiagnosticEngine diag;
+  auto r = compile(*program, Target::sm90a(), config, diag);
+  ASSERT_TRUE(r) << diag.str();
+  auto kern = ir::parseModule(r->kernIr, diag);
+  ASSERT_TRUE(kern) << diag.str();
+  std::map<std::string, int64_t> dims = {{"M", p.m}, {"N", p.n}, {"K", p.k}};
+  int64_t nb = std::max<int64_t>(1, p.batch);
+  if (p.batch) dims["B"] = p.batch;
+  ASSERT_TRUE(r->launch.validate(dims, diag)) << diag.str();
+
+  std::mt19937 rng(uint32_t(p.m * 131 + p.n * 7 + p.k));
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  auto randomBf16 = [&](size_t n) {
+    std::vector<uint16_t> v(n);
+    for (auto& x : v) x = floatToBf16Bits(dist(rng) + (dist(rng) > 0 ? 0.01f : -0.01f));
+    return v;
+  };
+  auto a = randomBf16(size_t(nb * p.m * p.k)), b = randomBf16(size_t(nb * p.k * p.n));
+  testing::GlobalMemory mem;
+  uint64_t da = mem.add(bytesOf(a)), db = mem.add(bytesOf(b));
+  uint64_t dc = mem.add(bytesOf(std::vector<uint16_t>(size_t(nb * p.m * p.n + kGuard), kPoison)));
+  std::vector<uint64_t> tensors = {da, db, dc};
+
+  testing::WsLaunch launch;
+  launch.kernel = kern->body().front();
+  auto sig = signatureOf(*program->body().front(), r->launch);
+  for (const auto& prm : r->launch.params) {
+    if (prm.kind == KernelParam::Kind::Pointer) {
+      launch.args.push_back(prm.name == "A" ? da : prm.name == "B" ? db : dc);
+    } else if (prm.kind == KernelParam::Kind::TensorMap) {  // A, B and (epilogue=tma) C
+      launch.args.push_back(launch.maps.size());
+      launch.maps.push_back(tensorMapDescFor(prm, sig, tensors, dims));
+    } else {
+      launch.args.push_back(uint32_t(int32_t(dims.at(prm.name))));
+    }
+  }
+  int64_t tiles = r->launch.gridFor(dims)[0];
+  launch.blocks = p.blocks ? p.blocks : uint32_t(std::min<int64_t>(tiles, 4));
+  std::string err = testing::simulateWarpSpecialized(launch, mem);
+  ASSERT_EQ(err, "") << configText;
+
+  std::vector<uint16_t> c(size_t(nb * p.m * p.n + kGuard));
+  std::memcpy(c.data(), mem.at(dc).data(), c.size() * 2);
+  int bad = 0;
+  for (int64_t bi = 0; bi < nb; ++bi)
+    for (int64_t i = 0; i < p.m && bad < 5; ++i)
+      for (int64_t j = 0; j < p.n && bad < 5; ++j) {
+        double acc = 0;
+        const uint16_t* ab = a.data() + bi * p.m * p.k;
+        const uint16_t* bb = b.data() + bi * p.k * p.n;
+        for (int64_t kk = 0; kk < p.k; ++kk)
+          acc += double(bf16BitsToFloat(ab[size_t(i * p.k + kk)])) *
+                 double(bf16BitsToFloat(bb[size_t(p.kMajor ? j * p.k + kk : kk * p.n + j)]));
+        double got = bf16BitsToFloat(c[size_t((bi * p.m + i) * p.n + j)]);
+        double tol = std::fabs(acc) / 128 + 1e-3 * std::sqrt(double(p.k));
+        if (!(std::fabs(got - acc) <= tol)) {
+          ++bad;
+          ADD_FAILURE() << "[" << configText << "] " << p.m << "x" << p.n << "x" << p.k << (p.kMajor ? " K-major" : "")
+                        << ": C[" << bi << "][" << i << "][" << j << "] = " << got << ", expected " << acc;
+        }
+      }
+  for (size_t i = size_t(nb * p.m * p.n); i < c.size(); ++i)
+    if (c[i] != kPoison) {
+      ADD_FAILURE() << "wrote past the end of C at element " << i;
+      break;
+    }
+}
+
+const char* k128 = "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=1 raster=grouped group_m=2";
+const char* k64 = "strategy=sm90_ws_persistent bm=64 bn=64 bk=64 stages=2 warps_m=1 warps_n=1";
+
+TEST(Sm90Functional, TwoConsumerWarpgroupsRowMajorB) {
+  check(k128, {128, 128, 64});
+  check(k128, {200, 136, 264, false, 0, 2});  // ragged M, N, K; 4 tiles on 2 blocks
+}
+
+TEST(Sm90Functional, TwoConsumerWarpgroupsKMajorB) { check(k128, {136, 200, 200, true, 0, 3}); }
+
+TEST(Sm90Functional, OneConsumerWarpgroupAndTheRingWrapsAcrossTiles) {
+  check(k64, {130, 72, 320, false, 0, 2});  // 6 tiles of 5 K steps on a 2-stage ring
+  check(k64, {64, 64, 40, true});           // K below one step
+  check("strategy=sm90_ws_persistent bm=64 bn=128 bk=64 stages=3 warps_m=1 warps_n=1 raster=row", {96, 256, 128});
+}
+
+TEST(Sm90Functional, TwoM64BlocksPerWarpgroupAndWideN) {
+  check("strategy=sm90_ws_persistent bm=256 bn=128 bk=64 stages=2 warps_m=2 warps_n=1", {264, 136, 128, false, 0, 1});
+  check("strategy=sm90_ws_persistent bm=128 bn=256 bk=64 stages=2 warps_m=2 warps_n=1", {128, 264, 192, true, 0, 1});
+}
+
+TEST(Sm90Functional, Batched) { check(k64, {72, 64, 96, false, 2, 3}); }
+
+// epilogue=tma: the output staged in shared memory per consumer warpgroup and stored by TMA, which
+// clips it at the tensor's edges (the guard after C must stay poisoned).
+TEST(Sm90Functional, TmaStoreEpilogue) {
+  check(std::string(k128) + " epilogue=tma", {200, 136, 264, false, 0, 2});
+  check(std::string(k64) + " epilogue=tma", {130, 72, 320, true, 0, 2});
+  check("strategy=sm90_ws_persistent bm=256 bn=128 bk=64 stages=2 warps_m=2 warps_n=1 epilogue=tma",
+        {264, 136, 128, false, 0, 1});
+  check(std::string(k64) + " epilogue=tma", {72, 64, 96, false, 2, 3});  // batched: 3-D output map
+}
+
+}  // namespace
+}  // namespace kiln

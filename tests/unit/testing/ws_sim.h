@@ -1,0 +1,44 @@
+#pragma once
+// A CPU simulator of warp-specialized sm_90a kern IR (after partition-roles), for functional tests
+// of sm90_ws_persistent without a GPU.
+//
+// A block runs its top-level ops with all threads in lockstep until the kern.role ops; each role is
+// then an agent (its threads in lockstep, with an active mask for scf.if) and the agents take turns
+// deterministically: an agent runs until an mbarrier wait it cannot pass, and hands over after each
+// mbarrier arrive, so a producer runs as far ahead as the barriers allow. After the roles, the rest
+// runs in lockstep again. Hardware contracts are written out here from the PTX ISA, independently of
+// the compiler's helpers:
+//  * mbarrier: arrival count, transaction bytes, phases; try_wait.parity(P) passes once the phase
+//    of parity P before the current one completed (a fresh barrier passes P = 1).
+//  * TMA (cp.async.bulk.tensor, CU_TENSOR_MAP_SWIZZLE_128B): the box at the coordinates, elements
+//    outside the tensor as zeros, rows of 128 bytes whose 16-byte chunks land at address bits
+//    [4:6] ^ [7:9]; the box's bytes complete on the barrier.
+//  * wgmma descriptors ("Matrix Descriptor Format") and the canonical 128B-swizzled layouts
+//    (K-major ((8,m),(T,2k)):((8T,SBO),(1,T)), MN-major ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)));
+//    accumulator D of m64nN: warp w, lane l, register 4j + e holds row 16w + l/4 + 8(e >= 2),
+//    column 8j + 2(l%4) + (e & 1). A wgmma computes at issue; when its group is retired by
+//    wgmma.wait_group the simulator checks the shared memory it read is unchanged (a stage released
+//    and refilled while still being read is reported).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/operation.h"
+#include "kiln/runtime/tensor_map.h"
+#include "tests/unit/testing/kern_sim.h"
+
+namespace kiln::testing {
+
+struct WsLaunch {
+  const ir::Operation* kernel = nullptr;
+  // Raw bits per parameter: addresses, i32 values; a tensor map parameter holds an index into maps.
+  std::vector<uint64_t> args;
+  std::vector<runtime::TensorMapDesc> maps;
+  uint32_t blocks = 1;  // grid x (the persistent grid); y = z = 1
+};
+
+// Runs every block. Returns an empty string, or what went wrong (an unsupported op, a deadlock, a
+// hazard, an out-of-bounds access).
+std::string simulateWarpSpecialized(const WsLaunch& launch, GlobalMemory& mem);
+
+}  // namespace kiln::testing

@@ -1,0 +1,203 @@
+// The simulator's models of the asynchronous units: TMA loads and stores with the 128B swizzle, wgmma
+// descriptors and the canonical shared-memory layouts, wgmma groups and their hazard check, and
+// swizzled shared stores (contracts in ws_sim.h).
+#include <cstring>
+
+#include "dialects/kern/kern_ops.h"
+#include "kiln/float_formats.h"
+#include "tests/unit/testing/ws_sim_internal.h"
+
+namespace kiln::testing::wssim {
+using namespace ir;
+
+// The element (row, col) of a 64 x 16 (A) or 16 x N (B) operand described by `desc`, read from
+// shared memory through the canonical 128B-swizzled layouts (see ws_sim.h).
+uint32_t canonicalAddress(uint64_t desc, bool mnMajor, int64_t mn, int64_t k) {
+  uint64_t start = (desc & 0x3FFF) << 4, lbo = ((desc >> 16) & 0x3FFF) << 4, sbo = ((desc >> 32) & 0x3FFF) << 4;
+  if ((desc >> 62) != 1) throw std::runtime_error("wgmma descriptor without the 128B swizzle mode");
+  uint64_t off = mnMajor ? uint64_t(mn % 64) * 2 + uint64_t(mn / 64) * lbo + uint64_t(k % 8) * 128 + uint64_t(k / 8) * sbo
+                         : uint64_t(mn % 8) * 128 + uint64_t(mn / 8) * sbo + uint64_t(k) * 2;
+  uint64_t a = start + off;
+  return uint32_t(a ^ (((a >> 7) & 7) << 4));
+}
+
+void Agent::wgmma(const Operation& op, const Mask& m) {
+  int T = b_.T_;
+  auto shape = op.intsAttr("shape");
+  int N = int(shape[1]), nacc = N / 2;
+  bool transB = op.attr("trans_b")->asBool();
+  std::vector<Lanes> out(static_cast<size_t>(nacc), Lanes(static_cast<size_t>(T)));
+  for (int wg = 0; wg < T / 128; ++wg) {
+    int active = 0;
+    for (int t = wg * 128; t < wg * 128 + 128; ++t) active += m[size_t(t)] ? 1 : 0;
+    if (active == 0) continue;
+    if (active != 128) throw std::runtime_error("wgmma with part of a warpgroup");
+    int t0 = wg * 128;
+    uint64_t da = get(op.operand(1))[size_t(t0)], db = get(op.operand(2))[size_t(t0)];
+    for (int t = t0; t < t0 + 128; ++t)
+      if (get(op.operand(1))[size_t(t)] != da || get(op.operand(2))[size_t(t)] != db)
+        throw std::runtime_error("wgmma descriptors differ within a warpgroup");
+    auto read = [&](uint32_t addr) {
+      uint16_t v;
+      std::memcpy(&v, b_.shared(addr, 2), 2);
+      open_[wg].push_back({addr, v});
+      return double(bf16BitsToFloat(v));
+    };
+    std::vector<double> A(64 * 16), B(16 * size_t(N));
+    for (int r = 0; r < 64; ++r)
+      for (int k = 0; k < 16; ++k) A[size_t(r * 16 + k)] = read(canonicalAddress(da, false, r, k));
+    for (int k = 0; k < 16; ++k)
+      for (int c = 0; c < N; ++c) B[size_t(k * N + c)] = read(canonicalAddress(db, transB, c, k));
+    for (int t = t0; t < t0 + 128; ++t) {
+      int w = (t - t0) / 32, l = t % 32;
+      bool scale = get(op.operand(0))[size_t(t)] & 1;
+      for (int i = 0; i < nacc; ++i) {
+        int j = i / 4, e = i % 4;
+        int row = 16 * w + l / 4 + (e >= 2 ? 8 : 0), col = 8 * j + 2 * (l % 4) + (e & 1);
+        double acc = scale ? asF(get(op.operand(unsigned(3 + i)))[size_t(t)]) : 0.0;
+        for (int k = 0; k < 16; ++k) acc += A[size_t(row * 16 + k)] * B[size_t(k * N + col)];
+        out[size_t(i)][size_t(t)] = fromF(float(acc));
+      }
+    }
+  }
+  for (int i = 0; i < nacc; ++i) vals_[op.result(unsigned(i))] = out[size_t(i)];
+}
+
+void Agent::tmaLoad(const Operation& op, const Mask& m) {
+  int T = b_.T_;
+  auto lanes = [&](const std::function<void(int)>& f) {
+    for (int t = 0; t < T; ++t)
+      if (m[size_t(t)]) f(t);
+  };
+  auto l = *kern::smemLayout(op.operand(1)->type());
+  lanes([&](int t) {
+    const runtime::TensorMapDesc& d = b_.l_.maps.at(size_t(get(op.operand(0))[size_t(t)]));
+    int eb = bitWidth(d.dtype) / 8;
+    size_t rank = d.globalDims.size();
+    std::vector<int64_t> c;
+    for (size_t i = 0; i < rank; ++i) c.push_back(asI(get(op.operand(unsigned(5 + i)))[size_t(t)], types::i32()));
+    uint64_t dst = get(op.operand(1))[size_t(t)] + get(op.operand(2))[size_t(t)] * uint64_t(l.stageBytes()) +
+                   uint64_t(op.intAttr("row", 0)) * uint64_t(l.rowBytes());
+    int64_t rows = 1;
+    for (size_t i = 1; i < rank; ++i) rows *= d.boxDims[i];
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t rem = row, addr = 0;
+      bool in = true;
+      std::vector<int64_t> idx(rank);
+      for (size_t i = 1; i < rank; ++i) {
+        idx[i] = c[i] + rem % d.boxDims[i];
+        rem /= d.boxDims[i];
+        in = in && idx[i] >= 0 && uint64_t(idx[i]) < d.globalDims[i];
+        addr += idx[i] * int64_t(d.globalStrides[i - 1]);
+      }
+      for (int64_t e = 0; e < int64_t(d.boxDims[0]); ++e) {
+        int64_t x = c[0] + e;
+        uint16_t v = 0;
+        if (in && x >= 0 && uint64_t(x) < d.globalDims[0])
+          std::memcpy(&v, b_.mem_.ptr(d.globalAddress + uint64_t(addr + x * eb), size_t(eb)), size_t(eb));
+        uint64_t a = dst + uint64_t(row) * uint64_t(d.boxDims[0] * eb) + uint64_t(e * eb);
+        a ^= ((a >> 7) & 7) << 4;
+        std::memcpy(b_.shared(a, 2), &v, 2);
+      }
+    }
+    Barrier& bar = b_.barriers_[uint32_t(get(op.operand(3))[size_t(t)] + 8 * get(op.operand(4))[size_t(t)])];
+    bar.tx -= rows * d.boxDims[0] * eb;
+    bar.maybeComplete();
+    ++b_.progress_;
+  });
+}
+
+void Agent::wgmmaDesc(const Operation& op, const Mask& m) {
+  int T = b_.T_;
+  auto lanes = [&](const std::function<void(int)>& f) {
+    for (int t = 0; t < T; ++t)
+      if (m[size_t(t)]) f(t);
+  };
+  auto l = *kern::smemLayout(op.operand(0)->type());
+  Lanes& r = set(op.result());
+  lanes([&](int t) {
+    uint64_t addr = get(op.operand(0))[size_t(t)] + get(op.operand(1))[size_t(t)] * uint64_t(l.stageBytes()) +
+                    (get(op.operand(2))[size_t(t)] + uint64_t(op.intAttr("row", 0))) * uint64_t(l.rowBytes()) +
+                    uint64_t(op.intAttr("col", 0) * l.elemBytes());
+    auto enc = [](uint64_t x) { return (x & 0x3FFFF) >> 4; };
+    r[size_t(t)] = enc(addr) | enc(uint64_t(op.intAttr("lbo", 0))) << 16 | enc(uint64_t(op.intAttr("sbo", 0))) << 32 |
+                   uint64_t(1) << 62;
+  });
+}
+
+void Agent::wgmmaWait(const Operation& op, const Mask& m) {
+  int T = b_.T_;
+  auto lanes = [&](const std::function<void(int)>& f) {
+    for (int t = 0; t < T; ++t)
+      if (m[size_t(t)]) f(t);
+  };
+  size_t pending = size_t(op.intAttr("pending", 0));
+  for (auto& [wg, gs] : groups_)
+    while (gs.size() > pending) {
+      for (const WgmmaRead& r : gs.front()) {
+        uint16_t now;
+        std::memcpy(&now, b_.shared(r.addr, 2), 2);
+        if (now != r.value)
+          throw std::runtime_error("hazard: shared memory a wgmma read changed before its group was waited for");
+      }
+      gs.erase(gs.begin());
+    }
+}
+
+void Agent::stShared(const Operation& op, const Mask& m) {
+  int T = b_.T_;
+  auto lanes = [&](const std::function<void(int)>& f) {
+    for (int t = 0; t < T; ++t)
+      if (m[size_t(t)]) f(t);
+  };
+  auto l = *kern::smemLayout(op.operand(0)->type());
+  size_t bytes = kern::isFrag(op.operand(4)->type()) ? 4 : size_t(l.elemBytes());
+  lanes([&](int t) {
+    int64_t row = asI(get(op.operand(2))[size_t(t)], types::i32()), col = asI(get(op.operand(3))[size_t(t)], types::i32());
+    uint64_t off = uint64_t(row * l.rowBytes() + col * l.elemBytes());
+    off ^= ((off >> 7) & 7) << 4;  // the 128B swizzle ([3, 4, 3]); the only one the sm90 ops use
+    uint64_t a = get(op.operand(0))[size_t(t)] + get(op.operand(1))[size_t(t)] * uint64_t(l.stageBytes()) + off;
+    uint64_t v = get(op.operand(4))[size_t(t)];
+    std::memcpy(b_.shared(a, bytes), &v, bytes);
+  });
+}
+
+void Agent::tmaStore(const Operation& op, const Mask& m) {
+  int T = b_.T_;
+  auto lanes = [&](const std::function<void(int)>& f) {
+    for (int t = 0; t < T; ++t)
+      if (m[size_t(t)]) f(t);
+  };
+  auto l = *kern::smemLayout(op.operand(1)->type());
+  lanes([&](int t) {
+    const runtime::TensorMapDesc& d = b_.l_.maps.at(size_t(get(op.operand(0))[size_t(t)]));
+    int eb = bitWidth(d.dtype) / 8;
+    size_t rank = d.globalDims.size();
+    std::vector<int64_t> c;
+    for (size_t i = 0; i < rank; ++i) c.push_back(asI(get(op.operand(unsigned(3 + i)))[size_t(t)], types::i32()));
+    uint64_t src = get(op.operand(1))[size_t(t)] + get(op.operand(2))[size_t(t)] * uint64_t(l.stageBytes()) +
+                   uint64_t(op.intAttr("row", 0)) * uint64_t(l.rowBytes());
+    int64_t rows = 1;
+    for (size_t i = 1; i < rank; ++i) rows *= d.boxDims[i];
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t rem = row, addr = 0;
+      bool in = true;
+      for (size_t i = 1; i < rank; ++i) {
+        int64_t x = c[i] + rem % d.boxDims[i];
+        rem /= d.boxDims[i];
+        in = in && x >= 0 && uint64_t(x) < d.globalDims[i];
+        addr += x * int64_t(d.globalStrides[i - 1]);
+      }
+      for (int64_t e = 0; in && e < int64_t(d.boxDims[0]); ++e) {
+        int64_t x = c[0] + e;
+        if (x < 0 || uint64_t(x) >= d.globalDims[0]) continue;
+        uint64_t a = src + uint64_t(row) * uint64_t(d.boxDims[0] * eb) + uint64_t(e * eb);
+        a ^= ((a >> 7) & 7) << 4;
+        std::memcpy(b_.mem_.ptr(d.globalAddress + uint64_t(addr + x * eb), size_t(eb)), b_.shared(a, size_t(eb)),
+                    size_t(eb));
+      }
+    }
+  });
+}
+
+}  // namespace kiln::testing::wssim
