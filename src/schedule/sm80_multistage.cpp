@@ -2,6 +2,7 @@
 // config, creates the kernel and its indices, and hands over to the main loop
 // (sm80_mainloop.cpp) and the epilogue (sm80_epilogue.cpp).
 #include "schedule/sm80_multistage.h"
+#include "schedule/lower_programs.h"
 
 #include "schedule/sm80_context.h"
 #include "transforms/pass_registry.h"
@@ -162,38 +163,7 @@ namespace transforms {
 // The pass: every tile.program becomes a kern.kernel. The program's optional {target = "sm_80",
 // config = "bm=..."} attributes choose the target and the schedule (defaults: sm_80, Config{}).
 bool lowerSm80MultistagePass(Module& m, DiagnosticEngine& diag) {
-  bool ok = true;
-  for (auto it = m.body().operations().begin(); it != m.body().operations().end(); ++it) {
-    Operation& op = **it;
-    if (!op.is("tile.program")) continue;
-    std::string tname = op.stringAttr("target", "sm_80");
-    auto target = Target::byName(tname);
-    if (!target) {
-      diag.error(op.loc()) << "unknown target '" << tname << "'; known targets: " << Target::knownNames();
-      ok = false;
-      continue;
-    }
-    auto config = Config::parse(op.stringAttr("config"), diag, op.loc());
-    if (!config) {
-      ok = false;
-      continue;
-    }
-    if (config->strategy != "sm80_multistage") {
-      diag.error(op.loc()) << "lower-sm80-multistage got a config for strategy '" << config->strategy << "'";
-      ok = false;
-      continue;
-    }
-    auto kernel = lowerSm80Multistage(op, *target, *config, diag);
-    if (!kernel) {
-      ok = false;
-      continue;
-    }
-    Operation* k = m.body().insert(it, std::move(kernel));
-    it = m.body().find(k);
-    std::next(it)->get()->walk([](Operation& inner) { inner.dropAllOperands(); });
-    m.body().operations().erase(std::next(it));
-  }
-  return ok;
+  return lowerPrograms(m, {"lower-sm80-multistage", "sm80_multistage", "sm_80", "", lowerSm80Multistage}, diag);
 }
 
 }  // namespace transforms

@@ -15,6 +15,7 @@
 //       kern.role "consumer" [warpgroups 1..]    { wgmma; epilogue }
 //   }
 #include "schedule/sm90_ws_persistent.h"
+#include "schedule/lower_programs.h"
 
 #include "schedule/sm90_context.h"
 #include "transforms/pass_registry.h"
@@ -235,38 +236,9 @@ namespace transforms {
 
 // The pass: every tile.program becomes a kern.kernel ({target, config} attributes as for sm80).
 bool lowerSm90WsPersistentPass(Module& m, DiagnosticEngine& diag) {
-  bool ok = true;
-  for (auto it = m.body().operations().begin(); it != m.body().operations().end(); ++it) {
-    Operation& op = **it;
-    if (!op.is("tile.program")) continue;
-    std::string tname = op.stringAttr("target", "sm_90a");
-    auto target = Target::byName(tname);
-    if (!target) {
-      diag.error(op.loc()) << "unknown target '" << tname << "'; known targets: " << Target::knownNames();
-      ok = false;
-      continue;
-    }
-    auto config = Config::parse(op.stringAttr("config", "strategy=sm90_ws_persistent"), diag, op.loc());
-    if (!config) {
-      ok = false;
-      continue;
-    }
-    if (config->strategy != "sm90_ws_persistent") {
-      diag.error(op.loc()) << "lower-sm90-ws-persistent got a config for strategy '" << config->strategy << "'";
-      ok = false;
-      continue;
-    }
-    auto kernel = lowerSm90WsPersistent(op, *target, *config, diag);
-    if (!kernel) {
-      ok = false;
-      continue;
-    }
-    Operation* k = m.body().insert(it, std::move(kernel));
-    it = m.body().find(k);
-    std::next(it)->get()->walk([](Operation& inner) { inner.dropAllOperands(); });
-    m.body().operations().erase(std::next(it));
-  }
-  return ok;
+  return lowerPrograms(m, {"lower-sm90-ws-persistent", "sm90_ws_persistent", "sm_90a", "strategy=sm90_ws_persistent",
+                           lowerSm90WsPersistent},
+                       diag);
 }
 
 }  // namespace transforms

@@ -1,0 +1,43 @@
+#include "schedule/lower_programs.h"
+
+namespace kiln {
+
+using ir::Operation;
+
+bool lowerPrograms(ir::Module& m, const StrategyLowering& s, ir::DiagnosticEngine& diag) {
+  bool ok = true;
+  for (auto it = m.body().operations().begin(); it != m.body().operations().end(); ++it) {
+    Operation& op = **it;
+    if (!op.is("tile.program")) continue;
+    std::string tname = op.stringAttr("target", std::string(s.defaultTarget));
+    auto target = Target::byName(tname);
+    if (!target) {
+      diag.error(op.loc()) << "unknown target '" << tname << "'; known targets: " << Target::knownNames();
+      ok = false;
+      continue;
+    }
+    auto config = Config::parse(op.stringAttr("config", std::string(s.defaultConfig)), diag, op.loc());
+    if (!config) {
+      ok = false;
+      continue;
+    }
+    if (config->strategy != s.strategy) {
+      diag.error(op.loc()) << s.pass << " got a config for strategy '" << config->strategy << "'";
+      ok = false;
+      continue;
+    }
+    auto kernel = s.lower(op, *target, *config, diag);
+    if (!kernel) {
+      ok = false;
+      continue;
+    }
+    // The kernel replaces the program in place.
+    Operation* k = m.body().insert(it, std::move(kernel));
+    it = m.body().find(k);
+    std::next(it)->get()->walk([](Operation& inner) { inner.dropAllOperands(); });
+    m.body().operations().erase(std::next(it));
+  }
+  return ok;
+}
+
+}  // namespace kiln

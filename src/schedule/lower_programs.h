@@ -1,0 +1,28 @@
+#pragma once
+// The shared driver of the strategy lowering passes: every tile.program of the module becomes the
+// kern.kernel its strategy builds. The program's optional {target = "sm_..", config = "..."}
+// attributes choose the target and the schedule; a config of another strategy is an error.
+#include <memory>
+#include <string_view>
+
+#include "kiln/ir/diagnostics.h"
+#include "kiln/ir/operation.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+
+namespace kiln {
+
+using LowerFn = std::unique_ptr<ir::Operation> (*)(const ir::Operation& program, const Target&, const Config&,
+                                                   ir::DiagnosticEngine&);
+
+struct StrategyLowering {
+  std::string_view pass;           // "lower-sm80-multistage", for messages
+  std::string_view strategy;       // the Config strategy it lowers
+  std::string_view defaultTarget;  // when the program names none
+  std::string_view defaultConfig;  // when the program names none
+  LowerFn lower;
+};
+
+bool lowerPrograms(ir::Module& m, const StrategyLowering& s, ir::DiagnosticEngine& diag);
+
+}  // namespace kiln
