@@ -18,45 +18,15 @@
 #include <sstream>
 
 #include "backend/assembler.h"
+#include "tests/unit/testing/sass_loop.h"
 #include "backend/sass_stats.h"
 #include "ops/gemm_bf16.h"
 
 namespace kiln::ops {
 namespace {
 
-// Opcode counts inside the kernel's longest backward branch: the K loop (the emitter marks it
-// nounroll, so ptxas keeps one body per iteration). The other backward branch is the one-line
-// self-branch that ends every function.
-std::map<std::string, int> loopOpcodes(const std::string& sass) {
-  std::vector<std::string> lines;
-  std::istringstream in(sass);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  std::map<std::string, size_t> labels;
-  static const std::regex labelRe(R"(^\s*(\.L_x_\d+):)");
-  static const std::regex braRe(R"(BRA\s+`?\(?(\.L_x_\d+)\)?)");
-  static const std::regex instRe(R"(/\*[0-9a-f]{4,}\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*))");
-  std::smatch m;
-  size_t begin = 0, end = 0;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (std::regex_search(lines[i], m, labelRe)) labels[m[1]] = i;
-    if (std::regex_search(lines[i], m, braRe) && labels.count(m[1]) && labels[m[1]] < i &&
-        i - labels[m[1]] > end - begin) {
-      begin = labels[m[1]];
-      end = i;
-    }
-  }
-  std::map<std::string, int> counts;
-  for (size_t i = begin; i < end; ++i)
-    if (std::regex_search(lines[i], m, instRe)) counts[m[2]]++;
-  return counts;
-}
-
-int countPrefix(const std::map<std::string, int>& ops, const std::string& prefix) {
-  int n = 0;
-  for (const auto& [op, c] : ops)
-    if (op.rfind(prefix, 0) == 0) n += c;
-  return n;
-}
+using testing::countPrefix;
+using testing::loopOpcodes;
 
 struct Job {
   const GemmVariant* variant;
