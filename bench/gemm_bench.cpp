@@ -3,6 +3,7 @@
 // trusted, CUDA events, L2 flushed before every repetition, median of many. Prints a progress line
 // per kernel, a table, and writes JSON.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "examples/examples.h"
 #include "kiln/kernel.h"
 #include "kiln/runtime/driver.h"
+#include "ops/gemm_bf16.h"
 #include "ops/gemm_configs.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
@@ -48,14 +50,31 @@ int main(int argc, char** argv) {
   CLI::App app{"Kiln BF16 GEMM schedules against cuBLAS"};
   std::string shapesArg, jsonPath = "gemm_bench.json";
   int reps = 30, warmup = 5;
-  std::string family = "all";
+  std::string family = "all", variantsArg;
   app.add_option("--shapes", shapesArg, "Shapes as MxNxK;MxNxK (default: shared/BENCH.md's BF16 list)");
   app.add_option("--reps", reps, "Timed repetitions per kernel (median reported)");
   app.add_option("--warmup", warmup, "Untimed runs first");
   app.add_option("--json", jsonPath, "Where to write the JSON results");
   app.add_option("--family", family, "Which schedules: sm80, sm90 (the registered Hopper variants) or all")
       ->check(CLI::IsMember({"sm80", "sm90", "all"}));
+  app.add_option("--variants", variantsArg,
+                 "Only these registered variants, by name, comma-separated (the family's pick is timed too)");
   CLI11_PARSE(app, argc, argv);
+  std::vector<std::string> only;
+  {
+    std::stringstream ss(variantsArg);
+    for (std::string name; std::getline(ss, name, ',');) {
+      if (name.empty()) continue;
+      if (!ops::findGemmBf16Variant(name)) {
+        std::string known;
+        for (const auto& v : ops::gemmBf16Variants()) known += (known.empty() ? "" : ", ") + v.name;
+        std::fprintf(stderr, "kiln_gemm_bench: no registered variant '%s'; the variants are: %s\n", name.c_str(),
+                     known.c_str());
+        return 2;
+      }
+      only.push_back(name);
+    }
+  }
 
   std::string why;
   runtime::Driver* drv = runtime::Driver::get(&why);
@@ -78,6 +97,21 @@ int main(int argc, char** argv) {
   if (family != "sm90") configs = ops::gemmBf16TestConfigs();
   if (family != "sm80")
     for (const auto& c : ops::gemmBf16Sm90BenchConfigs()) configs.push_back(c);
+  if (!only.empty()) {
+    configs.clear();
+    for (const auto& name : only) configs.push_back(ops::findGemmBf16Variant(name)->config.str());
+  }
+  // The family's pick for each shape on this target is timed too, built if not listed.
+  auto pickFor = [&](const Shape& s) -> std::string {
+    ops::GemmProblem p;
+    p.m = s.M, p.n = s.N, p.k = s.K;
+    ir::DiagnosticEngine diag;
+    auto sel = ops::selectGemmBf16(p, target, diag);
+    return sel ? sel->variant->config.str() : std::string();
+  };
+  for (const Shape& s : shapes)
+    if (std::string pick = pickFor(s); !pick.empty() && std::find(configs.begin(), configs.end(), pick) == configs.end())
+      configs.push_back(pick);
   int done = 0;
   for (const auto& cfg : configs) {
     std::fprintf(stderr, "\rcompiling %d/%zu", ++done, configs.size());
@@ -100,8 +134,8 @@ int main(int argc, char** argv) {
   nlohmann::json results = nlohmann::json::array();
   std::vector<std::string> table;
   // Geometric means of Kiln / cuBLAS: the two goals (M, N >= 1024; small M or N).
-  double logLarge = 0, logSmall = 0;
-  int nLarge = 0, nSmall = 0;
+  double logLarge = 0, logSmall = 0, logPickLarge = 0, logPickSmall = 0;
+  int nLarge = 0, nSmall = 0, nPickLarge = 0, nPickSmall = 0;
   for (const Shape& s : shapes) {
     auto A = bench::randomBf16(size_t(s.M) * s.K, 1), B = bench::randomBf16(size_t(s.K) * s.N, 2);
     bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dC(size_t(s.M) * s.N * 2), dR(size_t(s.M) * s.N * 2);
@@ -121,7 +155,8 @@ int main(int argc, char** argv) {
                                 {"cublas_tflops", flops / cublasMs / 1e9}, {"cublas_gbps", bytes / cublasMs / 1e6},
                                 {"kiln", nlohmann::json::array()}};
     double bestMs = 1e30;
-    std::string best;
+    std::string best, pickLabel;
+    const std::string pick = pickFor(s);
     for (auto& [cfg, k] : kernels) {
       std::map<std::string, int64_t> dims{{"M", s.M}, {"N", s.N}, {"K", s.K}};
       auto run = [&](cudaStream_t st) { k.launch(ctx, st, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dC.ptr)}, {}, dims); };
@@ -139,6 +174,16 @@ int main(int argc, char** argv) {
                                    {"registers", k.resources().registers},
                                    {"spill_bytes", k.resources().spillStoreBytes + k.resources().spillLoadBytes}});
       if (ok && ms < bestMs) bestMs = ms, best = cfg;
+      if (k.config() == pick) {
+        pickLabel = cfg;
+        shapeJson["family_pick"] = {{"config", cfg}, {"ms", ms}, {"vs_cublas", ok ? cublasMs / ms : 0.0}};
+        std::printf("  family pick: %s, %.2fx cuBLAS\n", cfg.c_str(), ok ? cublasMs / ms : 0.0);
+        if (ok) {
+          bool large = s.M >= 1024 && s.N >= 1024;
+          (large ? logPickLarge : logPickSmall) += std::log(cublasMs / ms);
+          ++(large ? nPickLarge : nPickSmall);
+        }
+      }
     }
     if (bestMs < 1e30) {
       bool large = s.M >= 1024 && s.N >= 1024;
@@ -160,5 +205,11 @@ int main(int argc, char** argv) {
   for (const auto& l : table) std::printf("%s\n", l.c_str());
   if (nLarge) std::printf("\ngeomean Kiln / cuBLAS, M and N >= 1024: %.3f (%d shapes)\n", std::exp(logLarge / nLarge), nLarge);
   if (nSmall) std::printf("geomean Kiln / cuBLAS, small M or N:     %.3f (%d shapes)\n", std::exp(logSmall / nSmall), nSmall);
+  if (nPickLarge)
+    std::printf("family pick, geomean / cuBLAS, M and N >= 1024: %.3f (%d shapes)\n",
+                std::exp(logPickLarge / nPickLarge), nPickLarge);
+  if (nPickSmall)
+    std::printf("family pick, geomean / cuBLAS, small M or N:     %.3f (%d shapes)\n",
+                std::exp(logPickSmall / nPickSmall), nPickSmall);
   return 0;
 }

@@ -10,13 +10,17 @@ namespace {
 struct Sm90Shape {
   int bm, bn, consumers, stages;
   bool tmaStore = false;
+  bool pingpong = false;  // each consumer warpgroup owns whole bm x bn tiles, in turn
 };
-// Stages: as many as fit in 227 KB with room to spare (stage = (bm + bn) * 128 bytes, plus bm * bn
-// * 2 bytes of output staging with the TMA-store epilogue).
+// Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus bm * bn * 2 bytes of
+// output staging per tile in flight with the TMA-store epilogue: two tiles with ping-pong).
+// The 64-row variants read a memory-bound operand; their deep rings (13 and 9 stages, 208 and 216
+// KB) keep more bytes in flight per SM.
 constexpr Sm90Shape kSm90Shapes[] = {
-    {128, 128, 2, 6}, {128, 256, 2, 4}, {256, 128, 2, 4},       {128, 64, 2, 8},
-    {64, 64, 1, 8},   {64, 128, 1, 8},  {64, 256, 1, 5},        {128, 128, 2, 6, true},
-    {128, 256, 2, 3, true}, {256, 128, 2, 3, true},
+    {128, 128, 2, 6},       {128, 256, 2, 4},       {256, 128, 2, 4},        {128, 64, 2, 8},
+    {64, 64, 1, 8},         {64, 128, 1, 8},        {64, 256, 1, 5},         {128, 128, 2, 6, true},
+    {128, 256, 2, 3, true}, {256, 128, 2, 3, true}, {64, 64, 1, 13},         {64, 128, 1, 9},
+    {128, 128, 2, 5, true, true}, {128, 128, 2, 7, false, true}, {64, 256, 2, 4, true, true},
 };
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -27,7 +31,8 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
   std::vector<GemmVariant> t;
   for (const Sm90Shape& s : kSm90Shapes) {
     GemmVariant v;
-    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "");
+    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
+                         s.pingpong ? "_pp" : "");
     v.config.strategy = "sm90_ws_persistent";
     v.config.bm = s.bm;
     v.config.bn = s.bn;
@@ -38,6 +43,7 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     v.config.raster = Raster::Grouped;
     v.config.groupM = 8;
     if (s.tmaStore) v.config.epilogue = EpilogueStore::Tma;
+    if (s.pingpong) v.config.consumers = Consumers::Pingpong;
     t.push_back(std::move(v));
   }
   return t;

@@ -50,6 +50,8 @@ std::string parseEnum(std::string_view key, std::string_view v, const std::vecto
 const std::vector<std::pair<const char*, Raster>> kRasters = {{"row", Raster::Row}, {"grouped", Raster::Grouped}};
 const std::vector<std::pair<const char*, EpilogueStore>> kEpilogues = {
     {"direct", EpilogueStore::Direct}, {"smem", EpilogueStore::Smem}, {"tma", EpilogueStore::Tma}};
+const std::vector<std::pair<const char*, Consumers>> kConsumers = {{"cooperative", Consumers::Cooperative},
+                                                                   {"pingpong", Consumers::Pingpong}};
 const std::vector<std::pair<const char*, bool>> kBools = {{"false", false}, {"true", true}};
 
 template <typename E>
@@ -91,6 +93,8 @@ const std::vector<Key>& keys() {
           [](Config& c, std::string_view v) { return parseEnum("epilogue", v, kEpilogues, c.epilogue); }},
       INT_KEY("regs_producer", regsProducer, 0, 255),
       INT_KEY("regs_consumer", regsConsumer, 0, 255),
+      Key{"consumers", [](const Config& c) { return std::string(enumName(kConsumers, c.consumers)); },
+          [](Config& c, std::string_view v) { return parseEnum("consumers", v, kConsumers, c.consumers); }},
   };
   return k;
 }
@@ -231,6 +235,9 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (c.regsProducer != 0 || c.regsConsumer != 0)
     diag.error(loc) << "regs_producer/regs_consumer split registers between warp roles; " << c.strategy
                     << " has no roles (leave them 0)";
+  if (c.consumers != Consumers::Cooperative)
+    diag.error(loc) << "consumers=pingpong alternates tiles between consumer warpgroups; " << c.strategy
+                    << " has no warpgroup roles (use consumers=cooperative)";
   return diag.errorCount() == errors;
 }
 

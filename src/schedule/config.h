@@ -32,6 +32,12 @@ enum class EpilogueStore : uint8_t {
   Tma,     // TMA store (sm_90+; not implemented yet)
 };
 
+enum class Consumers : uint8_t {
+  Cooperative,  // the consumer warpgroups split each tile's rows and work on it together
+  Pingpong,     // each consumer warpgroup owns whole tiles, alternating, so one's epilogue runs
+                // while the other's MMAs do (warp-specialized strategies)
+};
+
 struct Config {
   std::string strategy = "sm80_multistage";
   int bm = 128;       // block tile rows (M)
@@ -49,6 +55,7 @@ struct Config {
   EpilogueStore epilogue = EpilogueStore::Direct;
   int regsProducer = 0;  // setmaxnreg split between roles (warp-specialized strategies); 0 = none
   int regsConsumer = 0;
+  Consumers consumers = Consumers::Cooperative;
 
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,
@@ -84,7 +91,7 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, ir::Diag
 bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
                               const ir::Location& loc);
 // sm90_ws_persistent's shape of a config: warps_m consumer warpgroups (1 or 2) after one producer
-// warpgroup; the register split between them (regs_producer / regs_consumer, or the default:
+// warpgroup (consumers=pingpong: two, each owning whole bm x bn tiles in turn); the register split between them (regs_producer / regs_consumer, or the default:
 // 40 / 232 with two consumer warpgroups, none with one); shared memory of the ring and barriers.
 struct Sm90Shape {
   int consumerWarpgroups = 1;

@@ -23,9 +23,14 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   if (s.regsProducer || s.regsConsumer) s.maxRegsAtEntry = std::min(255, (65536 / s.threads) / 8 * 8);
   int64_t stage = int64_t(c.bm + c.bn) * c.bk * elemBytes;
   s.cOffset = c.stages * stage;
-  s.cBytes = c.epilogue == EpilogueStore::Tma ? int64_t(c.bm) * c.bn * elemBytes : 0;
+  // epilogue=tma stages each consumer warpgroup's rows of its tile: the CTA's tile when the
+  // warpgroups cooperate, one tile per warpgroup when they take turns.
+  int tilesInFlight = c.consumers == Consumers::Pingpong ? c.warpsM : 1;
+  s.cBytes = c.epilogue == EpilogueStore::Tma ? int64_t(tilesInFlight) * c.bm * c.bn * elemBytes : 0;
   s.barrierOffset = s.cOffset + s.cBytes;
-  s.smemBytes = s.barrierOffset + 16 * int64_t(c.stages);  // full and empty barriers, 8 bytes each
+  // Full and empty barriers, 8 bytes each per stage; with ping-pong two more that pass the turn
+  // between the consumer warpgroups.
+  s.smemBytes = s.barrierOffset + 16 * int64_t(c.stages) + (c.consumers == Consumers::Pingpong ? 16 : 0);
   return s;
 }
 
@@ -47,7 +52,13 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     diag.error(loc) << "warps_m=" << c.warpsM << " is not supported by " << who
                     << ": it counts consumer warpgroups, 1 or 2";
   if (c.warpsN != 1) diag.error(loc) << "warps_n=" << c.warpsN << " is not supported by " << who << ": use warps_n=1";
-  if (c.warpsM >= 1 && (c.bm % (64 * c.warpsM) != 0 || c.bm / c.warpsM > 128))
+  bool pingpong = c.consumers == Consumers::Pingpong;
+  if (pingpong && c.warpsM != 2)
+    diag.error(loc) << "consumers=pingpong alternates tiles between two consumer warpgroups: use warps_m=2";
+  if (pingpong && (c.bm % 64 != 0 || c.bm > 128))
+    diag.error(loc) << "bm=" << c.bm << " is not a tile one consumer warpgroup can own with consumers=pingpong"
+                    << ": use 64 or 128 rows (m64 wgmma blocks)";
+  if (!pingpong && c.warpsM >= 1 && (c.bm % (64 * c.warpsM) != 0 || c.bm / c.warpsM > 128))
     diag.error(loc) << "bm=" << c.bm << " does not split into warps_m=" << c.warpsM
                     << " consumer warpgroups of 64 or 128 rows (m64 wgmma blocks)";
   if (c.bn % 64 != 0 || c.bn > 256)
@@ -55,6 +66,15 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                     << ": use a multiple of 64 up to 256 (64-element TMA boxes of a row-major B; wgmma N <= 256)";
   if (c.stages < 2)
     diag.error(loc) << "stages=" << c.stages << " is too few: " << who << " needs at least 2";
+  if (diag.errorCount() == errors) {
+    // A consumer thread holds rows x bn / 128 f32 accumulators; 128 leave room for addresses and
+    // the epilogue in the 232 registers setmaxnreg gives it.
+    int rows = pingpong ? c.bm : c.bm / c.warpsM;
+    if (rows * c.bn / 128 > 128)
+      diag.error(loc) << "bm=" << c.bm << " bn=" << c.bn << " gives each consumer thread " << rows * c.bn / 128
+                      << " f32 accumulators; at most 128 fit in its registers (use a smaller tile"
+                      << (pingpong ? "" : " or more consumer warpgroups") << ")";
+  }
   if (c.splitK != 1) diag.error(loc) << "split_k=" << c.splitK << " is not supported by " << who << " yet";
   if (c.swapAB) diag.error(loc) << "swap_ab=true is not supported by " << who << " yet";
   if (c.clusterM != 1 || c.clusterN != 1)
@@ -77,7 +97,7 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     diag.error(loc) << "the pipeline needs " << s.smemBytes << " bytes of shared memory (" << c.stages << " stages x "
                     << c.stageBytes(ops.aElemBytes, ops.bElemBytes) << " bytes, "
                     << (s.cBytes ? std::to_string(s.cBytes) + " bytes of output staging, " : std::string())
-                    << 16 * c.stages << " bytes of barriers), but " << t.name << " allows at most "
+                    << s.smemBytes - s.barrierOffset << " bytes of barriers), but " << t.name << " allows at most "
                     << t.maxSmemPerBlock << " bytes per block; lower stages, bm or bn";
   return diag.errorCount() == errors;
 }

@@ -15,6 +15,10 @@
 //   wgmma_wait(0); if lane == 0: mbarrier_arrive(empty[prev])
 //   epilogue(acc)                              sm80_epilogue.cpp, through the m16n8 view below
 //
+// consumers=cooperative: the consumer warpgroups split each tile's rows and all run this for every
+// tile. consumers=pingpong: warpgroup wg runs it for tiles iter = wg, wg + 2, ... of the CTA's tile
+// sequence, each over the whole tile, so one warpgroup's epilogue overlaps the other's K loop.
+//
 // Keeping one group in flight while waiting means the tensor cores always have the next K step's
 // wgmma queued behind the one that finishes. The empty barriers count one arrival per consumer
 // warp: a warp arrives (from lane 0, after its own wait_group, which all its lanes executed) only
@@ -34,21 +38,38 @@
 namespace kiln::sm90 {
 using namespace ir;
 
-bool buildConsumer(Plan& p) {
+namespace {
+
+// One tile's work for the calling consumer warpgroup `wg` (its warp `cwarp` among the consumer
+// warps): the K loop, then the epilogue.
+bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   KernBuilder& b = p.b;
   const Config& c = p.cfg;
   const GemmProgram& g = p.g;
   int rows = p.rowsPerConsumer(), blocks = rows / 64, nacc = c.bn / 2;
-  Value* warp = b.named(b.op1("kern.warp_id", {}, types::i32()), "warp");
-  Value* lane = b.named(b.op1("kern.lane_id", {}, types::i32()), "lane");
-  Value* cwarp = b.named(b.addConst(warp, -4), "cwarp");  // consumer warps follow the producer warpgroup
-  Value* wg = b.named(b.div(cwarp, b.i32(4)), "wg");
-  Value* rowA = b.named(b.mulConst(wg, rows), "arow");  // the warpgroup's first row of the A stage
   Value* zero = b.i32(0);
+  // The warpgroup's first row of the A stage: its share of the tile, or (ping-pong) the tile.
+  Value* rowA = p.pingpong() ? zero : b.named(b.mulConst(wg, rows), "arow");
   Value* isLane0 = b.cmp("eq", lane, zero);
 
-  // The K loop.
+  // Ping-pong: wait for the turn. The other warpgroup passes it (turn[wg]) when it has issued the
+  // K loop of the previous tile, so every stage of the earlier tiles has been waited on: the full
+  // barriers this K loop waits on are at most one phase behind (parity alone then tells the
+  // phases apart), and the two warpgroups' MMAs do not interleave. Tile iter waits for the signal
+  // of tile iter - 1, the ((iter - 1) / 2)-th on this barrier.
   b.setLoc(g.reduce->loc());
+  if (p.pingpong()) {
+    Operation* wait = b.create("scf.if", {b.cmp("sgt", p.iter, zero)}, {}, {}, 2);
+    InsertionGuard inner(b);
+    b.setInsertionPointToEnd(wait->region(0).addBlock());
+    Value* parity = b.rem(b.div(b.addConst(p.iter, -1), b.i32(2)), b.i32(2));
+    b.create("kern.mbarrier_wait", {p.turn, wg, parity}, {});
+    b.create("scf.yield", {}, {});
+    b.setInsertionPointToEnd(wait->region(1).addBlock());
+    b.create("scf.yield", {}, {});
+  }
+
+  // The K loop.
   std::vector<Value*> forOps = {zero, p.ktiles, b.i32(1)};
   Value* accInit = b.f32(g.accInit);
   for (int i = 0; i < blocks * nacc; ++i) forOps.push_back(accInit);
@@ -120,6 +141,8 @@ bool buildConsumer(Plan& p) {
     InsertionGuard inner(b);
     b.setInsertionPointToEnd(rel->region(0).addBlock());
     b.create("kern.mbarrier_arrive", {p.empty, last}, {});
+    // Ping-pong: this K loop is issued; the other warpgroup may start its next one.
+    if (p.pingpong()) b.create("kern.mbarrier_arrive", {p.turn, b.intBin("arith.xori", wg, b.i32(1))}, {});
     b.create("scf.yield", {}, {});
     b.setInsertionPointToEnd(rel->region(1).addBlock());
     b.create("scf.yield", {}, {});
@@ -183,6 +206,29 @@ bool buildConsumer(Plan& p) {
     b.create("kern.bulk_commit", {}, {});
   });
   return true;
+}
+
+}  // namespace
+
+bool buildConsumer(Plan& p) {
+  KernBuilder& b = p.b;
+  Value* warp = b.named(b.op1("kern.warp_id", {}, types::i32()), "warp");
+  Value* lane = b.named(b.op1("kern.lane_id", {}, types::i32()), "lane");
+  Value* cwarp = b.named(b.addConst(warp, -4), "cwarp");  // consumer warps follow the producer warpgroup
+  Value* wg = b.named(b.div(cwarp, b.i32(4)), "wg");
+  if (!p.pingpong()) return buildTile(p, lane, cwarp, wg);
+  // Ping-pong: warpgroup wg takes the CTA's tiles iter = wg, wg + 2, ... The ring hands out stages
+  // in tile order, so one warpgroup's next K loop starts as the other's nears its end, and its
+  // epilogue runs while the other's MMAs do.
+  Value* mine = b.cmp("eq", b.rem(p.iter, b.i32(p.cfg.warpsM)), wg);
+  Operation* turn = b.create("scf.if", {mine}, {}, {}, 2);
+  InsertionGuard guard(b);
+  b.setInsertionPointToEnd(turn->region(1).addBlock());
+  b.create("scf.yield", {}, {});
+  b.setInsertionPointToEnd(turn->region(0).addBlock());
+  bool ok = buildTile(p, lane, cwarp, wg);
+  b.create("scf.yield", {}, {});
+  return ok;
 }
 
 }  // namespace kiln::sm90

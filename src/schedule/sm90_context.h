@@ -24,6 +24,7 @@ struct Plan {
   ir::Value *tmC = nullptr, *sC = nullptr;        // epilogue=tma: the output's map and staging buffer
   ir::Value *sA = nullptr, *sB = nullptr;         // operand rings: [stages, rows, 64] 128B-swizzled
   ir::Value *full = nullptr, *empty = nullptr;    // mbarrier rings, one barrier per stage
+  ir::Value* turn = nullptr;  // consumers=pingpong: turn[wg] completes when wg may start its K loop
   ir::Value *dimM = nullptr, *dimN = nullptr, *dimK = nullptr;
   ir::Value* ktiles = nullptr;                    // ceil(K / bk): K steps per tile
   int64_t stageTxBytes = 0;                       // bytes TMA writes per stage (A box + B boxes)
@@ -35,7 +36,10 @@ struct Plan {
   ir::Value *stage0 = nullptr, *phase0 = nullptr;
 
   bool batched() const { return !g.dimBatch.empty(); }
-  int rowsPerConsumer() const { return cfg.bm / cfg.warpsM; }  // 64 or 128: m64 blocks per warpgroup
+  bool pingpong() const { return cfg.consumers == Consumers::Pingpong; }
+  // Rows of a tile one consumer warpgroup computes (64 or 128: its m64 blocks): a share of the
+  // tile when the warpgroups cooperate, the whole tile when they take turns.
+  int rowsPerConsumer() const { return pingpong() ? cfg.bm : cfg.bm / cfg.warpsM; }
 };
 
 // (stage, phase) after one more step of a ring of `stages`: the phase flips when the stage wraps.

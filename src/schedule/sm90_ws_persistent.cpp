@@ -6,13 +6,15 @@
 //
 //   kern.kernel {threads = 128 (1 + warps_m), persistent, max_regs?, role_regs?} {
 //     smem rings sA [stages, bm, 64], sB [stages, bn, 64]; mbarrier rings full, empty [stages]
-//     if tid == 0: init full[s] (1 arrival + TMA bytes), empty[s] (one arrival per consumer warp);
+//     if tid == 0: init full[s] (1 arrival + TMA bytes), empty[s] (one arrival per consumer warp
+//                  that reads the stage: all of them, or one warpgroup's with consumers=pingpong);
 //                  fence.mbarrier_init
 //     barrier
 //     kern.tile_loop(M, N, batches) {tile = [bm, bn], raster, group_m} (iter, m0, n0, batch):
 //       stage0 = (iter * ktiles) % stages; phase0 = (iter * ktiles / stages) % 2
 //       kern.role "producer" [warpgroup 0]       { TMA loads }
-//       kern.role "consumer" [warpgroups 1..]    { wgmma; epilogue }
+//       kern.role "consumer" [warpgroups 1..]    { wgmma; epilogue }   (consumers=pingpong: only
+//                                                 the warpgroup whose turn it is, iter % 2 == wg)
 //   }
 #include "schedule/sm90_ws_persistent.h"
 #include "schedule/lower_programs.h"
@@ -66,6 +68,8 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
                          : kern::tmapType(g->abType, withBatch({64, c.bk}), nameB, 128);
   // epilogue=tma: the output through a map too, one box of 64 columns x a consumer's rows at a time.
   bool tmaStore = c.epilogue == EpilogueStore::Tma;
+  bool pingpong = c.consumers == Consumers::Pingpong;
+  int64_t consumerRows = pingpong ? c.bm : c.bm / c.warpsM;  // Plan::rowsPerConsumer
   std::string nameC;
   Type mapC;
   if (tmaStore) {
@@ -85,7 +89,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
       return nullptr;
     }
     nameC = tensorName(store->operand(0));
-    mapC = kern::tmapType(ce, withBatch({64, c.bm / c.warpsM}), nameC, 128);
+    mapC = kern::tmapType(ce, withBatch({64, consumerRows}), nameC, 128);
   }
 
   // The signature: pointers, tensor maps, scalars, dims.
@@ -162,12 +166,15 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   p.empty = b.named(b.op1("kern.mbarrier_alloc", {}, kern::mbarrierType(c.stages),
                           {{"offset", shape.barrierOffset + 8 * int64_t(c.stages)}}),
                     "empty");
+  if (pingpong)
+    p.turn = b.named(b.op1("kern.mbarrier_alloc", {}, kern::mbarrierType(2),
+                           {{"offset", shape.barrierOffset + 16 * int64_t(c.stages)}}),
+                     "turn");
   p.stageTxBytes = int64_t(c.bm + c.bn) * c.bk * eb;
   if (tmaStore) {
     // One staging region per consumer warpgroup (a "stage" each): bn/64 boxes of its rows x 64.
-    int64_t rows = c.bm / c.warpsM;
     b.setLoc(g->forTiles->loc());
-    p.sC = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(mapC.elem(), c.warpsM, rows * (c.bn / 64), 64, sw),
+    p.sC = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(mapC.elem(), c.warpsM, consumerRows * (c.bn / 64), 64, sw),
                          {{"offset", shape.cOffset}}),
                    "sC");
   }
@@ -180,8 +187,12 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     b.setInsertionPointToEnd(init->region(0).addBlock());
     for (int s = 0; s < c.stages; ++s) {
       b.create("kern.mbarrier_init", {p.full, b.i32(s)}, {}, {{"count", int64_t{1}}});
-      b.create("kern.mbarrier_init", {p.empty, b.i32(s)}, {}, {{"count", int64_t(4 * c.warpsM)}});
+      // One arrival per warp that reads the stage: every consumer warp, or with ping-pong the
+      // warps of the one warpgroup whose tile the stage belongs to.
+      b.create("kern.mbarrier_init", {p.empty, b.i32(s)}, {}, {{"count", int64_t(4 * (pingpong ? 1 : c.warpsM))}});
     }
+    // The turn barriers: one arrival per warp of the other consumer warpgroup.
+    for (int w = 0; w < 2 && pingpong; ++w) b.create("kern.mbarrier_init", {p.turn, b.i32(w)}, {}, {{"count", int64_t{4}}});
     b.create("kern.fence", {}, {}, {{"kind", "mbarrier_init"}});
     b.create("scf.yield", {}, {});
     b.setInsertionPointToEnd(init->region(1).addBlock());

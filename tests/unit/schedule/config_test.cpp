@@ -24,7 +24,8 @@ std::string validateErrors(const std::string& text, const Target& t = Target::sm
 TEST(Config, DefaultsPrintCanonically) {
   EXPECT_EQ(Config{}.str(),
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
-            "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0");
+            "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
+            "consumers=cooperative");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
@@ -44,7 +45,7 @@ TEST(Config, ParsesAndRoundTrips) {
 TEST(Config, UnknownKey) {
   EXPECT_EQ(parseErrors("bm=64 bq=3"),
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
-            "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer\n");
+            "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers\n");
 }
 
 TEST(Config, BadValues) {
@@ -52,6 +53,8 @@ TEST(Config, BadValues) {
   EXPECT_EQ(parseErrors("bm=-64"), "error: config key 'bm' needs a positive integer up to 1024, got '-64'\n");
   EXPECT_EQ(parseErrors("stages=0"), "error: config key 'stages' needs a positive integer up to 16, got '0'\n");
   EXPECT_EQ(parseErrors("raster=diagonal"), "error: config key 'raster' must be one of row, grouped, got 'diagonal'\n");
+  EXPECT_EQ(parseErrors("consumers=both"),
+            "error: config key 'consumers' must be one of cooperative, pingpong, got 'both'\n");
   EXPECT_EQ(parseErrors("swap_ab=yes"), "error: config key 'swap_ab' must be one of false, true, got 'yes'\n");
   EXPECT_EQ(parseErrors("bm"), "error: config entry 'bm' must have the form key=value\n");
   EXPECT_EQ(parseErrors("bm=64 bm=128"), "error: config key 'bm' is given twice\n");
@@ -116,6 +119,9 @@ TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
   EXPECT_EQ(validateErrors("regs_producer=40"),
             "error: regs_producer/regs_consumer split registers between warp roles; sm80_multistage has no roles "
             "(leave them 0)\n");
+  EXPECT_EQ(validateErrors("consumers=pingpong"),
+            "error: consumers=pingpong alternates tiles between consumer warpgroups; sm80_multistage has no "
+            "warpgroup roles (use consumers=cooperative)\n");
 }
 
 }  // namespace

@@ -70,9 +70,31 @@ TEST(Sm90Config, ExactMessages) {
             "error: register budget 250 is not one setmaxnreg can set: a multiple of 8 from 24 to 256\n");
   EXPECT_EQ(errors("warps_m=2 regs_producer=64 regs_consumer=248"),
             "error: regs_producer=64 and regs_consumer=248 need 71680 registers, over the 65536 of an SM\n");
-  EXPECT_EQ(errors("warps_m=2 bm=256 bn=256 stages=4"),
-            "error: the pipeline needs 262208 bytes of shared memory (4 stages x 65536 bytes, 64 bytes of "
+  EXPECT_EQ(errors("warps_m=2 bm=256 bn=256 stages=2"),
+            "error: bm=256 bn=256 gives each consumer thread 256 f32 accumulators; at most 128 fit in its registers "
+            "(use a smaller tile or more consumer warpgroups)\n");
+  EXPECT_EQ(errors("warps_m=2 bm=256 bn=128 stages=7"),
+            "error: the pipeline needs 344176 bytes of shared memory (7 stages x 49152 bytes, 112 bytes of "
             "barriers), but sm_90a allows at most 232448 bytes per block; lower stages, bm or bn\n");
+  // consumers=pingpong: two warpgroups, each owning whole tiles of at most 128 rows and 128
+  // accumulators; with epilogue=tma each stages its own tile.
+  EXPECT_EQ(errors("warps_m=1 bm=64 consumers=pingpong"),
+            "error: consumers=pingpong alternates tiles between two consumer warpgroups: use warps_m=2\n");
+  EXPECT_EQ(errors("warps_m=2 bm=256 consumers=pingpong"),
+            "error: bm=256 is not a tile one consumer warpgroup can own with consumers=pingpong: use 64 or 128 "
+            "rows (m64 wgmma blocks)\n");
+  EXPECT_EQ(errors("warps_m=2 bm=128 bn=256 stages=2 consumers=pingpong"),
+            "error: bm=128 bn=256 gives each consumer thread 256 f32 accumulators; at most 128 fit in its registers "
+            "(use a smaller tile)\n");
+  EXPECT_EQ(errors("warps_m=2 bm=128 bn=128 stages=6 consumers=pingpong epilogue=tma"),
+            "error: the pipeline needs 262256 bytes of shared memory (6 stages x 32768 bytes, 65536 bytes of output "
+            "staging, 112 bytes of barriers), but sm_90a allows at most 232448 bytes per block; lower stages, bm or "
+            "bn\n");
+  ir::DiagnosticEngine diag;
+  EXPECT_TRUE(validate(Config::parse(std::string(kBase) + "bk=64 warps_m=2 bm=128 bn=128 stages=5 consumers=pingpong "
+                                                          "epilogue=tma"),
+                       Target::sm90a(), OperandInfo{}, diag))
+      << diag.str();
   EXPECT_EQ(errors("warps_m=2 bm=128 bn=256 stages=4 epilogue=tma"),
             "error: the pipeline needs 262208 bytes of shared memory (4 stages x 49152 bytes, 65536 bytes of output "
             "staging, 64 bytes of barriers), but sm_90a allows at most 232448 bytes per block; lower stages, bm or "

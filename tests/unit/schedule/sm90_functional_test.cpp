@@ -143,5 +143,21 @@ TEST(Sm90Functional, TmaStoreEpilogue) {
   check(std::string(k64) + " epilogue=tma", {72, 64, 96, false, 2, 3});  // batched: 3-D output map
 }
 
+// consumers=pingpong: the two consumer warpgroups take whole tiles in turn (tile iter % 2), each
+// releasing the stages of its own tiles; odd tile counts per block leave one warpgroup a tile
+// ahead, and the ring carries over between them.
+TEST(Sm90Functional, PingpongConsumersTakeTilesInTurn) {
+  const std::string pp = std::string(k128) + " consumers=pingpong";
+  check(pp, {200, 136, 264, false, 0, 1});                   // 4 tiles, one block: 2 each
+  // Long K on a short ring: warpgroup 1 reaches its first K step while warpgroup 0 is still many
+  // steps from the end of tile 0, so the full barrier of that stage is phases behind.
+  check(pp, {256, 128, 1024, false, 0, 1});
+  check(pp, {392, 264, 200, true, 0, 2});                    // 12 tiles on 2 blocks, K-major B
+  check(pp + " epilogue=tma", {330, 136, 264, false, 0, 2});  // 6 tiles: 3 per block, ragged edges
+  check("strategy=sm90_ws_persistent bm=64 bn=256 bk=64 stages=2 warps_m=2 warps_n=1 consumers=pingpong "
+        "epilogue=tma",
+        {72, 520, 136, false, 2, 3});  // batched, 3-D output map; 5 tiles per batch on 3 blocks
+}
+
 }  // namespace
 }  // namespace kiln

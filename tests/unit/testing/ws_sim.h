@@ -3,7 +3,8 @@
 // of sm90_ws_persistent without a GPU.
 //
 // A block runs its top-level ops with all threads in lockstep until the kern.role ops; each role is
-// then an agent (its threads in lockstep, with an active mask for scf.if) and the agents take turns
+// then one agent per warpgroup (its threads in lockstep, with an active mask for scf.if; warpgroups
+// of one role progress independently, as on the hardware) and the agents take turns
 // deterministically: an agent runs until an mbarrier wait it cannot pass, and hands over after each
 // mbarrier arrive, so a producer runs as far ahead as the barriers allow. After the roles, the rest
 // runs in lockstep again. Hardware contracts are written out here from the PTX ISA, independently of

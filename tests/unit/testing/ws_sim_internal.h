@@ -144,7 +144,18 @@ class BlockSim {
   }
 
  private:
-  void runRoles(const std::vector<const Operation*>& roles) {
+  // One agent per warpgroup of each role: warpgroups run independently on the hardware (only
+  // mbarriers and named barriers order them), so they do here too.
+  void runRoles(const std::vector<const Operation*>& roleOps) {
+    std::vector<const Operation*> roles;
+    std::vector<int64_t> wgOf;
+    for (const Operation* r : roleOps) {
+      auto wg = r->intsAttr("warpgroups");
+      for (int64_t w = wg[0]; w < wg[0] + wg[1]; ++w) {
+        roles.push_back(r);
+        wgOf.push_back(w);
+      }
+    }
     agents_ = int(roles.size());
     done_.assign(roles.size(), 0);
     turn_ = 0;
@@ -160,7 +171,8 @@ class BlockSim {
         try {
           if (!failed_) {
             Agent a(*this, i);
-            Mask m(size_t(T_), 1);
+            Mask m(size_t(T_), 0);
+            for (int t = 0; t < T_; ++t) m[size_t(t)] = t / 128 == wgOf[size_t(i)];
             a.exec(*roles[size_t(i)], m);
           }
         } catch (const std::exception& e) {
