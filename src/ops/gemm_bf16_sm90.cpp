@@ -1,7 +1,11 @@
 // The sm90 variants of gemm_bf16, their eligibility and preference (contract in gemm_bf16_sm90.h).
 #include "ops/gemm_bf16_sm90.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+
+#include "ops/gemm_bf16.h"
 
 namespace kiln::ops {
 
@@ -77,7 +81,19 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   int64_t sms = std::max(1, t.referenceSms);
   double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
   double intensity = (double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0;
-  return 2.0 * useful * waves * intensity;
+  // Between variants of one tile shape (bench/results/2026-11-29-h200-sm90-pp/, H200): the TMA-store
+  // epilogue beats the direct one on every large shape (it overlaps the global writes with the next
+  // tile), and the deepest registered ring wins where the operand stream is memory-bound (64x64
+  // s13 over s8 on the small-M shapes, 64x128 s9 over s8).
+  double epilogue = c.epilogue == EpilogueStore::Tma ? 1.0 : 0.97;
+  int deepest = 0;
+  for (const auto& w : gemmBf16Variants()) {
+    Config d = w.config;
+    d.stages = c.stages;
+    if (d == c) deepest = std::max(deepest, w.config.stages);
+  }
+  double depth = c.stages == deepest ? 1.0 : 0.97;
+  return 2.0 * useful * waves * intensity * epilogue * depth;
 }
 
 }  // namespace kiln::ops

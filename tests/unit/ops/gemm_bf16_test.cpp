@@ -1,6 +1,8 @@
 // The gemm_bf16 family: the table, eligibility, preference and selection.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -145,6 +147,32 @@ TEST(GemmBf16Family, PtxIsDeterministic) {
   ASSERT_TRUE(a && b) << diag.str();
   EXPECT_EQ(a->ptx, b->ptx);
   EXPECT_NE(a->ptx.find("// kiln: kern.mma_sync at "), std::string::npos);
+}
+
+// The same for the Hopper variants on sm_90a, against the run that measured the TMA-store, deep-ring
+// and ping-pong variants side by side (bench/results/2026-11-29-h200-sm90-pp/sm90_bench.json). The
+// pick must have been measured in that run, and be within 10% of its fastest variant.
+TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
+  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/results/2026-11-29-h200-sm90-pp/sm90_bench.json");
+  ASSERT_TRUE(in) << "the recorded H200 results are missing";
+  auto data = nlohmann::json::parse(in);
+  ASSERT_EQ(data["results"].size(), 10u);
+  for (const auto& r : data["results"]) {
+    int64_t m = r["M"], n = r["N"], k = r["K"];
+    ir::DiagnosticEngine diag;
+    auto pick = selectGemmBf16(problem(m, n, k), Target::sm90a(), diag);
+    ASSERT_TRUE(pick) << diag.str();
+    EXPECT_EQ(pick->variant->config.strategy, "sm90_ws_persistent");
+    double best = 0, picked = -1;
+    for (const auto& v : r["kiln"]) {
+      best = std::max(best, v["tflops"].get<double>());
+      if (v["config"] == pick->variant->name) picked = v["tflops"];
+    }
+    std::printf("%ldx%ldx%ld: %s, %.0f TFLOP/s (best %.0f)\n", long(m), long(n), long(k), pick->variant->name.c_str(),
+                picked, best);
+    EXPECT_GE(picked, 0.9 * best) << m << "x" << n << "x" << k << ": picked " << pick->str() << " at " << picked
+                                  << " TFLOP/s (-1: not measured), best measured " << best;
+  }
 }
 
 // The heuristic against the H200 measurements: on every BENCH.md shape its pick must be within 10%
