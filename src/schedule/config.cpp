@@ -50,6 +50,9 @@ std::string parseEnum(std::string_view key, std::string_view v, const std::vecto
 const std::vector<std::pair<const char*, Raster>> kRasters = {{"row", Raster::Row}, {"grouped", Raster::Grouped}};
 const std::vector<std::pair<const char*, EpilogueStore>> kEpilogues = {
     {"direct", EpilogueStore::Direct}, {"smem", EpilogueStore::Smem}, {"tma", EpilogueStore::Tma}};
+const std::vector<std::pair<const char*, FragPrefetch>> kFragPrefetch = {{"none", FragPrefetch::None},
+                                                                         {"a", FragPrefetch::A},
+                                                                         {"ab", FragPrefetch::AB}};
 const std::vector<std::pair<const char*, bool>> kBools = {{"false", false}, {"true", true}};
 
 template <typename E>
@@ -91,6 +94,8 @@ const std::vector<Key>& keys() {
           [](Config& c, std::string_view v) { return parseEnum("epilogue", v, kEpilogues, c.epilogue); }},
       INT_KEY("regs_producer", regsProducer, 0, 255),
       INT_KEY("regs_consumer", regsConsumer, 0, 255),
+      Key{"frag_prefetch", [](const Config& c) { return std::string(enumName(kFragPrefetch, c.fragPrefetch)); },
+          [](Config& c, std::string_view v) { return parseEnum("frag_prefetch", v, kFragPrefetch, c.fragPrefetch); }},
   };
   return k;
 }
