@@ -52,6 +52,9 @@ const std::vector<std::pair<const char*, EpilogueStore>> kEpilogues = {
     {"direct", EpilogueStore::Direct}, {"smem", EpilogueStore::Smem}, {"tma", EpilogueStore::Tma}};
 const std::vector<std::pair<const char*, Consumers>> kConsumers = {{"cooperative", Consumers::Cooperative},
                                                                    {"pingpong", Consumers::Pingpong}};
+const std::vector<std::pair<const char*, FragPrefetch>> kFragPrefetch = {{"none", FragPrefetch::None},
+                                                                         {"a", FragPrefetch::A},
+                                                                         {"ab", FragPrefetch::AB}};
 const std::vector<std::pair<const char*, bool>> kBools = {{"false", false}, {"true", true}};
 
 template <typename E>
@@ -95,6 +98,8 @@ const std::vector<Key>& keys() {
       INT_KEY("regs_consumer", regsConsumer, 0, 255),
       Key{"consumers", [](const Config& c) { return std::string(enumName(kConsumers, c.consumers)); },
           [](Config& c, std::string_view v) { return parseEnum("consumers", v, kConsumers, c.consumers); }},
+      Key{"frag_prefetch", [](const Config& c) { return std::string(enumName(kFragPrefetch, c.fragPrefetch)); },
+          [](Config& c, std::string_view v) { return parseEnum("frag_prefetch", v, kFragPrefetch, c.fragPrefetch); }},
   };
   return k;
 }

@@ -38,6 +38,16 @@ enum class Consumers : uint8_t {
                 // while the other's MMAs do (warp-specialized strategies)
 };
 
+// sm80_multistage: which fragments of a K tile's first k step are loaded before the barrier that
+// ends the previous tile and carried across the loop edge in registers (sm80_mainloop.cpp).
+enum class FragPrefetch : uint8_t {
+  None,  // neither: the first k step is loaded at the top of the iteration (the barrier still sits
+         // before the last k step, so those loads do not wait for it)
+  A,     // A's; B's are loaded at the top of the iteration (the default)
+  AB,    // both: no ldmatrix before the first MMAs of an iteration, but 64x64 warp tiles reach
+         // 254-255 registers and some spill (K-major B at bk=64)
+};
+
 struct Config {
   std::string strategy = "sm80_multistage";
   int bm = 128;       // block tile rows (M)
@@ -56,6 +66,7 @@ struct Config {
   int regsProducer = 0;  // setmaxnreg split between roles (warp-specialized strategies); 0 = none
   int regsConsumer = 0;
   Consumers consumers = Consumers::Cooperative;
+  FragPrefetch fragPrefetch = FragPrefetch::A;
 
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,

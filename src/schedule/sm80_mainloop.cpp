@@ -4,16 +4,56 @@
 // swizzle.h). Both MMA shapes take 32 bytes of K per step, so in bytes the two paths are the same
 // loop: only the element counts, the lane quads and the instruction differ.
 //
-// The software pipeline, as kern IR:
+// The software pipeline, as kern IR. The barrier that ends K tile kt sits before its last k step,
+// not at the top of the next iteration, and the fragments of tile kt+1's first k step are loaded
+// right after it and carried across the loop edge as loop arguments (warp-level double buffering
+// across the K-tile boundary, like CUTLASS's multistage mainloop). So the MMAs after the barrier
+// have their operands in registers, and an iteration starts with MMAs instead of a barrier, the
+// copy issue and ldmatrix latency. Inside an iteration, the ldmatrix of step kk + 1 is issued before
+// the MMAs of step kk. Config::fragPrefetch says which first-step fragments are carried: A's (the
+// default), A's and B's, or none; those not carried are loaded at the top of the iteration, before
+// the copy (ptxas does not move a shared-memory read above a cp.async).
 //
 //   for s in 0 .. stages-2:  copy K tile s into slot s; commit          (prologue)
-//   for kt in 0 .. ceil(K / bk) - 1  (carrying accumulators, read slot rs, write slot ws):
-//     cp.async.wait_group(stages - 2)   -- this thread's copies of tile kt have landed
-//     barrier                           -- ... and everyone's; slot ws (read in kt-1) is free
+//   cp.async.wait_group(stages - 2); barrier                              -- tile 0 landed
+//   F = ldmatrix step 0 of slot 0 (the carried part)
+//   for kt in 0 .. ceil(K / bk) - 1  (carrying acc, F, read slot rs = kt % stages,
+//                                     write slot ws = (kt - 1) % stages):
+//     F += ldmatrix step 0 of slot rs (the part not carried)
 //     copy K tile kt + stages - 1 into slot ws; commit
-//     for each k16 step: ldmatrix A (x4) and B (x2, paired later), mma.sync
-//     rs, ws = (rs + 1) % stages, (ws + 1) % stages
+//     for kk in 0 .. nk-1:                                                 (nk = bk / k step)
+//       if kk == nk-1: cp.async.wait_group(stages - 2); barrier            -- B(kt)
+//       G = ldmatrix step kk + 1 of slot rs, or when kk == nk-1 the carried part of step 0 of
+//           slot rs + 1
+//       mma.sync on F; F = G
+//     rs, ws = (rs + 1) % stages, rs
 //   cp.async.wait_group(0)
+//
+// Why this is race-free (one barrier per K tile, as before). Per warp, in program order, iteration
+// kt is: the uncarried step-0 loads from slot kt % stages, C(kt) the copy of tile kt+stages-1 into
+// slot (kt-1) % stages, the ldmatrix reads of steps 1 .. nk-1 from slot kt % stages, B(kt), and
+// the carried step-0 loads from slot (kt+1) % stages.
+//   * Write after read. Slot kt % stages is read by every warp in its step-0 loads (right after
+//     B(kt-1) or at the top of iteration kt; in the prologue for kt = 0) and in steps 1 .. nk-1 of
+//     iteration kt, all after B(kt-1) and before that warp reaches B(kt). Its next write is C(kt+1), tile kt+stages, after B(kt) in the writer's
+//     program order. So no warp overwrites a slot another may still read. C(0) writes slot
+//     stages-1, which nothing has read.
+//   * Read after write. Group g holds tile g (the prologue commits groups 0 .. stages-2, C(j)
+//     commits group j+stages-1). At B(kt) a thread has committed stages+kt groups, and
+//     wait_group(stages-2) retires all but the newest stages-2: tiles 0 .. kt+1 have landed for
+//     this thread, and after the barrier for everyone; the first read of tile kt+1 is the step-0
+//     ldmatrix after B(kt). The prologue's wait + barrier does the same for tile 0.
+//   * The last iteration's step-0 load reads slot K-tiles % stages, which holds a zero-filled
+//     tile past K (retired at B(kt) like any other): inside shared memory, and its registers are
+//     carried out of the loop unused. With no K tile at all, the prologue's load is unused too.
+//   Compared with the previous loop (wait + barrier at the top of each iteration), the wait moved
+//   one k step earlier, so a tile has one k step less to land: the CUTLASS trade.
+//
+// Where the copy goes. At the top of the iteration, as one block: ptxas interleaves its address
+// arithmetic and LDGSTS with the step-0 MMAs, whose fragments are already in registers. CUTLASS
+// spreads the copy over the k steps, after each step's ldmatrix; here that keeps step 1's
+// fragments live across the copy's address arithmetic, and the 128x128 bk=64 variants then spill
+// (255 registers plus 12-40 bytes of spill on sm_80/sm_90a/sm_120, CUDA 13.0), so it is not done.
 //
 // Tiles past K, rows past M and columns past N are copied with src_bytes = 0: cp.async writes
 // zeros and reads nothing, so ragged edges contribute 0 to the dot product. The source address of
@@ -110,6 +150,11 @@ void copyTile(Context& cx, const CopyPlan& p, Value* kt, Value* slot) {
   }
 }
 
+// The A and B fragments of one k step: mTiles x 4 A registers, then nTiles x 2 B registers.
+struct Fragments {
+  std::vector<Value*> a, b;
+};
+
 // (rs + 1) mod stages without a division.
 Value* nextSlot(KernBuilder& b, Value* s, int stages) {
   Value* n = b.addConst(s, 1);
@@ -183,12 +228,67 @@ std::vector<Value*> buildMainloop(Context& cx) {
     b.create("kern.cp_async_commit", {}, {});
   }
 
-  // The K loop.
+  // Fragment loads and MMAs of one k step.
+  Type frag = kern::fragType(e), fragB = kern::fragType(eB);
+  int nk = c.bk / kStep;
+  auto loadFragments = [&](Value* slot, int kk, bool withA = true, bool withB = true) {
+    Fragments f;
+    b.setLoc(g.loadA->loc());
+    for (int i = 0; i < (withA ? cx.mTiles() : 0); ++i) {
+      Operation* ld = b.create("kern.ldmatrix", {sA, slot, offA}, {frag, frag, frag, frag},
+                               {{"num", int64_t{4}}, {"trans", false}, {"row", int64_t(16 * i)},
+                                {"col", int64_t(kStep * kk)}});
+      for (auto& r : ld->results()) f.a.push_back(b.named(r.get(), "a"));
+    }
+    b.setLoc(g.loadB->loc());
+    for (int j = 0; j < (withB ? cx.nTiles() : 0); ++j) {
+      Value* off = offB;
+      int64_t row = kStep * kk, col = 8 * j;
+      if (g.bKMajor) {
+        row = 8 * j;
+        col = kStep * kk;
+        if (row % periodB != 0) {
+          off = offB8;
+          row -= 8;
+        }
+      }
+      Operation* ld = b.create("kern.ldmatrix", {sB, slot, off}, {fragB, fragB},
+                               {{"num", int64_t{2}}, {"trans", !g.bKMajor}, {"row", row}, {"col", col}});
+      for (auto& r : ld->results()) f.b.push_back(b.named(r.get(), "b"));
+    }
+    return f;
+  };
+  auto mmaStep = [&](const Fragments& f, std::vector<Value*>& acc) {
+    b.setLoc(g.dot->loc());
+    for (int i = 0; i < cx.mTiles(); ++i)
+      for (int j = 0; j < cx.nTiles(); ++j) {
+        std::vector<Value*> ops(f.a.begin() + 4 * i, f.a.begin() + 4 * i + 4);
+        ops.insert(ops.end(), f.b.begin() + 2 * j, f.b.begin() + 2 * j + 2);
+        for (int q = 0; q < 4; ++q) ops.push_back(acc[cx.accIndex(i, j, q)]);
+        Operation* mma = b.create("kern.mma_sync", ops, {types::f32(), types::f32(), types::f32(), types::f32()},
+                                  {{"shape", g.fp8 ? "m16n8k32" : "m16n8k16"}});
+        for (int q = 0; q < 4; ++q) acc[cx.accIndex(i, j, q)] = b.named(mma->result(q), "d");
+      }
+  };
+
+  bool carryB = c.fragPrefetch == FragPrefetch::AB;
+  bool carryA = c.fragPrefetch != FragPrefetch::None;
+  // Tile 0 has landed for everyone; the carried part of its first k step goes into registers
+  // before the loop.
+  b.setLoc(g.reduce->loc());
+  b.create("kern.cp_async_wait", {}, {}, {{"pending", int64_t(c.stages - 2)}});
+  b.create("kern.barrier", {}, {});
+  Fragments first = loadFragments(b.i32(0), 0, carryA, carryB);
+
+  // The K loop, carrying the accumulators, the fragments of the current tile's first k step, the
+  // read slot and the write slot.
   b.setLoc(g.reduce->loc());
   Value* numK = b.named(b.div(b.addConst(cx.dimK, c.bk - 1), b.i32(c.bk)), "ktiles");
   std::vector<Value*> inits;
   Value* accInit = b.f32(g.accInit);
   for (int i = 0; i < cx.numAcc(); ++i) inits.push_back(accInit);
+  inits.insert(inits.end(), first.a.begin(), first.a.end());
+  inits.insert(inits.end(), first.b.begin(), first.b.end());
   inits.push_back(b.i32(0));             // read slot
   inits.push_back(b.i32(c.stages - 1));  // write slot
   std::vector<Value*> forOperands = {b.i32(0), numK, b.i32(1)};
@@ -200,62 +300,49 @@ std::vector<Value*> buildMainloop(Context& cx) {
   Value* kt = body->addArgument(types::i32(), "kt");
   std::vector<Value*> acc;
   for (int i = 0; i < cx.numAcc(); ++i) acc.push_back(body->addArgument(types::f32(), "acc"));
+  Fragments cur;
+  for (size_t i = 0; i < first.a.size(); ++i) cur.a.push_back(body->addArgument(frag, "a_cur"));
+  for (size_t i = 0; i < first.b.size(); ++i) cur.b.push_back(body->addArgument(fragB, "b_cur"));
   Value* rs = body->addArgument(types::i32(), "rs");
   Value* ws = body->addArgument(types::i32(), "ws");
 
   {
     InsertionGuard guard(b);
     b.setInsertionPointToEnd(body);
-    b.create("kern.cp_async_wait", {}, {}, {{"pending", int64_t(c.stages - 2)}});
-    b.create("kern.barrier", {}, {});
+    // The uncarried step-0 fragments, before the copy (slot rs: tile kt, landed at B(kt-1)).
+    if (!carryA) cur.a = loadFragments(rs, 0, true, false).a;
+    if (!carryB) cur.b = loadFragments(rs, 0, false, true).b;
+    // Slot ws = (kt - 1) mod stages was last read before the previous iteration's barrier.
+    // (At the top, as one block: see "Where the copy goes" above.)
     Value* next = b.addConst(kt, c.stages - 1);
     b.setLoc(g.loadA->loc());
     copyTile(cx, copyA, next, ws);
     b.setLoc(g.loadB->loc());
     copyTile(cx, copyB, next, ws);
     b.create("kern.cp_async_commit", {}, {});
+    b.setLoc(g.reduce->loc());
+    Value* rsNext = b.named(nextSlot(b, rs, c.stages), "rs_next");
 
-    Type frag = kern::fragType(e), fragB = kern::fragType(eB);
-    for (int kk = 0; kk < c.bk / kStep; ++kk) {
-      b.setLoc(g.loadA->loc());
-      std::vector<std::vector<Value*>> a(cx.mTiles()), bf(cx.nTiles());
-      for (int i = 0; i < cx.mTiles(); ++i) {
-        Operation* ld = b.create("kern.ldmatrix", {sA, rs, offA}, {frag, frag, frag, frag},
-                                 {{"num", int64_t{4}}, {"trans", false}, {"row", int64_t(16 * i)},
-                                  {"col", int64_t(kStep * kk)}});
-        for (auto& r : ld->results()) a[i].push_back(b.named(r.get(), "a"));
+    for (int kk = 0; kk < nk; ++kk) {
+      Value* slot = rs;
+      if (kk == nk - 1) {
+        // Tile kt + 1 has landed for everyone, and every warp is done reading slot rs but for the
+        // fragments already in registers.
+        b.setLoc(g.reduce->loc());
+        b.create("kern.cp_async_wait", {}, {}, {{"pending", int64_t(c.stages - 2)}});
+        b.create("kern.barrier", {}, {});
+        slot = rsNext;
       }
-      b.setLoc(g.loadB->loc());
-      for (int j = 0; j < cx.nTiles(); ++j) {
-        Value* off = offB;
-        int64_t row = kStep * kk, col = 8 * j;
-        if (g.bKMajor) {
-          row = 8 * j;
-          col = kStep * kk;
-          if (row % periodB != 0) {
-            off = offB8;
-            row -= 8;
-          }
-        }
-        Operation* ld = b.create("kern.ldmatrix", {sB, rs, off}, {fragB, fragB},
-                                 {{"num", int64_t{2}}, {"trans", !g.bKMajor}, {"row", row}, {"col", col}});
-        for (auto& r : ld->results()) bf[j].push_back(b.named(r.get(), "b"));
-      }
-      b.setLoc(g.dot->loc());
-      for (int i = 0; i < cx.mTiles(); ++i)
-        for (int j = 0; j < cx.nTiles(); ++j) {
-          std::vector<Value*> ops = a[i];
-          ops.insert(ops.end(), bf[j].begin(), bf[j].end());
-          for (int q = 0; q < 4; ++q) ops.push_back(acc[cx.accIndex(i, j, q)]);
-          Operation* mma = b.create("kern.mma_sync", ops, {types::f32(), types::f32(), types::f32(), types::f32()},
-                                    {{"shape", g.fp8 ? "m16n8k32" : "m16n8k16"}});
-          for (int q = 0; q < 4; ++q) acc[cx.accIndex(i, j, q)] = b.named(mma->result(q), "d");
-        }
+      Fragments following = loadFragments(slot, (kk + 1) % nk, kk < nk - 1 || carryA, kk < nk - 1 || carryB);
+      mmaStep(cur, acc);
+      cur = std::move(following);
     }
     b.setLoc(g.reduce->loc());
     std::vector<Value*> yields = acc;
-    yields.push_back(nextSlot(b, rs, c.stages));
-    yields.push_back(nextSlot(b, ws, c.stages));
+    yields.insert(yields.end(), cur.a.begin(), cur.a.end());
+    yields.insert(yields.end(), cur.b.begin(), cur.b.end());
+    yields.push_back(rsNext);
+    yields.push_back(rs);  // (ws + 1) mod stages: the slot read in this iteration
     b.create("scf.yield", yields, {});
   }
   b.create("kern.cp_async_wait", {}, {}, {{"pending", int64_t{0}}});

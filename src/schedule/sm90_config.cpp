@@ -82,6 +82,10 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                     << " yet; set cluster_m=1 cluster_n=1";
   if (c.epilogue == EpilogueStore::Smem)
     diag.error(loc) << "epilogue=smem is not supported by " << who << " yet; use epilogue=direct or epilogue=tma";
+  if (c.fragPrefetch != FragPrefetch::A)
+    diag.error(loc) << "frag_prefetch=" << (c.fragPrefetch == FragPrefetch::AB ? "ab" : "none")
+                    << " is an sm80_multistage choice (ldmatrix fragments carried across K tiles); "
+                    << who << "'s wgmma reads its operands from shared memory (leave frag_prefetch=a)";
   if (diag.errorCount() != errors) return false;
   Sm90Shape s = sm90Shape(c, ops.aElemBytes);
   if ((c.regsProducer == 0) != (c.regsConsumer == 0))

@@ -25,11 +25,12 @@ TEST(Config, DefaultsPrintCanonically) {
   EXPECT_EQ(Config{}.str(),
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
             "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
-            "consumers=cooperative");
+            "consumers=cooperative frag_prefetch=a");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
-  Config c = Config::parse("bm=64  bn=256 bk=64 stages=4 warps_n=4 raster=grouped group_m=16 swap_ab=true");
+  Config c = Config::parse("bm=64  bn=256 bk=64 stages=4 warps_n=4 raster=grouped group_m=16 swap_ab=true "
+                           "frag_prefetch=ab");
   EXPECT_EQ(c.bm, 64);
   EXPECT_EQ(c.bn, 256);
   EXPECT_EQ(c.bk, 64);
@@ -38,6 +39,7 @@ TEST(Config, ParsesAndRoundTrips) {
   EXPECT_EQ(c.raster, Raster::Grouped);
   EXPECT_EQ(c.groupM, 16);
   EXPECT_TRUE(c.swapAB);
+  EXPECT_EQ(c.fragPrefetch, FragPrefetch::AB);
   EXPECT_EQ(Config::parse(c.str()), c);
   EXPECT_EQ(Config::parse(""), Config{});
 }
@@ -45,7 +47,8 @@ TEST(Config, ParsesAndRoundTrips) {
 TEST(Config, UnknownKey) {
   EXPECT_EQ(parseErrors("bm=64 bq=3"),
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
-            "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers\n");
+            "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
+            "frag_prefetch\n");
 }
 
 TEST(Config, BadValues) {
@@ -56,6 +59,7 @@ TEST(Config, BadValues) {
   EXPECT_EQ(parseErrors("consumers=both"),
             "error: config key 'consumers' must be one of cooperative, pingpong, got 'both'\n");
   EXPECT_EQ(parseErrors("swap_ab=yes"), "error: config key 'swap_ab' must be one of false, true, got 'yes'\n");
+  EXPECT_EQ(parseErrors("frag_prefetch=b"), "error: config key 'frag_prefetch' must be one of none, a, ab, got 'b'\n");
   EXPECT_EQ(parseErrors("bm"), "error: config entry 'bm' must have the form key=value\n");
   EXPECT_EQ(parseErrors("bm=64 bm=128"), "error: config key 'bm' is given twice\n");
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <sstream>
 
 #include "examples/examples.h"
 #include "kiln/compile.h"
@@ -35,11 +36,22 @@ std::vector<uint8_t> bytesOf(const std::vector<uint16_t>& v) {
   return b;
 }
 
-void check(const ir::Module& program, const Config& config, const Problem& p, testing::CopyTiming timing) {
+// `drop`, when given, removes every line of the kern IR that contains it before simulating, and the
+// simulator must then report a shared-memory race instead of running.
+void check(const ir::Module& program, const Config& config, const Problem& p, testing::CopyTiming timing,
+           const std::string& drop = "") {
   ir::DiagnosticEngine diag;
   auto r = compile(program, Target::sm80(), config, diag);
   ASSERT_TRUE(r) << diag.str();
-  auto kern = ir::parseModule(r->kernIr, diag);
+  std::string text = r->kernIr;
+  if (!drop.empty()) {
+    std::istringstream in(r->kernIr);
+    text.clear();
+    for (std::string line; std::getline(in, line);)
+      if (line.find(drop) == std::string::npos) text += line + "\n";
+    ASSERT_NE(text, r->kernIr) << "no line contains " << drop;
+  }
+  auto kern = ir::parseModule(text, diag);
   ASSERT_TRUE(kern) << diag.str();
   const ir::Operation* kernel = kern->body().front();
   std::map<std::string, int64_t> dims = {{"M", p.m}, {"N", p.n}, {"K", p.k}};
@@ -77,6 +89,10 @@ void check(const ir::Module& program, const Config& config, const Problem& p, te
   auto grid = r->launch.gridFor(dims);
   for (int i = 0; i < 3; ++i) launch.grid[i] = uint32_t(grid[size_t(i)]);
   std::string err = testing::simulate(launch, mem);
+  if (!drop.empty()) {
+    EXPECT_NE(err.find("shared-memory race"), std::string::npos) << err;
+    return;
+  }
   ASSERT_EQ(err, "");
 
   std::vector<uint16_t> c(size_t(nb * p.m * p.n + kGuard));
@@ -138,6 +154,30 @@ TEST(Sm80Functional, KMajorB) {
     SCOPED_TRACE(name);
     const auto& v = *ops::findGemmBf16Variant(name);
     checkBoth(*v.program(true), v.config, {33, 150, 72, true});
+  }
+}
+
+// The simulator runs warps in lockstep, so its barrier-epoch race check is what makes the tests above
+// see a missing barrier: without one, the loop must be reported, not silently computed right.
+TEST(Sm80Functional, ASimulatedLoopWithoutBarriersIsReportedAsARace) {
+  const auto& v = *ops::findGemmBf16Variant("bf16_gemm_64x64x32_s3");
+  check(*v.program(false), v.config, {70, 72, 104}, testing::CopyTiming::Early, "kern.barrier()");
+  check(*v.program(false), v.config, {70, 72, 104}, testing::CopyTiming::Late, "kern.barrier()");
+}
+
+// Every frag_prefetch mode (the registry mostly uses the default, a): fragments carried across
+// K tiles for A and B, or none, with ragged edges, both B layouts, and fewer K tiles than stages.
+TEST(Sm80Functional, EveryFragPrefetchMode) {
+  for (FragPrefetch f : {FragPrefetch::None, FragPrefetch::AB}) {
+    for (const char* name : {"bf16_gemm_128x128x32_s3", "bf16_gemm_64x128x64_s3"}) {
+      SCOPED_TRACE(name);
+      Config c = ops::findGemmBf16Variant(name)->config;
+      c.fragPrefetch = f;
+      const auto& v = *ops::findGemmBf16Variant(name);
+      checkBoth(*v.program(false), c, {70, 72, 104});
+      checkBoth(*v.program(true), c, {33, 150, 72, true});
+      checkBoth(*v.program(false), c, {17, 24, 8});
+    }
   }
 }
 

@@ -59,6 +59,9 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2 bn=96"),
             "error: bn=96 is not supported by sm90_ws_persistent: use a multiple of 64 up to 256 (64-element TMA "
             "boxes of a row-major B; wgmma N <= 256)\n");
+  EXPECT_EQ(errors("warps_m=2 frag_prefetch=ab"),
+            "error: frag_prefetch=ab is an sm80_multistage choice (ldmatrix fragments carried across K tiles); "
+            "sm90_ws_persistent's wgmma reads its operands from shared memory (leave frag_prefetch=a)\n");
   EXPECT_EQ(errors("warps_m=2 epilogue=smem"),
             "error: epilogue=smem is not supported by sm90_ws_persistent yet; use epilogue=direct or epilogue=tma\n");
   EXPECT_EQ(errors("warps_m=2 cluster_m=2"),

@@ -53,7 +53,8 @@ class Block {
   Block(const SimLaunch& l, GlobalMemory& mem, uint32_t bx, uint32_t by, uint32_t bz)
       : l_(l), mem_(mem), T_(int(l.kernel->intAttr("threads", 32))),
         smem_(size_t(l.kernel->intAttr("smem_bytes", 0)), 0xFF),  // unwritten shared memory reads as NaN
-        groups_(size_t(T_)), open_(size_t(T_)) {
+        groups_(size_t(T_)), open_(size_t(T_)), readEpoch_(smem_.size(), -1), readWarps_(smem_.size(), 0),
+        inFlight_(smem_.size(), 0), landedEpoch_(smem_.size(), -1) {
     bid_[0] = bx;
     bid_[1] = by;
     bid_[2] = bz;
@@ -71,6 +72,46 @@ class Block {
     uint64_t src;
     uint32_t bytes;
   };
+
+  // Cross-warp shared-memory hazards, which lockstep execution would otherwise hide. Time is
+  // counted in barrier epochs (kern.barrier ends one). Per byte: the epoch of the latest ldmatrix
+  // read and the warps that read it then, the cp.async writes in flight (issued, not yet retired by
+  // the issuer's cp.async.wait_group) and the epoch in which the latest one was retired. On real
+  // hardware warps only meet at barriers, so:
+  //   * a cp.async may not write a byte another warp read in the current epoch (the reader may not
+  //     have read it yet: write after read);
+  //   * an ldmatrix may not read a byte with a cp.async in flight, nor one whose copy was retired in
+  //     the current epoch (the issuer's wait_group orders only its own thread; others need a
+  //     barrier after it: read after write).
+  void hazardWrite(uint32_t dst, int t) {
+    uint64_t others = ~(uint64_t{1} << (t / 32));
+    for (uint32_t a = dst; a < dst + 16; ++a) {
+      if (readEpoch_[a] == epoch_ && (readWarps_[a] & others))
+        throw std::runtime_error("shared-memory race: cp.async by thread " + std::to_string(t) + " writes byte " +
+                                 std::to_string(a) + ", which another warp read since the last barrier");
+      ++inFlight_[a];
+    }
+  }
+  void hazardRetire(const Copy& c) {
+    for (uint32_t a = c.dst; a < c.dst + 16; ++a) {
+      --inFlight_[a];
+      landedEpoch_[a] = epoch_;
+    }
+  }
+  void hazardRead(uint32_t addr, int warp) {
+    shared(addr, 16);
+    for (uint32_t a = addr; a < addr + 16; ++a) {
+      if (inFlight_[a] || landedEpoch_[a] == epoch_)
+        throw std::runtime_error("shared-memory race: ldmatrix by warp " + std::to_string(warp) + " reads byte " +
+                                 std::to_string(a) + (inFlight_[a] ? " while a cp.async into it is in flight"
+                                                                   : " before a barrier after the cp.async that wrote it"));
+      if (readEpoch_[a] != epoch_) {
+        readEpoch_[a] = epoch_;
+        readWarps_[a] = 0;
+      }
+      readWarps_[a] |= uint64_t{1} << warp;
+    }
+  }
 
   const Lanes& get(const Value* v) { return vals_.at(v); }
   Lanes& set(const Value* v) { return vals_[v] = Lanes(size_t(T_)); }
@@ -241,8 +282,10 @@ class Block {
     } else if (n == "kern.cp_async") {
       for (int t = 0; t < T_; ++t) {
         Copy c{stageAddress(op, t), get(op.operand(3))[t], uint32_t(get(op.operand(4))[t])};
+        shared(c.dst, 16);
+        hazardWrite(c.dst, t);
         if (l_.timing == CopyTiming::Early) applyCopy(c);
-        else open_[size_t(t)].push_back(c);
+        open_[size_t(t)].push_back(c);
       }
     } else if (n == "kern.cp_async_commit") {
       for (int t = 0; t < T_; ++t) {
@@ -254,12 +297,16 @@ class Block {
       for (int t = 0; t < T_; ++t) {
         auto& g = groups_[size_t(t)];
         while (g.size() > pending) {
-          for (const Copy& c : g.front()) applyCopy(c);
+          for (const Copy& c : g.front()) {
+            if (l_.timing == CopyTiming::Late) applyCopy(c);
+            hazardRetire(c);
+          }
           g.pop_front();
         }
       }
     } else if (n == "kern.barrier") {
-      // Lockstep: every thread is here.
+      // Lockstep: every thread is here; a new epoch begins.
+      ++epoch_;
     } else if (n == "kern.ldmatrix") {
       ldmatrix(op);
     } else if (n == "kern.mma_sync") {
@@ -320,6 +367,7 @@ class Block {
     for (int w = 0; w < T_ / 32; ++w) {
       uint32_t rowAddr[32];
       for (int l = 0; l < 32; ++l) rowAddr[l] = stageAddress(op, w * 32 + l);
+      for (int l = 0; l < 8 * num; ++l) hazardRead(rowAddr[l], w);
       for (int i = 0; i < num; ++i)
         for (int l = 0; l < 32; ++l) {
           uint32_t word = 0;
@@ -406,6 +454,11 @@ class Block {
   std::unordered_map<const Value*, Lanes> vals_;
   std::vector<std::deque<std::vector<Copy>>> groups_;
   std::vector<std::vector<Copy>> open_;
+  int64_t epoch_ = 0;
+  std::vector<int64_t> readEpoch_;
+  std::vector<uint64_t> readWarps_;
+  std::vector<uint16_t> inFlight_;
+  std::vector<int64_t> landedEpoch_;
 };
 
 }  // namespace

@@ -11,6 +11,11 @@
 // cp.async timing is a parameter, to expose pipeline hazards: Early applies each copy when it is
 // issued (catches a write into a slot that is still to be read), Late applies a group only when a
 // cp.async.wait_group retires it (catches a read of data not yet waited for).
+//
+// Lockstep execution hides races between warps, so the simulator also checks them, counting time in
+// barrier epochs: a cp.async may not write shared bytes another warp read since the last barrier,
+// and an ldmatrix may not read bytes whose cp.async is still in flight or was retired (by its
+// issuer's wait_group) without a barrier since. Either is reported as an error.
 #include <cstdint>
 #include <map>
 #include <string>

@@ -13,15 +13,16 @@ std::map<std::string, int> loopOpcodes(const std::string& sass) {
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   std::map<std::string, size_t> labels;
   static const std::regex labelRe(R"(^\s*(\.L_x_\d+):)");
-  static const std::regex braRe(R"(BRA\s+`?\(?(\.L_x_\d+)\)?)");
+  // "@P0 BRA `(.L_x_1)", and the uniform form "BRA.U UP0, `(.L_x_1)" (sm_120 loops).
+  static const std::regex braRe(R"(BRA(\.U)?\s+(!?U?P[T0-9]+,\s*)?`?\(?(\.L_x_\d+)\)?)");
   static const std::regex instRe(R"(/\*[0-9a-f]{4,}\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*))");
   std::smatch m;
   size_t begin = 0, end = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (std::regex_search(lines[i], m, labelRe)) labels[m[1]] = i;
-    if (std::regex_search(lines[i], m, braRe) && labels.count(m[1]) && labels[m[1]] < i &&
-        i - labels[m[1]] > end - begin) {
-      begin = labels[m[1]];
+    if (std::regex_search(lines[i], m, braRe) && labels.count(m[3]) && labels[m[3]] < i &&
+        i - labels[m[3]] > end - begin) {
+      begin = labels[m[3]];
       end = i;
     }
   }
