@@ -13,9 +13,12 @@
 //    i32), then its dims (32-bit signed integers) in the program's dims order;
 //  * block = (threads, 1, 1); dynamic shared memory = dynamicSmemBytes (set the kernel's
 //    max-dynamic-shared-memory attribute when it exceeds 48 KB);
-//  * grid: one GridAxis per axis (x, y, z), each a constant times the product of ceil(dim / tile);
-//    a persistent kernel runs at most one block per SM: x is capped by the device's SM count;
-//  * cluster: the thread-block cluster shape (1, 1, 1 when the kernel uses none);
+//  * grid: one GridAxis per axis (x, y, z), each a constant times the product of ceil(dim / tile),
+//    counting clusters: the blocks along an axis are that times the cluster dim; a persistent
+//    kernel runs at most one block per SM: x is capped by the device's SM count, rounded down to
+//    whole clusters;
+//  * cluster: the thread-block cluster shape (1, 1, 1 when the kernel uses none); a kernel compiled
+//    for clusters is launched with exactly this shape (cuLaunchKernelEx) and cannot run without it;
 //  * divisibility: dims that must be multiples of a value (e.g. K % 8 == 0 so every operand row is
 //    16-byte aligned for cp.async); validate() checks them and says which one fails.
 // Target and Config live in src/schedule/ (schedule/target.h, schedule/config.h).

@@ -26,8 +26,9 @@ int64_t GridAxis::eval(const std::map<std::string, int64_t>& dims) const {
 
 std::array<int64_t, 3> LaunchInfo::gridFor(const std::map<std::string, int64_t>& dims, int sms) const {
   std::array<int64_t, 3> g = {1, 1, 1};
-  for (size_t i = 0; i < grid.size() && i < 3; ++i) g[i] = grid[i].eval(dims);
-  if (persistent && sms > 0) g[0] = std::min<int64_t>(g[0], sms);
+  // The grid axes count clusters; a block per SM at most, in whole clusters.
+  for (size_t i = 0; i < grid.size() && i < 3; ++i) g[i] = grid[i].eval(dims) * cluster[i];
+  if (persistent && sms > 0) g[0] = std::min<int64_t>(g[0], std::max(1, sms / cluster[0]) * int64_t(cluster[0]));
   return g;
 }
 
@@ -110,6 +111,7 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
   }
   info.divisibility = pairs(k.attr("requires"));
   info.persistent = k.attr("persistent") && k.attr("persistent")->isBool() && k.attr("persistent")->asBool();
+  if (auto c = k.intsAttr("cluster"); c.size() == 3) info.cluster = {int(c[0]), int(c[1]), int(c[2])};
   return info;
 }
 

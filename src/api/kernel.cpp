@@ -3,6 +3,8 @@
 #include <cstring>
 #include <mutex>
 
+#include <fmt/format.h>
+
 #include "backend/assembler.h"
 #include "backend/compile_cache.h"
 #include "kiln/runtime/launcher.h"
@@ -147,6 +149,14 @@ void Kernel::launch(const runtime::Context& ctx, void* stream, const std::vector
   ir::DiagnosticEngine diag;
   if (!validate(tensors, scalars, dims, diag)) throw ir::Error(diag.diagnostics());
   const LaunchInfo& info = launchInfo();
+  // A kernel compiled for clusters (.reqnctapercluster) cannot run without them: say so before
+  // loading a module the device could not launch.
+  if (info.cluster[0] * info.cluster[1] * info.cluster[2] > 1 && !ctx.properties().clusterLaunch)
+    throw ir::Error(ir::Location::unknown(),
+                    fmt::format("kernel '{}' was compiled for clusters of [{}, {}, {}] blocks, which this device "
+                                "cannot launch (thread-block clusters need sm_90 or newer); use a variant without "
+                                "a cluster",
+                                info.kernelName, info.cluster[0], info.cluster[1], info.cluster[2]));
   {
     std::lock_guard<std::mutex> lock(impl_->loadMutex);
     if (!impl_->function) {

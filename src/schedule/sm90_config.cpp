@@ -77,9 +77,11 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   }
   if (c.splitK != 1) diag.error(loc) << "split_k=" << c.splitK << " is not supported by " << who << " yet";
   if (c.swapAB) diag.error(loc) << "swap_ab=true is not supported by " << who << " yet";
-  if (c.clusterM != 1 || c.clusterN != 1)
-    diag.error(loc) << "thread-block clusters (TMA multicast) are not supported by " << who
-                    << " yet; set cluster_m=1 cluster_n=1";
+  // Clusters: pairs of CTAs along M that share (multicast) the B tile; other shapes are not built.
+  if (c.clusterN != 1 || (c.clusterM != 1 && c.clusterM != 2))
+    diag.error(loc) << "cluster_m=" << c.clusterM << " cluster_n=" << c.clusterN << " is not supported by " << who
+                    << ": use cluster_m=2 cluster_n=1 (two CTAs along M sharing the B tile through TMA multicast) "
+                       "or no cluster";
   if (c.epilogue == EpilogueStore::Smem)
     diag.error(loc) << "epilogue=smem is not supported by " << who << " yet; use epilogue=direct or epilogue=tma";
   if (c.fragPrefetch != FragPrefetch::A)

@@ -40,6 +40,17 @@ using namespace ir;
 
 namespace {
 
+// Gives stage s back to the producers: to this block's, and in a cluster to the peer's too, whose
+// multicast also overwrites this block's copy of the stage. The remote arrive is
+// release.cluster: this warp's reads of the stage (its wgmma groups, retired by its wait_group)
+// happen before the peer producer's acquire.cluster wait on its empty[s] and so before its next
+// TMA writes here.
+void releaseStage(Plan& p, Value* s) {
+  p.b.create("kern.mbarrier_arrive", {p.empty, s}, {});
+  if (p.clustered())
+    p.b.create("kern.mbarrier_arrive_remote", {p.empty, s, p.b.intBin("arith.xori", p.rank, p.b.i32(1))}, {});
+}
+
 // One tile's work for the calling consumer warpgroup `wg` (its warp `cwarp` among the consumer
 // warps): the K loop, then the epilogue.
 bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
@@ -89,7 +100,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   {
     InsertionGuard guard(b);
     b.setInsertionPointToEnd(body);
-    b.create("kern.mbarrier_wait", {p.full, s, ph}, {});
+    b.create("kern.mbarrier_wait", {p.full, s, ph}, {}, p.waitAttrs());
     b.setLoc(g.dot->loc());
     b.create("kern.wgmma_fence", {}, {});
     Value* on = b.i1(true);
@@ -122,7 +133,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     {
       InsertionGuard inner(b);
       b.setInsertionPointToEnd(rel->region(0).addBlock());
-      b.create("kern.mbarrier_arrive", {p.empty, prev}, {});
+      releaseStage(p, prev);
       b.create("scf.yield", {}, {});
       b.setInsertionPointToEnd(rel->region(1).addBlock());
       b.create("scf.yield", {}, {});
@@ -140,7 +151,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   {
     InsertionGuard inner(b);
     b.setInsertionPointToEnd(rel->region(0).addBlock());
-    b.create("kern.mbarrier_arrive", {p.empty, last}, {});
+    releaseStage(p, last);
     // Ping-pong: this K loop is issued; the other warpgroup may start its next one.
     if (p.pingpong()) b.create("kern.mbarrier_arrive", {p.turn, b.intBin("arith.xori", wg, b.i32(1))}, {});
     b.create("scf.yield", {}, {});

@@ -25,6 +25,7 @@ struct Plan {
   ir::Value *sA = nullptr, *sB = nullptr;         // operand rings: [stages, rows, 64] 128B-swizzled
   ir::Value *full = nullptr, *empty = nullptr;    // mbarrier rings, one barrier per stage
   ir::Value* turn = nullptr;  // consumers=pingpong: turn[wg] completes when wg may start its K loop
+  ir::Value* rank = nullptr;  // cluster_m=2: the block's rank in its cluster (kern.cluster_rank)
   ir::Value *dimM = nullptr, *dimN = nullptr, *dimK = nullptr;
   ir::Value* ktiles = nullptr;                    // ceil(K / bk): K steps per tile
   int64_t stageTxBytes = 0;                       // bytes TMA writes per stage (A box + B boxes)
@@ -37,6 +38,15 @@ struct Plan {
 
   bool batched() const { return !g.dimBatch.empty(); }
   bool pingpong() const { return cfg.consumers == Consumers::Pingpong; }
+  // cluster_m=2: the two blocks of a cluster compute M-adjacent tiles that share the B tile; each
+  // loads half of the B stage and multicasts it to both.
+  bool clustered() const { return cfg.clusterM > 1; }
+  // The attributes of mbarrier waits: in a cluster they synchronize with the peer block's arrivals
+  // and TMA completions, so they acquire at cluster scope.
+  std::vector<ir::NamedAttr> waitAttrs() const {
+    if (!clustered()) return {};
+    return {{"scope", ir::Attribute("cluster")}};
+  }
   // Rows of a tile one consumer warpgroup computes (64 or 128: its m64 blocks): a share of the
   // tile when the warpgroups cooperate, the whole tile when they take turns.
   int rowsPerConsumer() const { return pingpong() ? cfg.bm : cfg.bm / cfg.warpsM; }

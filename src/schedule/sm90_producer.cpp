@@ -11,6 +11,17 @@
 //
 // Copies past M, N or K are filled with zeros by TMA and still count their full bytes, so ragged
 // tiles need nothing special here.
+//
+// cluster_m=2 (docs/sm90-strategy.md, "Clusters and multicast"): the two blocks of a cluster run
+// this for M-adjacent tiles that share the B tile. Each loads its own A box and half of the B stage
+// with {multicast = 0b11}, which lands at the same offset in both blocks and completes its bytes on
+// both blocks' full[s]; so full[s] still expects A box + whole B stage bytes. A producer thus
+// overwrites stage s in both blocks, and empty[s] counts the releases of both blocks' consumers
+// (each consumer warp arrives on its own and on the peer's). The empty wait acquires at cluster
+// scope, pairing with those release.cluster arrivals: the peer's wgmma reads of the stage happen
+// before this block's multicast writes into it. A peer's complete-tx may reach full[s] before this
+// block's expect_tx of the same phase; the tx-count is then transiently negative, and the phase
+// still cannot complete before the local arrival (PTX ISA, "mbarrier": tx-count range).
 #include "schedule/sm90_context.h"
 
 namespace kiln::sm90 {
@@ -46,7 +57,7 @@ void buildProducer(Plan& p) {
     {
       InsertionGuard inner(b);
       b.setInsertionPointToEnd(body);
-      b.create("kern.mbarrier_wait", {p.empty, s, b.intBin("arith.xori", ph, b.i32(1))}, {});
+      b.create("kern.mbarrier_wait", {p.empty, s, b.intBin("arith.xori", ph, b.i32(1))}, {}, p.waitAttrs());
       b.create("kern.mbarrier_arrive_expect_tx", {p.full, s}, {}, {{"bytes", p.stageTxBytes}});
       Value* k0 = b.named(b.mulConst(kt, c.bk), "k0");
       auto coords = [&](Value* inner, Value* outer) {
@@ -54,19 +65,44 @@ void buildProducer(Plan& p) {
         if (p.batched()) v.push_back(p.batch);
         return v;
       };
-      auto load = [&](Value* map, Value* buf, const std::vector<Value*>& xy, int64_t row) {
+      auto load = [&](Value* map, Value* buf, const std::vector<Value*>& xy, int64_t row, bool multicast = false) {
         std::vector<Value*> ops = {map, buf, s, p.full, s};
         ops.insert(ops.end(), xy.begin(), xy.end());
-        b.create("kern.tma_load", ops, {}, {{"row", row}});
+        std::vector<NamedAttr> attrs = {{"row", row}};
+        if (multicast) attrs.push_back({"multicast", int64_t{3}});
+        b.create("kern.tma_load", ops, {}, attrs);
       };
       b.setLoc(p.g.loadA->loc());
       load(p.tmA, p.sA, coords(k0, p.m0), 0);
       b.setLoc(p.g.loadB->loc());
-      if (p.g.bKMajor) {
-        load(p.tmB, p.sB, coords(k0, p.n0), 0);
+      // The B stage, or (cluster_m=2) half h of it, multicast to both blocks of the cluster.
+      auto loadB = [&](int half, int halves) {
+        bool mc = halves > 1;
+        if (p.g.bKMajor) {
+          int64_t rows = c.bn / halves;
+          load(p.tmB, p.sB, coords(k0, b.addConst(p.n0, rows * half)), rows * half, mc);
+        } else {
+          // Row-major B: boxes of 64 columns (128 bytes) x bk rows, side by side in the stage; in a
+          // cluster each block loads rows [h bk/2, (h+1) bk/2) of every box.
+          int64_t rows = c.bk / halves;
+          for (int j = 0; j < c.bn / 64; ++j)
+            load(p.tmB, p.sB, coords(b.addConst(p.n0, 64 * j), b.addConst(k0, rows * half)),
+                 int64_t(j) * c.bk + rows * half, mc);
+        }
+      };
+      if (!p.clustered()) {
+        loadB(0, 1);
       } else {
-        // Row-major B: boxes of 64 columns (128 bytes) x bk rows, side by side in the stage.
-        for (int j = 0; j < c.bn / 64; ++j) load(p.tmB, p.sB, coords(b.addConst(p.n0, 64 * j), k0), int64_t(j) * c.bk);
+        // The TMA destination row is a compile-time displacement, so the rank picks one of two
+        // copies of the loads.
+        Operation* byRank = b.create("scf.if", {b.cmp("eq", p.rank, b.i32(0))}, {}, {}, 2);
+        InsertionGuard inner(b);
+        b.setInsertionPointToEnd(byRank->region(0).addBlock());
+        loadB(0, 2);
+        b.create("scf.yield", {}, {});
+        b.setInsertionPointToEnd(byRank->region(1).addBlock());
+        loadB(1, 2);
+        b.create("scf.yield", {}, {});
       }
       b.setLoc(p.g.reduce->loc());
       auto [s1, ph1] = nextStage(b, s, ph, c.stages);

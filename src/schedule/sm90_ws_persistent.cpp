@@ -9,13 +9,14 @@
 //     if tid == 0: init full[s] (1 arrival + TMA bytes), empty[s] (one arrival per consumer warp
 //                  that reads the stage: all of them, or one warpgroup's with consumers=pingpong);
 //                  fence.mbarrier_init
-//     barrier
-//     kern.tile_loop(M, N, batches) {tile = [bm, bn], raster, group_m} (iter, m0, n0, batch):
+//     barrier; cluster_m=2: cluster_barrier, rank = cluster_rank
+//     kern.tile_loop(M, N, batches) {tile = [bm, bn], raster, group_m, cluster?} (iter, m0, n0, batch):
 //       stage0 = (iter * ktiles) % stages; phase0 = (iter * ktiles / stages) % 2
 //       kern.role "producer" [warpgroup 0]       { TMA loads }
 //       kern.role "consumer" [warpgroups 1..]    { wgmma; epilogue }   (consumers=pingpong: only
 //                                                 the warpgroup whose turn it is, iter % 2 == wg)
 //   }
+//   cluster_m=2: cluster_barrier                 (no block exits while its peer may still touch it)
 #include "schedule/sm90_ws_persistent.h"
 #include "schedule/lower_programs.h"
 
@@ -63,9 +64,12 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     if (batched) box.push_back(1);
     return box;
   };
+  // With cluster_m=2 each block loads half of the B stage and multicasts it: K-major B splits the
+  // bn rows (box 64 x bn/2), row-major B the bk rows of every 64-column box (box 64 x bk/2).
+  int cm = c.clusterM;
   Type mapA = kern::tmapType(g->abType, withBatch({c.bk, c.bm}), nameA, 128);
-  Type mapB = g->bKMajor ? kern::tmapType(g->abType, withBatch({c.bk, c.bn}), nameB, 128)
-                         : kern::tmapType(g->abType, withBatch({64, c.bk}), nameB, 128);
+  Type mapB = g->bKMajor ? kern::tmapType(g->abType, withBatch({c.bk, c.bn / cm}), nameB, 128)
+                         : kern::tmapType(g->abType, withBatch({64, c.bk / cm}), nameB, 128);
   // epilogue=tma: the output through a map too, one box of 64 columns x a consumer's rows at a time.
   bool tmaStore = c.epilogue == EpilogueStore::Tma;
   bool pingpong = c.consumers == Consumers::Pingpong;
@@ -116,7 +120,9 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   std::vector<std::pair<std::string, int64_t>> align = {{nameA, 16}, {nameB, 16}};
   for (const Operation* op : g->epilogue)
     if (op->is("tile.store")) align.push_back({tensorName(op->operand(0)), 2 * bitWidth(op->operand(0)->type().elem()) / 8});
-  Attribute::Array tiles = {Attribute(g->dimM), Attribute(int64_t(c.bm)), Attribute(g->dimN), Attribute(int64_t(c.bn))};
+  // The grid counts clusters: tile pairs along M with cluster_m=2.
+  Attribute::Array tiles = {Attribute(g->dimM), Attribute(int64_t(c.bm) * cm), Attribute(g->dimN),
+                            Attribute(int64_t(c.bn))};
   if (batched) {
     tiles.push_back(Attribute(g->dimBatch));
     tiles.push_back(Attribute(int64_t{1}));
@@ -131,6 +137,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
                                   {"target", target.name},
                                   {"config", config.str()},
                                   {"persistent", true}};
+  if (cm > 1) attrs.push_back({"cluster", Attribute::ints({cm, 1, 1})});
   if (shape.maxRegsAtEntry) {
     attrs.push_back({"max_regs", int64_t(shape.maxRegsAtEntry)});
     attrs.push_back({"role_regs", pairList({{"producer", shape.regsProducer}, {"consumer", shape.regsConsumer}})});
@@ -188,8 +195,10 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     for (int s = 0; s < c.stages; ++s) {
       b.create("kern.mbarrier_init", {p.full, b.i32(s)}, {}, {{"count", int64_t{1}}});
       // One arrival per warp that reads the stage: every consumer warp, or with ping-pong the
-      // warps of the one warpgroup whose tile the stage belongs to.
-      b.create("kern.mbarrier_init", {p.empty, b.i32(s)}, {}, {{"count", int64_t(4 * (pingpong ? 1 : c.warpsM))}});
+      // warps of the one warpgroup whose tile the stage belongs to. In a cluster the producer's
+      // multicast overwrites the stage in both blocks, so the readers of both arrive.
+      b.create("kern.mbarrier_init", {p.empty, b.i32(s)}, {},
+               {{"count", int64_t(4 * (pingpong ? 1 : c.warpsM) * cm)}});
     }
     // The turn barriers: one arrival per warp of the other consumer warpgroup.
     for (int w = 0; w < 2 && pingpong; ++w) b.create("kern.mbarrier_init", {p.turn, b.i32(w)}, {}, {{"count", int64_t{4}}});
@@ -199,16 +208,25 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     b.create("scf.yield", {}, {});
   }
   b.create("kern.barrier", {}, {});
+  if (cm > 1) {
+    // No block may multicast into its peer or arrive on the peer's barriers before the peer has
+    // initialized them: the init's fence.mbarrier_init.release.cluster and this barrier's
+    // arrive.release / wait.acquire order the inits before every access that follows.
+    b.create("kern.cluster_barrier", {}, {});
+    p.rank = b.named(b.op1("kern.cluster_rank", {}, types::i32()), "rank");
+  }
   p.ktiles = b.named(b.div(b.addConst(p.dimK, c.bk - 1), b.i32(c.bk)), "ktiles");
 
   // The persistent tile loop with the role-tagged regions.
   b.setLoc(g->forTiles->loc());
   Value* batches = batched ? p.dims.at(g->dimBatch) : b.i32(1);
-  Operation* loop = b.create("kern.tile_loop", {p.dimM, p.dimN, batches}, {},
-                             {{"tile", Attribute::ints({c.bm, c.bn})},
-                              {"raster", c.raster == Raster::Grouped ? "grouped" : "row"},
-                              {"group_m", int64_t(c.groupM)}},
-                             1);
+  std::vector<NamedAttr> loopAttrs = {{"tile", Attribute::ints({c.bm, c.bn})},
+                                      {"raster", c.raster == Raster::Grouped ? "grouped" : "row"},
+                                      {"group_m", int64_t(c.groupM)}};
+  // Both blocks of a cluster walk the same tile pairs, the second M tile included when it lies past
+  // M (zero-filled loads, masked or clipped stores), so the multicast protocol stays in step.
+  if (cm > 1) loopAttrs.push_back({"cluster", Attribute::ints({cm, 1})});
+  Operation* loop = b.create("kern.tile_loop", {p.dimM, p.dimN, batches}, {}, loopAttrs, 1);
   Block* tileBody = loop->region(0).addBlock();
   p.iter = tileBody->addArgument(types::i32(), "iter");
   p.m0 = tileBody->addArgument(types::i32(), "m0");
@@ -240,6 +258,9 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     b.setInsertionPointToEnd(fin->region(1).addBlock());
     b.create("scf.yield", {}, {});
   }
+  // No block exits while its peer may still multicast into its shared memory or arrive on its
+  // barriers: every such access precedes the peer's arrival here.
+  if (cm > 1) b.create("kern.cluster_barrier", {}, {});
   return kernel;
 }
 

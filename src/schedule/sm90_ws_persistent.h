@@ -16,6 +16,9 @@
 //  * block: 128 * (1 + warps_m) threads; dynamic shared memory: stages * (bm + bn) * 128 bytes of
 //    operand stages plus 16 * stages bytes of mbarriers (opt-in attribute above 48 KB);
 //  * grid: (min(tiles, SMs), 1, 1) with tiles = ceil(M/bm) * ceil(N/bn) * batches ("persistent");
+//    with cluster_m=2, clusters of (2, 1, 1) blocks (.reqnctapercluster) and 2 * min(pairs, SMs / 2)
+//    blocks, pairs = ceil(M / 2bm) * ceil(N/bn) * batches; B's box is then half of the B stage
+//    (64 x bn/2 K-major, 64 x bk/2 row-major);
 //  * requirements: K % 8 == 0 and N % 8 == 0 (16-byte global strides for TMA; N even for the
 //    paired output stores); A and B 16-byte aligned; C aligned to two elements.
 #include <memory>

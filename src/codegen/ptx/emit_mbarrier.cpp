@@ -3,9 +3,10 @@
 //   mbarrier.arrive.expect_tx.shared::cta.b64 state, [bar], tx (PTX ISA, "mbarrier.arrive";
 //                                                               .expect_tx needs sm_90)
 //   mbarrier.arrive.shared::cta.b64 state, [bar]               (release semantics by default)
-//   loop: mbarrier.try_wait.parity.shared::cta.b64 p, [bar], parity; @!p bra loop
+//   loop: mbarrier.try_wait.parity{.acquire.cluster}.shared::cta.b64 p, [bar], parity; @!p bra loop
 //                                                               (PTX ISA, "mbarrier.test_wait /
-//                                                               try_wait": acquire by default)
+//                                                               try_wait": acquire at CTA scope by
+//                                                               default; {scope = "cluster"} widens it)
 //   fence.mbarrier_init.release.cluster                         (PTX ISA, "membar/fence": makes
 //                                                               the inits visible to the async proxy
 //                                                               and other threads' barrier ops)
@@ -64,8 +65,12 @@ bool emitMbarrierWait(KernelEmitter& e, const Operation& op) {
   Reg p = b.reg(RegClass::Pred);
   std::string loop = b.label();
   b.placeLabel(loop);
-  b.inst(fmt::format("mbarrier.try_wait.parity.shared::cta.b64 {}, [{}], {}", p.str(), a.str(),
-                     e.use(op.operand(2)).str()));
+  // {scope = "cluster"}: acquire at cluster scope, to synchronize with arrivals and TMA
+  // complete-tx from other blocks of the cluster (PTX ISA 8.0).
+  bool cluster = op.stringAttr("scope") == "cluster";
+  if (cluster) e.requirePtxIsa(8, 0);
+  b.inst(fmt::format("mbarrier.try_wait.parity{}.shared::cta.b64 {}, [{}], {}", cluster ? ".acquire.cluster" : "",
+                     p.str(), a.str(), e.use(op.operand(2)).str()));
   b.instIf(p, "bra " + loop, /*negate=*/true);
   return true;
 }

@@ -4,6 +4,10 @@
 // (PTX ISA, "cp.async.bulk.tensor": tmap is the generic address of the CUtensorMap, here the
 // kernel parameter's; coordinates are signed 32-bit element indices, fastest dim first; elements
 // outside the tensor are filled with zeros and still count toward the transaction bytes).
+//   ... .mbarrier::complete_tx::bytes.multicast::cluster [dst], [tmap, {...}], [bar], ctaMask
+// (with {multicast}: the box is written at dst's CTA-relative offset into every block of the cluster
+// whose bit is set in the 16-bit ctaMask, and each destination block's mbarrier at bar's offset
+// receives the complete-tx of the bytes written there).
 //   cp.async.bulk.tensor.{2d|3d}.global.shared::cta.bulk_group [tmap, {c0, c1(, c2)}], [src]
 //   cp.async.bulk.commit_group / cp.async.bulk.wait_group{.read} N
 // (PTX ISA, "cp.async.bulk.tensor", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group": a
@@ -31,6 +35,17 @@ bool emitTmaLoad(KernelEmitter& e, const Operation& op) {
   for (unsigned i = 5; i < op.numOperands(); ++i) coords += (i > 5 ? ", " : "") + e.use(op.operand(i)).str();
   int64_t rowOff = op.intAttr("row", 0) * l.rowBytes();
   SharedAddress addr{dst, rowOff};
+  if (op.attr("multicast")) {
+    // {multicast = mask}: the 16-bit ctaMask operand; dst and bar are this block's offsets, used in
+    // every destination block (PTX ISA 8.0, sm_90a).
+    e.requirePtxIsa(8, 0);
+    Reg mask = b.reg(RegClass::B16);
+    b.inst(fmt::format("mov.b16 {}, {}", mask.str(), op.intAttr("multicast", 0)));
+    b.inst(fmt::format("cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::"
+                       "cluster {}, [{}, {{{}}}], [{}], {}",
+                       op.numOperands() - 5, addr.operand(), e.use(op.operand(0)).str(), coords, bar.str(), mask.str()));
+    return true;
+  }
   b.inst(fmt::format("cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes {}, [{}, {{{}}}], [{}]",
                      op.numOperands() - 5, addr.operand(), e.use(op.operand(0)).str(), coords, bar.str()));
   return true;

@@ -6,6 +6,10 @@
 //   kern.tile_loop(M, N, batches)       ->  t = ctaid.x; iter = 0; while t < T: (m0, n0, batch) of t;
 //                                            body; t += nctaid.x; ++iter      (every thread that
 //                                            reaches it walks the same tiles: bra.uni)
+//     {cluster = [cm, cn]}              ->  t = %clusterid.x, step %nclusterid.x over cluster tiles,
+//                                            sub-tile by %cluster_ctarank (PTX ISA, "Special
+//                                            Registers"; the grid is 1-D, so clusters are
+//                                            consecutive blocks along x)
 //   kern.setmaxnreg {action, regs}      ->  setmaxnreg.{inc|dec}.sync.aligned.u32 regs
 //                                            (PTX ISA, "setmaxnreg"; sm_90a)
 #include <fmt/format.h>
@@ -57,12 +61,19 @@ bool emitTileLoop(KernelEmitter& e, const Operation& op) {
   const Block& body = op.body();
   Reg iter = e.def(body.argument(0)), m0 = e.def(body.argument(1)), n0 = e.def(body.argument(2)),
       batch = e.def(body.argument(3));
-  Reg tm = ceilDiv(b, e.use(op.operand(0)), tile[0]);
-  Reg tn = ceilDiv(b, e.use(op.operand(1)), tile[1]);
+  // {cluster = [cm, cn]}: the loop walks cluster tiles (cm*bm x cn*bn) by cluster id, and the block
+  // takes its sub-tile by rank (kern_ops.h).
+  auto cl = op.intsAttr("cluster");
+  int64_t cm = cl.size() == 2 ? cl[0] : 1, cn = cl.size() == 2 ? cl[1] : 1;
+  bool clustered = cm * cn > 1;
+  Reg tm = ceilDiv(b, e.use(op.operand(0)), tile[0] * cm);
+  Reg tn = ceilDiv(b, e.use(op.operand(1)), tile[1] * cn);
   Reg per = binary(b, "mul.lo.s32", tm, tn.str());
   Reg total = binary(b, "mul.lo.s32", per, e.use(op.operand(2)).str());
-  Reg t = special(b, "%ctaid.x");
-  Reg step = special(b, "%nctaid.x");
+  Reg t = special(b, clustered ? "%clusterid.x" : "%ctaid.x");
+  Reg step = special(b, clustered ? "%nclusterid.x" : "%nctaid.x");
+  Reg rank = clustered ? special(b, "%cluster_ctarank") : Reg{};
+  if (clustered) e.requirePtxIsa(7, 8);
   b.inst(fmt::format("mov.u32 {}, 0", iter.str()));
   std::string head = b.label(), skip = b.label();
   Reg done = b.reg(RegClass::Pred);
@@ -87,6 +98,11 @@ bool emitTileLoop(KernelEmitter& e, const Operation& op) {
   } else {
     pm = binary(b, "div.s32", r, tn.str());
     pn = binary(b, "rem.s32", r, tn.str());
+  }
+  if (clustered) {
+    // pm = pm * cm + rank % cm; pn = pn * cn + rank / cm.
+    pm = binary(b, "mad.lo.s32", pm, fmt::format("{}, {}", cm, binary(b, "rem.u32", rank, std::to_string(cm)).str()));
+    pn = binary(b, "mad.lo.s32", pn, fmt::format("{}, {}", cn, binary(b, "div.u32", rank, std::to_string(cm)).str()));
   }
   b.inst(fmt::format("mul.lo.s32 {}, {}, {}", m0.str(), pm.str(), tile[0]));
   b.inst(fmt::format("mul.lo.s32 {}, {}, {}", n0.str(), pn.str(), tile[1]));

@@ -48,6 +48,8 @@ const std::vector<Entry>& table() {
         {"kern.wgmma_commit", emitWgmmaCommit}, {"kern.wgmma_wait", emitWgmmaWait},
         {"kern.st_shared", emitStShared},   {"kern.tma_store", emitTmaStore},  {"kern.bulk_commit", emitBulkCommit},
         {"kern.bulk_wait", emitBulkWait},   {"kern.named_barrier", emitNamedBarrier},
+        {"kern.cluster_rank", emitClusterRank}, {"kern.cluster_barrier", emitClusterBarrier},
+        {"kern.mbarrier_arrive_remote", emitMbarrierArriveRemote},
     };
     std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
     return v;
@@ -102,6 +104,12 @@ bool emitKernel(const Operation& k, const Target& target, DiagnosticEngine& diag
   b.inst("ret");
   // .maxnreg: the register count at entry, without which ptxas ignores setmaxnreg (C7508).
   std::string maxnreg = k.attr("max_regs") ? fmt::format(".maxnreg {}\n", k.intAttr("max_regs", 0)) : "";
+  // {cluster}: the kernel must run in clusters of exactly this shape (PTX ISA, "Cluster Dimension
+  // Directives": .explicitcluster, .reqnctapercluster; PTX ISA 7.8).
+  if (auto c = k.intsAttr("cluster"); c.size() == 3 && c[0] * c[1] * c[2] > 1) {
+    maxnreg += fmt::format(".explicitcluster\n.reqnctapercluster {}, {}, {}\n", c[0], c[1], c[2]);
+    e.requirePtxIsa(7, 8);
+  }
   out += fmt::format(".visible .entry {}(\n{}\n)\n.maxntid {}, 1, 1\n{}{{\n{}\n{}}}\n", name, params,
                      k.intAttr("threads", 32), maxnreg, b.declarations(), b.body());
   isa = std::max(isa, e.ptxIsa());

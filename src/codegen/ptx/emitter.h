@@ -113,6 +113,10 @@ bool emitTmaLoad(KernelEmitter&, const ir::Operation&);
 bool emitTmaStore(KernelEmitter&, const ir::Operation&);
 bool emitBulkCommit(KernelEmitter&, const ir::Operation&);
 bool emitBulkWait(KernelEmitter&, const ir::Operation&);
+// emit_cluster.cpp
+bool emitClusterRank(KernelEmitter&, const ir::Operation&);
+bool emitClusterBarrier(KernelEmitter&, const ir::Operation&);
+bool emitMbarrierArriveRemote(KernelEmitter&, const ir::Operation&);
 // emit_wgmma.cpp
 bool emitWgmmaDesc(KernelEmitter&, const ir::Operation&);
 bool emitWgmma(KernelEmitter&, const ir::Operation&);

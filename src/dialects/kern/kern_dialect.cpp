@@ -72,6 +72,7 @@ bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
     return d.error(op.loc()) << "'kern.kernel' {max_regs = N} needs N from 24 to 255";
   if (const Attribute* pe = op.attr("persistent"); pe && !pe->isBool())
     return d.error(op.loc()) << "'kern.kernel' {persistent} must be true or false";
+  if (!verifyKernelCluster(op, d)) return false;
   int64_t threads = op.intAttr("threads", 0);
   if (threads < 32 || threads > 1024 || threads % 32 != 0)
     return d.error(op.loc()) << "'kern.kernel' needs {threads = N} with N a multiple of 32 from 32 to 1024, got "

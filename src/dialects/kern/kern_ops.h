@@ -87,6 +87,27 @@
 //    writes visible first. kern.bulk_commit / kern.bulk_wait {pending, read} are
 //    cp.async.bulk.commit_group / wait_group(.read) on the thread's own store groups.
 //    kern.named_barrier(id) {threads} is bar.sync id, threads.
+//
+// Thread-block clusters and TMA multicast (sm_90a; docs/sm90-strategy.md, "Clusters and multicast"):
+//  * kern.kernel {cluster = [x, y, z]}: the kernel runs in clusters of x*y*z blocks (2 to 8, grid x
+//    a multiple of x; y = z = 1 for now) and must be launched so (.reqnctapercluster). Its {grid}
+//    then counts clusters: the launch has x times as many blocks along x.
+//  * kern.tile_loop {cluster = [cm, cn]} (cm * cn = the kernel's cluster size): the loop walks
+//    cluster tiles of (cm*bm) x (cn*bn) with t = clusterId + iter * clusters, the other rules as
+//    above on that coarser grid; block rank r takes the sub-tile (pm*cm + r % cm, pn*cn + r / cm).
+//    Both blocks of a cluster walk the same cluster tiles, including sub-tiles wholly outside M or
+//    N (TMA zero-fills their loads; stores are masked or clipped).
+//  * kern.cluster_rank: %cluster_ctarank. kern.cluster_barrier: barrier.cluster.arrive.release +
+//    barrier.cluster.wait.acquire by every thread, at the kernel's top level (not in a role or a
+//    branch: the .aligned forms need the whole warp).
+//  * kern.mbarrier_arrive_remote(bars, i, rank): arrives on barrier i of block `rank` of the
+//    cluster (mapa + mbarrier.arrive.release.cluster.shared::cluster): the thread's prior reads and
+//    writes happen before any access that follows a wait on that barrier's phase.
+//  * kern.tma_load {multicast = mask}: the box lands at the same offset in the shared memory of
+//    every block whose rank bit is set in mask (the kernel's cluster), and completes its bytes on
+//    barrier i at the same offset in each of them.
+//  * kern.mbarrier_wait {scope = "cluster"}: the wait acquires at cluster scope (it synchronizes
+//    with arrivals and TMA completions from other blocks of the cluster); "cta" is the default.
 #include <optional>
 #include <string>
 #include <vector>
@@ -154,5 +175,7 @@ inline bool isTensorMap(const ir::Type& t) { return t.isKind("tmap"); }
 // mbarrier<[n]>: n barriers; 0 when the type is not one.
 int64_t mbarrierCount(const ir::Type& t);
 inline ir::Type mbarrierType(int64_t n) { return ir::Type::make("mbarrier", std::nullopt, ir::Shape{ir::Extent::of(n)}); }
+// Blocks per cluster of the kernel enclosing `op` ({cluster = [x, y, z]}); 1 without one.
+int64_t clusterSize(const ir::Operation& op);
 
 }  // namespace kiln::kern

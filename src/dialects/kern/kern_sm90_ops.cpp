@@ -81,7 +81,7 @@ bool verifyTileLoop(const Operation& op, DiagnosticEngine& d) {
     return d.error(op.loc()) << "'kern.tile_loop' needs {raster = \"row\"|\"grouped\"}, got \"" << raster << "\"";
   if (raster == "grouped" && op.intAttr("group_m", 0) < 1)
     return d.error(op.loc()) << "'kern.tile_loop' with raster = \"grouped\" needs {group_m = G} with G >= 1";
-  return true;
+  return verifyTileLoopCluster(op, d);
 }
 
 bool verifySetMaxNReg(const Operation& op, DiagnosticEngine& d) {
@@ -137,7 +137,7 @@ bool verifyMbarrierArrive(const Operation& op, DiagnosticEngine& d) { return bar
 bool verifyMbarrierWait(const Operation& op, DiagnosticEngine& d) {
   if (!barrierOperands(op, d)) return false;
   if (!isI32(op.operand(2)->type())) return d.error(op.loc()) << "'kern.mbarrier_wait' takes an i32 parity (0 or 1)";
-  return true;
+  return verifyWaitScope(op, d);
 }
 
 bool verifyFence(const Operation& op, DiagnosticEngine& d) {
@@ -173,7 +173,7 @@ bool verifyTmaLoad(const Operation& op, DiagnosticEngine& d) {
     return d.error(op.loc()) << "'kern.tma_load' {row = " << row << "}: the box's " << rows
                              << " rows must start at a multiple of 8 and fit in the stage's " << layout->rows
                              << " rows";
-  return true;
+  return verifyMulticast(op, d);
 }
 
 // ---- wgmma ----

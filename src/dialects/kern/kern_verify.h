@@ -28,5 +28,15 @@ bool verifyStShared(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyTmaStore(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyBulkWait(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyNamedBarrier(const ir::Operation& op, ir::DiagnosticEngine& d);
+// kern_cluster_ops.cpp
+bool verifyClusterRank(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyClusterBarrier(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyMbarrierArriveRemote(const ir::Operation& op, ir::DiagnosticEngine& d);
+// The cluster attributes of ops with their own hooks: kern.kernel {cluster}, kern.tile_loop
+// {cluster}, kern.tma_load {multicast}, kern.mbarrier_wait {scope}.
+bool verifyKernelCluster(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyTileLoopCluster(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyMulticast(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyWaitScope(const ir::Operation& op, ir::DiagnosticEngine& d);
 
 }  // namespace kiln::kern

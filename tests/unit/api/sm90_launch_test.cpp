@@ -56,6 +56,25 @@ TEST(Sm90Launch, TensorMapsAreParametersAfterThePointers) {
   EXPECT_NE(k.ptx().find(".param .align 64 .b8 bf16_gemm_sm90_128x128x64_s6_param_3[128]"), std::string::npos);
 }
 
+// cluster_m=2: the grid counts tile pairs along M and is launched in clusters of two blocks; the
+// persistent cap keeps whole clusters; the B map's box is half of the B stage.
+TEST(Sm90Launch, ClusterVariantsLaunchInPairs) {
+  const auto& v = variant("bf16_gemm_sm90_128x256x64_s3_tma_c2");
+  for (bool kMajor : {false, true}) {
+    Kernel k = build(*v.program(kMajor), v.config);
+    const LaunchInfo& l = k.launchInfo();
+    EXPECT_EQ(l.cluster, (std::array<int, 3>{2, 1, 1}));
+    EXPECT_EQ(param(l, "tmap_B").box, kMajor ? (std::vector<int64_t>{64, 128}) : (std::vector<int64_t>{64, 32}));
+    std::map<std::string, int64_t> big{{"M", 4096}, {"N", 4096}, {"K", 4096}};
+    EXPECT_EQ(l.gridFor(big)[0], 512);        // 16 pairs x 16 N tiles, two blocks each
+    EXPECT_EQ(l.gridFor(big, 132)[0], 132);
+    EXPECT_EQ(l.gridFor(big, 133)[0], 132);   // whole clusters only
+    // 300 rows: 3 M tiles, so 2 pairs (the second tile of the last lies past M) x 1 N tile.
+    EXPECT_EQ(l.gridFor({{"M", 300}, {"N", 256}, {"K", 64}}, 132)[0], 4);
+    EXPECT_NE(k.ptx().find(".reqnctapercluster 2, 1, 1"), std::string::npos);
+  }
+}
+
 TEST(Sm90Launch, TensorMapDescriptionsFollowTheTensorLayouts) {
   const auto& v = variant("bf16_gemm_sm90_128x256x64_s4");
   std::map<std::string, int64_t> dims{{"M", 300}, {"N", 520}, {"K", 1000}};

@@ -6,6 +6,8 @@
 //     warpgroup) HGMMA.64xBNx16.F32.BF16 (one K step, emitted once: the K loop is not unrolled),
 //     with .tnspB exactly for row-major B, and no HMMA anywhere;
 //   * loads operands with TMA: one UTMALDG for A and 1 (K-major B) or bn / 64 (row-major B) for B;
+//     with cluster_m=2 twice that many for B (one copy per cluster rank), every one of them
+//     UTMALDG.2D.MULTICAST, and two cluster barriers (UCGABAR_ARV / UCGABAR_WAIT);
 //     with epilogue=tma stores the output with bn / 64 UTMASTG and no STG (direct stores otherwise);
 //   * when its config splits registers (two consumer warpgroups), honours setmaxnreg: the SASS has
 //     USETMAXREG (DEALLOC for the producer, TRY_ALLOC for the consumers) and no 'setmaxnreg
@@ -72,7 +74,8 @@ TEST(GemmBf16Sm90Gates, TableHasTheHopperVariants) {
   std::set<std::string> names;
   for (const GemmVariant* v : sm90Variants()) names.insert(v->name);
   for (const char* want : {"bf16_gemm_sm90_128x128x64_s6", "bf16_gemm_sm90_128x256x64_s4",
-                           "bf16_gemm_sm90_256x128x64_s4", "bf16_gemm_sm90_64x128x64_s8"})
+                           "bf16_gemm_sm90_256x128x64_s4", "bf16_gemm_sm90_64x128x64_s8",
+                           "bf16_gemm_sm90_128x256x64_s3_tma_c2", "bf16_gemm_sm90_128x128x64_s5_tma_pp_c2"})
     EXPECT_TRUE(names.count(want)) << want;
 }
 
@@ -100,6 +103,13 @@ TEST(GemmBf16Sm90Gates, SelectionPrefersHopperSchedulesOnSm90a) {
   auto smallM = selectGemmBf16(GemmProblem{64, 5120, 5120}, Target::sm90a(), diag);
   ASSERT_TRUE(smallM) << diag.str();
   EXPECT_EQ(smallM->variant->config.bm, 64) << smallM->str();
+  // The cluster variants stay behind their single-CTA twins until H200 numbers decide.
+  for (GemmProblem p : {GemmProblem{8192, 8192, 8192}, GemmProblem{4096, 4096, 4096}, GemmProblem{2048, 8192, 1024},
+                        GemmProblem{64, 5120, 5120}}) {
+    auto pick = selectGemmBf16(p, Target::sm90a(), diag);
+    ASSERT_TRUE(pick) << diag.str();
+    EXPECT_EQ(pick->variant->config.clusterM, 1) << pick->str();
+  }
   auto sm80 = selectGemmBf16(GemmProblem{8192, 8192, 8192}, Target::sm80(), diag);
   ASSERT_TRUE(sm80) << diag.str();
   EXPECT_EQ(sm80->variant->config.strategy, "sm80_multistage");
@@ -143,7 +153,14 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     int tnsp = 0;
     for (size_t pos = 0; (pos = o.sass->text.find("tnspB", pos)) != std::string::npos; ++pos) ++tnsp;
     EXPECT_EQ(tnsp, j.kMajor ? 0 : (c.bk / 16) * blocks) << what;
-    EXPECT_EQ(o.sass->count("UTMALDG"), 1 + (j.kMajor ? 1 : c.bn / 64)) << what;
+    // With cluster_m=2 each block's producer holds two copies of its half of the B loads (one per
+    // cluster rank), all multicast; and the kernel opens and closes with a cluster barrier.
+    int bBoxes = j.kMajor ? 1 : c.bn / 64;
+    bool cluster = c.clusterM > 1;
+    EXPECT_EQ(o.sass->count("UTMALDG"), 1 + c.clusterM * bBoxes) << what;
+    EXPECT_EQ(o.sass->count("UTMALDG.2D.MULTICAST"), cluster ? 2 * bBoxes : 0) << what;
+    EXPECT_EQ(o.sass->count("UCGABAR_ARV"), cluster ? 2 : 0) << what;
+    EXPECT_EQ(o.sass->count("UCGABAR_WAIT"), cluster ? 2 : 0) << what;
     bool tmaStore = c.epilogue == EpilogueStore::Tma;
     EXPECT_EQ(o.sass->count("UTMASTG"), tmaStore ? c.bn / 64 : 0) << what;
     EXPECT_EQ(o.sass->count("STG") > 0, !tmaStore) << what << ": direct stores exactly without the TMA store";
@@ -161,7 +178,8 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     table << "| " << j.variant->name << " | " << (j.kMajor ? "K-major" : "row") << " | " << sm90Shape(c, 2).threads
           << " | " << o.report.registers << " | " << sm90Shape(c, 2).smemBytes << " | " << o.report.stackFrameBytes
           << " | " << o.report.spillStoreBytes << "/" << o.report.spillLoadBytes << " | " << o.sass->count("HGMMA")
-          << " | " << o.sass->count("UTMALDG") << " | " << o.sass->count("UTMASTG") << " | "
+          << " | " << o.sass->count("UTMALDG") << " (" << o.sass->count("UTMALDG.2D.MULTICAST") << " multicast) | "
+          << o.sass->count("UTMASTG") << " | "
           << o.sass->count("USETMAXREG") << " |\n";
   }
   const char* path = std::getenv("KILN_SM90_GATES_TABLE");

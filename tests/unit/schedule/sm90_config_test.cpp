@@ -32,6 +32,16 @@ TEST(Sm90Config, ShapeOfTwoConsumerWarpgroups) {
   EXPECT_EQ(s.smemBytes, 4 * (128 + 256) * 128 + 4 * 16);
 }
 
+TEST(Sm90Config, ClusterOfTwoAlongMIsAccepted) {
+  for (const char* extra : {"bm=128 bn=256 stages=3 warps_m=2 epilogue=tma cluster_m=2",
+                            "bm=128 bn=128 stages=5 warps_m=2 consumers=pingpong epilogue=tma cluster_m=2",
+                            "bm=64 bn=64 stages=4 warps_m=1 cluster_m=2"}) {
+    ir::DiagnosticEngine diag;
+    EXPECT_TRUE(validate(Config::parse(std::string(kBase) + "bk=64 " + extra), Target::sm90a(), OperandInfo{}, diag))
+        << extra << ": " << diag.str();
+  }
+}
+
 TEST(Sm90Config, OneConsumerWarpgroupNeedsNoRegisterSplit) {
   Sm90Shape s = sm90Shape(Config::parse(std::string(kBase) + "bk=64 bm=64 bn=256 stages=5 warps_m=1"), 2);
   EXPECT_EQ(s.threads, 256);
@@ -64,9 +74,13 @@ TEST(Sm90Config, ExactMessages) {
             "sm90_ws_persistent's wgmma reads its operands from shared memory (leave frag_prefetch=a)\n");
   EXPECT_EQ(errors("warps_m=2 epilogue=smem"),
             "error: epilogue=smem is not supported by sm90_ws_persistent yet; use epilogue=direct or epilogue=tma\n");
-  EXPECT_EQ(errors("warps_m=2 cluster_m=2"),
-            "error: thread-block clusters (TMA multicast) are not supported by sm90_ws_persistent yet; set "
-            "cluster_m=1 cluster_n=1\n");
+  // Clusters: pairs along M only (cluster_m=2 is accepted: ClusterOfTwoAlongMIsAccepted).
+  const std::string clusterHint =
+      " is not supported by sm90_ws_persistent: use cluster_m=2 cluster_n=1 (two CTAs along M sharing the B tile "
+      "through TMA multicast) or no cluster\n";
+  EXPECT_EQ(errors("warps_m=2 cluster_m=4"), "error: cluster_m=4 cluster_n=1" + clusterHint);
+  EXPECT_EQ(errors("warps_m=2 cluster_n=2"), "error: cluster_m=1 cluster_n=2" + clusterHint);
+  EXPECT_EQ(errors("warps_m=2 cluster_m=2 cluster_n=2"), "error: cluster_m=2 cluster_n=2" + clusterHint);
   EXPECT_EQ(errors("warps_m=2 regs_producer=40"),
             "error: regs_producer and regs_consumer are set together (or both left 0)\n");
   EXPECT_EQ(errors("warps_m=1 bm=64 regs_producer=40 regs_consumer=250"),

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <cstring>
 #include <random>
 
@@ -39,7 +40,10 @@ std::vector<uint8_t> bytesOf(const std::vector<uint16_t>& v) {
   return b;
 }
 
-void check(const std::string& configText, const Problem& p) {
+// `mutate` edits the compiled kernel before it runs (to show the simulator catches a broken
+// protocol); then the simulator must report an error containing `expectError`.
+void check(const std::string& configText, const Problem& p,
+           const std::function<void(ir::Operation& kernel)>& mutate = {}, const std::string& expectError = "") {
   Config config = Config::parse(configText);
   auto program = p.batch ? examples::batchedGemm() : p.kMajor ? examples::gemmKMajorB() : examples::gemmBf16();
   ir::DiagnosticEngine diag;
@@ -67,6 +71,7 @@ void check(const std::string& configText, const Problem& p) {
 
   testing::WsLaunch launch;
   launch.kernel = kern->body().front();
+  if (mutate) mutate(*kern->body().front());
   auto sig = signatureOf(*program->body().front(), r->launch);
   for (const auto& prm : r->launch.params) {
     if (prm.kind == KernelParam::Kind::Pointer) {
@@ -81,6 +86,10 @@ void check(const std::string& configText, const Problem& p) {
   int64_t tiles = r->launch.gridFor(dims)[0];
   launch.blocks = p.blocks ? p.blocks : uint32_t(std::min<int64_t>(tiles, 4));
   std::string err = testing::simulateWarpSpecialized(launch, mem);
+  if (!expectError.empty()) {
+    EXPECT_NE(err.find(expectError), std::string::npos) << configText << ": " << err;
+    return;
+  }
   ASSERT_EQ(err, "") << configText;
 
   std::vector<uint16_t> c(size_t(nb * p.m * p.n + kGuard));
@@ -157,6 +166,75 @@ TEST(Sm90Functional, PingpongConsumersTakeTilesInTurn) {
   check("strategy=sm90_ws_persistent bm=64 bn=256 bk=64 stages=2 warps_m=2 warps_n=1 consumers=pingpong "
         "epilogue=tma",
         {72, 520, 136, false, 2, 3});  // batched, 3-D output map; 5 tiles per batch on 3 blocks
+}
+
+// cluster_m=2: the two blocks of a cluster compute M-adjacent tiles and share the B tile, each
+// loading half of it and multicasting it to both; each block's consumers release a stage to both
+// producers. The simulator runs the two blocks of a cluster together (remote arrives, multicast
+// writes and completions in both blocks, cluster barriers).
+const std::string c2 = std::string(k128) + " cluster_m=2";
+const std::string c2k64 = "strategy=sm90_ws_persistent bm=64 bn=64 bk=64 stages=2 warps_m=1 warps_n=1 cluster_m=2";
+
+TEST(Sm90Functional, ClusterPairsShareBThroughMulticast) {
+  check(c2, {328, 136, 264, false, 0, 2});   // 3 M tiles: the last pair's second tile lies past M
+  check(c2, {200, 200, 200, true, 0, 4});    // K-major B (halves of bn rows), 2 clusters
+  check(c2k64, {130, 72, 320, false, 0, 2}); // long K on a 2-stage ring; 3 M tiles; bn=64 row-major
+  check(c2k64, {72, 136, 320, true, 0, 4});  // 2 clusters, more clusters than pairs in a row
+  check("strategy=sm90_ws_persistent bm=128 bn=256 bk=64 stages=3 warps_m=2 warps_n=1 epilogue=tma cluster_m=2",
+        {200, 264, 192, false, 0, 2});  // the registered _c2 shape
+}
+
+TEST(Sm90Functional, ClusterWithPingpongConsumersAndTmaStore) {
+  const std::string pp = c2 + " consumers=pingpong";
+  check(pp, {256, 128, 1024, false, 0, 2});                   // long K on a short ring
+  check(pp + " epilogue=tma", {330, 136, 264, true, 0, 2});   // 3 M tiles, ragged, K-major
+  check(pp + " epilogue=tma", {520, 264, 200, false, 0, 2});  // 5 M tiles x 3 N tiles on one cluster
+}
+
+TEST(Sm90Functional, ClusterBatched) {
+  check(c2k64 + " epilogue=tma", {72, 64, 96, false, 2, 4});
+  check(c2k64, {136, 72, 136, false, 3, 2});
+}
+
+// The simulator can fail: each edit below breaks the cluster protocol.
+TEST(Sm90Functional, ClusterProtocolErrorsAreCaught) {
+  auto each = [](ir::Operation& k, const char* name, const std::function<void(ir::Operation&)>& f) {
+    std::vector<ir::Operation*> ops;
+    k.walk([&](ir::Operation& op) {
+      if (op.is(name)) ops.push_back(&op);
+    });
+    for (ir::Operation* op : ops) f(*op);
+  };
+  // empty[s] counting only this block's consumer warps (1 x warps instead of 2 x): each release
+  // round completes two phases, so the producers' parity waits lose step.
+  check(c2k64, {130, 72, 320, false, 0, 2}, [&](ir::Operation& k) {
+    each(k, "kern.mbarrier_init", [](ir::Operation& op) {
+      if (op.intAttr("count", 1) == 8) op.setAttr("count", ir::Attribute(int64_t{4}));
+    });
+  }, "deadlock");
+  // No release to the peer: its producer never sees the stage free.
+  check(c2k64, {130, 72, 320, false, 0, 2}, [&](ir::Operation& k) {
+    each(k, "kern.mbarrier_arrive_remote", [](ir::Operation& op) { op.erase(); });
+  }, "deadlock");
+  // No cluster barrier before the first remote access, or before exit.
+  check(c2k64, {64, 64, 64, false, 0, 2}, [&](ir::Operation& k) {
+    std::vector<ir::Operation*> bars;
+    k.walk([&](ir::Operation& op) {
+      if (op.is("kern.cluster_barrier")) bars.push_back(&op);
+    });
+    bars.front()->erase();
+  }, "before a cluster barrier");
+  check(c2k64, {64, 64, 64, false, 0, 2}, [&](ir::Operation& k) {
+    std::vector<ir::Operation*> bars;
+    k.walk([&](ir::Operation& op) {
+      if (op.is("kern.cluster_barrier")) bars.push_back(&op);
+    });
+    bars.back()->erase();
+  }, "exits while its peer");
+  // A wait on a barrier the peer signals, at CTA scope.
+  check(c2k64, {64, 64, 64, false, 0, 2}, [&](ir::Operation& k) {
+    each(k, "kern.mbarrier_wait", [](ir::Operation& op) { op.removeAttr("scope"); });
+  }, "waited on at CTA scope");
 }
 
 }  // namespace

@@ -159,25 +159,9 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     for (int t = 0; t < T; ++t) inner[size_t(t)] = m[size_t(t)] && t >= wg[0] * 128 && t < (wg[0] + wg[1]) * 128;
     runBlock(op.body(), inner);
   } else if (n == "kern.tile_loop") {
-    auto tile = op.intsAttr("tile");
-    int64_t tm = (uniform(op.operand(0), m) + tile[0] - 1) / tile[0];
-    int64_t tn = (uniform(op.operand(1), m) + tile[1] - 1) / tile[1];
-    int64_t per = tm * tn, total = per * uniform(op.operand(2), m), g = op.intAttr("group_m", 1);
-    const ir::Block& body = op.body();
-    for (int64_t iter = 0, tIdx = b_.bx_; tIdx < total; ++iter, tIdx += b_.l_.blocks) {
-      int64_t batch = tIdx / per, r = tIdx % per, pm, pn;
-      if (op.stringAttr("raster") == "grouped") {
-        int64_t width = g * tn, first = (r / width) * g, size = std::min(tm - first, g), within = r % width;
-        pm = first + within % size;
-        pn = within / size;
-      } else {
-        pm = r / tn;
-        pn = r % tn;
-      }
-      int64_t args[4] = {iter, pm * tile[0], pn * tile[1], batch};
-      for (unsigned i = 0; i < 4; ++i) vals_[body.argument(i)] = Lanes(size_t(T), fromI(args[i], types::i32()));
-      runBlock(body, m);
-    }
+    tileLoop(op, m);
+  } else if (n == "kern.cluster_rank") {
+    set(op.result()) = Lanes(size_t(T), uint64_t(b_.rank_));
   } else if (n == "kern.mbarrier_init") {
     lanes([&](int t) {
       Barrier& b = barrier(t);
@@ -193,9 +177,26 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
       ++b_.progress_;
     });
     b_.handOver(index_);
+  } else if (n == "kern.mbarrier_arrive_remote") {
+    lanes([&](int t) {
+      BlockSim& peer = b_.peer(asI(get(op.operand(2))[size_t(t)], types::i32()));
+      uint32_t addr = uint32_t(get(op.operand(0))[size_t(t)] + 8 * get(op.operand(1))[size_t(t)]);
+      Barrier& b = peer.barriers_[addr];
+      if (b.count == 0) throw std::runtime_error("remote arrive on an uninitialized mbarrier");
+      if (&peer != &b_) peer.signalledByPeer_[addr] = true;
+      --b.pending;
+      b.maybeComplete();
+      ++b_.progress_;
+    });
+    b_.handOver(index_);
   } else if (n == "kern.mbarrier_wait") {
     lanes([&](int t) {
       Barrier& b = barrier(t);
+      uint32_t addr = uint32_t(get(op.operand(0))[size_t(t)] + 8 * get(op.operand(1))[size_t(t)]);
+      // A phase completed by another block's arrivals or copies synchronizes with them only through
+      // an acquire at cluster scope.
+      if (b_.signalledByPeer_[addr] && op.stringAttr("scope") != "cluster")
+        throw std::runtime_error("an mbarrier other blocks of the cluster signal is waited on at CTA scope");
       int64_t parity = int64_t(get(op.operand(2))[size_t(t)] & 1);
       // The phase of parity P before the current one has completed iff the current phase's parity is not P.
       b_.waitUntil(index_, [&] { return (b.phase & 1) != parity; });
@@ -245,11 +246,160 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
   }
 }
 
+// The persistent tile scheduler (kern_ops.h): tiles, or with {cluster = [cm, cn]} cluster tiles
+// walked by cluster id, each block taking its sub-tile by rank.
+void Agent::tileLoop(const Operation& op, const Mask& m) {
+  int T = b_.T_;
+  auto tile = op.intsAttr("tile");
+  auto cl = op.intsAttr("cluster");
+  int64_t cm = cl.size() == 2 ? cl[0] : 1, cn = cl.size() == 2 ? cl[1] : 1, cs = cm * cn;
+  if (cs != b_.cluster_.size()) throw std::runtime_error("the tile loop's cluster is not the kernel's");
+  int64_t tm = (uniform(op.operand(0), m) + tile[0] * cm - 1) / (tile[0] * cm);
+  int64_t tn = (uniform(op.operand(1), m) + tile[1] * cn - 1) / (tile[1] * cn);
+  int64_t per = tm * tn, total = per * uniform(op.operand(2), m), g = op.intAttr("group_m", 1);
+  const ir::Block& body = op.body();
+  int64_t first = int64_t(b_.bx_) / cs, step = int64_t(b_.l_.blocks) / cs, rank = b_.rank_;
+  for (int64_t iter = 0, tIdx = first; tIdx < total; ++iter, tIdx += step) {
+    int64_t batch = tIdx / per, r = tIdx % per, pm, pn;
+    if (op.stringAttr("raster") == "grouped") {
+      int64_t width = g * tn, firstRow = (r / width) * g, size = std::min(tm - firstRow, g), within = r % width;
+      pm = firstRow + within % size;
+      pn = within / size;
+    } else {
+      pm = r / tn;
+      pn = r % tn;
+    }
+    pm = pm * cm + rank % cm;
+    pn = pn * cn + rank / cm;
+    int64_t args[4] = {iter, pm * tile[0], pn * tile[1], batch};
+    for (unsigned i = 0; i < 4; ++i) vals_[body.argument(i)] = Lanes(size_t(T), fromI(args[i], types::i32()));
+    runBlock(body, m);
+  }
+}
+
+BlockSim::BlockSim(const WsLaunch& l, GlobalMemory& mem, uint32_t bx, ClusterSim& cluster, int rank)
+    : l_(l), mem_(mem), T_(int(l.kernel->intAttr("threads", 32))), bx_(bx), cluster_(cluster), rank_(rank),
+      smem_(size_t(l.kernel->intAttr("smem_bytes", 0)), 0xFF), all_(*this, -1), progress_(cluster.progress_) {}
+
+BlockSim& BlockSim::peer(int64_t rank) {
+  BlockSim& p = cluster_.block(rank);
+  if (&p != this) {
+    if (cluster_.barriersPassed_ == 0)
+      throw std::runtime_error("a block accessed its peer's shared memory before a cluster barrier (the peer may "
+                               "not have initialized its barriers yet)");
+    ++cluster_.remote_;
+  }
+  return p;
+}
+
+void BlockSim::waitUntil(int me, const std::function<bool()>& cond) { cluster_.waitUntil(me, cond); }
+void BlockSim::handOver(int me) { cluster_.handOver(me); }
+
+ClusterSim::ClusterSim(const WsLaunch& l, GlobalMemory& mem, uint32_t firstBlock, int size) {
+  for (int r = 0; r < size; ++r) blocks_.push_back(std::make_unique<BlockSim>(l, mem, firstBlock + uint32_t(r), *this, r));
+}
+
+// The kernel body in segments: the lockstep ops of each block in turn, up to a group of roles (run
+// by every agent of every block together) or a cluster barrier (which every block has then
+// reached).
+void ClusterSim::run() {
+  const WsLaunch& l = blocks_.front()->l_;
+  const ir::Block& body = l.kernel->body();
+  int T = blocks_.front()->T_;
+  for (auto& b : blocks_)
+    for (unsigned i = 0; i < body.numArguments(); ++i) b->shared_[body.argument(i)] = Lanes(size_t(T), l.args.at(i));
+  Mask full(size_t(T), 1);
+  std::vector<const Operation*> ops;
+  for (const auto& op : body.operations()) ops.push_back(op.get());
+  for (size_t i = 0; i < ops.size();) {
+    if (ops[i]->is("kern.role")) {
+      size_t j = i;
+      while (j < ops.size() && ops[j]->is("kern.role")) ++j;
+      runRoles(std::vector<const Operation*>(ops.begin() + long(i), ops.begin() + long(j)));
+      i = j;
+    } else if (ops[i]->is("kern.cluster_barrier")) {
+      ++barriersPassed_;
+      remoteAtBarrier_ = remote_;
+      ++i;
+    } else {
+      size_t j = i;
+      while (j < ops.size() && !ops[j]->is("kern.role") && !ops[j]->is("kern.cluster_barrier")) ++j;
+      for (auto& b : blocks_)
+        for (size_t k = i; k < j; ++k) {
+          b->all_.exec(*ops[k], full);
+          for (auto& [v, lanes] : b->all_.vals_) b->shared_[v] = lanes;
+        }
+      i = j;
+    }
+  }
+  if (remote_ != remoteAtBarrier_)
+    throw std::runtime_error("a block of the cluster exits while its peer may still access its shared memory "
+                             "(no cluster barrier after the last remote access)");
+}
+
+// One agent per warpgroup of each role of each block: warpgroups run independently on the hardware
+// (only mbarriers and named barriers order them), so they do here too.
+void ClusterSim::runRoles(const std::vector<const Operation*>& roleOps) {
+  std::vector<const Operation*> roles;
+  std::vector<int64_t> wgOf;
+  std::vector<BlockSim*> blockOf;
+  for (auto& b : blocks_)
+    for (const Operation* r : roleOps) {
+      auto wg = r->intsAttr("warpgroups");
+      for (int64_t w = wg[0]; w < wg[0] + wg[1]; ++w) {
+        roles.push_back(r);
+        wgOf.push_back(w);
+        blockOf.push_back(b.get());
+      }
+    }
+  agents_ = int(roles.size());
+  done_.assign(roles.size(), 0);
+  turn_ = 0;
+  failed_ = false;
+  std::string error;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < agents_; ++i) {
+    threads.emplace_back([&, i] {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return turn_ == i || failed_; });
+      }
+      try {
+        if (!failed_) {
+          BlockSim& b = *blockOf[size_t(i)];
+          Agent a(b, i);
+          Mask m(size_t(b.T_), 0);
+          for (int t = 0; t < b.T_; ++t) m[size_t(t)] = t / 128 == wgOf[size_t(i)];
+          a.exec(*roles[size_t(i)], m);
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!failed_ && error.empty()) error = e.what();
+        failed_ = true;
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      done_[size_t(i)] = 1;
+      for (int k = 1; k <= agents_; ++k)
+        if (!done_[size_t((i + k) % agents_)]) {
+          turn_ = (i + k) % agents_;
+          break;
+        }
+      cv_.notify_all();
+    });
+  }
+  for (auto& t : threads) t.join();
+  agents_ = 0;
+  if (!error.empty()) throw std::runtime_error(error);
+}
+
 }  // namespace wssim
 
 std::string simulateWarpSpecialized(const WsLaunch& launch, GlobalMemory& mem) {
   try {
-    for (uint32_t x = 0; x < launch.blocks; ++x) wssim::BlockSim(launch, mem, x).run();
+    auto c = launch.kernel->intsAttr("cluster");
+    int size = c.size() == 3 ? int(c[0] * c[1] * c[2]) : 1;
+    if (launch.blocks % uint32_t(size) != 0) return "the grid is not a whole number of clusters";
+    for (uint32_t x = 0; x < launch.blocks; x += uint32_t(size)) wssim::ClusterSim(launch, mem, x, size).run();
   } catch (const std::exception& e) {
     return e.what();
   }

@@ -70,7 +70,14 @@ void Agent::tmaLoad(const Operation& op, const Mask& m) {
       if (m[size_t(t)]) f(t);
   };
   auto l = *kern::smemLayout(op.operand(1)->type());
+  // {multicast = mask}: the box lands in every block of the mask, at the same offset, and completes
+  // on the barrier at the same offset in each; otherwise in this block only.
+  int64_t mask = op.intAttr("multicast", 0);
   lanes([&](int t) {
+    std::vector<BlockSim*> dests;
+    if (!mask) dests.push_back(&b_);
+    for (int r = 0; r < 16 && mask; ++r)
+      if (mask >> r & 1) dests.push_back(&b_.peer(r));
     const runtime::TensorMapDesc& d = b_.l_.maps.at(size_t(get(op.operand(0))[size_t(t)]));
     int eb = bitWidth(d.dtype) / 8;
     size_t rank = d.globalDims.size();
@@ -97,12 +104,17 @@ void Agent::tmaLoad(const Operation& op, const Mask& m) {
           std::memcpy(&v, b_.mem_.ptr(d.globalAddress + uint64_t(addr + x * eb), size_t(eb)), size_t(eb));
         uint64_t a = dst + uint64_t(row) * uint64_t(d.boxDims[0] * eb) + uint64_t(e * eb);
         a ^= ((a >> 7) & 7) << 4;
-        std::memcpy(b_.shared(a, 2), &v, 2);
+        for (BlockSim* to : dests) std::memcpy(to->shared(a, 2), &v, 2);
       }
     }
-    Barrier& bar = b_.barriers_[uint32_t(get(op.operand(3))[size_t(t)] + 8 * get(op.operand(4))[size_t(t)])];
-    bar.tx -= rows * d.boxDims[0] * eb;
-    bar.maybeComplete();
+    uint32_t barAddr = uint32_t(get(op.operand(3))[size_t(t)] + 8 * get(op.operand(4))[size_t(t)]);
+    for (BlockSim* to : dests) {
+      Barrier& bar = to->barriers_[barAddr];
+      if (bar.count == 0) throw std::runtime_error("a TMA copy completes on an uninitialized mbarrier");
+      if (to != &b_) to->signalledByPeer_[barAddr] = true;
+      bar.tx -= rows * d.boxDims[0] * eb;
+      bar.maybeComplete();
+    }
     ++b_.progress_;
   });
 }

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -43,17 +44,19 @@ struct WgmmaRead {
 };
 
 class BlockSim;
+class ClusterSim;
 
 // One role's threads (or every thread, outside the roles), run in lockstep under an active mask.
 class Agent {
  public:
   Agent(BlockSim& b, int index) : b_(b), index_(index) {}
   void runBlock(const ir::Block& blk, const Mask& m);
+  void exec(const Operation& op, const Mask& m);
 
  private:
-  void exec(const Operation& op, const Mask& m);
   void kernOp(const Operation& op, const Mask& m);
   void wgmma(const Operation& op, const Mask& m);
+  void tileLoop(const Operation& op, const Mask& m);
   // ws_sim_async.cpp
   void tmaLoad(const Operation& op, const Mask& m);
   void tmaStore(const Operation& op, const Mask& m);
@@ -70,48 +73,56 @@ class Agent {
   std::map<int, std::vector<std::vector<WgmmaRead>>> groups_;  // per warpgroup: committed groups
   std::map<int, std::vector<WgmmaRead>> open_;
   friend class BlockSim;
+  friend class ClusterSim;
 };
 
+// One block: its shared memory, barriers and the values its threads share outside the roles.
 class BlockSim {
  public:
-  BlockSim(const WsLaunch& l, GlobalMemory& mem, uint32_t bx)
-      : l_(l), mem_(mem), T_(int(l.kernel->intAttr("threads", 32))), bx_(bx),
-        smem_(size_t(l.kernel->intAttr("smem_bytes", 0)), 0xFF) {}
+  BlockSim(const WsLaunch& l, GlobalMemory& mem, uint32_t bx, ClusterSim& cluster, int rank);
 
-  void run() {
-    Agent all(*this, -1);
-    const ir::Block& body = l_.kernel->body();
-    for (unsigned i = 0; i < body.numArguments(); ++i) shared_[body.argument(i)] = Lanes(size_t(T_), l_.args.at(i));
-    Mask full(size_t(T_), 1);
-    std::vector<const Operation*> roles;
-    for (const auto& op : body.operations()) {
-      if (op->is("kern.role")) {
-        roles.push_back(op.get());
-        continue;
-      }
-      if (!roles.empty()) {
-        runRoles(roles);
-        roles.clear();
-      }
-      all.exec(*op, full);
-      for (auto& [v, lanes] : all.vals_) shared_[v] = lanes;
-    }
-    if (!roles.empty()) runRoles(roles);
-  }
-
-  // ---- what agents share ----
   const WsLaunch& l_;
   GlobalMemory& mem_;
   int T_;
   uint32_t bx_;
+  ClusterSim& cluster_;
+  int rank_;  // in the cluster
   std::vector<uint8_t> smem_;
   std::unordered_map<const Value*, Lanes> shared_;  // values defined outside the roles
   std::map<uint32_t, Barrier> barriers_;
+  std::map<uint32_t, bool> signalledByPeer_;  // barriers another block arrives on or completes bytes on
+  Agent all_;                                 // every thread, in lockstep, outside the roles
+  uint64_t& progress_;                        // the cluster's: barrier arrivals and completed copies
 
   uint8_t* shared(uint64_t addr, size_t bytes) {
     if (addr + bytes > smem_.size()) throw std::runtime_error("shared access out of bounds at " + std::to_string(addr));
     return smem_.data() + addr;
   }
+  // The block of the cluster with this rank, for a remote access from this one (which must follow
+  // a cluster barrier: before it the peer may not have initialized its barriers).
+  BlockSim& peer(int64_t rank);
+  void waitUntil(int me, const std::function<bool()>& cond);
+  void handOver(int me);
+};
+
+// The blocks of one cluster (one block without a cluster), simulated together: their lockstep parts
+// in turn up to each cluster barrier or role group, then every role agent of every block taking
+// turns (ws_sim.h).
+class ClusterSim {
+ public:
+  ClusterSim(const WsLaunch& l, GlobalMemory& mem, uint32_t firstBlock, int size);
+  void run();
+
+  BlockSim& block(int64_t rank) {
+    if (rank < 0 || rank >= int64_t(blocks_.size()))
+      throw std::runtime_error("rank " + std::to_string(rank) + " is outside the cluster");
+    return *blocks_[size_t(rank)];
+  }
+  int size() const { return int(blocks_.size()); }
+  uint64_t progress_ = 0;    // barrier arrivals and completed copies so far
+  int barriersPassed_ = 0;   // cluster barriers every block has passed
+  uint64_t remote_ = 0;      // accesses of one block to another's shared memory or barriers
+  uint64_t remoteAtBarrier_ = 0;
 
   // Blocks the calling agent until cond() holds, letting the others run.
   void waitUntil(int me, const std::function<bool()>& cond) {
@@ -123,7 +134,6 @@ class BlockSim {
       else if (++idle > agents_ + 1) throw std::runtime_error("deadlock: every role waits on an mbarrier");
     }
   }
-  uint64_t progress_ = 0;  // barrier arrivals and completed copies so far
   // Lets the other agents run (after an arrive); returns when it is this agent's turn again.
   void handOver(int me) {
     if (me < 0 || agents_ <= 1) return;
@@ -144,64 +154,15 @@ class BlockSim {
   }
 
  private:
-  // One agent per warpgroup of each role: warpgroups run independently on the hardware (only
-  // mbarriers and named barriers order them), so they do here too.
-  void runRoles(const std::vector<const Operation*>& roleOps) {
-    std::vector<const Operation*> roles;
-    std::vector<int64_t> wgOf;
-    for (const Operation* r : roleOps) {
-      auto wg = r->intsAttr("warpgroups");
-      for (int64_t w = wg[0]; w < wg[0] + wg[1]; ++w) {
-        roles.push_back(r);
-        wgOf.push_back(w);
-      }
-    }
-    agents_ = int(roles.size());
-    done_.assign(roles.size(), 0);
-    turn_ = 0;
-    failed_ = false;
-    std::string error;
-    std::vector<std::thread> threads;
-    for (int i = 0; i < agents_; ++i) {
-      threads.emplace_back([&, i] {
-        {
-          std::unique_lock<std::mutex> lock(mu_);
-          cv_.wait(lock, [&] { return turn_ == i || failed_; });
-        }
-        try {
-          if (!failed_) {
-            Agent a(*this, i);
-            Mask m(size_t(T_), 0);
-            for (int t = 0; t < T_; ++t) m[size_t(t)] = t / 128 == wgOf[size_t(i)];
-            a.exec(*roles[size_t(i)], m);
-          }
-        } catch (const std::exception& e) {
-          std::lock_guard<std::mutex> lock(mu_);
-          if (!failed_ && error.empty()) error = e.what();
-          failed_ = true;
-        }
-        std::lock_guard<std::mutex> lock(mu_);
-        done_[size_t(i)] = 1;
-        for (int k = 1; k <= agents_; ++k)
-          if (!done_[size_t((i + k) % agents_)]) {
-            turn_ = (i + k) % agents_;
-            break;
-          }
-        cv_.notify_all();
-      });
-    }
-    for (auto& t : threads) t.join();
-    agents_ = 0;
-    if (!error.empty()) throw std::runtime_error(error);
-  }
+  void runRoles(const std::vector<const Operation*>& roleOps);
 
+  std::vector<std::unique_ptr<BlockSim>> blocks_;
   std::mutex mu_;
   std::condition_variable cv_;
   int turn_ = 0, agents_ = 0;
   bool failed_ = false;
   std::vector<char> done_;
 };
-
 
 // The element (row, col) of a wgmma operand through the canonical 128B-swizzled layouts (ws_sim_async.cpp).
 uint32_t canonicalAddress(uint64_t desc, bool mnMajor, int64_t mn, int64_t k);

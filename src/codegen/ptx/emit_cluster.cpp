@@ -1,0 +1,49 @@
+// Emitters for thread-block clusters (semantics in dialects/kern/kern_ops.h, "Thread-block clusters
+// and TMA multicast"):
+//   kern.cluster_rank          ->  mov.u32 r, %cluster_ctarank            (PTX ISA, "Special
+//                                                                         Registers: %cluster_ctarank")
+//   kern.cluster_barrier       ->  barrier.cluster.arrive.release.aligned;
+//                                  barrier.cluster.wait.acquire.aligned   (PTX ISA, "barrier.cluster":
+//                                  every non-exited thread of every block of the cluster arrives; the
+//                                  release/acquire pair orders each thread's earlier memory accesses,
+//                                  barrier initializations included, before any access after the wait)
+//   kern.mbarrier_arrive_remote ->  mapa.shared::cluster.u32 a, bar, rank;
+//                                  mbarrier.arrive.release.cluster.shared::cluster.b64 _, [a]
+//                                  (PTX ISA, "mapa": the address of the same shared variable in block
+//                                  `rank`; "mbarrier.arrive": with .shared::cluster the state result
+//                                  must be the sink _, and .release.cluster makes the arriving thread's
+//                                  prior accesses visible at cluster scope to a thread that acquires the
+//                                  completed phase)
+// All need PTX ISA 8.0 (sm_90).
+#include <fmt/format.h>
+
+#include "codegen/ptx/emitter.h"
+
+namespace kiln::ptx {
+using namespace ir;
+
+bool emitClusterRank(KernelEmitter& e, const Operation& op) {
+  e.requirePtxIsa(8, 0);
+  e.b().inst(fmt::format("mov.u32 {}, %cluster_ctarank", e.def(op.result()).str()));
+  return true;
+}
+
+bool emitClusterBarrier(KernelEmitter& e, const Operation&) {
+  e.requirePtxIsa(8, 0);
+  e.b().inst("barrier.cluster.arrive.release.aligned");
+  e.b().inst("barrier.cluster.wait.acquire.aligned");
+  return true;
+}
+
+bool emitMbarrierArriveRemote(KernelEmitter& e, const Operation& op) {
+  e.requirePtxIsa(8, 0);
+  PtxBuilder& b = e.b();
+  Reg local = b.reg(RegClass::B32);
+  b.inst(fmt::format("mad.lo.s32 {}, {}, 8, {}", local.str(), e.use(op.operand(1)).str(), e.use(op.operand(0)).str()));
+  Reg remote = b.reg(RegClass::B32);
+  b.inst(fmt::format("mapa.shared::cluster.u32 {}, {}, {}", remote.str(), local.str(), e.use(op.operand(2)).str()));
+  b.inst(fmt::format("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{}]", remote.str()));
+  return true;
+}
+
+}  // namespace kiln::ptx
