@@ -17,14 +17,15 @@ struct Sm90Shape {
   bool pingpong = false;  // each consumer warpgroup owns whole bm x bn tiles, in turn
   int clusterM = 1;       // 2: pairs of CTAs along M share the B tile through TMA multicast
 };
-// Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus bm * bn * 2 bytes of
-// output staging per tile in flight with the TMA-store epilogue: two tiles with ping-pong).
+// Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus with the TMA-store
+// epilogue two 64-column slots of output staging per consumer row: bm x 256 bytes, twice that with
+// ping-pong, where each warpgroup stages a whole tile's rows).
 // The 64-row variants read a memory-bound operand; their deep rings (13 and 9 stages, 208 and 216
 // KB) keep more bytes in flight per SM.
 constexpr Sm90Shape kSm90Shapes[] = {
     {128, 128, 2, 6},       {128, 256, 2, 4},       {256, 128, 2, 4},        {128, 64, 2, 8},
     {64, 64, 1, 8},         {64, 128, 1, 8},        {64, 256, 1, 5},         {128, 128, 2, 6, true},
-    {128, 256, 2, 3, true}, {256, 128, 2, 3, true}, {64, 64, 1, 13},         {64, 128, 1, 9},
+    {128, 256, 2, 4, true}, {256, 128, 2, 3, true}, {64, 64, 1, 13},         {64, 128, 1, 9},
     {128, 128, 2, 5, true, true}, {128, 128, 2, 7, false, true}, {64, 256, 2, 4, true, true},
     {128, 256, 2, 3, true, false, 2}, {128, 128, 2, 5, true, true, 2},
 };

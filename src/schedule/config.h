@@ -110,7 +110,11 @@ struct Sm90Shape {
   int regsProducer = 0, regsConsumer = 0;  // 0: no setmaxnreg
   int maxRegsAtEntry = 0;                  // 0: not stated
   int64_t smemBytes = 0;
-  int64_t cOffset = 0, cBytes = 0;  // epilogue=tma: the output tile's staging buffer (bm x bn)
+  // epilogue=tma: the output staging buffer. Each consumer warpgroup stages its rows 64 columns
+  // (one TMA box) at a time in cSlots slots, so one box's store can be in flight while the next
+  // is written: rows x 64 x cSlots per warpgroup, whatever bn is.
+  int64_t cOffset = 0, cBytes = 0;
+  int cSlots = 0;
   int64_t barrierOffset = 0;
 };
 Sm90Shape sm90Shape(const Config& c, int elemBytes);

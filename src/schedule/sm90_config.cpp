@@ -23,10 +23,13 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   if (s.regsProducer || s.regsConsumer) s.maxRegsAtEntry = std::min(255, (65536 / s.threads) / 8 * 8);
   int64_t stage = int64_t(c.bm + c.bn) * c.bk * elemBytes;
   s.cOffset = c.stages * stage;
-  // epilogue=tma stages each consumer warpgroup's rows of its tile: the CTA's tile when the
-  // warpgroups cooperate, one tile per warpgroup when they take turns.
-  int tilesInFlight = c.consumers == Consumers::Pingpong ? c.warpsM : 1;
-  s.cBytes = c.epilogue == EpilogueStore::Tma ? int64_t(tilesInFlight) * c.bm * c.bn * elemBytes : 0;
+  // epilogue=tma stages each consumer warpgroup's rows (a share of the CTA's tile when the
+  // warpgroups cooperate, a whole tile each when they take turns), one 64-column box per slot.
+  if (c.epilogue == EpilogueStore::Tma) {
+    int rowsStaged = c.consumers == Consumers::Pingpong ? c.warpsM * c.bm : c.bm;
+    s.cSlots = std::max(1, std::min(2, c.bn / 64));
+    s.cBytes = int64_t(rowsStaged) * 64 * s.cSlots * elemBytes;
+  }
   s.barrierOffset = s.cOffset + s.cBytes;
   // Full and empty barriers, 8 bytes each per stage; with ping-pong two more that pass the turn
   // between the consumer warpgroups.

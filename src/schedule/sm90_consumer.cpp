@@ -180,9 +180,12 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   cx.warpCol0 = p.n0;
   if (!p.sC) return sm80::buildEpilogue(cx, out);
 
-  // epilogue=tma: stage the warpgroup's rows in its region of sC (the TMA box layout: bn/64 boxes
-  // of `rows` x 64, 128B-swizzled), then one thread stores the boxes with TMA, which clips them at
-  // the tensor's edges. The region is reused tile after tile: its previous stores must have read it.
+  // epilogue=tma: the warpgroup's rows go out one 64-column box at a time, through cSlots slots of
+  // its region of sC (each rows x 64, 128B-swizzled, the TMA box layout). Per box: the elected
+  // thread waits until the store that last used the slot has read it (at most cSlots - 1 groups
+  // still reading), a named barrier, every thread writes its pairs of the box, a proxy fence, a
+  // named barrier, and the elected thread stores the box (TMA clips it at the tensor's edges). So
+  // a box's global write overlaps the next box's staging, and the last ones the next tile's K loop.
   Value* tid = b.op1("kern.thread_id", {}, types::i32());
   Value* elected = b.cmp("eq", b.rem(tid, b.i32(128)), zero);
   Value* barrier = b.named(b.addConst(wg, 1), "wgbar");  // named barrier 1 + wg (0 is kern.barrier's)
@@ -195,27 +198,37 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     b.setInsertionPointToEnd(op->region(1).addBlock());
     b.create("scf.yield", {}, {});
   };
-  ifThen(elected, [&] { b.create("kern.bulk_wait", {}, {}, {{"pending", int64_t{0}}, {"read", true}}); });
-  b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
   Value* rowBase = b.named(b.add(b.mulConst(v, 16), b.div(lane, b.i32(4))), "srow");
   Value* colBase = b.named(b.mulConst(b.rem(lane, b.i32(4)), 2), "scol");
-  cx.storeToSmem = [&](int i, int h, int j, Value* packed) {
-    int64_t box = (8 * j) / 64, colInBox = (8 * j) % 64;
-    Value* row = b.addConst(rowBase, 64 * i + 8 * h + box * rows);
-    b.create("kern.st_shared", {p.sC, wg, row, b.addConst(colBase, colInBox), packed}, {});
-  };
-  if (!sm80::buildEpilogue(cx, out)) return false;
-  b.create("kern.fence", {}, {}, {{"kind", "proxy_async"}});
-  b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
-  ifThen(elected, [&] {
-    Value* m = b.add(p.m0, rowA);
-    for (int box = 0; box < c.bn / 64; ++box) {
-      std::vector<Value*> ops = {p.tmC, p.sC, wg, b.addConst(p.n0, 64 * box), m};
+  Value* mStore = b.add(p.m0, rowA);
+  int boxes = c.bn / 64, perBox = 64 / 8;  // n8 tiles per box
+  cx.nTilesOverride = perBox;
+  for (int box = 0; box < boxes; ++box) {
+    int64_t slotRow = int64_t(box % p.cSlots) * rows;
+    ifThen(elected, [&] {
+      b.create("kern.bulk_wait", {}, {}, {{"pending", int64_t(p.cSlots - 1)}, {"read", true}});
+    });
+    b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
+    cx.warpCol0 = b.addConst(p.n0, 64 * box);
+    cx.storeToSmem = [&](int i, int h, int j, Value* packed) {
+      Value* row = b.addConst(rowBase, 64 * i + 8 * h + slotRow);
+      b.create("kern.st_shared", {p.sC, wg, row, b.addConst(colBase, 8 * j), packed}, {});
+    };
+    // The box's accumulators, in the epilogue's (m16 tile, n8 tile, element) order.
+    std::vector<Value*> part;
+    for (int i = 0; i < blocks; ++i)
+      for (int j = 0; j < perBox; ++j)
+        for (int e = 0; e < 4; ++e) part.push_back(out[size_t(i * nacc + (box * perBox + j) * 4 + e)]);
+    if (!sm80::buildEpilogue(cx, part)) return false;
+    b.create("kern.fence", {}, {}, {{"kind", "proxy_async"}});
+    b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
+    ifThen(elected, [&] {
+      std::vector<Value*> ops = {p.tmC, p.sC, wg, b.addConst(p.n0, 64 * box), mStore};
       if (p.batched()) ops.push_back(p.batch);
-      b.create("kern.tma_store", ops, {}, {{"row", int64_t(box) * rows}});
-    }
-    b.create("kern.bulk_commit", {}, {});
-  });
+      b.create("kern.tma_store", ops, {}, {{"row", slotRow}});
+      b.create("kern.bulk_commit", {}, {});
+    });
+  }
   return true;
 }
 

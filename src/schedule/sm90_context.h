@@ -22,6 +22,7 @@ struct Plan {
   std::map<std::string, ir::Value*> args, dims;  // kernel parameters by name (two namespaces)
   ir::Value *tmA = nullptr, *tmB = nullptr;       // the operands' tensor maps
   ir::Value *tmC = nullptr, *sC = nullptr;        // epilogue=tma: the output's map and staging buffer
+  int cSlots = 0;                                 // epilogue=tma: 64-column boxes staged at once
   ir::Value *sA = nullptr, *sB = nullptr;         // operand rings: [stages, rows, 64] 128B-swizzled
   ir::Value *full = nullptr, *empty = nullptr;    // mbarrier rings, one barrier per stage
   ir::Value* turn = nullptr;  // consumers=pingpong: turn[wg] completes when wg may start its K loop

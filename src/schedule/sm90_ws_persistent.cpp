@@ -179,9 +179,10 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
                      "turn");
   p.stageTxBytes = int64_t(c.bm + c.bn) * c.bk * eb;
   if (tmaStore) {
-    // One staging region per consumer warpgroup (a "stage" each): bn/64 boxes of its rows x 64.
+    // One staging region per consumer warpgroup (a "stage" each): cSlots boxes of its rows x 64.
     b.setLoc(g->forTiles->loc());
-    p.sC = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(mapC.elem(), c.warpsM, consumerRows * (c.bn / 64), 64, sw),
+    p.cSlots = shape.cSlots;
+    p.sC = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(mapC.elem(), c.warpsM, consumerRows * shape.cSlots, 64, sw),
                          {{"offset", shape.cOffset}}),
                    "sC");
   }

@@ -201,7 +201,7 @@ TEST_P(GemmSm90GpuFused, BiasGeluMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90GpuFused,
-                         ::testing::Values("bf16_gemm_sm90_128x256x64_s4", "bf16_gemm_sm90_128x256x64_s3_tma"),
+                         ::testing::Values("bf16_gemm_sm90_128x256x64_s4", "bf16_gemm_sm90_128x256x64_s4_tma"),
                          [](const auto& info) { return std::string(info.param); });
 
 // The launch contract is checked before anything runs: an N that breaks the 16-byte TMA stride rule.

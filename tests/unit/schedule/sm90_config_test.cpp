@@ -112,9 +112,10 @@ TEST(Sm90Config, ExactMessages) {
                                                           "epilogue=tma"),
                        Target::sm90a(), OperandInfo{}, diag))
       << diag.str();
-  EXPECT_EQ(errors("warps_m=2 bm=128 bn=256 stages=4 epilogue=tma"),
-            "error: the pipeline needs 262208 bytes of shared memory (4 stages x 49152 bytes, 65536 bytes of output "
-            "staging, 64 bytes of barriers), but sm_90a allows at most 232448 bytes per block; lower stages, bm or "
+  // epilogue=tma stages two 64-column boxes per consumer row (128 x 64 x 2 x 2 bytes), not the tile.
+  EXPECT_EQ(errors("warps_m=2 bm=128 bn=256 stages=5 epilogue=tma"),
+            "error: the pipeline needs 278608 bytes of shared memory (5 stages x 49152 bytes, 32768 bytes of output "
+            "staging, 80 bytes of barriers), but sm_90a allows at most 232448 bytes per block; lower stages, bm or "
             "bn\n");
 }
 
