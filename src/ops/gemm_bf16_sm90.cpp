@@ -27,7 +27,7 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {64, 64, 1, 8},         {64, 128, 1, 8},        {64, 256, 1, 5},         {128, 128, 2, 6, true},
     {128, 256, 2, 4, true}, {256, 128, 2, 3, true}, {64, 64, 1, 13},         {64, 128, 1, 9},
     {128, 128, 2, 5, true, true}, {128, 128, 2, 7, false, true}, {64, 256, 2, 4, true, true},
-    {128, 256, 2, 3, true, false, 2}, {128, 128, 2, 5, true, true, 2},
+    {128, 256, 2, 4, true, false, 2}, {128, 128, 2, 5, true, true, 2},
 };
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

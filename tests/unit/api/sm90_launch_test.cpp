@@ -59,7 +59,7 @@ TEST(Sm90Launch, TensorMapsAreParametersAfterThePointers) {
 // cluster_m=2: the grid counts tile pairs along M and is launched in clusters of two blocks; the
 // persistent cap keeps whole clusters; the B map's box is half of the B stage.
 TEST(Sm90Launch, ClusterVariantsLaunchInPairs) {
-  const auto& v = variant("bf16_gemm_sm90_128x256x64_s3_tma_c2");
+  const auto& v = variant("bf16_gemm_sm90_128x256x64_s4_tma_c2");
   for (bool kMajor : {false, true}) {
     Kernel k = build(*v.program(kMajor), v.config);
     const LaunchInfo& l = k.launchInfo();
