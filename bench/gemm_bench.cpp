@@ -101,12 +101,14 @@ int main(int argc, char** argv) {
     configs.clear();
     for (const auto& name : only) configs.push_back(ops::findGemmBf16Variant(name)->config.str());
   }
-  // The family's pick for each shape on this target is timed too, built if not listed.
+  // The family's pick for each shape is timed too, built if not listed: on sm_90a, or with
+  // --family sm80 on sm_90 (no wgmma), where it picks among the sm80_multistage variants.
+  Target pickTarget = family == "sm80" ? Target::byName("sm_90").value() : target;
   auto pickFor = [&](const Shape& s) -> std::string {
     ops::GemmProblem p;
     p.m = s.M, p.n = s.N, p.k = s.K;
     ir::DiagnosticEngine diag;
-    auto sel = ops::selectGemmBf16(p, target, diag);
+    auto sel = ops::selectGemmBf16(p, pickTarget, diag);
     return sel ? sel->variant->config.str() : std::string();
   };
   for (const Shape& s : shapes)
