@@ -1,5 +1,6 @@
 #include "kiln/kernel.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -23,6 +24,7 @@ struct Kernel::Impl {
   mutable std::mutex loadMutex;
   mutable std::optional<runtime::Module> module;
   mutable std::optional<runtime::Function> function;
+  mutable std::optional<int> activeClusters;  // clusters the device runs at once (persistent cluster kernels)
 };
 
 Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -197,11 +199,22 @@ void Kernel::launch(const runtime::Context& ctx, void* stream, const std::vector
     }
     params.push_back(&storage[i]);
   }
-  auto grid = info.gridFor(dims, ctx.properties().smCount);
+  // A persistent grid has one block per SM; in clusters, only as many clusters as the device runs
+  // at once (the SMs of a GPC may not all pair up), or the last ones would start a second wave.
+  int slots = ctx.properties().smCount;
+  runtime::Dim3 clusterDim{uint32_t(info.cluster[0]), uint32_t(info.cluster[1]), uint32_t(info.cluster[2])};
+  if (info.persistent && clusterDim.count() > 1) {
+    std::lock_guard<std::mutex> lock(impl_->loadMutex);
+    if (!impl_->activeClusters)
+      impl_->activeClusters = runtime::maxActiveClusters(*impl_->function, runtime::Dim3{uint32_t(info.threads), 1, 1},
+                                                         clusterDim, uint32_t(info.dynamicSmemBytes));
+    if (*impl_->activeClusters > 0) slots = std::min(slots, *impl_->activeClusters * int(clusterDim.count()));
+  }
+  auto grid = info.gridFor(dims, slots);
   runtime::Stream s = runtime::Stream::adopt(ctx, static_cast<CUstream>(stream));
   runtime::launch(*impl_->function, runtime::Dim3{uint32_t(grid[0]), uint32_t(grid[1]), uint32_t(grid[2])},
                   runtime::Dim3{uint32_t(info.threads), 1, 1},
-                  runtime::Dim3{uint32_t(info.cluster[0]), uint32_t(info.cluster[1]), uint32_t(info.cluster[2])},
+                  clusterDim,
                   uint32_t(info.dynamicSmemBytes), s,
                   params);
 }

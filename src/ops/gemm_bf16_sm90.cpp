@@ -85,7 +85,7 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   int64_t sms = std::max(1, t.referenceSms);
   double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
   double intensity = (double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0;
-  // Between variants of one tile shape (bench/results/2026-11-29-h200-sm90-pp/, H200): the TMA-store
+  // Between variants of one tile shape (bench/results/2026-11-29-h200-sm90-pp/ and -final/): the TMA-store
   // epilogue beats the direct one on every large shape (it overlaps the global writes with the next
   // tile), and the deepest registered ring wins where the operand stream is memory-bound (64x64
   // s13 over s8 on the small-M shapes, 64x128 s9 over s8).
@@ -97,9 +97,15 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     if (d == c) deepest = std::max(deepest, w.config.stages);
   }
   double depth = c.stages == deepest ? 1.0 : 0.97;
-  // Clusters (cluster_m=2) stay behind their single-CTA twins until H200 numbers say otherwise.
+  // Clusters (cluster_m=2) stay behind their single-CTA twins: correct on the H200 but 0.66-0.71x
+  // (cooperative) and 0.35-0.49x (ping-pong) cuBLAS where the twin runs at 0.98-1.00x
+  // (bench/results/2026-11-29-h200-final/c2_bench*.log); the cause is not found yet.
   double cluster = c.clusterM > 1 ? 0.99 : 1.0;
-  return 2.0 * useful * waves * intensity * epilogue * depth * cluster;
+  // Bytes in flight per SM, a tie-breaker of at most 2%: between tiles of equal shape terms the
+  // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;
+  // 128x64 s8, 192 KB, 0.93x).
+  double inflight = 1.0 + 0.02 * double(c.stages) * double(c.bm + c.bn) * c.bk * 2 / double(t.maxSmemPerBlock);
+  return 2.0 * useful * waves * intensity * epilogue * depth * cluster * inflight;
 }
 
 }  // namespace kiln::ops

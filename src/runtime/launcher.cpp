@@ -124,4 +124,31 @@ void launch(const Function& fn, Dim3 grid, Dim3 block, Dim3 cluster, uint32_t dy
   drv.checkCu(drv.launchKernelEx(&cfg, fn.handle(), kernelParams, nullptr), what);
 }
 
+int maxActiveClusters(const Function& fn, Dim3 block, Dim3 cluster, uint32_t dynamicSharedBytes) {
+  const Context& ctx = fn.context();
+  const Driver& drv = ctx.driver();
+  if (cluster.count() <= 1 || !drv.occupancyMaxActiveClusters) return 0;
+  ctx.makeCurrent();
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = cluster.x;
+  attr.value.clusterDim.y = cluster.y;
+  attr.value.clusterDim.z = cluster.z;
+  CUlaunchConfig cfg{};
+  // The grid only has to be a multiple of the cluster; the answer does not depend on it.
+  cfg.gridDimX = cluster.x;
+  cfg.gridDimY = cluster.y;
+  cfg.gridDimZ = cluster.z;
+  cfg.blockDimX = block.x;
+  cfg.blockDimY = block.y;
+  cfg.blockDimZ = block.z;
+  cfg.sharedMemBytes = dynamicSharedBytes;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  int n = 0;
+  drv.checkCu(drv.occupancyMaxActiveClusters(&n, fn.handle(), &cfg),
+              fmt::format("the occupancy of '{}' in clusters of {}", fn.name(), cluster.str()));
+  return n;
+}
+
 }  // namespace kiln::runtime

@@ -52,6 +52,7 @@ namespace kiln::runtime {
   X(funcGetAttribute, cuFuncGetAttribute, 2020, "cuFuncGetAttribute", true)                        \
   X(launchKernel, cuLaunchKernel, 4000, "cuLaunchKernel", true)                                    \
   X(launchKernelEx, cuLaunchKernelEx, 11060, "cuLaunchKernelEx", false)                            \
+  X(occupancyMaxActiveClusters, cuOccupancyMaxActiveClusters, 11070, "cuOccupancyMaxActiveClusters", false)\
   X(memAlloc, cuMemAlloc, 3020, "cuMemAlloc_v2", true)                                             \
   X(memFree, cuMemFree, 3020, "cuMemFree_v2", true)                                                \
   X(memcpyHtoD, cuMemcpyHtoD, 3020, "cuMemcpyHtoD_v2", true)                                       \

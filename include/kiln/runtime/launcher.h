@@ -44,4 +44,10 @@ bool checkLaunchConfig(const std::string& kernel, Dim3 grid, Dim3 block, Dim3 cl
 void launch(const Function& fn, Dim3 grid, Dim3 block, Dim3 cluster, uint32_t dynamicSharedBytes,
             const Stream& stream, std::vector<void*> params);
 
+// How many clusters of `cluster` blocks of `fn` the device runs at once
+// (cuOccupancyMaxActiveClusters): fewer than SMs / cluster size when the SMs of a GPC cannot all
+// be paired, so a persistent grid larger than this runs its last clusters in a second wave.
+// 0 when the driver cannot say (before CUDA 11.8) or cluster is 1x1x1.
+int maxActiveClusters(const Function& fn, Dim3 block, Dim3 cluster, uint32_t dynamicSharedBytes);
+
 }  // namespace kiln::runtime

@@ -7,6 +7,7 @@
 #include "ops/gemm_bf16_sm90.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
+#include "tests/unit/runtime/fake/fake_driver.h"
 
 namespace kiln {
 namespace {
@@ -72,6 +73,25 @@ TEST(Sm90Launch, ClusterVariantsLaunchInPairs) {
     // 300 rows: 3 M tiles, so 2 pairs (the second tile of the last lies past M) x 1 N tile.
     EXPECT_EQ(l.gridFor({{"M", 300}, {"N", 256}, {"K", 64}}, 132)[0], 4);
     EXPECT_NE(k.ptx().find(".reqnctapercluster 2, 1, 1"), std::string::npos);
+  }
+}
+
+// Kernel::launch sizes a persistent cluster grid by the clusters the device runs at once
+// (cuOccupancyMaxActiveClusters), asked once per kernel: 60 clusters -> 120 blocks, not 132.
+TEST(Sm90Launch, PersistentClusterGridFollowsTheActiveClusters) {
+  const auto& v = variant("bf16_gemm_sm90_128x256x64_s4_tma_c2");
+  for (int active : {60, 66, 80}) {
+    runtime::testing::FakeDriver fake([active](FakeCudaState& s) { s.maxActiveClusters = active; });
+    auto ctx = runtime::Context::primary(fake.driver());
+    Kernel fresh = build(*v.program(false), v.config);  // a kernel asks once, then remembers
+    std::map<std::string, int64_t> dims{{"M", 4096}, {"N", 4096}, {"K", 4096}};
+    std::vector<uint64_t> ptrs = {0x7f0000000000, 0x7f1000000000, 0x7f2000000000};
+    fresh.launch(ctx, nullptr, ptrs, {}, dims);
+    fresh.launch(ctx, nullptr, ptrs, {}, dims);
+    ASSERT_EQ(fake.state().launches.size(), 2u);
+    EXPECT_EQ(fake.state().occupancyQueries.size(), 1u);
+    EXPECT_EQ(fake.state().launches[0].grid[0], std::min(2u * active, 132u)) << active << " active clusters";
+    EXPECT_EQ(fake.state().launches[0].cluster[0], 2u);
   }
 }
 

@@ -149,11 +149,11 @@ TEST(GemmBf16Family, PtxIsDeterministic) {
   EXPECT_NE(a->ptx.find("// kiln: kern.mma_sync at "), std::string::npos);
 }
 
-// The same for the Hopper variants on sm_90a, against the run that measured the TMA-store, deep-ring
-// and ping-pong variants side by side (bench/results/2026-11-29-h200-sm90-pp/sm90_bench.json). The
-// pick must have been measured in that run, and be within 10% of its fastest variant.
+// The same for the Hopper variants on sm_90a, against the final run that measured the TMA-store, deep-ring
+// and ping-pong variants side by side (bench/results/2026-11-29-h200-final/sm90_bench.json). The
+// pick must have been measured in that run, and be within 5% of its fastest variant.
 TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
-  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/results/2026-11-29-h200-sm90-pp/sm90_bench.json");
+  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/results/2026-11-29-h200-final/sm90_bench.json");
   ASSERT_TRUE(in) << "the recorded H200 results are missing";
   auto data = nlohmann::json::parse(in);
   ASSERT_EQ(data["results"].size(), 10u);
@@ -170,7 +170,7 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
     }
     std::printf("%ldx%ldx%ld: %s, %.0f TFLOP/s (best %.0f)\n", long(m), long(n), long(k), pick->variant->name.c_str(),
                 picked, best);
-    EXPECT_GE(picked, 0.9 * best) << m << "x" << n << "x" << k << ": picked " << pick->str() << " at " << picked
+    EXPECT_GE(picked, 0.95 * best) << m << "x" << n << "x" << k << ": picked " << pick->str() << " at " << picked
                                   << " TFLOP/s (-1: not measured), best measured " << best;
   }
 }

@@ -166,5 +166,22 @@ TEST(Launch, ClustersOnAnOldDriver) {
   }
 }
 
+// The persistent grid of a cluster kernel is sized by how many clusters run at once.
+TEST(Launch, MaxActiveClustersAsksTheDriverWithTheClusterShape) {
+  Launched t([](FakeCudaState& s) { s.maxActiveClusters = 60; });
+  EXPECT_EQ(maxActiveClusters(*t.fn, {384, 1, 1}, {2, 1, 1}, 64 * 1024), 60);
+  ASSERT_EQ(t.fake.state().occupancyQueries.size(), 1u);
+  const FakeLaunch& q = t.fake.state().occupancyQueries[0];
+  EXPECT_EQ(q.block[0], 384u);
+  EXPECT_EQ(q.cluster[0], 2u);
+  EXPECT_EQ(q.grid[0], 2u);  // a multiple of the cluster
+  EXPECT_EQ(q.sharedBytes, 64u * 1024);
+  // No cluster, or a driver without the call: 0 ("cannot say"), and the driver is not asked.
+  EXPECT_EQ(maxActiveClusters(*t.fn, {384, 1, 1}, {1, 1, 1}, 0), 0);
+  EXPECT_EQ(t.fake.state().occupancyQueries.size(), 1u);
+  Launched old([](FakeCudaState& s) { s.driverVersion = 11040; });
+  EXPECT_EQ(maxActiveClusters(*old.fn, {384, 1, 1}, {2, 1, 1}, 0), 0);
+}
+
 }  // namespace
 }  // namespace kiln::runtime

@@ -261,6 +261,22 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction, void** params, vo
   return g_state.launchResult;
 }
 
+CUresult cuOccupancyMaxActiveClusters(int* n, CUfunction, const CUlaunchConfig* c) {
+  FakeLaunch l;
+  l.grid[0] = c->gridDimX, l.grid[1] = c->gridDimY, l.grid[2] = c->gridDimZ;
+  l.block[0] = c->blockDimX, l.block[1] = c->blockDimY, l.block[2] = c->blockDimZ;
+  l.sharedBytes = c->sharedMemBytes;
+  for (unsigned i = 0; i < c->numAttrs; ++i) {
+    if (c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) continue;
+    l.cluster[0] = c->attrs[i].value.clusterDim.x;
+    l.cluster[1] = c->attrs[i].value.clusterDim.y;
+    l.cluster[2] = c->attrs[i].value.clusterDim.z;
+  }
+  g_state.occupancyQueries.push_back(l);
+  *n = g_state.maxActiveClusters;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) {
   if (n > (size_t(1) << 40)) return CUDA_ERROR_OUT_OF_MEMORY;
   ++g_state.allocations;
@@ -361,6 +377,7 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint
       {"cuFuncGetAttribute", 2020, (void*)&cuFuncGetAttribute},
       {"cuLaunchKernel", 4000, (void*)&cuLaunchKernel},
       {"cuLaunchKernelEx", 11060, (void*)&cuLaunchKernelEx},
+      {"cuOccupancyMaxActiveClusters", 11070, (void*)&cuOccupancyMaxActiveClusters},
       {"cuMemAlloc", 3020, (void*)&cuMemAlloc_v2},
       {"cuMemFree", 3020, (void*)&cuMemFree_v2},
       {"cuMemcpyHtoD", 3020, (void*)&cuMemcpyHtoD_v2},

@@ -41,6 +41,7 @@ struct FakeCudaState {
   int funcMaxThreads = 1024;
   int clusterLaunch = 1;  // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH
   CUresult launchResult = CUDA_SUCCESS;
+  int maxActiveClusters = 66;  // cuOccupancyMaxActiveClusters' answer
 
   // Records.
   int primaryRetains = 0, primaryReleases = 0;
@@ -52,6 +53,7 @@ struct FakeCudaState {
   int funcMaxDynamicShared = 48 * 1024;
   std::vector<std::pair<int, int>> funcAttributesSet;
   std::vector<FakeLaunch> launches;
+  std::vector<FakeLaunch> occupancyQueries;  // the configs cuOccupancyMaxActiveClusters was asked about
   std::vector<FakeTensorMapCall> tensorMaps;
   int allocations = 0, frees = 0;
 };
