@@ -73,6 +73,34 @@ bool checkLaunchConfig(const std::string& kernel, Dim3 grid, Dim3 block, Dim3 cl
   return diag.errorCount() == before;
 }
 
+namespace {
+
+// A cuLaunchKernelEx configuration with one attribute, the cluster shape (the config points at its
+// own attribute, so it is not copyable).
+struct ClusterLaunchConfig {
+  CUlaunchAttribute attr{};
+  CUlaunchConfig cfg{};
+  ClusterLaunchConfig(Dim3 grid, Dim3 block, Dim3 cluster, uint32_t dynamicSharedBytes) {
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = cluster.x;
+    attr.value.clusterDim.y = cluster.y;
+    attr.value.clusterDim.z = cluster.z;
+    cfg.gridDimX = grid.x;
+    cfg.gridDimY = grid.y;
+    cfg.gridDimZ = grid.z;
+    cfg.blockDimX = block.x;
+    cfg.blockDimY = block.y;
+    cfg.blockDimZ = block.z;
+    cfg.sharedMemBytes = dynamicSharedBytes;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+  }
+  ClusterLaunchConfig(const ClusterLaunchConfig&) = delete;
+  ClusterLaunchConfig& operator=(const ClusterLaunchConfig&) = delete;
+};
+
+}  // namespace
+
 void launch(const Function& fn, Dim3 grid, Dim3 block, Dim3 cluster, uint32_t dynamicSharedBytes,
             const Stream& stream, std::vector<void*> params) {
   ir::DiagnosticEngine diag;
@@ -105,23 +133,9 @@ void launch(const Function& fn, Dim3 grid, Dim3 block, Dim3 cluster, uint32_t dy
         fmt::format("launch of '{}': clusters need a CUDA 11.8 driver or newer; this one is "
                     "CUDA {}",
                     fn.name(), versionString(drv.version())));
-  CUlaunchAttribute attr{};
-  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr.value.clusterDim.x = cluster.x;
-  attr.value.clusterDim.y = cluster.y;
-  attr.value.clusterDim.z = cluster.z;
-  CUlaunchConfig cfg{};
-  cfg.gridDimX = grid.x;
-  cfg.gridDimY = grid.y;
-  cfg.gridDimZ = grid.z;
-  cfg.blockDimX = block.x;
-  cfg.blockDimY = block.y;
-  cfg.blockDimZ = block.z;
-  cfg.sharedMemBytes = dynamicSharedBytes;
-  cfg.hStream = stream.handle();
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  drv.checkCu(drv.launchKernelEx(&cfg, fn.handle(), kernelParams, nullptr), what);
+  ClusterLaunchConfig c(grid, block, cluster, dynamicSharedBytes);
+  c.cfg.hStream = stream.handle();
+  drv.checkCu(drv.launchKernelEx(&c.cfg, fn.handle(), kernelParams, nullptr), what);
 }
 
 int maxActiveClusters(const Function& fn, Dim3 block, Dim3 cluster, uint32_t dynamicSharedBytes) {
@@ -129,24 +143,10 @@ int maxActiveClusters(const Function& fn, Dim3 block, Dim3 cluster, uint32_t dyn
   const Driver& drv = ctx.driver();
   if (cluster.count() <= 1 || !drv.occupancyMaxActiveClusters) return 0;
   ctx.makeCurrent();
-  CUlaunchAttribute attr{};
-  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr.value.clusterDim.x = cluster.x;
-  attr.value.clusterDim.y = cluster.y;
-  attr.value.clusterDim.z = cluster.z;
-  CUlaunchConfig cfg{};
   // The grid only has to be a multiple of the cluster; the answer does not depend on it.
-  cfg.gridDimX = cluster.x;
-  cfg.gridDimY = cluster.y;
-  cfg.gridDimZ = cluster.z;
-  cfg.blockDimX = block.x;
-  cfg.blockDimY = block.y;
-  cfg.blockDimZ = block.z;
-  cfg.sharedMemBytes = dynamicSharedBytes;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
+  ClusterLaunchConfig c(cluster, block, cluster, dynamicSharedBytes);
   int n = 0;
-  drv.checkCu(drv.occupancyMaxActiveClusters(&n, fn.handle(), &cfg),
+  drv.checkCu(drv.occupancyMaxActiveClusters(&n, fn.handle(), &c.cfg),
               fmt::format("the occupancy of '{}' in clusters of {}", fn.name(), cluster.str()));
   return n;
 }

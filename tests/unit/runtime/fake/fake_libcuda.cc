@@ -12,6 +12,23 @@
 namespace {
 FakeCudaState g_state;
 const CUcontext kPrimaryContext = reinterpret_cast<CUcontext>(0xC0);
+
+// What a cuLaunchKernelEx configuration asks for: geometry, shared memory, stream, cluster shape.
+FakeLaunch fromConfig(const CUlaunchConfig* c) {
+  FakeLaunch l;
+  l.grid[0] = c->gridDimX, l.grid[1] = c->gridDimY, l.grid[2] = c->gridDimZ;
+  l.block[0] = c->blockDimX, l.block[1] = c->blockDimY, l.block[2] = c->blockDimZ;
+  l.sharedBytes = c->sharedMemBytes;
+  l.stream = c->hStream;
+  for (unsigned i = 0; i < c->numAttrs; ++i) {
+    if (c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) continue;
+    l.cluster[0] = c->attrs[i].value.clusterDim.x;
+    l.cluster[1] = c->attrs[i].value.clusterDim.y;
+    l.cluster[2] = c->attrs[i].value.clusterDim.z;
+  }
+  return l;
+}
+
 }  // namespace
 
 extern "C" {
@@ -242,37 +259,18 @@ CUresult cuLaunchKernel(CUfunction, unsigned gx, unsigned gy, unsigned gz, unsig
   g_state.launches.push_back(l);
   return g_state.launchResult;
 }
+
 CUresult cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction, void** params, void**) {
-  FakeLaunch l;
-  l.grid[0] = c->gridDimX, l.grid[1] = c->gridDimY, l.grid[2] = c->gridDimZ;
-  l.block[0] = c->blockDimX, l.block[1] = c->blockDimY, l.block[2] = c->blockDimZ;
-  l.sharedBytes = c->sharedMemBytes;
-  l.stream = c->hStream;
+  FakeLaunch l = fromConfig(c);
   l.ex = true;
   l.hasParams = params != nullptr;
   if (params) l.firstParam = params[0];
-  for (unsigned i = 0; i < c->numAttrs; ++i) {
-    if (c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) continue;
-    l.cluster[0] = c->attrs[i].value.clusterDim.x;
-    l.cluster[1] = c->attrs[i].value.clusterDim.y;
-    l.cluster[2] = c->attrs[i].value.clusterDim.z;
-  }
   g_state.launches.push_back(l);
   return g_state.launchResult;
 }
 
 CUresult cuOccupancyMaxActiveClusters(int* n, CUfunction, const CUlaunchConfig* c) {
-  FakeLaunch l;
-  l.grid[0] = c->gridDimX, l.grid[1] = c->gridDimY, l.grid[2] = c->gridDimZ;
-  l.block[0] = c->blockDimX, l.block[1] = c->blockDimY, l.block[2] = c->blockDimZ;
-  l.sharedBytes = c->sharedMemBytes;
-  for (unsigned i = 0; i < c->numAttrs; ++i) {
-    if (c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) continue;
-    l.cluster[0] = c->attrs[i].value.clusterDim.x;
-    l.cluster[1] = c->attrs[i].value.clusterDim.y;
-    l.cluster[2] = c->attrs[i].value.clusterDim.z;
-  }
-  g_state.occupancyQueries.push_back(l);
+  g_state.occupancyQueries.push_back(fromConfig(c));
   *n = g_state.maxActiveClusters;
   return CUDA_SUCCESS;
 }
