@@ -41,10 +41,9 @@ using namespace ir;
 namespace {
 
 // Gives stage s back to the producers: to this block's, and in a cluster to the peer's too, whose
-// multicast also overwrites this block's copy of the stage. The remote arrive is
-// release.cluster: this warp's reads of the stage (its wgmma groups, retired by its wait_group)
-// happen before the peer producer's acquire.cluster wait on its empty[s] and so before its next
-// TMA writes here.
+// multicast also overwrites this block's copy of the stage. Both arrives are issued after this
+// warp's wait_group retired its wgmma groups, so its reads of the stage are complete before either
+// producer can see the arrival, and so before its next TMA writes here.
 void releaseStage(Plan& p, Value* s) {
   p.b.create("kern.mbarrier_arrive", {p.empty, s}, {});
   if (p.clustered())

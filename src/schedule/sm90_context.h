@@ -42,12 +42,13 @@ struct Plan {
   // cluster_m=2: the two blocks of a cluster compute M-adjacent tiles that share the B tile; each
   // loads half of the B stage and multicasts it to both.
   bool clustered() const { return cfg.clusterM > 1; }
-  // The attributes of mbarrier waits: in a cluster they synchronize with the peer block's arrivals
-  // and TMA completions, so they acquire at cluster scope.
-  std::vector<ir::NamedAttr> waitAttrs() const {
-    if (!clustered()) return {};
-    return {{"scope", ir::Attribute("cluster")}};
-  }
+  // The attributes of the ring's mbarrier waits: CTA scope (the default) with or without a
+  // cluster. The full barriers complete by TMA complete-tx, which orders the copies' writes into
+  // this block's shared memory before the phase completes, whichever block issued them; the empty
+  // barriers carry no data, only that the releasing warps' reads are complete (wgmma.wait_group
+  // before the arrive). A cluster-scope acquire would add CCTL.IVALL (an L1 invalidation) after
+  // every wait. CUTLASS's TMA pipelines synchronize the same way.
+  std::vector<ir::NamedAttr> waitAttrs() const { return {}; }
   // Rows of a tile one consumer warpgroup computes (64 or 128: its m64 blocks): a share of the
   // tile when the warpgroups cooperate, the whole tile when they take turns.
   int rowsPerConsumer() const { return pingpong() ? cfg.bm : cfg.bm / cfg.warpsM; }

@@ -17,9 +17,9 @@
 // with {multicast = 0b11}, which lands at the same offset in both blocks and completes its bytes on
 // both blocks' full[s]; so full[s] still expects A box + whole B stage bytes. A producer thus
 // overwrites stage s in both blocks, and empty[s] counts the releases of both blocks' consumers
-// (each consumer warp arrives on its own and on the peer's). The empty wait acquires at cluster
-// scope, pairing with those release.cluster arrivals: the peer's wgmma reads of the stage happen
-// before this block's multicast writes into it. A peer's complete-tx may reach full[s] before this
+// (each consumer warp arrives on its own and on the peer's, after its wgmma reads of the stage are
+// complete), so the peer's reads of the stage are done before this block's multicast writes into
+// it. The waits stay at CTA scope (sm90_context.h, waitAttrs). A peer's complete-tx may reach full[s] before this
 // block's expect_tx of the same phase; the tx-count is then transiently negative, and the phase
 // still cannot complete before the local arrival (PTX ISA, "mbarrier": tx-count range).
 #include "schedule/sm90_context.h"

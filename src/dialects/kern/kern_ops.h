@@ -101,13 +101,17 @@
 //    barrier.cluster.wait.acquire by every thread, at the kernel's top level (not in a role or a
 //    branch: the .aligned forms need the whole warp).
 //  * kern.mbarrier_arrive_remote(bars, i, rank): arrives on barrier i of block `rank` of the
-//    cluster (mapa + mbarrier.arrive.release.cluster.shared::cluster): the thread's prior reads and
-//    writes happen before any access that follows a wait on that barrier's phase.
+//    cluster (mapa + mbarrier.arrive.shared::cluster, default semantics: release at CTA scope). It
+//    publishes that the thread's earlier reads are complete, which the strategies establish before
+//    arriving (wgmma.wait_group); it is not a cluster-scope release of data written before it.
 //  * kern.tma_load {multicast = mask}: the box lands at the same offset in the shared memory of
 //    every block whose rank bit is set in mask (the kernel's cluster), and completes its bytes on
 //    barrier i at the same offset in each of them.
-//  * kern.mbarrier_wait {scope = "cluster"}: the wait acquires at cluster scope (it synchronizes
-//    with arrivals and TMA completions from other blocks of the cluster); "cta" is the default.
+//  * kern.mbarrier_wait {scope = "cluster"}: the wait acquires at cluster scope; "cta" is the
+//    default. A cluster-scope acquire invalidates L1 (CCTL.IVALL) after every passing wait;
+//    sm90_ws_persistent does not need it (TMA's complete-tx orders its writes into this block's
+//    shared memory before the phase completes, whichever block issued the copy) and waits at CTA
+//    scope, as CUTLASS's TMA pipelines do.
 #include <optional>
 #include <string>
 #include <vector>

@@ -183,7 +183,6 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
       uint32_t addr = uint32_t(get(op.operand(0))[size_t(t)] + 8 * get(op.operand(1))[size_t(t)]);
       Barrier& b = peer.barriers_[addr];
       if (b.count == 0) throw std::runtime_error("remote arrive on an uninitialized mbarrier");
-      if (&peer != &b_) peer.signalledByPeer_[addr] = true;
       --b.pending;
       b.maybeComplete();
       ++b_.progress_;
@@ -193,10 +192,6 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     lanes([&](int t) {
       Barrier& b = barrier(t);
       uint32_t addr = uint32_t(get(op.operand(0))[size_t(t)] + 8 * get(op.operand(1))[size_t(t)]);
-      // A phase completed by another block's arrivals or copies synchronizes with them only through
-      // an acquire at cluster scope.
-      if (b_.signalledByPeer_[addr] && op.stringAttr("scope") != "cluster")
-        throw std::runtime_error("an mbarrier other blocks of the cluster signal is waited on at CTA scope");
       int64_t parity = int64_t(get(op.operand(2))[size_t(t)] & 1);
       // The phase of parity P before the current one has completed iff the current phase's parity is not P.
       b_.waitUntil(index_, [&] { return (b.phase & 1) != parity; });

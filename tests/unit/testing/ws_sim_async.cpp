@@ -111,7 +111,6 @@ void Agent::tmaLoad(const Operation& op, const Mask& m) {
     for (BlockSim* to : dests) {
       Barrier& bar = to->barriers_[barAddr];
       if (bar.count == 0) throw std::runtime_error("a TMA copy completes on an uninitialized mbarrier");
-      if (to != &b_) to->signalledByPeer_[barAddr] = true;
       bar.tx -= rows * d.boxDims[0] * eb;
       bar.maybeComplete();
     }

@@ -90,7 +90,6 @@ class BlockSim {
   std::vector<uint8_t> smem_;
   std::unordered_map<const Value*, Lanes> shared_;  // values defined outside the roles
   std::map<uint32_t, Barrier> barriers_;
-  std::map<uint32_t, bool> signalledByPeer_;  // barriers another block arrives on or completes bytes on
   Agent all_;                                 // every thread, in lockstep, outside the roles
   uint64_t& progress_;                        // the cluster's: barrier arrivals and completed copies
 
