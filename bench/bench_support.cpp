@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 #include "kiln/float_formats.h"
@@ -111,6 +113,19 @@ std::string gpuDescription() {
          " MHz, memory clock " + std::to_string(memClockKHz / 1000) + " MHz, L2 " +
          std::to_string(p.l2CacheSize >> 20) + " MB, driver " + std::to_string(driver / 1000) + "." +
          std::to_string((driver % 1000) / 10);
+}
+
+std::vector<Shape> parseShapes(const std::string& s) {
+  std::vector<Shape> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ';')) {
+    Shape sh{};
+    if (std::sscanf(item.c_str(), "%dx%dx%d", &sh.M, &sh.N, &sh.K) != 3)
+      throw std::runtime_error("shape '" + item + "' is not MxNxK");
+    out.push_back(sh);
+  }
+  return out;
 }
 
 }  // namespace kiln::bench

@@ -52,4 +52,10 @@ Comparison compareBf16(const std::vector<uint16_t>& x, const std::vector<uint16_
 std::string gpuDescription();  // name, SM count, clocks, driver — printed once per run
 float bf16ToFloat(uint16_t b);
 
+// A GEMM problem size, and the --shapes syntax "MxNxK;MxNxK" (throws on anything else).
+struct Shape {
+  int M, N, K;
+};
+std::vector<Shape> parseShapes(const std::string& s);
+
 }  // namespace kiln::bench

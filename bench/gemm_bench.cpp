@@ -23,27 +23,13 @@
 using namespace kiln;
 
 namespace {
-struct Shape {
-  int M, N, K;
-};
+using bench::Shape;
 // The BF16 shapes of shared/BENCH.md.
 const std::vector<Shape> kDefaultShapes = {{8192, 8192, 8192}, {4096, 4096, 4096}, {2048, 2048, 2048},
                                            {8192, 1024, 4096}, {8192, 64, 4096},   {64, 5120, 5120},
                                            {128, 8192, 8192},  {4096, 14336, 4096}, {4096, 4096, 14336},
                                            {16384, 1024, 1024}};
 
-std::vector<Shape> parseShapes(const std::string& s) {
-  std::vector<Shape> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ';')) {
-    Shape sh{};
-    if (std::sscanf(item.c_str(), "%dx%dx%d", &sh.M, &sh.N, &sh.K) != 3)
-      throw std::runtime_error("shape '" + item + "' is not MxNxK");
-    out.push_back(sh);
-  }
-  return out;
-}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -82,7 +68,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kiln_gemm_bench: needs a GPU: %s\n", why.c_str());
     return 3;
   }
-  auto shapes = shapesArg.empty() ? kDefaultShapes : parseShapes(shapesArg);
+  auto shapes = shapesArg.empty() ? kDefaultShapes : bench::parseShapes(shapesArg);
   runtime::Context ctx = runtime::Context::primary(*drv);
   std::printf("GPU: %s\n", bench::gpuDescription().c_str());
   Target target = Target::byName("sm_90a").value();

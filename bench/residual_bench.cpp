@@ -28,23 +28,9 @@
 using namespace kiln;
 
 namespace {
-struct Shape {
-  int M, N, K;
-};
+using bench::Shape;
 const std::vector<Shape> kDefaultShapes = {{64, 5120, 5120}, {64, 4096, 6144}, {64, 12288, 4096}, {64, 2048, 12288}};
 
-std::vector<Shape> parseShapes(const std::string& s) {
-  std::vector<Shape> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ';')) {
-    Shape sh{};
-    if (std::sscanf(item.c_str(), "%dx%dx%d", &sh.M, &sh.N, &sh.K) != 3)
-      throw std::runtime_error("shape '" + item + "' is not MxNxK");
-    out.push_back(sh);
-  }
-  return out;
-}
 
 // Builds with the pass skipped (off) or run (on); the environment is restored either way.
 std::optional<Kernel> build(const ir::Module& program, const Target& t, const Config& c, bool passOn,
@@ -84,7 +70,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kiln_residual_bench: needs a GPU: %s\n", why.c_str());
     return 3;
   }
-  auto shapes = shapesArg.empty() ? kDefaultShapes : parseShapes(shapesArg);
+  auto shapes = shapesArg.empty() ? kDefaultShapes : bench::parseShapes(shapesArg);
   runtime::Context ctx = runtime::Context::primary(*drv);
   std::printf("GPU: %s\n", bench::gpuDescription().c_str());
   Target target = Target::byName("sm_90a").value();

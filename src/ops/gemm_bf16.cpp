@@ -69,12 +69,11 @@ const GemmVariant* findGemmBf16Variant(std::string_view name) {
   return nullptr;
 }
 
-bool GemmVariant::eligible(const GemmProblem& p, const Target& t, std::string* why) const {
+bool commonEligible(const GemmProblem& p, std::string* why) {
   auto no = [&](std::string reason) {
     if (why) *why = std::move(reason);
     return false;
   };
-  if (config.strategy == "sm90_ws_persistent") return sm90Eligible(*this, p, t, why);
   using S = ir::ScalarType;
   if (p.a != S::BF16 || p.b != S::BF16)
     return no(fmt::format("A and B must be bf16, not {} and {}", ir::scalarName(p.a), ir::scalarName(p.b)));
@@ -83,6 +82,25 @@ bool GemmVariant::eligible(const GemmProblem& p, const Target& t, std::string* w
   if (!p.cRowMajor) return no("C must be row-major (N contiguous)");
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return no("M, N and K must be positive");
   if (p.k % 8 != 0) return no(fmt::format("K = {} is not a multiple of 8 (16-byte operand rows)", p.k));
+  return true;
+}
+
+double tileShapeScore(const Config& c, const GemmProblem& p, const Target& t) {
+  int64_t tm = ceilDiv(p.m, c.bm), tn = ceilDiv(p.n, c.bn), tiles = tm * tn;
+  double useful = double(p.m) * double(p.n) / (double(tm * c.bm) * double(tn * c.bn));
+  int64_t sms = std::max(1, t.referenceSms);
+  double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
+  double intensity = (double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0;
+  return useful * waves * intensity;
+}
+
+bool GemmVariant::eligible(const GemmProblem& p, const Target& t, std::string* why) const {
+  auto no = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
+  if (!commonEligible(p, why)) return false;
+  if (config.strategy == "sm90_ws_persistent") return sm90Eligible(*this, p, t, why);
   if (!p.bKMajor && p.n % 8 != 0)
     return no(fmt::format("N = {} is not a multiple of 8 (16-byte rows of a row-major B)", p.n));
   if (p.n % 2 != 0) return no(fmt::format("N = {} is odd (the output is stored in pairs)", p.n));
@@ -96,11 +114,6 @@ bool GemmVariant::eligible(const GemmProblem& p, const Target& t, std::string* w
 double GemmVariant::preference(const GemmProblem& p, const Target& t) const {
   if (config.strategy == "sm90_ws_persistent") return sm90Preference(*this, p, t);
   const Config& c = config;
-  int64_t tm = ceilDiv(p.m, c.bm), tn = ceilDiv(p.n, c.bn), tiles = tm * tn;
-  double useful = double(p.m) * double(p.n) / (double(tm * c.bm) * double(tn * c.bn));
-  int64_t sms = std::max(1, t.referenceSms);
-  double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
-  double intensity = (double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0;
   // The deepest registered pipeline of this tile shape that still lets two CTAs share an SM (the
   // H200 run, bench/results/2026-11-29-h200-sm80-family: 128x128x64 is fastest at 3 stages,
   // 96 KB, not 4 at 128 KB; 64x64x64 at 4) and that K is long enough to fill.
@@ -122,7 +135,7 @@ double GemmVariant::preference(const GemmProblem& p, const Target& t) const {
   }
   double depth = c.stages == wantStages ? 1.0 : 0.95;
   double kstep = (c.bk == 64) == (p.k >= 1024) ? 1.0 : 0.97;
-  return useful * waves * intensity * depth * kstep;
+  return tileShapeScore(c, p, t) * depth * kstep;
 }
 
 std::unique_ptr<ir::Module> GemmVariant::program(bool bKMajor) const {

@@ -66,6 +66,11 @@ const std::vector<GemmVariant>& gemmBf16Variants();
 std::vector<GemmVariant> gemmBf16Sm90Variants();
 bool sm90Eligible(const GemmVariant& v, const GemmProblem& p, const Target& t, std::string* why);
 double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& t);
+// What both parts share (gemm_bf16.cpp): the problem checks every variant makes (bf16 in and out,
+// A and C row-major, positive dims, K % 8 == 0; the reason in *why), and the tile shape terms of
+// the preference, useful * waves * intensity.
+bool commonEligible(const GemmProblem& p, std::string* why);
+double tileShapeScore(const Config& c, const GemmProblem& p, const Target& t);
 const GemmVariant* findGemmBf16Variant(std::string_view name);
 
 struct GemmSelection {

@@ -30,7 +30,6 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 256, 2, 4, true, false, 2}, {128, 128, 2, 5, true, true, 2},
 };
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
@@ -62,15 +61,8 @@ bool sm90Eligible(const GemmVariant& v, const GemmProblem& p, const Target& t, s
     if (why) *why = std::move(reason);
     return false;
   };
-  using S = ir::ScalarType;
+  // The problem checks of every variant (commonEligible) have passed.
   if (!t.wgmma || !t.tma) return no(t.name + " has no wgmma / TMA (the sm90 variants need sm_90a)");
-  if (p.a != S::BF16 || p.b != S::BF16)
-    return no(fmt::format("A and B must be bf16, not {} and {}", ir::scalarName(p.a), ir::scalarName(p.b)));
-  if (p.c != S::BF16) return no(fmt::format("the output must be bf16, not {}", ir::scalarName(p.c)));
-  if (!p.aRowMajor) return no("A must be row-major (K contiguous)");
-  if (!p.cRowMajor) return no("C must be row-major (N contiguous)");
-  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return no("M, N and K must be positive");
-  if (p.k % 8 != 0) return no(fmt::format("K = {} is not a multiple of 8 (16-byte TMA strides)", p.k));
   if (p.n % 8 != 0) return no(fmt::format("N = {} is not a multiple of 8 (16-byte TMA strides)", p.n));
   int64_t smem = sm90Shape(v.config, 2).smemBytes;
   if (smem > t.maxSmemPerBlock)
@@ -80,11 +72,6 @@ bool sm90Eligible(const GemmVariant& v, const GemmProblem& p, const Target& t, s
 
 double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& t) {
   const Config& c = v.config;
-  int64_t tm = ceilDiv(p.m, c.bm), tn = ceilDiv(p.n, c.bn), tiles = tm * tn;
-  double useful = double(p.m) * double(p.n) / (double(tm * c.bm) * double(tn * c.bn));
-  int64_t sms = std::max(1, t.referenceSms);
-  double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
-  double intensity = (double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0;
   // Between variants of one tile shape (bench/results/2026-11-29-h200-sm90-pp/ and -final/): the TMA-store
   // epilogue beats the direct one on every large shape (it overlaps the global writes with the next
   // tile), and the deepest registered ring wins where the operand stream is memory-bound (64x64
@@ -105,7 +92,7 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;
   // 128x64 s8, 192 KB, 0.93x).
   double inflight = 1.0 + 0.02 * double(c.stages) * double(c.bm + c.bn) * c.bk * 2 / double(t.maxSmemPerBlock);
-  return 2.0 * useful * waves * intensity * epilogue * depth * cluster * inflight;
+  return 2.0 * tileShapeScore(c, p, t) * epilogue * depth * cluster * inflight;
 }
 
 }  // namespace kiln::ops

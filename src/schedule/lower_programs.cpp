@@ -40,4 +40,10 @@ bool lowerPrograms(ir::Module& m, const StrategyLowering& s, ir::DiagnosticEngin
   return ok;
 }
 
+ir::Attribute pairList(const std::vector<std::pair<std::string, int64_t>>& v) {
+  ir::Attribute::Array a;
+  for (const auto& [name, n] : v) a.push_back(ir::Attribute::Array{ir::Attribute(name), ir::Attribute(n)});
+  return ir::Attribute(a);
+}
+
 }  // namespace kiln

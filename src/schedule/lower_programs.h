@@ -3,7 +3,10 @@
 // kern.kernel its strategy builds. The program's optional {target = "sm_..", config = "..."}
 // attributes choose the target and the schedule; a config of another strategy is an error.
 #include <memory>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
@@ -24,5 +27,9 @@ struct StrategyLowering {
 };
 
 bool lowerPrograms(ir::Module& m, const StrategyLowering& s, ir::DiagnosticEngine& diag);
+
+// A kernel attribute listing (name, value) pairs, as [["K", 8], ["N", 8]] ({requires}, {align},
+// {role_regs}).
+ir::Attribute pairList(const std::vector<std::pair<std::string, int64_t>>& v);
 
 }  // namespace kiln

@@ -12,12 +12,6 @@ using namespace ir;
 
 namespace {
 
-Attribute pairList(const std::vector<std::pair<std::string, int64_t>>& v) {
-  Attribute::Array a;
-  for (const auto& [name, n] : v) a.push_back(Attribute::Array{Attribute(name), Attribute(n)});
-  return Attribute(a);
-}
-
 // Block coordinates: which (M, N) tile this block computes.
 void blockCoordinates(sm80::Context& cx) {
   KernBuilder& b = cx.b;

@@ -28,12 +28,6 @@ using namespace ir;
 
 namespace {
 
-Attribute pairList(const std::vector<std::pair<std::string, int64_t>>& v) {
-  Attribute::Array a;
-  for (const auto& [name, n] : v) a.push_back(Attribute::Array{Attribute(name), Attribute(n)});
-  return Attribute(a);
-}
-
 std::string tensorName(const Value* tensor) { return tensor->definingOp()->stringAttr("name"); }
 
 // One region op with its block, built by `fill` at the end of that block.

@@ -13,6 +13,7 @@
 #include "ops/gemm_configs.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
+#include "tests/gpu/ops/gemm_reference.h"
 
 namespace kiln {
 namespace {
@@ -22,31 +23,10 @@ struct Shape {
 };
 const Shape kShapes[] = {{128, 128, 64}, {64, 256, 128}, {256, 64, 96}, {77, 45, 40}, {1, 64, 32}, {200, 136, 264}};
 
-// fp64 reference of C = A·B (B row-major [K, N], or K-major when kMajor) on BF16 inputs.
 std::vector<double> reference(const std::vector<uint16_t>& A, const std::vector<uint16_t>& B, Shape s, bool kMajor) {
-  std::vector<double> C(size_t(s.M) * s.N, 0.0);
-  for (int m = 0; m < s.M; ++m)
-    for (int k = 0; k < s.K; ++k) {
-      double a = bf16BitsToFloat(A[size_t(m) * s.K + k]);
-      for (int n = 0; n < s.N; ++n) {
-        double b = bf16BitsToFloat(kMajor ? B[size_t(n) * s.K + k] : B[size_t(k) * s.N + n]);
-        C[size_t(m) * s.N + n] += a * b;
-      }
-    }
-  return C;
+  return testing::gemmReference(A, B, s.M, s.N, s.K, kMajor);
 }
-
-double relError(const std::vector<uint16_t>& out, const std::vector<double>& ref, size_t* nonFinite) {
-  double num = 0, den = 0;
-  *nonFinite = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    double x = bf16BitsToFloat(out[i]);
-    if (!std::isfinite(x)) ++*nonFinite;
-    else num += (x - ref[i]) * (x - ref[i]);
-    den += ref[i] * ref[i];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
+using testing::relError;
 
 class GemmGpu : public ::testing::TestWithParam<std::string> {
  protected:

@@ -63,6 +63,34 @@ void Agent::wgmma(const Operation& op, const Mask& m) {
   for (int i = 0; i < nacc; ++i) vals_[op.result(unsigned(i))] = out[size_t(i)];
 }
 
+// Walks a TMA box with the 128B swizzle (CU_TENSOR_MAP_SWIZZLE_128B): for each element, whether it
+// lies inside the tensor, its global address (when inside), and its shared-memory address from
+// `smem` (16-byte chunks of each 128-byte row at address bits [4:6] ^ [7:9]).
+void forEachBoxElement(const runtime::TensorMapDesc& d, const std::vector<int64_t>& c, uint64_t smem,
+                       const std::function<void(bool in, uint64_t global, uint64_t shared)>& f) {
+  int eb = bitWidth(d.dtype) / 8;
+  size_t rank = d.globalDims.size();
+  int64_t rows = 1;
+  for (size_t i = 1; i < rank; ++i) rows *= d.boxDims[i];
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t rem = row, addr = 0;
+    bool in = true;
+    for (size_t i = 1; i < rank; ++i) {
+      int64_t x = c[i] + rem % d.boxDims[i];
+      rem /= d.boxDims[i];
+      in = in && x >= 0 && uint64_t(x) < d.globalDims[i];
+      addr += x * int64_t(d.globalStrides[i - 1]);
+    }
+    for (int64_t e = 0; e < int64_t(d.boxDims[0]); ++e) {
+      int64_t x = c[0] + e;
+      bool inside = in && x >= 0 && uint64_t(x) < d.globalDims[0];
+      uint64_t a = smem + uint64_t(row) * uint64_t(d.boxDims[0] * eb) + uint64_t(e * eb);
+      a ^= ((a >> 7) & 7) << 4;
+      f(inside, inside ? d.globalAddress + uint64_t(addr + x * eb) : 0, a);
+    }
+  }
+}
+
 void Agent::tmaLoad(const Operation& op, const Mask& m) {
   int T = b_.T_;
   auto lanes = [&](const std::function<void(int)>& f) {
@@ -85,33 +113,18 @@ void Agent::tmaLoad(const Operation& op, const Mask& m) {
     for (size_t i = 0; i < rank; ++i) c.push_back(asI(get(op.operand(unsigned(5 + i)))[size_t(t)], types::i32()));
     uint64_t dst = get(op.operand(1))[size_t(t)] + get(op.operand(2))[size_t(t)] * uint64_t(l.stageBytes()) +
                    uint64_t(op.intAttr("row", 0)) * uint64_t(l.rowBytes());
-    int64_t rows = 1;
-    for (size_t i = 1; i < rank; ++i) rows *= d.boxDims[i];
-    for (int64_t row = 0; row < rows; ++row) {
-      int64_t rem = row, addr = 0;
-      bool in = true;
-      std::vector<int64_t> idx(rank);
-      for (size_t i = 1; i < rank; ++i) {
-        idx[i] = c[i] + rem % d.boxDims[i];
-        rem /= d.boxDims[i];
-        in = in && idx[i] >= 0 && uint64_t(idx[i]) < d.globalDims[i];
-        addr += idx[i] * int64_t(d.globalStrides[i - 1]);
-      }
-      for (int64_t e = 0; e < int64_t(d.boxDims[0]); ++e) {
-        int64_t x = c[0] + e;
-        uint16_t v = 0;
-        if (in && x >= 0 && uint64_t(x) < d.globalDims[0])
-          std::memcpy(&v, b_.mem_.ptr(d.globalAddress + uint64_t(addr + x * eb), size_t(eb)), size_t(eb));
-        uint64_t a = dst + uint64_t(row) * uint64_t(d.boxDims[0] * eb) + uint64_t(e * eb);
-        a ^= ((a >> 7) & 7) << 4;
-        for (BlockSim* to : dests) std::memcpy(to->shared(a, 2), &v, 2);
-      }
-    }
+    int64_t elems = 1;
+    for (size_t i = 0; i < rank; ++i) elems *= d.boxDims[i];
+    forEachBoxElement(d, c, dst, [&](bool in, uint64_t global, uint64_t shared) {
+      uint16_t v = 0;  // outside the tensor: zero fill
+      if (in) std::memcpy(&v, b_.mem_.ptr(global, size_t(eb)), size_t(eb));
+      for (BlockSim* to : dests) std::memcpy(to->shared(shared, 2), &v, 2);
+    });
     uint32_t barAddr = uint32_t(get(op.operand(3))[size_t(t)] + 8 * get(op.operand(4))[size_t(t)]);
     for (BlockSim* to : dests) {
       Barrier& bar = to->barriers_[barAddr];
       if (bar.count == 0) throw std::runtime_error("a TMA copy completes on an uninitialized mbarrier");
-      bar.tx -= rows * d.boxDims[0] * eb;
+      bar.tx -= elems * eb;
       bar.maybeComplete();
     }
     ++b_.progress_;
@@ -188,26 +201,10 @@ void Agent::tmaStore(const Operation& op, const Mask& m) {
     for (size_t i = 0; i < rank; ++i) c.push_back(asI(get(op.operand(unsigned(3 + i)))[size_t(t)], types::i32()));
     uint64_t src = get(op.operand(1))[size_t(t)] + get(op.operand(2))[size_t(t)] * uint64_t(l.stageBytes()) +
                    uint64_t(op.intAttr("row", 0)) * uint64_t(l.rowBytes());
-    int64_t rows = 1;
-    for (size_t i = 1; i < rank; ++i) rows *= d.boxDims[i];
-    for (int64_t row = 0; row < rows; ++row) {
-      int64_t rem = row, addr = 0;
-      bool in = true;
-      for (size_t i = 1; i < rank; ++i) {
-        int64_t x = c[i] + rem % d.boxDims[i];
-        rem /= d.boxDims[i];
-        in = in && x >= 0 && uint64_t(x) < d.globalDims[i];
-        addr += x * int64_t(d.globalStrides[i - 1]);
-      }
-      for (int64_t e = 0; in && e < int64_t(d.boxDims[0]); ++e) {
-        int64_t x = c[0] + e;
-        if (x < 0 || uint64_t(x) >= d.globalDims[0]) continue;
-        uint64_t a = src + uint64_t(row) * uint64_t(d.boxDims[0] * eb) + uint64_t(e * eb);
-        a ^= ((a >> 7) & 7) << 4;
-        std::memcpy(b_.mem_.ptr(d.globalAddress + uint64_t(addr + x * eb), size_t(eb)), b_.shared(a, size_t(eb)),
-                    size_t(eb));
-      }
-    }
+    // Outside the tensor: clipped, nothing written.
+    forEachBoxElement(d, c, src, [&](bool in, uint64_t global, uint64_t shared) {
+      if (in) std::memcpy(b_.mem_.ptr(global, size_t(eb)), b_.shared(shared, size_t(eb)), size_t(eb));
+    });
   });
 }
 
