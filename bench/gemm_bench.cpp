@@ -45,7 +45,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"sm80", "sm90", "all"}));
   app.add_option("--variants", variantsArg,
                  "Only these registered variants, by name, comma-separated (the family's pick is timed too)");
+  std::vector<std::string> extraConfigs;
+  app.add_option("--config", extraConfigs,
+                 "Also time this config line (repeatable; with --variants, only those and these), e.g. a variant's line with one key changed");
   CLI11_PARSE(app, argc, argv);
+  for (const auto& line : extraConfigs) {
+    ir::DiagnosticEngine diag;
+    if (!Config::parse(line, diag)) {
+      std::fprintf(stderr, "kiln_gemm_bench: --config '%s': %s", line.c_str(), diag.str().c_str());
+      return 2;
+    }
+  }
   std::vector<std::string> only;
   {
     std::stringstream ss(variantsArg);
@@ -87,6 +97,7 @@ int main(int argc, char** argv) {
     configs.clear();
     for (const auto& name : only) configs.push_back(ops::findGemmBf16Variant(name)->config.str());
   }
+  for (const auto& line : extraConfigs) configs.push_back(Config::parse(line).str());
   // The family's pick for each shape is timed too, built if not listed: on sm_90a, or with
   // --family sm80 on sm_90 (no wgmma), where it picks among the sm80_multistage variants.
   Target pickTarget = family == "sm80" ? Target::byName("sm_90").value() : target;

@@ -51,6 +51,7 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     if (s.tmaStore) v.config.epilogue = EpilogueStore::Tma;
     if (s.pingpong) v.config.consumers = Consumers::Pingpong;
     v.config.clusterM = s.clusterM;
+    v.config.l2Hint = L2Hint::Reuse;
     t.push_back(std::move(v));
   }
   return t;

@@ -55,6 +55,7 @@ const std::vector<std::pair<const char*, Consumers>> kConsumers = {{"cooperative
 const std::vector<std::pair<const char*, FragPrefetch>> kFragPrefetch = {{"none", FragPrefetch::None},
                                                                          {"a", FragPrefetch::A},
                                                                          {"ab", FragPrefetch::AB}};
+const std::vector<std::pair<const char*, L2Hint>> kL2Hints = {{"none", L2Hint::None}, {"reuse", L2Hint::Reuse}};
 const std::vector<std::pair<const char*, bool>> kBools = {{"false", false}, {"true", true}};
 
 template <typename E>
@@ -100,6 +101,8 @@ const std::vector<Key>& keys() {
           [](Config& c, std::string_view v) { return parseEnum("consumers", v, kConsumers, c.consumers); }},
       Key{"frag_prefetch", [](const Config& c) { return std::string(enumName(kFragPrefetch, c.fragPrefetch)); },
           [](Config& c, std::string_view v) { return parseEnum("frag_prefetch", v, kFragPrefetch, c.fragPrefetch); }},
+      Key{"l2_hint", [](const Config& c) { return std::string(enumName(kL2Hints, c.l2Hint)); },
+          [](Config& c, std::string_view v) { return parseEnum("l2_hint", v, kL2Hints, c.l2Hint); }},
   };
   return k;
 }
@@ -243,6 +246,9 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (c.consumers != Consumers::Cooperative)
     diag.error(loc) << "consumers=pingpong alternates tiles between consumer warpgroups; " << c.strategy
                     << " has no warpgroup roles (use consumers=cooperative)";
+  if (c.l2Hint != L2Hint::None)
+    diag.error(loc) << "l2_hint=reuse is not supported by " << c.strategy
+                    << " yet (its cp.async loads carry no cache policy); use l2_hint=none";
   return diag.errorCount() == errors;
 }
 

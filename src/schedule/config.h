@@ -48,6 +48,14 @@ enum class FragPrefetch : uint8_t {
          // 254-255 registers and some spill (K-major B at bk=64)
 };
 
+// Which operand loads carry an L2 cache policy (warp-specialized strategies' TMA loads).
+enum class L2Hint : uint8_t {
+  None,   // no policy: every load is evict_normal
+  Reuse,  // an operand that no other block reads (A when N fits one tile column, B when M fits one
+          // tile or cluster row; decided by the kernel from the launch's M and N) is loaded
+          // evict_first, so streaming it does not displace what L2 holds
+};
+
 struct Config {
   std::string strategy = "sm80_multistage";
   int bm = 128;       // block tile rows (M)
@@ -67,6 +75,7 @@ struct Config {
   int regsConsumer = 0;
   Consumers consumers = Consumers::Cooperative;
   FragPrefetch fragPrefetch = FragPrefetch::A;
+  L2Hint l2Hint = L2Hint::None;
 
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,

@@ -12,16 +12,19 @@
 // Copies past M, N or K are filled with zeros by TMA and still count their full bytes, so ragged
 // tiles need nothing special here.
 //
-// cluster_m=2 (docs/sm90-strategy.md, "Clusters and multicast"): the two blocks of a cluster run
-// this for M-adjacent tiles that share the B tile. Each loads its own A box and half of the B stage
-// with {multicast = 0b11}, which lands at the same offset in both blocks and completes its bytes on
-// both blocks' full[s]; so full[s] still expects A box + whole B stage bytes. A producer thus
-// overwrites stage s in both blocks, and empty[s] counts the releases of both blocks' consumers
-// (each consumer warp arrives on its own and on the peer's, after its wgmma reads of the stage are
-// complete), so the peer's reads of the stage are done before this block's multicast writes into
-// it. The waits stay at CTA scope (sm90_context.h, waitAttrs). A peer's complete-tx may reach full[s] before this
-// block's expect_tx of the same phase; the tx-count is then transiently negative, and the phase
-// still cannot complete before the local arrival (PTX ISA, "mbarrier": tx-count range).
+// l2_hint=reuse: an operand that no other block reads is loaded L2 evict_first, so streaming it
+// (52 MB of B at 64x5120x5120) does not evict what L2 holds: in a model, the next layer's inputs; in
+// the benchmark, the dirty lines of its L2 flush (ncu: 21 MB of them written back during one
+// 64x5120x5120 GEMM without the hint, 1.6 MB with it). Each A tile is read by the ceil(N / bn) blocks
+// of its tile row; each B tile by the ceil(M / (bm * cluster_m)) of its tile column (a cluster reads
+// it once and multicasts). One more condition: the tensor maps promote L2 fills to 256 bytes, so a
+// copy of 128-byte rows also brings in the next 128 bytes, which this block reads one K step later
+// (A, K-major B) or another block reads (row-major B at bn = 64); evict_first would drop them before
+// that read and fetch them twice (the H200: 2-4x slower at 8192x64x4096). So an operand streams only
+// when a K step's copies cover whole 256-byte segments: for BF16, row-major B at bn a multiple of
+// 128 with N a multiple of 128 (rows start on segments); A and K-major B would need bk = 128, which
+// this strategy does not build (one 128-byte box row per K step). The kernel decides from the
+// launch's M, N and K.
 #include "schedule/sm90_context.h"
 
 namespace kiln::sm90 {
@@ -48,6 +51,21 @@ void buildProducer(Plan& p) {
     b.create("scf.yield", {}, {});
     b.setInsertionPointToEnd(thenB);
     b.setLoc(p.g.reduce->loc());
+    Value *streamA = nullptr, *streamB = nullptr;
+    if (c.l2Hint == L2Hint::Reuse) {
+      // A K step's copies of an operand cover whole 256-byte segments when the tile's extent along
+      // the operand's contiguous dim is a multiple of 256 bytes, and so is that dim's row length
+      // (rows then start on segments). Null: never, for this config.
+      auto segments = [&](int64_t tileWidth, ir::ScalarType elem, Value* rowLength) -> Value* {
+        int64_t bytes = ir::bitWidth(elem) / 8, perSegment = 256 / bytes;
+        if (tileWidth * bytes % 256 != 0) return nullptr;
+        return b.cmp("eq", b.andi(rowLength, b.i32(perSegment - 1)), b.i32(0));
+      };
+      if (Value* whole = segments(c.bk, p.g.abType, p.dimK))
+        streamA = b.named(b.andi(b.cmp("sle", p.dimN, b.i32(c.bn)), whole), "stream_a");
+      if (Value* whole = p.g.bKMajor ? segments(c.bk, p.g.bType, p.dimK) : segments(c.bn, p.g.bType, p.dimN))
+        streamB = b.named(b.andi(b.cmp("sle", p.dimM, b.i32(int64_t(c.bm) * c.clusterM)), whole), "stream_b");
+    }
     Operation* loop = b.create("scf.for", {b.i32(0), p.ktiles, b.i32(1), p.stage0, p.phase0},
                                {types::i32(), types::i32()}, {}, 1);
     Block* body = loop->region(0).addBlock();
@@ -70,6 +88,10 @@ void buildProducer(Plan& p) {
         ops.insert(ops.end(), xy.begin(), xy.end());
         std::vector<NamedAttr> attrs = {{"row", row}};
         if (multicast) attrs.push_back({"multicast", int64_t{3}});
+        if (Value* stream = map == p.tmA ? streamA : streamB) {
+          ops.push_back(stream);
+          attrs.push_back({"stream", true});
+        }
         b.create("kern.tma_load", ops, {}, attrs);
       };
       b.setLoc(p.g.loadA->loc());

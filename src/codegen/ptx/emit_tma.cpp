@@ -15,6 +15,11 @@
 // has been read, after which it may be overwritten). A CTA
 // launched without a cluster is a cluster of one, so its own shared::cta addresses are valid
 // shared::cluster addresses.
+//   {stream}: createpolicy.fractional.L2::evict_first.b64 policy, 1.0;
+//             @flag  cp.async.bulk.tensor... .L2::cache_hint [dst], [tmap, {...}], [bar](, mask), policy
+//             @!flag cp.async.bulk.tensor... [dst], [tmap, {...}], [bar](, mask)
+// (PTX ISA, "createpolicy": an opaque policy applied by the loads that name it; evict_first lines
+// are the first candidates for replacement, so data read once does not displace what L2 holds).
 #include <fmt/format.h>
 
 #include "codegen/ptx/emitter.h"
@@ -31,23 +36,39 @@ bool emitTmaLoad(KernelEmitter& e, const Operation& op) {
                      e.use(op.operand(1)).str()));
   Reg bar = b.reg(RegClass::B32);
   b.inst(fmt::format("mad.lo.s32 {}, {}, 8, {}", bar.str(), e.use(op.operand(4)).str(), e.use(op.operand(3)).str()));
-  std::string coords;
-  for (unsigned i = 5; i < op.numOperands(); ++i) coords += (i > 5 ? ", " : "") + e.use(op.operand(i)).str();
   int64_t rowOff = op.intAttr("row", 0) * l.rowBytes();
   SharedAddress addr{dst, rowOff};
+  // {stream}: the last operand is the i1 that picks the evict_first copy; the coordinates stop
+  // before it.
+  const bool stream = op.attr("stream") && op.attr("stream")->asBool();
+  const unsigned nCoords = op.numOperands() - 5 - (stream ? 1 : 0);
+  std::string coords;
+  for (unsigned i = 5; i < 5 + nCoords; ++i) coords += (i > 5 ? ", " : "") + e.use(op.operand(i)).str();
+  std::string head = fmt::format("cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                                 nCoords);
+  std::string mask;
   if (op.attr("multicast")) {
     // {multicast = mask}: the 16-bit ctaMask operand; dst and bar are this block's offsets, used in
     // every destination block (PTX ISA 8.0, sm_90a).
     e.requirePtxIsa(8, 0);
-    Reg mask = b.reg(RegClass::B16);
-    b.inst(fmt::format("mov.b16 {}, {}", mask.str(), op.intAttr("multicast", 0)));
-    b.inst(fmt::format("cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::"
-                       "cluster {}, [{}, {{{}}}], [{}], {}",
-                       op.numOperands() - 5, addr.operand(), e.use(op.operand(0)).str(), coords, bar.str(), mask.str()));
+    Reg m = b.reg(RegClass::B16);
+    b.inst(fmt::format("mov.b16 {}, {}", m.str(), op.intAttr("multicast", 0)));
+    head += ".multicast::cluster";
+    mask = ", " + m.str();
+  }
+  std::string operands = fmt::format("{}, [{}, {{{}}}], [{}]{}", addr.operand(), e.use(op.operand(0)).str(), coords,
+                                     bar.str(), mask);
+  if (!stream) {
+    b.inst(head + " " + operands);
     return true;
   }
-  b.inst(fmt::format("cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes {}, [{}, {{{}}}], [{}]",
-                     op.numOperands() - 5, addr.operand(), e.use(op.operand(0)).str(), coords, bar.str()));
+  // Both forms, predicated on the flag: the plain copy stays exactly what it is without {stream}
+  // (an explicit evict_normal policy is not the same as none: it measured slower on the H200).
+  Reg policy = b.reg(RegClass::B64);
+  b.inst(fmt::format("createpolicy.fractional.L2::evict_first.b64 {}, 1.0", policy.str()));
+  Reg flag = e.use(op.operand(op.numOperands() - 1));
+  b.instIf(flag, head + ".L2::cache_hint " + operands + ", " + policy.str());
+  b.instIf(flag, head + " " + operands, /*negate=*/true);
   return true;
 }
 

@@ -70,7 +70,11 @@
 //  * kern.tma_load(map, buf, slot, bars, i, c0, c1(, c2)) {row}: cp.async.bulk.tensor of the map's
 //    box whose first element is at coords (c0 fastest) into stage `slot` of buf starting at row
 //    {row}; the box's rows are the buffer's rows (box[0] * sizeof(e) == row bytes). Elements out of
-//    the tensor are written as zeros. The full box's bytes complete on barrier i.
+//    the tensor are written as zeros. The full box's bytes complete on barrier i. {stream = true}:
+//    one more operand, an i1; when it holds, the copy reads through L2 as evict_first
+//    (createpolicy.fractional.L2::evict_first, .L2::cache_hint; PTX ISA "createpolicy"): for data no
+//    other block will read, which then does not displace what L2 holds. When it does not hold, the
+//    copy is the plain one (no cache policy at all).
 //  * kern.wgmma_desc(buf, slot, r) {row, col, major, lbo, sbo}: the 64-bit matrix descriptor (PTX
 //    ISA "Matrix Descriptor Format") of the 128B-swizzled stage starting at row r + {row}, column
 //    {col}; r + {row} must be a multiple of 8 (the swizzle atom). {lbo}/{sbo}: leading/stride byte

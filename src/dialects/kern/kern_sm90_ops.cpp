@@ -3,6 +3,8 @@
 // rules are cited where they are checked.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "dialects/kern/kern_ops.h"
 #include "dialects/kern/kern_verify.h"
 #include "kiln/ir/op_registry.h"
@@ -152,17 +154,26 @@ bool verifyFence(const Operation& op, DiagnosticEngine& d) {
 
 bool verifyTmaLoad(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;
-  if (op.numOperands() < 7 || op.numOperands() > 8)
-    return d.error(op.loc()) << "'kern.tma_load' takes (map, buf, slot, bars, i) and 2 or 3 coordinates";
+  const Attribute* streamAttr = op.attr("stream");
+  if (streamAttr && !streamAttr->isBool())
+    return d.error(op.loc()) << "'kern.tma_load' {stream} is true or false";
+  const unsigned stream = streamAttr && streamAttr->asBool() ? 1 : 0;
+  const unsigned nOperands = op.numOperands() - std::min<size_t>(stream, op.numOperands());
+  if (nOperands < 7 || nOperands > 8)
+    return d.error(op.loc()) << "'kern.tma_load' takes (map, buf, slot, bars, i) and 2 or 3 coordinates"
+                             << (stream ? ", then the i1 stream flag" : "");
+  if (stream && !op.operand(nOperands)->type().isScalar(ScalarType::I1))
+    return d.error(op.loc()) << "'kern.tma_load' {stream = true} takes an i1 as its last operand (true: load "
+                                "L2 evict_first)";
   auto tm = tensorMapType(op.operand(0)->type());
   if (!tm) return d.error(op.loc()) << "'kern.tma_load' needs a tmap<...> kernel parameter as its map";
   auto layout = swizzled128(op, op.operand(1), d);
   if (!layout) return false;
   bool ok = isI32(op.operand(2)->type()) && mbarrierCount(op.operand(3)->type()) > 0 && isI32(op.operand(4)->type());
-  for (unsigned i = 5; i < op.numOperands(); ++i) ok = ok && isI32(op.operand(i)->type());
+  for (unsigned i = 5; i < nOperands; ++i) ok = ok && isI32(op.operand(i)->type());
   if (!ok) return d.error(op.loc()) << "'kern.tma_load' needs an i32 slot, an mbarrier ring, an i32 index and i32 coordinates";
-  if (op.numOperands() - 5 != tm->box.size())
-    return d.error(op.loc()) << "'kern.tma_load' gives " << op.numOperands() - 5 << " coordinates for a rank-"
+  if (nOperands - 5 != tm->box.size())
+    return d.error(op.loc()) << "'kern.tma_load' gives " << nOperands - 5 << " coordinates for a rank-"
                              << tm->box.size() << " tensor map";
   if (tm->elem != layout->elem || tm->box[0] * layout->elemBytes() != layout->rowBytes())
     return d.error(op.loc()) << "'kern.tma_load' box rows (" << tm->box[0] << " x " << scalarName(tm->elem)

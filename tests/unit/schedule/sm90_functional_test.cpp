@@ -42,8 +42,11 @@ std::vector<uint8_t> bytesOf(const std::vector<uint16_t>& v) {
 
 // `mutate` edits the compiled kernel before it runs (to show the simulator catches a broken
 // protocol); then the simulator must report an error containing `expectError`.
+// `evictFirstBytes` (optional) receives, per tensor map (A, B(, C)), the bytes its TMA loads read
+// under an L2 evict_first policy.
 void check(const std::string& configText, const Problem& p,
-           const std::function<void(ir::Operation& kernel)>& mutate = {}, const std::string& expectError = "") {
+           const std::function<void(ir::Operation& kernel)>& mutate = {}, const std::string& expectError = "",
+           std::vector<int64_t>* evictFirstBytes = nullptr) {
   Config config = Config::parse(configText);
   auto program = p.batch ? examples::batchedGemm() : p.kMajor ? examples::gemmKMajorB() : examples::gemmBf16();
   ir::DiagnosticEngine diag;
@@ -85,6 +88,10 @@ void check(const std::string& configText, const Problem& p,
   }
   int64_t tiles = r->launch.gridFor(dims)[0];
   launch.blocks = p.blocks ? p.blocks : uint32_t(std::min<int64_t>(tiles, 4));
+  if (evictFirstBytes) {
+    evictFirstBytes->assign(launch.maps.size(), 0);
+    launch.evictFirstBytes = evictFirstBytes;
+  }
   std::string err = testing::simulateWarpSpecialized(launch, mem);
   if (!expectError.empty()) {
     EXPECT_NE(err.find(expectError), std::string::npos) << configText << ": " << err;
@@ -166,6 +173,37 @@ TEST(Sm90Functional, PingpongConsumersTakeTilesInTurn) {
   check("strategy=sm90_ws_persistent bm=64 bn=256 bk=64 stages=2 warps_m=2 warps_n=1 consumers=pingpong "
         "epilogue=tma",
         {72, 520, 136, false, 2, 3});  // batched, 3-D output map; 5 tiles per batch on 3 blocks
+}
+
+// l2_hint=reuse: the loads of an operand no other block reads are evict_first when each K step's
+// copies cover whole 256-byte L2 segments (the kernel decides from M, N and K); others are plain.
+// Results are unchanged either way.
+TEST(Sm90Functional, L2HintStreamsTheOperandNoOtherBlockReads) {
+  const std::string k64x128 = "strategy=sm90_ws_persistent bm=64 bn=128 bk=64 stages=2 warps_m=1 warps_n=1";
+  const std::string hinted = k64x128 + " l2_hint=reuse";
+  const int64_t bBox = 64 * 64 * 2;  // bytes of one B box: bk rows of 64 columns
+  std::vector<int64_t> streamed;
+  check(hinted, {64, 256, 128}, {}, "", &streamed);  // one tile row: each B tile has one reader
+  EXPECT_EQ(streamed, (std::vector<int64_t>{0, 2 * 2 * 2 * bBox}));  // 2 N tiles x 2 K steps x 2 boxes
+  check(hinted, {72, 256, 128}, {}, "", &streamed);  // two tile rows read each B tile
+  EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  check(hinted, {64, 200, 128}, {}, "", &streamed);  // rows of 400 bytes do not start on segments
+  EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  check(hinted, {64, 256, 128, true}, {}, "", &streamed);  // K-major B: 128-byte rows per K step
+  EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  check(hinted, {136, 64, 128}, {}, "", &streamed);  // one tile column, but A's rows are 128 bytes per K step
+  EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  check(std::string(k64) + " l2_hint=reuse", {64, 256, 128}, {}, "", &streamed);  // bn = 64: half a segment
+  EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  check(k64x128, {64, 256, 128}, {}, "", &streamed);  // l2_hint=none
+  EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  // A cluster pair reads each B tile once and multicasts it: M = 2 bm still streams B (each block
+  // loads half of every box), M = 2 bm + 1 does not.
+  const std::string pair = hinted + " cluster_m=2";
+  check(pair, {128, 256, 128, false, 0, 2}, {}, "", &streamed);
+  EXPECT_EQ(streamed, (std::vector<int64_t>{0, 2 * 2 * 2 * bBox}));
+  check(pair, {129, 256, 128, false, 0, 2}, {}, "", &streamed);
+  EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
 }
 
 // cluster_m=2: the two blocks of a cluster compute M-adjacent tiles and share the B tile, each

@@ -13,7 +13,8 @@
 //    of parity P before the current one completed (a fresh barrier passes P = 1).
 //  * TMA (cp.async.bulk.tensor, CU_TENSOR_MAP_SWIZZLE_128B): the box at the coordinates, elements
 //    outside the tensor as zeros, rows of 128 bytes whose 16-byte chunks land at address bits
-//    [4:6] ^ [7:9]; the box's bytes complete on the barrier.
+//    [4:6] ^ [7:9]; the box's bytes complete on the barrier. A load's L2 cache policy changes
+//    nothing it computes; the bytes loaded evict_first are counted (WsLaunch::evictFirstBytes).
 //  * wgmma descriptors ("Matrix Descriptor Format") and the canonical 128B-swizzled layouts
 //    (K-major ((8,m),(T,2k)):((8T,SBO),(1,T)), MN-major ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)));
 //    accumulator D of m64nN: warp w, lane l, register 4j + e holds row 16w + l/4 + 8(e >= 2),
@@ -36,6 +37,9 @@ struct WsLaunch {
   std::vector<uint64_t> args;
   std::vector<runtime::TensorMapDesc> maps;
   uint32_t blocks = 1;  // grid x (the persistent grid); y = z = 1
+  // When set (sized like maps): the bytes each map's TMA loads read from global memory under an
+  // L2 evict_first policy (kern.tma_load {stream} with the flag set), added up over the launch.
+  std::vector<int64_t>* evictFirstBytes = nullptr;
 };
 
 // Runs every block. Returns an empty string, or what went wrong (an unsupported op, a deadlock, a

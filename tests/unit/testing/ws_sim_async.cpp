@@ -106,7 +106,8 @@ void Agent::tmaLoad(const Operation& op, const Mask& m) {
     if (!mask) dests.push_back(&b_);
     for (int r = 0; r < 16 && mask; ++r)
       if (mask >> r & 1) dests.push_back(&b_.peer(r));
-    const runtime::TensorMapDesc& d = b_.l_.maps.at(size_t(get(op.operand(0))[size_t(t)]));
+    const size_t mapIndex = size_t(get(op.operand(0))[size_t(t)]);
+    const runtime::TensorMapDesc& d = b_.l_.maps.at(mapIndex);
     int eb = bitWidth(d.dtype) / 8;
     size_t rank = d.globalDims.size();
     std::vector<int64_t> c;
@@ -115,6 +116,9 @@ void Agent::tmaLoad(const Operation& op, const Mask& m) {
                    uint64_t(op.intAttr("row", 0)) * uint64_t(l.rowBytes());
     int64_t elems = 1;
     for (size_t i = 0; i < rank; ++i) elems *= d.boxDims[i];
+    const Attribute* stream = op.attr("stream");
+    if (stream && stream->asBool() && b_.l_.evictFirstBytes && get(op.operand(op.numOperands() - 1))[size_t(t)])
+      b_.l_.evictFirstBytes->at(mapIndex) += elems * eb;
     forEachBoxElement(d, c, dst, [&](bool in, uint64_t global, uint64_t shared) {
       uint16_t v = 0;  // outside the tensor: zero fill
       if (in) std::memcpy(&v, b_.mem_.ptr(global, size_t(eb)), size_t(eb));
@@ -194,7 +198,8 @@ void Agent::tmaStore(const Operation& op, const Mask& m) {
   };
   auto l = *kern::smemLayout(op.operand(1)->type());
   lanes([&](int t) {
-    const runtime::TensorMapDesc& d = b_.l_.maps.at(size_t(get(op.operand(0))[size_t(t)]));
+    const size_t mapIndex = size_t(get(op.operand(0))[size_t(t)]);
+    const runtime::TensorMapDesc& d = b_.l_.maps.at(mapIndex);
     int eb = bitWidth(d.dtype) / 8;
     size_t rank = d.globalDims.size();
     std::vector<int64_t> c;
