@@ -198,6 +198,9 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     // The turn barriers: one arrival per warp of the other consumer warpgroup.
     for (int w = 0; w < 2 && pingpong; ++w) b.create("kern.mbarrier_init", {p.turn, b.i32(w)}, {}, {{"count", int64_t{4}}});
     b.create("kern.fence", {}, {}, {{"kind", "mbarrier_init"}});
+    // The tensor maps' descriptors are fetched while the block starts up, not by its first copies.
+    for (Value* map : {p.tmA, p.tmB, p.tmC})
+      if (map) b.create("kern.prefetch_tensormap", {map}, {});
     b.create("scf.yield", {}, {});
     b.setInsertionPointToEnd(init->region(1).addBlock());
     b.create("scf.yield", {}, {});

@@ -10,6 +10,7 @@
 // receives the complete-tx of the bytes written there).
 //   cp.async.bulk.tensor.{2d|3d}.global.shared::cta.bulk_group [tmap, {c0, c1(, c2)}], [src]
 //   cp.async.bulk.commit_group / cp.async.bulk.wait_group{.read} N
+//   prefetch.tensormap [tmap]  (kern.prefetch_tensormap)
 // (PTX ISA, "cp.async.bulk.tensor", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group": a
 // store writes only the elements inside the tensor; .read waits until the source shared memory
 // has been read, after which it may be overwritten). A CTA
@@ -69,6 +70,12 @@ bool emitTmaLoad(KernelEmitter& e, const Operation& op) {
   Reg flag = e.use(op.operand(op.numOperands() - 1));
   b.instIf(flag, head + ".L2::cache_hint " + operands + ", " + policy.str());
   b.instIf(flag, head + " " + operands, /*negate=*/true);
+  return true;
+}
+
+bool emitPrefetchTensormap(KernelEmitter& e, const Operation& op) {
+  e.requirePtxIsa(8, 0);
+  e.b().inst(fmt::format("prefetch.tensormap [{}]", e.use(op.operand(0)).str()));
   return true;
 }
 

@@ -110,6 +110,7 @@ bool emitMbarrierWait(KernelEmitter&, const ir::Operation&);
 bool emitFence(KernelEmitter&, const ir::Operation&);
 // emit_tma.cpp
 bool emitTmaLoad(KernelEmitter&, const ir::Operation&);
+bool emitPrefetchTensormap(KernelEmitter&, const ir::Operation&);
 bool emitTmaStore(KernelEmitter&, const ir::Operation&);
 bool emitBulkCommit(KernelEmitter&, const ir::Operation&);
 bool emitBulkWait(KernelEmitter&, const ir::Operation&);

@@ -75,6 +75,9 @@
 //    (createpolicy.fractional.L2::evict_first, .L2::cache_hint; PTX ISA "createpolicy"): for data no
 //    other block will read, which then does not displace what L2 holds. When it does not hold, the
 //    copy is the plain one (no cache policy at all).
+//  * kern.prefetch_tensormap(map): prefetch.tensormap (PTX ISA "prefetch", 8.0): brings the
+//    tensor map's 128-byte descriptor close to the SM, so the first copy through it does not wait
+//    for its fetch.
 //  * kern.wgmma_desc(buf, slot, r) {row, col, major, lbo, sbo}: the 64-bit matrix descriptor (PTX
 //    ISA "Matrix Descriptor Format") of the 128B-swizzled stage starting at row r + {row}, column
 //    {col}; r + {row} must be a multiple of 8 (the swizzle atom). {lbo}/{sbo}: leading/stride byte

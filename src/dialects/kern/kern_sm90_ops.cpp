@@ -187,6 +187,13 @@ bool verifyTmaLoad(const Operation& op, DiagnosticEngine& d) {
   return verifyMulticast(op, d);
 }
 
+bool verifyPrefetchTensormap(const Operation& op, DiagnosticEngine& d) {
+  if (!requireInKernel(op, d)) return false;
+  if (!tensorMapType(op.operand(0)->type()))
+    return d.error(op.loc()) << "'kern.prefetch_tensormap' needs a tmap<...> kernel parameter";
+  return true;
+}
+
 // ---- wgmma ----
 
 bool verifyWgmmaDesc(const Operation& op, DiagnosticEngine& d) {

@@ -21,6 +21,7 @@ bool verifyMbarrierArrive(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyMbarrierWait(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyFence(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyTmaLoad(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyPrefetchTensormap(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyWgmmaDesc(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyWgmma(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyWgmmaWait(const ir::Operation& op, ir::DiagnosticEngine& d);

@@ -168,6 +168,7 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     EXPECT_EQ(o.sass->count("UCGABAR_WAIT"), cluster ? 2 : 0) << what;
     bool tmaStore = c.epilogue == EpilogueStore::Tma;
     EXPECT_EQ(o.sass->count("UTMASTG"), tmaStore ? c.bn / 64 : 0) << what;
+    EXPECT_EQ(o.sass->count("UTMACCTL.PF"), tmaStore ? 3 : 2) << what << ": one descriptor prefetch per tensor map";
     EXPECT_EQ(o.sass->count("STG") > 0, !tmaStore) << what << ": direct stores exactly without the TMA store";
     bool splits = sm90Shape(c, 2).regsProducer != 0;
     if (splits) {
