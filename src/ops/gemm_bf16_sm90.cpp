@@ -2,6 +2,7 @@
 #include "ops/gemm_bf16_sm90.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -10,6 +11,12 @@
 namespace kiln::ops {
 
 namespace {
+
+// Dense BF16 flops per byte of DRAM traffic at which the H200 is balanced (shared/BENCH.md: 989
+// TFLOP/s, ~4.0 TB/s measured copy).
+constexpr double kH200FlopsPerByte = 989.0 / 4.0;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 struct Sm90Shape {
   int bm, bn, consumers, stages;
@@ -85,15 +92,29 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     if (d == c) deepest = std::max(deepest, w.config.stages);
   }
   double depth = c.stages == deepest ? 1.0 : 0.97;
-  // Clusters (cluster_m=2) stay behind their single-CTA twins: correct on the H200 but 0.66-0.71x
-  // (cooperative) and 0.35-0.49x (ping-pong) cuBLAS where the twin runs at 0.98-1.00x
-  // (bench/results/2026-11-29-h200-final/c2_bench*.log); the cause is not found yet.
+  // Clusters (cluster_m=2) stay behind their single-CTA twins: with CTA-scope handshakes they run
+  // as fast as the twin, not faster (0.95-1.00x of it; bench/results/2026-11-29-h200-hint/c2_bench.log).
   double cluster = c.clusterM > 1 ? 0.99 : 1.0;
+  // Memory-bound problems (fewer flops per byte than the H200's balance, 989 TFLOP/s over the 4.0
+  // TB/s copy ceiling): bandwidth bounds the time more than the count of busy SMs, so idle SMs cost
+  // less than in tileShapeScore's waves term, which enters as its square root here; and a variant
+  // that streams its read-once operand L2 evict_first (l2_hint=reuse) gains 11-20% over its twin
+  // without the hint (64x128 s9 at 64x{4096,5120,8192}). Fitted on bench/results/2026-11-29-h200-hint/:
+  // any exponent near 0.5 and any bonus from 1.1 to 1.3 gives the same picks.
+  double memory = 1.0;
+  double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
+  double bytes = 2.0 * (double(p.m) * p.k + double(p.k) * p.n + double(p.m) * p.n);
+  if (flops / bytes < kH200FlopsPerByte) {
+    int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn), sms = std::max(1, t.referenceSms);
+    double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
+    memory = 1.0 / std::sqrt(waves);
+    if (sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2).b) memory *= 1.1;
+  }
   // Bytes in flight per SM, a tie-breaker of at most 2%: between tiles of equal shape terms the
   // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;
   // 128x64 s8, 192 KB, 0.93x).
   double inflight = 1.0 + 0.02 * double(c.stages) * double(c.bm + c.bn) * c.bk * 2 / double(t.maxSmemPerBlock);
-  return 2.0 * tileShapeScore(c, p, t) * epilogue * depth * cluster * inflight;
+  return 2.0 * tileShapeScore(c, p, t) * epilogue * depth * cluster * inflight * memory;
 }
 
 }  // namespace kiln::ops

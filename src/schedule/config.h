@@ -128,6 +128,20 @@ struct Sm90Shape {
 };
 Sm90Shape sm90Shape(const Config& c, int elemBytes);
 
+// l2_hint=reuse in sm90_ws_persistent: the operands a launch of M x N x K loads L2 evict_first.
+// An operand streams when no other block reads its tiles (A: N <= bn; B: M <= bm * cluster_m) and
+// each K step's copies of it cover whole 256-byte L2 segments (the tile's extent along the
+// operand's contiguous dim and that dim's length are multiples of 256 bytes). The producer emits
+// the same conditions as kern IR, evaluated per launch (sm90_producer.cpp).
+struct Sm90Streams {
+  bool a = false, b = false;
+};
+Sm90Streams sm90Streams(const Config& c, int64_t m, int64_t n, int64_t k, bool bKMajor, int aElemBytes,
+                        int bElemBytes);
+// Whether a tile extent of `tileWidth` elements of `elemBytes` covers whole 256-byte segments
+// (then a row length that is a multiple of 256 bytes makes every K step's copies do so).
+inline bool sm90WholeSegments(int64_t tileWidth, int elemBytes) { return tileWidth * elemBytes % 256 == 0; }
+
 // The strategies Kiln implements ("sm80_multistage", "sm90_ws_persistent").
 const std::vector<std::string>& knownStrategies();
 

@@ -37,6 +37,18 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   return s;
 }
 
+Sm90Streams sm90Streams(const Config& c, int64_t m, int64_t n, int64_t k, bool bKMajor, int aElemBytes,
+                        int bElemBytes) {
+  Sm90Streams s;
+  if (c.l2Hint != L2Hint::Reuse) return s;
+  auto whole = [](int64_t tileWidth, int64_t length, int elemBytes) {
+    return sm90WholeSegments(tileWidth, elemBytes) && length * elemBytes % 256 == 0;
+  };
+  s.a = n <= c.bn && whole(c.bk, k, aElemBytes);
+  s.b = m <= int64_t(c.bm) * c.clusterM && (bKMajor ? whole(c.bk, k, bElemBytes) : whole(c.bn, n, bElemBytes));
+  return s;
+}
+
 bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
                               const ir::Location& loc) {
   size_t errors = diag.errorCount();

@@ -24,7 +24,7 @@
 // when a K step's copies cover whole 256-byte segments: for BF16, row-major B at bn a multiple of
 // 128 with N a multiple of 128 (rows start on segments); A and K-major B would need bk = 128, which
 // this strategy does not build (one 128-byte box row per K step). The kernel decides from the
-// launch's M, N and K.
+// launch's M, N and K; sm90Streams (config.h) is the same rule on the host, for the heuristic.
 #include "schedule/sm90_context.h"
 
 namespace kiln::sm90 {
@@ -57,8 +57,9 @@ void buildProducer(Plan& p) {
       // the operand's contiguous dim is a multiple of 256 bytes, and so is that dim's row length
       // (rows then start on segments). Null: never, for this config.
       auto segments = [&](int64_t tileWidth, ir::ScalarType elem, Value* rowLength) -> Value* {
-        int64_t bytes = ir::bitWidth(elem) / 8, perSegment = 256 / bytes;
-        if (tileWidth * bytes % 256 != 0) return nullptr;
+        int bytes = ir::bitWidth(elem) / 8;
+        int64_t perSegment = 256 / bytes;
+        if (!sm90WholeSegments(tileWidth, bytes)) return nullptr;
         return b.cmp("eq", b.andi(rowLength, b.i32(perSegment - 1)), b.i32(0));
       };
       if (Value* whole = segments(c.bk, p.g.abType, p.dimK))

@@ -183,27 +183,42 @@ TEST(Sm90Functional, L2HintStreamsTheOperandNoOtherBlockReads) {
   const std::string hinted = k64x128 + " l2_hint=reuse";
   const int64_t bBox = 64 * 64 * 2;  // bytes of one B box: bk rows of 64 columns
   std::vector<int64_t> streamed;
+  // The host's statement of the rule (the heuristic's) agrees with what the kernel does.
+  auto agrees = [&](const std::string& cfg, const Problem& p) {
+    Sm90Streams s = sm90Streams(Config::parse(cfg), p.m, p.n, p.k, p.kMajor, 2, 2);
+    EXPECT_EQ(s.a, streamed.at(0) > 0) << cfg << " " << p.m << "x" << p.n << "x" << p.k;
+    EXPECT_EQ(s.b, streamed.at(1) > 0) << cfg << " " << p.m << "x" << p.n << "x" << p.k;
+  };
   check(hinted, {64, 256, 128}, {}, "", &streamed);  // one tile row: each B tile has one reader
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 2 * 2 * 2 * bBox}));  // 2 N tiles x 2 K steps x 2 boxes
+  agrees(hinted, {64, 256, 128});
   check(hinted, {72, 256, 128}, {}, "", &streamed);  // two tile rows read each B tile
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  agrees(hinted, {72, 256, 128});
   check(hinted, {64, 200, 128}, {}, "", &streamed);  // rows of 400 bytes do not start on segments
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  agrees(hinted, {64, 200, 128});
   check(hinted, {64, 256, 128, true}, {}, "", &streamed);  // K-major B: 128-byte rows per K step
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  agrees(hinted, {64, 256, 128, true});
   check(hinted, {136, 64, 128}, {}, "", &streamed);  // one tile column, but A's rows are 128 bytes per K step
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  agrees(hinted, {136, 64, 128});
   check(std::string(k64) + " l2_hint=reuse", {64, 256, 128}, {}, "", &streamed);  // bn = 64: half a segment
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  agrees(std::string(k64) + " l2_hint=reuse", {64, 256, 128});
   check(k64x128, {64, 256, 128}, {}, "", &streamed);  // l2_hint=none
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  agrees(k64x128, {64, 256, 128});
   // A cluster pair reads each B tile once and multicasts it: M = 2 bm still streams B (each block
   // loads half of every box), M = 2 bm + 1 does not.
   const std::string pair = hinted + " cluster_m=2";
   check(pair, {128, 256, 128, false, 0, 2}, {}, "", &streamed);
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 2 * 2 * 2 * bBox}));
+  agrees(pair, {128, 256, 128, false, 0, 2});
   check(pair, {129, 256, 128, false, 0, 2}, {}, "", &streamed);
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  agrees(pair, {129, 256, 128, false, 0, 2});
 }
 
 // cluster_m=2: the two blocks of a cluster compute M-adjacent tiles and share the B tile, each
