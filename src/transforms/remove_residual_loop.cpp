@@ -103,6 +103,7 @@ const char* effectOf(const Operation& op) {
       {"kern.ldmatrix", "reads shared memory"},
       {"kern.st_global", "stores to global memory"},
       {"kern.st_shared", "stores to shared memory"},
+      {"kern.stmatrix", "stores to shared memory"},
       {"kern.tma_store", "starts an asynchronous copy to global memory"},
       {"kern.bulk_commit", "orders asynchronous copies"},
       {"kern.bulk_wait", "orders asynchronous copies"},
@@ -129,7 +130,8 @@ const char* effectOf(const Operation& op) {
 // The operands whose storage `op` updates in place (kern_ops.h).
 std::vector<unsigned> updatedInPlace(const Operation& op) {
   if (op.is("kern.mbarrier_init") || op.is("kern.mbarrier_arrive") || op.is("kern.mbarrier_arrive_expect_tx") ||
-      op.is("kern.cp_async") || op.is("kern.st_global") || op.is("kern.st_shared"))
+      op.is("kern.cp_async") || op.is("kern.st_global") || op.is("kern.st_shared") ||
+      op.is("kern.stmatrix"))
     return {0};
   if (op.is("kern.tma_load")) return {1, 3};  // the stage it fills, the mbarrier it completes on
   std::vector<unsigned> r;

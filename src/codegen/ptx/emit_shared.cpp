@@ -147,4 +147,19 @@ bool emitStShared(KernelEmitter& e, const Operation& op) {
   return true;
 }
 
+bool emitStmatrix(KernelEmitter& e, const Operation& op) {
+  e.requirePtxIsa(7, 8);
+  PtxBuilder& b = e.b();
+  auto l = *kern::smemLayout(op.operand(0)->type());
+  Reg off = swizzledOffset(e, l, e.use(op.operand(2)), e.use(op.operand(3)));
+  Reg a = b.reg(RegClass::B32);
+  b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(1)).str(), l.stageBytes(),
+                     e.use(op.operand(0)).str()));
+  b.inst(fmt::format("add.s32 {}, {}, {}", a.str(), a.str(), off.str()));
+  b.inst(fmt::format("stmatrix.sync.aligned.m8n8.x4.shared.b16 [{}], {{{}, {}, {}, {}}}", a.str(),
+                     e.use(op.operand(4)).str(), e.use(op.operand(5)).str(), e.use(op.operand(6)).str(),
+                     e.use(op.operand(7)).str()));
+  return true;
+}
+
 }  // namespace kiln::ptx

@@ -88,6 +88,7 @@ bool emitCpAsyncWait(KernelEmitter&, const ir::Operation&);
 bool emitBarrier(KernelEmitter&, const ir::Operation&);
 bool emitNamedBarrier(KernelEmitter&, const ir::Operation&);
 bool emitStShared(KernelEmitter&, const ir::Operation&);
+bool emitStmatrix(KernelEmitter&, const ir::Operation&);
 // emit_tensor_core.cpp
 bool emitLdmatrix(KernelEmitter&, const ir::Operation&);
 bool emitMmaSync(KernelEmitter&, const ir::Operation&);

@@ -93,6 +93,12 @@
 //    clipping elements outside it; a kern.fence {kind = "proxy_async"} must make the st_shared
 //    writes visible first. kern.bulk_commit / kern.bulk_wait {pending, read} are
 //    cp.async.bulk.commit_group / wait_group(.read) on the thread's own store groups.
+//    kern.stmatrix(buf, slot, row, col, v0, v1, v2, v3) is stmatrix.sync.aligned.m8n8.x4.b16
+//    (PTX ISA "stmatrix", 7.8, sm_90): warp-collective; lane l addresses the 8-element (16-byte)
+//    row segment at element (row, col) of the stage, through the buffer's swizzle, and lanes
+//    8i..8i+7 give the rows of matrix i; lane l's v_i holds row l/4, elements 2(l%4) and 2(l%4)+1
+//    of matrix i (the mma / wgmma accumulator fragment of an 8x8 block). One instruction stores
+//    what four st_shared of frag pairs store per thread.
 //    kern.named_barrier(id) {threads} is bar.sync id, threads.
 //
 // Thread-block clusters and TMA multicast (sm_90a; docs/sm90-strategy.md, "Clusters and multicast"):

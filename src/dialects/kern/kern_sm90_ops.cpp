@@ -325,6 +325,18 @@ bool verifyStShared(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
+bool verifyStmatrix(const Operation& op, DiagnosticEngine& d) {
+  if (!requireInKernel(op, d)) return false;
+  auto layout = smemLayout(op.operand(0)->type());
+  bool ok = layout && layout->elemBytes() == 2;
+  for (unsigned i = 1; ok && i < 4; ++i) ok = op.operand(i)->type().isScalar(ScalarType::I32);
+  for (unsigned i = 4; ok && i < 8; ++i) ok = op.operand(i)->type() == fragType(layout->elem);
+  if (!ok)
+    return d.error(op.loc()) << "'kern.stmatrix' needs (smem buffer of 16-bit elements, i32 slot, i32 row, i32 col) "
+                                "and four frags of two of its elements";
+  return true;
+}
+
 bool verifyTmaStore(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;
   if (op.numOperands() < 5 || op.numOperands() > 6)

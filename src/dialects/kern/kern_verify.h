@@ -27,6 +27,7 @@ bool verifyWgmma(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyWgmmaWait(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyStShared(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyTmaStore(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyStmatrix(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyBulkWait(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyNamedBarrier(const ir::Operation& op, ir::DiagnosticEngine& d);
 // kern_cluster_ops.cpp

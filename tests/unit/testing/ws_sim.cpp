@@ -209,6 +209,8 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     wgmmaWait(op, m);
   } else if (n == "kern.st_shared") {
     stShared(op, m);
+  } else if (n == "kern.stmatrix") {
+    stmatrix(op, m);
   } else if (n == "kern.tma_store") {
     tmaStore(op, m);
   } else if (n == "kern.bulk_commit" || n == "kern.bulk_wait") {

@@ -190,6 +190,31 @@ void Agent::stShared(const Operation& op, const Mask& m) {
   });
 }
 
+// stmatrix .x4 (PTX ISA "stmatrix"): lanes 8i..8i+7 of a warp address the rows of matrix i; lane l
+// holds row l/4, elements 2(l%4) and 2(l%4)+1, of each matrix, in v_i. Whole warps only.
+void Agent::stmatrix(const Operation& op, const Mask& m) {
+  auto l = *kern::smemLayout(op.operand(0)->type());
+  for (int w = 0; w < b_.T_ / 32; ++w) {
+    int active = 0;
+    for (int t = 32 * w; t < 32 * w + 32; ++t) active += m[size_t(t)] ? 1 : 0;
+    if (active == 0) continue;
+    if (active != 32) throw std::runtime_error("kern.stmatrix with part of a warp active");
+    for (int i = 0; i < 4; ++i)
+      for (int lane = 0; lane < 32; ++lane) {
+        size_t src = size_t(32 * w + lane), addresser = size_t(32 * w + 8 * i + lane / 4);
+        int64_t row = asI(get(op.operand(2))[addresser], types::i32());
+        int64_t col = asI(get(op.operand(3))[addresser], types::i32());
+        if (col % 8 != 0) throw std::runtime_error("kern.stmatrix row segment not 16-byte aligned");
+        uint64_t off = uint64_t(row * l.rowBytes() + col * l.elemBytes());
+        off ^= ((off >> 7) & 7) << 4;  // the 128B swizzle moves whole 16-byte segments
+        uint64_t a = get(op.operand(0))[addresser] + get(op.operand(1))[addresser] * uint64_t(l.stageBytes()) + off +
+                     uint64_t(4 * (lane % 4));
+        uint32_t v = uint32_t(get(op.operand(unsigned(4 + i)))[src]);
+        std::memcpy(b_.shared(a, 4), &v, 4);
+      }
+  }
+}
+
 void Agent::tmaStore(const Operation& op, const Mask& m) {
   int T = b_.T_;
   auto lanes = [&](const std::function<void(int)>& f) {

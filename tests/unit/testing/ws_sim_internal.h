@@ -61,6 +61,7 @@ class Agent {
   void tmaLoad(const Operation& op, const Mask& m);
   void tmaStore(const Operation& op, const Mask& m);
   void stShared(const Operation& op, const Mask& m);
+  void stmatrix(const Operation& op, const Mask& m);
   void wgmmaDesc(const Operation& op, const Mask& m);
   void wgmmaWait(const Operation& op, const Mask& m);
   const Lanes& get(const Value* v);
