@@ -23,6 +23,7 @@ struct Sm90Shape {
   bool tmaStore = false;
   bool pingpong = false;  // each consumer warpgroup owns whole bm x bn tiles, in turn
   int clusterM = 1;       // 2: pairs of CTAs along M share the B tile through TMA multicast
+  bool stmatrix = false;  // the staged epilogue writes shared memory with stmatrix (stage_store)
 };
 // Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus with the TMA-store
 // epilogue two 64-column slots of output staging per consumer row: bm x 256 bytes, twice that with
@@ -34,7 +35,7 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {64, 64, 1, 8},         {64, 128, 1, 8},        {64, 256, 1, 5},         {128, 128, 2, 6, true},
     {128, 256, 2, 4, true}, {256, 128, 2, 3, true}, {64, 64, 1, 13},         {64, 128, 1, 9},
     {128, 128, 2, 5, true, true}, {128, 128, 2, 7, false, true}, {64, 256, 2, 4, true, true},
-    {128, 256, 2, 4, true, false, 2}, {128, 128, 2, 5, true, true, 2},
+    {128, 256, 2, 4, true, false, 2}, {128, 128, 2, 5, true, true, 2}, {128, 256, 2, 4, true, false, 1, true},
 };
 
 
@@ -44,8 +45,9 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
   std::vector<GemmVariant> t;
   for (const Sm90Shape& s : kSm90Shapes) {
     GemmVariant v;
-    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
-                         s.pingpong ? "_pp" : "", s.clusterM > 1 ? fmt::format("_c{}", s.clusterM) : "");
+    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
+                         s.pingpong ? "_pp" : "", s.clusterM > 1 ? fmt::format("_c{}", s.clusterM) : "",
+                         s.stmatrix ? "_stsm" : "");
     v.config.strategy = "sm90_ws_persistent";
     v.config.bm = s.bm;
     v.config.bn = s.bn;
@@ -59,6 +61,7 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     if (s.pingpong) v.config.consumers = Consumers::Pingpong;
     v.config.clusterM = s.clusterM;
     v.config.l2Hint = L2Hint::Reuse;
+    if (s.stmatrix) v.config.stageStore = StageStore::Stmatrix;
     t.push_back(std::move(v));
   }
   return t;
@@ -95,6 +98,10 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   // Clusters (cluster_m=2) stay behind their single-CTA twins: with CTA-scope handshakes they run
   // as fast as the twin, not faster (0.95-1.00x of it; bench/results/2026-11-29-h200-hint/c2_bench.log).
   double cluster = c.clusterM > 1 ? 0.99 : 1.0;
+  // stage_store=stmatrix: one stmatrix per 16 x 16 block instead of four st.shared per thread,
+  // and yet 1-2% slower than its twin on the long-K shapes, the same on short K
+  // (bench/results/2026-11-29-h200-hint/sm90_bench_stmatrix*.json against sm90_bench*.json).
+  double stageStore = c.stageStore == StageStore::Stmatrix ? 0.98 : 1.0;
   // Memory-bound problems (fewer flops per byte than the H200's balance, 989 TFLOP/s over the 4.0
   // TB/s copy ceiling): bandwidth bounds the time more than the count of busy SMs, so idle SMs cost
   // less than in tileShapeScore's waves term, which enters as its square root here; and a variant
@@ -114,7 +121,7 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;
   // 128x64 s8, 192 KB, 0.93x).
   double inflight = 1.0 + 0.02 * double(c.stages) * double(c.bm + c.bn) * c.bk * 2 / double(t.maxSmemPerBlock);
-  return 2.0 * tileShapeScore(c, p, t) * epilogue * depth * cluster * inflight * memory;
+  return 2.0 * tileShapeScore(c, p, t) * epilogue * depth * cluster * stageStore * inflight * memory;
 }
 
 }  // namespace kiln::ops

@@ -56,6 +56,12 @@ enum class L2Hint : uint8_t {
           // evict_first, so streaming it does not displace what L2 holds
 };
 
+// How the staged TMA-store epilogue (sm90, epilogue=tma) writes the tile into shared memory.
+enum class StageStore : uint8_t {
+  Pairs,     // st.shared of each thread's packed pairs, four per 16 x 16 block (the default)
+  Stmatrix,  // stmatrix .x4: one per 16 x 16 block and warp (measured 1-2% slower on long K)
+};
+
 struct Config {
   std::string strategy = "sm80_multistage";
   int bm = 128;       // block tile rows (M)
@@ -76,6 +82,7 @@ struct Config {
   Consumers consumers = Consumers::Cooperative;
   FragPrefetch fragPrefetch = FragPrefetch::A;
   L2Hint l2Hint = L2Hint::None;
+  StageStore stageStore = StageStore::Pairs;
 
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,

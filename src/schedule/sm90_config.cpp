@@ -99,6 +99,8 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                        "or no cluster";
   if (c.epilogue == EpilogueStore::Smem)
     diag.error(loc) << "epilogue=smem is not supported by " << who << " yet; use epilogue=direct or epilogue=tma";
+  if (c.stageStore == StageStore::Stmatrix && c.epilogue != EpilogueStore::Tma)
+    diag.error(loc) << "stage_store=stmatrix writes the tile staged for the TMA store; it needs epilogue=tma";
   if (c.fragPrefetch != FragPrefetch::A)
     diag.error(loc) << "frag_prefetch=" << (c.fragPrefetch == FragPrefetch::AB ? "ab" : "none")
                     << " is an sm80_multistage choice (ldmatrix fragments carried across K tiles); "

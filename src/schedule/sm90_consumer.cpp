@@ -198,10 +198,21 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     b.setInsertionPointToEnd(op->region(1).addBlock());
     b.create("scf.yield", {}, {});
   };
-  // stmatrix addresses: lane l gives row l % 8 of matrix l / 8, the matrices being the (m8 half,
-  // n8 tile) blocks (0, 0), (1, 0), (0, 1), (1, 1) of a 16 x 16 block of the warp's rows.
-  Value* stRow = b.named(b.add(b.mulConst(v, 16), b.add(b.rem(lane, b.i32(8)), b.mulConst(b.rem(b.div(lane, b.i32(8)), b.i32(2)), 8))), "srow");
-  Value* stCol = b.named(b.mulConst(b.div(lane, b.i32(16)), 8), "scol");
+  // Where each thread's packed pairs go (stage_store=pairs): row l/4 of its m8 half, columns
+  // 2(l%4), 2(l%4)+1 of each n8 tile. stage_store=stmatrix: lane l addresses row l % 8 of matrix
+  // l / 8, the matrices being the (m8 half, n8 tile) blocks (0, 0), (1, 0), (0, 1), (1, 1) of a
+  // 16 x 16 block of the warp's rows.
+  const bool stmatrix = c.stageStore == StageStore::Stmatrix;
+  Value *rowBase, *colBase;
+  if (stmatrix) {
+    rowBase = b.add(b.mulConst(v, 16), b.add(b.rem(lane, b.i32(8)), b.mulConst(b.rem(b.div(lane, b.i32(8)), b.i32(2)), 8)));
+    colBase = b.mulConst(b.div(lane, b.i32(16)), 8);
+  } else {
+    rowBase = b.add(b.mulConst(v, 16), b.div(lane, b.i32(4)));
+    colBase = b.mulConst(b.rem(lane, b.i32(4)), 2);
+  }
+  b.named(rowBase, "srow");
+  b.named(colBase, "scol");
   Value* mStore = b.add(p.m0, rowA);
   int boxes = c.bn / 64, perBox = 64 / 8;  // n8 tiles per box
   cx.nTilesOverride = perBox;
@@ -212,17 +223,22 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     });
     b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
     cx.warpCol0 = b.addConst(p.n0, 64 * box);
-    // The packed pairs of each 16 x 16 block, (h, j) = (0, j0), (1, j0), (0, j0+1), (1, j0+1),
-    // go out as one stmatrix .x4 once the last of them is made: its four 8x8 matrices are exactly
+    // stage_store=stmatrix: the packed pairs of each 16 x 16 block, (h, j) = (0, j0), (1, j0),
+    // (0, j0+1), (1, j0+1), go out as one stmatrix .x4 once the last of them is made (the epilogue
+    // makes an m16 block's pairs h = 0 for every j, then h = 1): its four 8x8 matrices are exactly
     // the accumulator fragments of the two m8 halves of two n8 tiles.
-    // (The epilogue makes an m16 block's pairs h = 0 for every j, then h = 1.)
     std::map<std::pair<int, int>, Value*> made;  // (h, j) -> packed pair, of the current m16 block
     cx.storeToSmem = [&, slotRow](int i, int h, int j, Value* packed) {
+      if (!stmatrix) {
+        Value* row = b.addConst(rowBase, 64 * i + 8 * h + slotRow);
+        b.create("kern.st_shared", {p.sC, wg, row, b.addConst(colBase, 8 * j), packed}, {});
+        return;
+      }
       made[{h, j}] = packed;
       if (h != 1 || j % 2 != 1) return;
-      Value* row = b.addConst(stRow, 64 * i + slotRow);
+      Value* row = b.addConst(rowBase, 64 * i + slotRow);
       b.create("kern.stmatrix",
-               {p.sC, wg, row, b.addConst(stCol, 8 * (j - 1)), made.at({0, j - 1}), made.at({1, j - 1}),
+               {p.sC, wg, row, b.addConst(colBase, 8 * (j - 1)), made.at({0, j - 1}), made.at({1, j - 1}),
                 made.at({0, j}), made.at({1, j})},
                {});
     };

@@ -169,10 +169,12 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     bool tmaStore = c.epilogue == EpilogueStore::Tma;
     EXPECT_EQ(o.sass->count("UTMASTG"), tmaStore ? c.bn / 64 : 0) << what;
     EXPECT_EQ(o.sass->count("UTMACCTL.PF"), tmaStore ? 3 : 2) << what << ": one descriptor prefetch per tensor map";
-    // The staged epilogue writes shared memory by stmatrix only: one .x4 per 16 x 16 block of each
-    // consumer's m64 blocks, bn / 16 of them per block.
-    EXPECT_EQ(o.sass->count("STSM.16.M88.4"), tmaStore ? (c.bn / 16) * blocks : 0) << what;
-    EXPECT_EQ(o.sass->count("STS"), 0) << what << ": no plain shared stores";
+    // The staged epilogue writes shared memory with four st.shared.b32 per 16 x 16 block and
+    // thread, or (stage_store=stmatrix) one stmatrix .x4 per block and warp; per m64 block of a
+    // consumer warpgroup there are bn / 16 such blocks per warp.
+    bool stsm = c.stageStore == StageStore::Stmatrix;
+    EXPECT_EQ(o.sass->count("STSM.16.M88.4"), tmaStore && stsm ? (c.bn / 16) * blocks : 0) << what;
+    EXPECT_EQ(o.sass->count("STS"), tmaStore && !stsm ? 4 * (c.bn / 16) * blocks : 0) << what;
     EXPECT_EQ(o.sass->count("STG") > 0, !tmaStore) << what << ": direct stores exactly without the TMA store";
     bool splits = sm90Shape(c, 2).regsProducer != 0;
     if (splits) {

@@ -25,12 +25,12 @@ TEST(Config, DefaultsPrintCanonically) {
   EXPECT_EQ(Config{}.str(),
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
             "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
-            "consumers=cooperative frag_prefetch=a l2_hint=none");
+            "consumers=cooperative frag_prefetch=a l2_hint=none stage_store=pairs");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
   Config c = Config::parse("bm=64  bn=256 bk=64 stages=4 warps_n=4 raster=grouped group_m=16 swap_ab=true "
-                           "frag_prefetch=ab l2_hint=reuse");
+                           "frag_prefetch=ab l2_hint=reuse stage_store=stmatrix");
   EXPECT_EQ(c.bm, 64);
   EXPECT_EQ(c.bn, 256);
   EXPECT_EQ(c.bk, 64);
@@ -41,6 +41,7 @@ TEST(Config, ParsesAndRoundTrips) {
   EXPECT_TRUE(c.swapAB);
   EXPECT_EQ(c.fragPrefetch, FragPrefetch::AB);
   EXPECT_EQ(c.l2Hint, L2Hint::Reuse);
+  EXPECT_EQ(c.stageStore, StageStore::Stmatrix);
   EXPECT_EQ(Config::parse(c.str()), c);
   EXPECT_EQ(Config::parse(""), Config{});
 }
@@ -49,7 +50,7 @@ TEST(Config, UnknownKey) {
   EXPECT_EQ(parseErrors("bm=64 bq=3"),
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
             "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
-            "frag_prefetch, l2_hint\n");
+            "frag_prefetch, l2_hint, stage_store\n");
 }
 
 TEST(Config, BadValues) {
@@ -131,6 +132,9 @@ TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
   EXPECT_EQ(validateErrors("l2_hint=reuse"),
             "error: l2_hint=reuse is not supported by sm80_multistage yet (its cp.async loads carry no cache "
             "policy); use l2_hint=none\n");
+  EXPECT_EQ(validateErrors("stage_store=stmatrix"),
+            "error: stage_store=stmatrix writes the staged TMA-store epilogue, which sm80_multistage does not "
+            "have; use stage_store=pairs\n");
 }
 
 }  // namespace

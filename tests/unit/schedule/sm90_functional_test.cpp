@@ -159,6 +159,17 @@ TEST(Sm90Functional, TmaStoreEpilogue) {
   check(std::string(k64) + " epilogue=tma", {72, 64, 96, false, 2, 3});  // batched: 3-D output map
 }
 
+// stage_store=stmatrix: the same tiles staged by stmatrix .x4 (the simulator models which lane's
+// registers land in which matrix row; a wrong operand order fails here).
+TEST(Sm90Functional, TmaStoreEpilogueThroughStmatrix) {
+  const std::string stsm = " epilogue=tma stage_store=stmatrix";
+  check(std::string(k128) + stsm, {200, 136, 264, false, 0, 2});
+  check(std::string(k64) + stsm, {130, 72, 320, true, 0, 2});
+  check("strategy=sm90_ws_persistent bm=128 bn=256 bk=64 stages=2 warps_m=2 warps_n=1" + stsm, {136, 264, 128, false, 0, 2});
+  check(std::string(k128) + stsm + " consumers=pingpong", {264, 136, 200, false, 0, 2});
+  check(std::string(k64) + stsm, {72, 64, 96, false, 2, 3});
+}
+
 // consumers=pingpong: the two consumer warpgroups take whole tiles in turn (tile iter % 2), each
 // releasing the stages of its own tiles; odd tile counts per block leave one warpgroup a tile
 // ahead, and the ring carries over between them.
