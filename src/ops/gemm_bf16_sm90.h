@@ -2,12 +2,13 @@
 // The Hopper part of the gemm_bf16 family: sm90_ws_persistent schedules (TMA + mbarrier ring,
 // warp-specialized producer / wgmma consumers, persistent tile loop; docs/sm90-strategy.md).
 //
-// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2]" (table in gemm_bf16_sm90.cpp):
-// 128x128, 128x256, 256x128 and 128x64 with two consumer warpgroups (setmaxnreg 40 / 232); 64x64,
-// 64x128 and 64x256 with one, and deep-ring 64x64 s13 / 64x128 s9 for memory-bound small M; "_tma"
-// stores the output through shared memory with TMA (epilogue=tma), "_pp" alternates whole tiles
-// between the consumer warpgroups (consumers=pingpong), "_c2" runs clusters of two with B
-// multicast (cluster_m=2).
+// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_stsm]" (table in
+// gemm_bf16_sm90.cpp): 128x128, 128x256, 256x128 and 128x64 with two consumer warpgroups
+// (setmaxnreg 40 / 232); 64x64, 64x128 and 64x256 with one, and deep-ring 64x64 s13 / 64x128 s9 for
+// memory-bound small M; "_tma" stores the output through shared memory with TMA (epilogue=tma),
+// "_pp" alternates whole tiles between the consumer warpgroups (consumers=pingpong), "_c2" runs
+// clusters of two with B multicast (cluster_m=2), "_stsm" stages the output with stmatrix
+// (stage_store=stmatrix). Every variant loads a read-once operand L2 evict_first (l2_hint=reuse).
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
 //    + TMA (sm_90a); N % 8 == 0 (16-byte global strides for TMA, for either B layout); shared
 //    memory fits.
@@ -15,7 +16,9 @@
 //    * waves * intensity) times 2 (wgmma's rate is twice mma.sync's, so on sm_90a a Hopper schedule
 //    beats any sm80 one), times factors measured on the H200 (docs/perf-notes.md): 0.97 for the
 //    direct store against the TMA store, 0.97 for a ring shallower than the deepest registered for
-//    the same tile, 0.99 for clusters (their twins win until the cluster build is measured), and a
-//    tie-break of at most 2% for bytes in flight. The result is the fastest measured variant on
-//    every BENCH.md shape (a unit test against the recorded run).
+//    the same tile, 0.99 for clusters and 0.98 for stmatrix staging (neither beats its twin), a
+//    tie-break of at most 2% for bytes in flight; and for memory-bound problems (fewer flops per
+//    byte than the H200's balance) the waves term enters as its square root and a variant that
+//    streams B evict_first for the problem gets 1.1. The pick is the fastest measured variant on
+//    nine BENCH.md shapes and within 3% on the tenth (a unit test against the recorded run).
 #include "ops/gemm_bf16.h"
