@@ -15,7 +15,7 @@
 // l2_hint=reuse: an operand that no other block reads is loaded L2 evict_first, so streaming it
 // (52 MB of B at 64x5120x5120) does not evict what L2 holds: in a model, the next layer's inputs; in
 // the benchmark, the dirty lines of its L2 flush (ncu: 21 MB of them written back during one
-// 64x5120x5120 GEMM without the hint, 1.6 MB with it). Each A tile is read by the ceil(N / bn) blocks
+// 64x5120x5120 GEMM; 1.6 MB with B loaded evict_first). Each A tile is read by the ceil(N / bn) blocks
 // of its tile row; each B tile by the ceil(M / (bm * cluster_m)) of its tile column (a cluster reads
 // it once and multicasts). One more condition: the tensor maps promote L2 fills to 256 bytes, so a
 // copy of 128-byte rows also brings in the next 128 bytes, which this block reads one K step later
@@ -25,6 +25,17 @@
 // 128 with N a multiple of 128 (rows start on segments); A and K-major B would need bk = 128, which
 // this strategy does not build (one 128-byte box row per K step). The kernel decides from the
 // launch's M, N and K; sm90Streams (config.h) is the same rule on the host, for the heuristic.
+//
+// cluster_m=2 (docs/sm90-strategy.md, "Clusters and multicast"): the two blocks of a cluster run
+// this for M-adjacent tiles that share the B tile. Each loads its own A box and half of the B stage
+// with {multicast = 0b11}, which lands at the same offset in both blocks and completes its bytes on
+// both blocks' full[s]; so full[s] still expects A box + whole B stage bytes. A producer thus
+// overwrites stage s in both blocks, and empty[s] counts the releases of both blocks' consumers
+// (each consumer warp arrives on its own and on the peer's, after its wgmma reads of the stage are
+// complete), so the peer's reads of the stage are done before this block's multicast writes into
+// it. The waits stay at CTA scope (sm90_context.h, waitAttrs). A peer's complete-tx may reach full[s] before this
+// block's expect_tx of the same phase; the tx-count is then transiently negative, and the phase
+// still cannot complete before the local arrival (PTX ISA, "mbarrier": tx-count range).
 #include "schedule/sm90_context.h"
 
 namespace kiln::sm90 {
