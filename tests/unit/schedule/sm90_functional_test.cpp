@@ -281,20 +281,17 @@ TEST(Sm90Functional, ClusterProtocolErrorsAreCaught) {
     each(k, "kern.mbarrier_arrive_remote", [](ir::Operation& op) { op.erase(); });
   }, "deadlock");
   // No cluster barrier before the first remote access, or before exit.
-  check(c2k64, {64, 64, 64, false, 0, 2}, [&](ir::Operation& k) {
-    std::vector<ir::Operation*> bars;
-    k.walk([&](ir::Operation& op) {
-      if (op.is("kern.cluster_barrier")) bars.push_back(&op);
-    });
-    bars.front()->erase();
-  }, "before a cluster barrier");
-  check(c2k64, {64, 64, 64, false, 0, 2}, [&](ir::Operation& k) {
-    std::vector<ir::Operation*> bars;
-    k.walk([&](ir::Operation& op) {
-      if (op.is("kern.cluster_barrier")) bars.push_back(&op);
-    });
-    bars.back()->erase();
-  }, "exits while its peer");
+  auto dropClusterBarrier = [](bool first) {
+    return [first](ir::Operation& k) {
+      std::vector<ir::Operation*> bars;
+      k.walk([&](ir::Operation& op) {
+        if (op.is("kern.cluster_barrier")) bars.push_back(&op);
+      });
+      (first ? bars.front() : bars.back())->erase();
+    };
+  };
+  check(c2k64, {64, 64, 64, false, 0, 2}, dropClusterBarrier(true), "before a cluster barrier");
+  check(c2k64, {64, 64, 64, false, 0, 2}, dropClusterBarrier(false), "exits while its peer");
 }
 
 }  // namespace
