@@ -23,6 +23,7 @@ void printLaunch(const LaunchInfo& l) {
     const char* kind = p.kind == KernelParam::Kind::Pointer     ? "ptr"
                        : p.kind == KernelParam::Kind::TensorMap ? "tensor_map"
                        : p.kind == KernelParam::Kind::Dim       ? "dim"
+                       : p.kind == KernelParam::Kind::Workspace ? "workspace"
                                                                 : "scalar";
     std::printf("param %s %s %s", p.name.c_str(), kind, std::string(ir::scalarName(p.elem)).c_str());
     if (p.alignment) std::printf(" align=%lld", static_cast<long long>(p.alignment));
@@ -40,6 +41,9 @@ void printLaunch(const LaunchInfo& l) {
     std::printf("\n");
   }
   if (l.persistent) std::printf("grid.x capped by the SM count (persistent)\n");
+  if (l.workspacePerTile[0] || l.workspacePerTile[1])
+    std::printf("workspace per tile: %lld bytes of flags, %lld bytes of partial sums (allocated by the runtime)\n",
+                static_cast<long long>(l.workspacePerTile[0]), static_cast<long long>(l.workspacePerTile[1]));
   for (const auto& [d, v] : l.divisibility) std::printf("requires %s %% %lld == 0\n", d.c_str(), static_cast<long long>(v));
 }
 

@@ -39,7 +39,8 @@ struct Target;
 struct Config;
 
 struct KernelParam {
-  enum class Kind { Pointer, TensorMap, Scalar, Dim };
+  // Workspace: scratch memory the runtime allocates and owns (split-K's ws_flags, ws_partials).
+  enum class Kind { Pointer, TensorMap, Scalar, Dim, Workspace };
   std::string name;
   Kind kind = Kind::Pointer;
   ir::ScalarType elem = ir::ScalarType::I32;  // pointee type for pointers and tensor maps, the type for scalars/dims
@@ -66,6 +67,11 @@ struct LaunchInfo {
   std::vector<std::pair<std::string, int64_t>> divisibility;  // dim % value == 0
   bool persistent = false;                                    // grid x capped by the SM count
   std::array<int, 3> cluster = {1, 1, 1};
+  // Split-K: bytes of ws_flags and ws_partials per output tile ({0, 0}: no workspace).
+  std::array<int64_t, 2> workspacePerTile = {0, 0};
+
+  // The bytes of the two workspace regions a launch needs (tiles of grid x times workspacePerTile).
+  std::array<int64_t, 2> workspaceBytes(const std::map<std::string, int64_t>& dims) const;
 
   // `sms`: the device's SM count (0: unknown, no cap).
   std::array<int64_t, 3> gridFor(const std::map<std::string, int64_t>& dims, int sms = 0) const;

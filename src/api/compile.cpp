@@ -32,6 +32,14 @@ std::array<int64_t, 3> LaunchInfo::gridFor(const std::map<std::string, int64_t>&
   return g;
 }
 
+std::array<int64_t, 2> LaunchInfo::workspaceBytes(const std::map<std::string, int64_t>& dims) const {
+  if (grid.empty() || (workspacePerTile[0] == 0 && workspacePerTile[1] == 0)) return {0, 0};
+  GridAxis tilesOnly = grid[0];
+  tilesOnly.constant = 1;
+  int64_t tiles = tilesOnly.eval(dims);
+  return {tiles * workspacePerTile[0], tiles * workspacePerTile[1]};
+}
+
 bool LaunchInfo::validate(const std::map<std::string, int64_t>& dims, DiagnosticEngine& diag) const {
   size_t before = diag.errorCount();
   for (const auto& p : params) {
@@ -83,7 +91,9 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
     p.elem = t.elem();
     // The dims are the last parameters (kiln/compile.h); an argument may share a dim's name.
     bool isDim = i + dimNames.size() >= k.body().numArguments() && t.isScalar(ScalarType::I32);
-    p.kind = kern::isPtr(t)         ? KernelParam::Kind::Pointer
+    bool workspace = p.name == "ws_flags" || p.name == "ws_partials";
+    p.kind = workspace                ? KernelParam::Kind::Workspace
+             : kern::isPtr(t)         ? KernelParam::Kind::Pointer
              : kern::isTensorMap(t) ? KernelParam::Kind::TensorMap
              : isDim                ? KernelParam::Kind::Dim
                                     : KernelParam::Kind::Scalar;
@@ -106,12 +116,14 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
     } else {
       const auto& a = axis.asArray();
       for (size_t i = 0; i + 1 < a.size(); i += 2) g.tiles.push_back({a[i].asString(), a[i + 1].asInt()});
+      if (a.size() % 2 == 1) g.constant = a.back().asInt();
     }
     info.grid.push_back(g);
   }
   info.divisibility = pairs(k.attr("requires"));
   info.persistent = k.attr("persistent") && k.attr("persistent")->isBool() && k.attr("persistent")->asBool();
   if (auto c = k.intsAttr("cluster"); c.size() == 3) info.cluster = {int(c[0]), int(c[1]), int(c[2])};
+  if (auto w = k.intsAttr("workspace"); w.size() == 2) info.workspacePerTile = {w[0], w[1]};
   return info;
 }
 

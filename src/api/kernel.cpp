@@ -9,6 +9,7 @@
 #include "backend/assembler.h"
 #include "backend/compile_cache.h"
 #include "kiln/runtime/launcher.h"
+#include "kiln/runtime/memory.h"
 #include "kiln/runtime/module.h"
 #include "kiln/runtime/stream.h"
 #include "schedule/config.h"
@@ -25,6 +26,13 @@ struct Kernel::Impl {
   mutable std::optional<runtime::Module> module;
   mutable std::optional<runtime::Function> function;
   mutable std::optional<int> activeClusters;  // clusters the device runs at once (persistent cluster kernels)
+  // Split-K workspaces, one per stream: launches on one stream run in order, so they can share the
+  // flags (which each launch leaves zero) and partial tiles; launches on two streams may overlap,
+  // so they get their own. A workspace outgrown by a larger problem is kept until the kernel is
+  // destroyed, since a launch still in flight may be using it.
+  mutable std::mutex workspaceMutex;
+  mutable std::map<void*, runtime::DeviceBuffer> workspaces;
+  mutable std::vector<runtime::DeviceBuffer> outgrown;
 };
 
 Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -146,6 +154,27 @@ bool Kernel::validate(const std::vector<uint64_t>& tensors, const std::vector<do
   return ok;
 }
 
+std::pair<uint64_t, uint64_t> Kernel::workspaceFor(const runtime::Context& ctx, void* stream,
+                                                   const std::map<std::string, int64_t>& dims) const {
+  auto [flagBytes, partialBytes] = launchInfo().workspaceBytes(dims);
+  size_t flagsAt = (size_t(flagBytes) + 255) / 256 * 256, need = flagsAt + size_t(partialBytes);
+  std::lock_guard<std::mutex> lock(impl_->workspaceMutex);
+  auto it = impl_->workspaces.find(stream);
+  if (it == impl_->workspaces.end() || it->second.size() < need) {
+    if (it != impl_->workspaces.end()) {
+      impl_->outgrown.push_back(std::move(it->second));
+      impl_->workspaces.erase(it);
+    }
+    auto buf = runtime::DeviceBuffer::allocate(ctx, std::max<size_t>(need, 256));
+    // The flags start at zero (each launch leaves them so). The fill runs on the legacy stream;
+    // synchronizing once here orders it before launches on non-blocking streams too.
+    buf.fill(0);
+    ctx.driver().checkCu(ctx.driver().ctxSynchronize(), "cuCtxSynchronize after zeroing a split-K workspace");
+    it = impl_->workspaces.emplace(stream, std::move(buf)).first;
+  }
+  return {it->second.ptr(), it->second.ptr() + flagsAt};
+}
+
 void Kernel::launch(const runtime::Context& ctx, void* stream, const std::vector<uint64_t>& tensors,
                     const std::vector<double>& scalars, const std::map<std::string, int64_t>& dims) const {
   ir::DiagnosticEngine diag;
@@ -194,6 +223,11 @@ void Kernel::launch(const runtime::Context& ctx, void* stream, const std::vector
       case KernelParam::Kind::Dim: {
         int32_t x = static_cast<int32_t>(dims.at(p.name));
         std::memcpy(&storage[i], &x, sizeof x);
+        break;
+      }
+      case KernelParam::Kind::Workspace: {
+        auto [flags, partials] = workspaceFor(ctx, stream, dims);
+        storage[i] = p.name == "ws_flags" ? flags : partials;
         break;
       }
     }

@@ -90,7 +90,11 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                       << " f32 accumulators; at most 128 fit in its registers (use a smaller tile"
                       << (pingpong ? "" : " or more consumer warpgroups") << ")";
   }
-  if (c.splitK != 1) diag.error(loc) << "split_k=" << c.splitK << " is not supported by " << who << " yet";
+  // split_k: the K slices of a tile are separate units of the persistent loop, so clusters (which
+  // walk tile pairs) and slices do not combine.
+  if (c.splitK > 1 && c.clusterM > 1)
+    diag.error(loc) << "split_k=" << c.splitK << " with cluster_m=" << c.clusterM << " is not supported by " << who
+                    << ": split K slices across blocks, or share B within a cluster, not both";
   if (c.swapAB) diag.error(loc) << "swap_ab=true is not supported by " << who << " yet";
   // Clusters: pairs of CTAs along M that share (multicast) the B tile; other shapes are not built.
   if (c.clusterN != 1 || (c.clusterM != 1 && c.clusterM != 2))

@@ -51,6 +51,87 @@ void releaseStage(Plan& p, Value* s) {
     p.b.create("kern.mbarrier_arrive_remote", {p.empty, s, p.b.intBin("arith.xori", p.rank, p.b.i32(1))}, {});
 }
 
+bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, const std::vector<Value*>& out);
+
+// split_k (docs/sm90-strategy.md, "Split-K"). Each consumer group (a warpgroup's rows of the tile, or
+// with ping-pong the whole tile) has a flag per tile and a slot of partial sums per slice but the
+// last. The group's 128 threads keep their accumulators in registers, so a slot is laid out by
+// register, then thread: register r of thread t at r * 128 + t, each store and load of a warp one
+// 128-byte line.
+struct GroupSlot {
+  Value* flag;     // ptr<i32> of the group's flag for this tile
+  Value* thread;   // i64: (t % 128), the thread's column in every slot
+  Value* group;    // i32: the group's index within the tile
+};
+
+GroupSlot groupSlot(Plan& p, Value* wg) {
+  KernBuilder& b = p.b;
+  int groups = p.cfg.bm / p.rowsPerConsumer();
+  Value* group = p.pingpong() ? b.i32(0) : wg;
+  Value* flagIndex = b.add(b.mulConst(p.tile, groups), group);
+  Value* flag = b.named(b.ptrAdd(p.wsFlags, b.cast(flagIndex, types::i64())), "flag");
+  Value* tid = b.op1("kern.thread_id", {}, types::i32());
+  return {flag, b.cast(b.rem(tid, b.i32(128)), types::i64()), group};
+}
+
+// The first element of slice j's slot of the group's partials for this tile.
+Value* partialSlot(Plan& p, const GroupSlot& gs, Value* j, int64_t values) {
+  KernBuilder& b = p.b;
+  int groups = p.cfg.bm / p.rowsPerConsumer();
+  Value* slot = b.add(b.mulConst(b.add(b.mulConst(p.tile, p.splits() - 1), j), groups), gs.group);
+  Value* first = b.add(b.mulConst(b.cast(slot, types::i64()), values * 128), gs.thread);
+  return b.ptrAdd(p.wsPartials, first);
+}
+
+// A slice that does not finish its tile: store the sums, then (once the group's 128 threads have)
+// release them with one add to the flag.
+void handOverPartial(Plan& p, Value* wg, const std::vector<Value*>& acc) {
+  KernBuilder& b = p.b;
+  GroupSlot gs = groupSlot(p, wg);
+  Value* base = partialSlot(p, gs, p.split, int64_t(acc.size()));
+  Value* on = b.i1(true);
+  for (size_t r = 0; r < acc.size(); ++r)
+    b.create("kern.st_global", {b.ptrAdd(base, b.i64(int64_t(r) * 128)), on, acc[r]}, {});
+  b.create("kern.named_barrier", {b.addConst(wg, 1)}, {}, {{"threads", int64_t{128}}});
+  Value* elected = b.cmp("eq", gs.thread, b.i64(0));
+  Operation* signal = b.create("scf.if", {elected}, {}, {}, 2);
+  InsertionGuard guard(b);
+  b.setInsertionPointToEnd(signal->region(0).addBlock());
+  b.create("kern.red_release", {gs.flag, b.i32(1)}, {});
+  b.create("scf.yield", {}, {});
+  b.setInsertionPointToEnd(signal->region(1).addBlock());
+  b.create("scf.yield", {}, {});
+}
+
+// The slice that finishes its tile: one thread waits until the other S - 1 slices have released
+// their sums and sets the flag back to zero for the next launch; after the group's barrier every
+// thread adds the sums to its accumulators (slice order: the result does not depend on timing).
+std::vector<Value*> addPartials(Plan& p, Value* wg, std::vector<Value*> acc) {
+  KernBuilder& b = p.b;
+  GroupSlot gs = groupSlot(p, wg);
+  Value* elected = b.cmp("eq", gs.thread, b.i64(0));
+  {
+    Operation* wait = b.create("scf.if", {elected}, {}, {}, 2);
+    InsertionGuard guard(b);
+    b.setInsertionPointToEnd(wait->region(0).addBlock());
+    b.create("kern.spin_wait", {gs.flag, b.i32(p.splits() - 1)}, {});
+    b.create("kern.st_global", {gs.flag, b.i1(true), b.i32(0)}, {});
+    b.create("scf.yield", {}, {});
+    b.setInsertionPointToEnd(wait->region(1).addBlock());
+    b.create("scf.yield", {}, {});
+  }
+  b.create("kern.named_barrier", {b.addConst(wg, 1)}, {}, {{"threads", int64_t{128}}});
+  Value* on = b.i1(true);
+  for (int j = 0; j + 1 < p.splits(); ++j) {
+    Value* base = partialSlot(p, gs, b.i32(j), int64_t(acc.size()));
+    for (size_t r = 0; r < acc.size(); ++r) {
+      Value* part = b.op1("kern.ld_global", {b.ptrAdd(base, b.i64(int64_t(r) * 128)), on}, types::f32());
+      acc[r] = b.named(b.op1("arith.addf", {acc[r], part}, types::f32()), "acc");
+    }
+  }
+  return acc;
+}
+
 // One tile's work for the calling consumer warpgroup `wg` (its warp `cwarp` among the consumer
 // warps): the K loop, then the epilogue.
 bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
@@ -81,7 +162,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   }
 
   // The K loop.
-  std::vector<Value*> forOps = {zero, p.ktiles, b.i32(1)};
+  std::vector<Value*> forOps = {zero, p.ksteps, b.i32(1)};
   Value* accInit = b.f32(g.accInit);
   for (int i = 0; i < blocks * nacc; ++i) forOps.push_back(accInit);
   forOps.push_back(p.stage0);
@@ -159,9 +240,29 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     b.create("scf.yield", {}, {});
   }
 
-  // The epilogue, through the sm80 view of the accumulators (see above).
   std::vector<Value*> out;
   for (int i = 0; i < blocks * nacc; ++i) out.push_back(b.named(loop->result(unsigned(i)), "acc"));
+  if (p.splits() == 1) return buildEpilogue(p, lane, cwarp, wg, rowA, out);
+  // split_k: the slices that do not finish the tile hand their sums over; the last one adds them
+  // up and runs the epilogue.
+  Operation* finish = b.create("scf.if", {b.cmp("eq", p.split, b.i32(p.splits() - 1))}, {}, {}, 2);
+  InsertionGuard inner(b);
+  b.setInsertionPointToEnd(finish->region(1).addBlock());
+  handOverPartial(p, wg, out);
+  b.create("scf.yield", {}, {});
+  b.setInsertionPointToEnd(finish->region(0).addBlock());
+  bool ok = buildEpilogue(p, lane, cwarp, wg, rowA, addPartials(p, wg, out));
+  b.create("scf.yield", {}, {});
+  return ok;
+}
+
+// The fused epilogue of one tile's accumulators `out`, through the sm80 view of them (see above).
+bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, const std::vector<Value*>& out) {
+  KernBuilder& b = p.b;
+  const Config& c = p.cfg;
+  const GemmProgram& g = p.g;
+  int rows = p.rowsPerConsumer(), blocks = rows / 64, nacc = c.bn / 2;
+  Value* zero = b.i32(0);
   sm80::Context cx{g, c, p.target, b, p.diag};
   cx.args = p.args;
   cx.dims = p.dims;

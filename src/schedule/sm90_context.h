@@ -29,6 +29,11 @@ struct Plan {
   ir::Value* rank = nullptr;  // cluster_m=2: the block's rank in its cluster (kern.cluster_rank)
   ir::Value *dimM = nullptr, *dimN = nullptr, *dimK = nullptr;
   ir::Value* ktiles = nullptr;                    // ceil(K / bk): K steps per tile
+  ir::Value* ksteps = nullptr;                    // K steps per unit: ktiles, or split_k's ceil(ktiles / S)
+  // split_k=S: the runtime's workspace, and per unit its tile's linear index, its K slice and the
+  // slice's first K step (null without split_k).
+  ir::Value *wsFlags = nullptr, *wsPartials = nullptr;
+  ir::Value *tile = nullptr, *split = nullptr, *kbase = nullptr;
   int64_t stageTxBytes = 0;                       // bytes TMA writes per stage (A box + B boxes)
 
   // Per tile: the tile loop's body arguments and the ring position the tile starts at. Both roles
@@ -38,6 +43,7 @@ struct Plan {
   ir::Value *stage0 = nullptr, *phase0 = nullptr;
 
   bool batched() const { return !g.dimBatch.empty(); }
+  int splits() const { return cfg.splitK; }
   bool pingpong() const { return cfg.consumers == Consumers::Pingpong; }
   // cluster_m=2: the two blocks of a cluster compute M-adjacent tiles that share the B tile; each
   // loads half of the B stage and multicasts it to both.

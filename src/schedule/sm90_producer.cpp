@@ -2,11 +2,12 @@
 // "mbarrier"). As kern IR, for each tile (inside the role's tile loop after partition-roles):
 //
 //   if warp == 0 && lane == 0:                 (one thread issues every copy)
-//     for kt in 0 .. ktiles-1  carrying (s, ph) from the tile's (stage0, phase0):
+//     for kt in 0 .. ksteps-1  carrying (s, ph) from the tile's (stage0, phase0):
 //       mbarrier_wait(empty[s], ph ^ 1)        the consumers released stage s (a fresh barrier
 //                                              passes parity 1 at once: the ring starts empty)
 //       mbarrier_arrive_expect_tx(full[s], A box + B boxes bytes)
-//       tma_load(A: k = kt*bk, m0)  tma_load(B: ...)  -> stage s, completing on full[s]
+//       tma_load(A: k = (kbase + kt)*bk, m0)  tma_load(B: ...)  -> stage s, completing on full[s]
+//                                              (kbase: split_k's first K step of the unit, else 0)
 //       (s, ph) = next(s, ph)
 //
 // Copies past M, N or K are filled with zeros by TMA and still count their full bytes, so ragged
@@ -78,7 +79,7 @@ void buildProducer(Plan& p) {
       if (Value* whole = p.g.bKMajor ? segments(c.bk, p.g.bType, p.dimK) : segments(c.bn, p.g.bType, p.dimN))
         streamB = b.named(b.andi(b.cmp("sle", p.dimM, b.i32(int64_t(c.bm) * c.clusterM)), whole), "stream_b");
     }
-    Operation* loop = b.create("scf.for", {b.i32(0), p.ktiles, b.i32(1), p.stage0, p.phase0},
+    Operation* loop = b.create("scf.for", {b.i32(0), p.ksteps, b.i32(1), p.stage0, p.phase0},
                                {types::i32(), types::i32()}, {}, 1);
     Block* body = loop->region(0).addBlock();
     Value* kt = body->addArgument(types::i32(), "kt");
@@ -89,7 +90,7 @@ void buildProducer(Plan& p) {
       b.setInsertionPointToEnd(body);
       b.create("kern.mbarrier_wait", {p.empty, s, b.intBin("arith.xori", ph, b.i32(1))}, {}, p.waitAttrs());
       b.create("kern.mbarrier_arrive_expect_tx", {p.full, s}, {}, {{"bytes", p.stageTxBytes}});
-      Value* k0 = b.named(b.mulConst(kt, c.bk), "k0");
+      Value* k0 = b.named(b.mulConst(p.kbase ? b.add(p.kbase, kt) : kt, c.bk), "k0");
       auto coords = [&](Value* inner, Value* outer) {
         std::vector<Value*> v = {inner, outer};
         if (p.batched()) v.push_back(p.batch);

@@ -12,6 +12,8 @@
 //     barrier; cluster_m=2: cluster_barrier, rank = cluster_rank
 //     kern.tile_loop(M, N, batches) {tile = [bm, bn], raster, group_m, cluster?} (iter, m0, n0, batch):
 //       stage0 = (iter * ktiles) % stages; phase0 = (iter * ktiles / stages) % 2
+//       (split_k=S: {splits = S} (..., tile, split); each unit runs ksteps = ceil(ktiles / S) K steps
+//        from kbase = split * ksteps, and ksteps replaces ktiles above)
 //       kern.role "producer" [warpgroup 0]       { TMA loads }
 //       kern.role "consumer" [warpgroups 1..]    { wgmma; epilogue }   (consumers=pingpong: only
 //                                                 the warpgroup whose turn it is, iter % 2 == wg)
@@ -48,6 +50,12 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   int eb = bitWidth(g->abType) / 8;
   if (!validate(config, target, OperandInfo{eb, eb}, diag, program.loc())) return nullptr;
   const Config& c = config;
+  if (c.splitK > 1 && g->accInit != 0) {
+    diag.error(g->reduce->loc()) << c.strategy << " with split_k=" << c.splitK
+                                 << " sums slices that each start from 0; this program's accumulator starts at "
+                                 << g->accInit << " (use split_k=1)";
+    return nullptr;
+  }
   Sm90Shape shape = sm90Shape(c, eb);
   bool batched = !g->dimBatch.empty();
   std::string nameA = tensorName(g->tensorA), nameB = tensorName(g->tensorB);
@@ -107,6 +115,13 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
         types.push_back(mapC);
       }
     }
+    if (i == firstNonPtr && c.splitK > 1) {
+      // split_k: the runtime's workspace (kern_ops.h, "Split-K").
+      names.push_back("ws_flags");
+      types.push_back(kern::ptrType(ScalarType::I32));
+      names.push_back("ws_partials");
+      types.push_back(kern::ptrType(ScalarType::F32));
+    }
     names.push_back(g->params[i].name);
     types.push_back(g->params[i].type);
   }
@@ -121,6 +136,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     tiles.push_back(Attribute(g->dimBatch));
     tiles.push_back(Attribute(int64_t{1}));
   }
+  if (c.splitK > 1) tiles.push_back(Attribute(int64_t(c.splitK)));  // K slices per tile
   std::vector<NamedAttr> attrs = {{"sym_name", program.stringAttr("sym_name")},
                                   {"params", Attribute::strings(names)},
                                   {"threads", int64_t(shape.threads)},
@@ -132,6 +148,11 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
                                   {"config", config.str()},
                                   {"persistent", true}};
   if (cm > 1) attrs.push_back({"cluster", Attribute::ints({cm, 1, 1})});
+  // split_k: per tile, one flag per consumer group (a warpgroup's rows, or with ping-pong the
+  // tile) and the partial sums of the S - 1 slices that do not finish the tile.
+  if (c.splitK > 1)
+    attrs.push_back({"workspace", Attribute::ints({4 * (c.bm / consumerRows),
+                                                   int64_t(c.splitK - 1) * c.bm * c.bn * 4})});
   if (shape.maxRegsAtEntry) {
     attrs.push_back({"max_regs", int64_t(shape.maxRegsAtEntry)});
     attrs.push_back({"role_regs", pairList({{"producer", shape.regsProducer}, {"consumer", shape.regsConsumer}})});
@@ -145,9 +166,15 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     Value* arg = body->addArgument(types[i], names[i]);
     if (kern::isTensorMap(types[i]))
       (names[i] == "tmap_" + nameA ? p.tmA : names[i] == "tmap_" + nameB ? p.tmB : p.tmC) = arg;
+    if (names[i] == "ws_flags") p.wsFlags = arg;
+    if (names[i] == "ws_partials") p.wsPartials = arg;
   }
+  auto hidden = [&](unsigned a) {
+    const std::string& n = names[a];
+    return kern::isTensorMap(types[a]) || n == "ws_flags" || n == "ws_partials";
+  };
   for (size_t i = 0, a = 0; i < g->params.size(); ++i) {
-    while (kern::isTensorMap(body->argument(unsigned(a))->type())) ++a;
+    while (hidden(unsigned(a))) ++a;
     (g->params[i].decl ? p.args : p.dims)[g->params[i].name] = body->argument(unsigned(a++));
   }
   KILN_ASSERT(p.tmA && p.tmB && (!tmaStore || p.tmC), "sm90: the tensor maps follow the pointers, before the dims");
@@ -214,6 +241,9 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     p.rank = b.named(b.op1("kern.cluster_rank", {}, types::i32()), "rank");
   }
   p.ktiles = b.named(b.div(b.addConst(p.dimK, c.bk - 1), b.i32(c.bk)), "ktiles");
+  // split_k: each unit runs ksteps = ceil(ktiles / S) K steps from split * ksteps; the last slice's
+  // steps past K copy boxes wholly outside the tensor, which TMA fills with zeros.
+  p.ksteps = c.splitK > 1 ? b.named(b.div(b.addConst(p.ktiles, c.splitK - 1), b.i32(c.splitK)), "ksteps") : p.ktiles;
 
   // The persistent tile loop with the role-tagged regions.
   b.setLoc(g->forTiles->loc());
@@ -224,17 +254,23 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   // Both blocks of a cluster walk the same tile pairs, the second M tile included when it lies past
   // M (zero-filled loads, masked or clipped stores), so the multicast protocol stays in step.
   if (cm > 1) loopAttrs.push_back({"cluster", Attribute::ints({cm, 1})});
+  if (c.splitK > 1) loopAttrs.push_back({"splits", int64_t(c.splitK)});
   Operation* loop = b.create("kern.tile_loop", {p.dimM, p.dimN, batches}, {}, loopAttrs, 1);
   Block* tileBody = loop->region(0).addBlock();
   p.iter = tileBody->addArgument(types::i32(), "iter");
   p.m0 = tileBody->addArgument(types::i32(), "m0");
   p.n0 = tileBody->addArgument(types::i32(), "n0");
   p.batch = tileBody->addArgument(types::i32(), "batch");
+  if (c.splitK > 1) {
+    p.tile = tileBody->addArgument(types::i32(), "tile");
+    p.split = tileBody->addArgument(types::i32(), "split");
+  }
   bool ok = true;
   {
     InsertionGuard guard(b);
     b.setInsertionPointToEnd(tileBody);
-    Value* done = b.named(b.mul(p.iter, p.ktiles), "ksteps");
+    if (p.split) p.kbase = b.named(b.mul(p.split, p.ksteps), "kbase");
+    Value* done = b.named(b.mul(p.iter, p.ksteps), "done");
     p.stage0 = b.named(b.rem(done, b.i32(c.stages)), "stage0");
     p.phase0 = b.named(b.rem(b.div(done, b.i32(c.stages)), b.i32(2)), "phase0");
     region(b, "kern.role", {{"name", "producer"}, {"warpgroups", Attribute::ints({0, 1})}},

@@ -25,7 +25,7 @@
 //   1. The loop is a residual: a kern.tile_loop directly in a kern.kernel body, holding no
 //      kern.role, in a kernel with at least one top-level kern.role holding a kern.tile_loop. (Any
 //      other loop is not this pass's business and is left untouched, with no reason recorded.)
-//   2. Its attributes are the static scheduler's ({tile, raster, group_m, cluster}: cluster tiles
+//   2. Its attributes are the static scheduler's ({tile, raster, group_m, cluster, splits}: cluster tiles
 //      by cluster id are as static as tiles by block id); an attribute this pass does not know
 //      could mean another way of claiming tiles (a dynamic scheduler's atomics).
 //   3. Every role-local loop the kernel's roles call for exists: a kern.tile_loop with the same
@@ -175,7 +175,8 @@ class ResidualLoop {
   // Why the loop must stay, or "" when it may go.
   std::string whyKeep() {
     for (const auto& a : loop_.attrs())
-      if (a.name != "tile" && a.name != "raster" && a.name != "group_m" && a.name != "cluster" && a.name != kKeptAttr)
+      if (a.name != "tile" && a.name != "raster" && a.name != "group_m" && a.name != "cluster" &&
+          a.name != "splits" && a.name != kKeptAttr)
         return "the loop has attribute " + quoted(a.name) + ", which this pass does not know";
     for (const std::string& role : rolesCalledFor())
       if (!hasRoleLocalCopy(role)) return "no role-local copy of this loop for role " + quoted(role);

@@ -80,3 +80,34 @@ bool emitCvtPack(KernelEmitter& e, const Operation& op) {
 }
 
 }  // namespace kiln::ptx
+
+namespace kiln::ptx {
+
+// Split-K's flag protocol (kern_ops.h, "Split-K"; PTX ISA "red", "ld": .release / .acquire at .gpu).
+bool emitRedRelease(KernelEmitter& e, const ir::Operation& op) {
+  e.requirePtxIsa(7, 0);
+  e.b().inst(fmt::format("red.release.gpu.global.add.s32 [{}], {}", e.use(op.operand(0)).str(),
+                         e.use(op.operand(1)).str()));
+  return true;
+}
+
+// A loop of acquiring loads: the block's other threads wait at a barrier meanwhile, so one thread
+// polls (with a short back-off, so the L2 slice holding the flag is not flooded).
+bool emitSpinWait(KernelEmitter& e, const ir::Operation& op) {
+  PtxBuilder& b = e.b();
+  e.requirePtxIsa(7, 0);
+  Reg v = b.reg(RegClass::B32);
+  Reg low = b.reg(RegClass::Pred);
+  std::string head = b.label();
+  b.placeLabel(head);
+  b.inst(fmt::format("ld.acquire.gpu.global.s32 {}, [{}]", v.str(), e.use(op.operand(0)).str()));
+  b.inst(fmt::format("setp.lt.s32 {}, {}, {}", low.str(), v.str(), e.use(op.operand(1)).str()));
+  std::string done = b.label();
+  b.instIf(low, "bra " + done, /*negate=*/true);
+  b.inst("nanosleep.u32 64");
+  b.inst("bra " + head);
+  b.placeLabel(done);
+  return true;
+}
+
+}  // namespace kiln::ptx

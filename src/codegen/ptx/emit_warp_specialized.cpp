@@ -10,6 +10,7 @@
 //                                            sub-tile by %cluster_ctarank (PTX ISA, "Special
 //                                            Registers"; the grid is 1-D, so clusters are
 //                                            consecutive blocks along x)
+//     {splits = S}                      ->  over T * S units: tile = unit / S, split = unit % S
 //   kern.setmaxnreg {action, regs}      ->  setmaxnreg.{inc|dec}.sync.aligned.u32 regs
 //                                            (PTX ISA, "setmaxnreg"; sm_90a)
 #include <fmt/format.h>
@@ -70,6 +71,10 @@ bool emitTileLoop(KernelEmitter& e, const Operation& op) {
   Reg tn = ceilDiv(b, e.use(op.operand(1)), tile[1] * cn);
   Reg per = binary(b, "mul.lo.s32", tm, tn.str());
   Reg total = binary(b, "mul.lo.s32", per, e.use(op.operand(2)).str());
+  // {splits = S}: S units (K slices) per tile, consecutive (kern_ops.h).
+  int64_t splits = op.intAttr("splits", 1);
+  bool split = op.attr("splits") != nullptr;
+  if (split) total = binary(b, "mul.lo.s32", total, std::to_string(splits));
   Reg t = special(b, clustered ? "%clusterid.x" : "%ctaid.x");
   Reg step = special(b, clustered ? "%nclusterid.x" : "%nctaid.x");
   Reg rank = clustered ? special(b, "%cluster_ctarank") : Reg{};
@@ -81,9 +86,16 @@ bool emitTileLoop(KernelEmitter& e, const Operation& op) {
   b.instIf(done, "bra.uni " + skip);
   b.placeLabel(head);
   b.pragmaNounroll();
-  // batch = t / per, r = t % per; then (pm, pn) from r by the raster order.
-  b.inst(fmt::format("div.s32 {}, {}, {}", batch.str(), t.str(), per.str()));
-  Reg r = binary(b, "rem.s32", t, per.str());
+  // batch = t / per, r = t % per; then (pm, pn) from r by the raster order. With splits the tile is
+  // unit / S, and the slice unit % S.
+  Reg tileIdx = t;
+  if (split) {
+    tileIdx = e.def(body.argument(4));
+    b.inst(fmt::format("div.s32 {}, {}, {}", tileIdx.str(), t.str(), splits));
+    b.inst(fmt::format("rem.s32 {}, {}, {}", e.def(body.argument(5)).str(), t.str(), splits));
+  }
+  b.inst(fmt::format("div.s32 {}, {}, {}", batch.str(), tileIdx.str(), per.str()));
+  Reg r = binary(b, "rem.s32", tileIdx, per.str());
   Reg pm, pn;
   if (op.stringAttr("raster") == "grouped") {
     int64_t g = op.intAttr("group_m", 8);

@@ -96,6 +96,8 @@ bool emitMmaSync(KernelEmitter&, const ir::Operation&);
 bool emitPtrAdd(KernelEmitter&, const ir::Operation&);
 bool emitLdGlobal(KernelEmitter&, const ir::Operation&);
 bool emitStGlobal(KernelEmitter&, const ir::Operation&);
+bool emitRedRelease(KernelEmitter&, const ir::Operation&);
+bool emitSpinWait(KernelEmitter&, const ir::Operation&);
 bool emitCvtPack(KernelEmitter&, const ir::Operation&);
 
 // emit_warp_specialized.cpp

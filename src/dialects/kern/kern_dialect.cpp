@@ -23,12 +23,14 @@ bool inKernel(const Operation& op, DiagnosticEngine& d) { return requireInKernel
 
 bool verifyGridEntry(const Operation& op, const Attribute& e, DiagnosticEngine& d) {
   if (e.isInt()) return e.asInt() > 0 || (d.error(op.loc()) << "'kern.kernel' grid extents must be positive");
-  const char* shape = "'kern.kernel' {grid} entries are positive integers or lists [dim, tile, ...] of i32 "
-                      "parameter names and positive tile sizes";
-  if (!e.isArray() || e.asArray().empty() || e.asArray().size() % 2 != 0) return d.error(op.loc()) << shape;
+  const char* shape = "'kern.kernel' {grid} entries are positive integers or lists [dim, tile, ..., factor?] of "
+                      "i32 parameter names and positive tile sizes, with an optional positive factor last";
+  if (!e.isArray() || e.asArray().empty()) return d.error(op.loc()) << shape;
   auto params = op.stringsAttr("params");
   const auto& a = e.asArray();
-  for (size_t i = 0; i < a.size(); i += 2) {
+  if (a.size() % 2 == 1 && (!a.back().isInt() || a.back().asInt() <= 0 || a.size() == 1))
+    return d.error(op.loc()) << shape;
+  for (size_t i = 0; i + 1 < a.size(); i += 2) {
     if (!a[i].isString() || !a[i + 1].isInt() || a[i + 1].asInt() <= 0) return d.error(op.loc()) << shape;
     bool found = false;
     for (size_t p = 0; p < params.size(); ++p)

@@ -7,7 +7,8 @@
 //    (i32/i64/f32). {threads} is the 1-D block size (a multiple of 32), {smem_bytes} the dynamic
 //    shared memory the launch must provide, {grid} one entry per grid axis (x, y, z): an integer,
 //    or a list [dim, tile, dim, tile, ...] meaning the product of ceil(dim / tile) over the pairs,
-//    where dim names an i32 parameter. Every thread runs the body.
+//    where dim names an i32 parameter, optionally followed by one integer factor (split-K: the
+//    units of a tile). Every thread runs the body.
 //  * Values are per thread. i1 values are predicates; frag<e, [n]> is one 32-bit register holding
 //    n = 32 / bits(e) elements, element 0 in the lowest bits, as mma.sync and ldmatrix exchange
 //    them: frag<bf16|f16, [2]> (two 16-bit elements) or frag<f8e4m3|f8e5m2, [4]> (four bytes).
@@ -60,6 +61,9 @@
 //    and, of r = t % (tm*tn), raster "row": (pm, pn) = (r / tn, r % tn); raster "grouped": groups of
 //    group_m tile rows walked column by column (as sm80's raster=grouped). Body arguments: (iter,
 //    m0 = pm*bm, n0 = pn*bn, batch). Every thread that reaches the op walks the same sequence.
+//    {splits = S} (split-K): the loop walks T * S units; unit u is K slice u % S of tile u / S
+//    (the tile as above), so the S slices of a tile go to consecutive blocks. The body takes two
+//    more arguments, (tile = u / S, split = u % S).
 //  * kern.setmaxnreg {action, regs}: setmaxnreg.{inc|dec}.sync.aligned.u32 (PTX ISA "setmaxnreg"):
 //    must sit in a kern.role (all warps of each warpgroup execute it) of a kernel with {max_regs}.
 //  * mbarriers: kern.mbarrier_alloc places n 8-byte barriers at {offset} (a multiple of 8) of the
@@ -125,6 +129,18 @@
 //    sm90_ws_persistent does not need it (TMA's complete-tx orders its writes into this block's
 //    shared memory before the phase completes, whichever block issued the copy) and waits at CTA
 //    scope, as CUTLASS's TMA pipelines do.
+//
+// Split-K (sm90_ws_persistent split_k=S; docs/sm90-strategy.md, "Split-K"):
+//  * kern.red_release(flag, v): red.release.gpu.global.add.s32. Every write that happens before it
+//    (the thread's own, and through a barrier those of the threads it synchronized with) is visible
+//    to any thread whose acquire reads the sum or a later one.
+//  * kern.spin_wait(flag, target): polls ld.acquire.gpu.global.s32 until the value is >= target; the
+//    writes published by the releases it observed happen before what follows (and, through a
+//    barrier, before what the block's other threads do next).
+//  * Workspace parameters: a kernel with {workspace = [F, P]} takes two more pointer parameters,
+//    ws_flags : ptr<i32> (F bytes per tile, zero before the launch and left zero after it) and
+//    ws_partials : ptr<f32> (P bytes per tile), which the runtime allocates and owns; "tile" is the
+//    grid's x tile count without its factor.
 #include <optional>
 #include <string>
 #include <vector>

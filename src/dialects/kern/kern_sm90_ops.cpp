@@ -72,9 +72,10 @@ bool verifyTileLoop(const Operation& op, DiagnosticEngine& d) {
     if (!isI32(op.operand(i)->type()))
       return d.error(op.loc()) << "'kern.tile_loop' takes (M, N, batches) as i32";
   const Block& body = op.body();
-  bool argsOk = body.numArguments() == 4;
-  for (unsigned i = 0; argsOk && i < 4; ++i) argsOk = isI32(body.argument(i)->type());
-  if (!argsOk) return d.error(op.loc()) << "'kern.tile_loop' body takes (iter, m0, n0, batch) : i32";
+  if (!verifyTileLoopSplits(op, d)) return false;
+  for (unsigned i = 0; i < body.numArguments(); ++i)
+    if (!isI32(body.argument(i)->type()))
+      return d.error(op.loc()) << "'kern.tile_loop' body arguments are i32";
   auto tile = op.intsAttr("tile");
   if (tile.size() != 2 || tile[0] <= 0 || tile[1] <= 0)
     return d.error(op.loc()) << "'kern.tile_loop' needs {tile = [bm, bn]} with positive sizes";

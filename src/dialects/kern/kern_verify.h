@@ -40,5 +40,9 @@ bool verifyKernelCluster(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyTileLoopCluster(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyMulticast(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyWaitScope(const ir::Operation& op, ir::DiagnosticEngine& d);
+// kern_split_ops.cpp
+bool verifyRedRelease(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifySpinWait(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyTileLoopSplits(const ir::Operation& op, ir::DiagnosticEngine& d);
 
 }  // namespace kiln::kern

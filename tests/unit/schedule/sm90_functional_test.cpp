@@ -7,6 +7,7 @@
 // and two consumer warpgroups, two m64 blocks per warpgroup, batched. Outputs start poisoned and a
 // guard after C must stay untouched; unwritten shared memory reads as NaN.
 #include <gtest/gtest.h>
+#include <gtest/gtest-spi.h>
 
 #include <cmath>
 #include <functional>
@@ -73,6 +74,8 @@ void check(const std::string& configText, const Problem& p,
   std::vector<uint64_t> tensors = {da, db, dc};
 
   testing::WsLaunch launch;
+  uint64_t flags = 0;
+  size_t flagCount = 0;
   launch.kernel = kern->body().front();
   if (mutate) mutate(*kern->body().front());
   auto sig = signatureOf(*program->body().front(), r->launch);
@@ -82,12 +85,21 @@ void check(const std::string& configText, const Problem& p,
     } else if (prm.kind == KernelParam::Kind::TensorMap) {  // A, B and (epilogue=tma) C
       launch.args.push_back(launch.maps.size());
       launch.maps.push_back(tensorMapDescFor(prm, sig, tensors, dims));
+    } else if (prm.kind == KernelParam::Kind::Workspace) {  // split_k: flags zero, partials poisoned
+      auto [flagBytes, partialBytes] = r->launch.workspaceBytes(dims);
+      if (prm.name == "ws_flags") {
+        flags = mem.add(std::vector<uint8_t>(size_t(flagBytes), 0));
+        launch.args.push_back(flags);
+        flagCount = size_t(flagBytes / 4);
+      } else {
+        launch.args.push_back(mem.add(std::vector<uint8_t>(size_t(partialBytes), 0xFF)));
+      }
     } else {
       launch.args.push_back(uint32_t(int32_t(dims.at(prm.name))));
     }
   }
-  int64_t tiles = r->launch.gridFor(dims)[0];
-  launch.blocks = p.blocks ? p.blocks : uint32_t(std::min<int64_t>(tiles, 4));
+  int64_t units = r->launch.gridFor(dims)[0];  // tiles (times split_k's slices)
+  launch.blocks = p.blocks ? p.blocks : uint32_t(std::min<int64_t>(units, 4));
   if (evictFirstBytes) {
     evictFirstBytes->assign(launch.maps.size(), 0);
     launch.evictFirstBytes = evictFirstBytes;
@@ -124,6 +136,15 @@ void check(const std::string& configText, const Problem& p,
       ADD_FAILURE() << "wrote past the end of C at element " << i;
       break;
     }
+  // split_k: every flag is back to zero, ready for the next launch.
+  for (size_t i = 0; i < flagCount; ++i) {
+    int32_t f;
+    std::memcpy(&f, mem.at(flags).data() + 4 * i, 4);
+    if (f != 0) {
+      ADD_FAILURE() << "split-K flag " << i << " is " << f << " after the launch, not 0";
+      break;
+    }
+  }
 }
 
 const char* k128 = "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=1 raster=grouped group_m=2";
@@ -258,6 +279,47 @@ TEST(Sm90Functional, ClusterWithPingpongConsumersAndTmaStore) {
 TEST(Sm90Functional, ClusterBatched) {
   check(c2k64 + " epilogue=tma", {72, 64, 96, false, 2, 4});
   check(c2k64, {136, 72, 136, false, 3, 2});
+}
+
+// split_k=S: each tile's K steps in S slices on consecutive units; the slices but the last hand their
+// sums over through the workspace and a flag, the last adds them and runs the epilogue (and leaves
+// the flag zero: check() verifies). Blocks run together, so a slice can wait on another block's.
+TEST(Sm90Functional, SplitKSlicesSumThroughTheWorkspace) {
+  check(std::string(k64) + " split_k=2", {130, 72, 320, false, 0, 2});   // 5 K steps: slices of 3 and 2 (+1 zero-filled)
+  check(std::string(k64) + " split_k=3", {64, 64, 640, false, 0, 1});    // one block: the slices in turn
+  check(std::string(k128) + " split_k=3", {200, 136, 264, false, 0, 3}); // two consumer groups, one flag each
+  check(std::string(k128) + " split_k=2 epilogue=tma", {136, 200, 200, true, 0, 4});
+  check(std::string(k128) + " split_k=2 consumers=pingpong", {264, 136, 512, false, 0, 3});
+  check(std::string(k64) + " split_k=2 epilogue=tma", {72, 64, 200, false, 2, 3});  // batched
+  check(std::string(k64) + " split_k=4", {64, 64, 64, false, 0, 3});  // one K step: slices 1..3 wholly past K
+}
+
+// The simulator can fail: each edit below breaks the split-K protocol.
+TEST(Sm90Functional, SplitKProtocolErrorsAreCaught) {
+  const std::string sk = std::string(k64) + " split_k=2";
+  auto dropAll = [](const char* name) {
+    return [name](ir::Operation& k) {
+      std::vector<ir::Operation*> ops;
+      k.walk([&](ir::Operation& op) {
+        if (op.is(name)) ops.push_back(&op);
+      });
+      for (ir::Operation* op : ops) op->erase();
+    };
+  };
+  // No release: the finishing slice waits forever.
+  check(sk, {130, 72, 320, false, 0, 2}, dropAll("kern.red_release"), "deadlock");
+  // (A missing wait is not caught here: the agents take turns fairly, so the other slice's sums
+  // are already stored when the finishing slice reads them. The GPU runs split_k variants under
+  // compute-sanitizer racecheck instead.)
+  // No reset: the flag is left at 1, and the next launch's finishing slice would not wait.
+  EXPECT_NONFATAL_FAILURE(check(sk, {64, 64, 320, false, 0, 2}, [](ir::Operation& k) {
+    std::vector<ir::Operation*> resets;
+    k.walk([&](ir::Operation& op) {
+      if (op.is("kern.st_global") && op.operand(0)->type().elem() == ir::ScalarType::I32) resets.push_back(&op);
+    });
+    ASSERT_EQ(resets.size(), 1u);
+    resets.front()->erase();
+  }), "flag 0 is 1 after the launch");
 }
 
 // The simulator can fail: each edit below breaks the cluster protocol.

@@ -100,6 +100,10 @@ void Agent::exec(const Operation& op, const Mask& m) {
       r[size_t(t)] = fromI(z, rt);
     }
     set(op.result()) = r;
+  } else if (n == "arith.addf") {  // split-K's sum of the slices' partials
+    Lanes r = Lanes(size_t(T));
+    for (int t = 0; t < T; ++t) r[size_t(t)] = fromF(asF(get(op.operand(0))[size_t(t)]) + asF(get(op.operand(1))[size_t(t)]));
+    set(op.result()) = r;
   } else if (n == "scf.for") {
     int64_t lb = uniform(op.operand(0), m), ub = uniform(op.operand(1), m), step = uniform(op.operand(2), m);
     const ir::Block& body = op.body();
@@ -229,6 +233,38 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     for (int t = 0; t < T; ++t)
       r[size_t(t)] = floatToBf16Bits(asF(get(op.operand(0))[size_t(t)])) |
                      uint64_t(floatToBf16Bits(asF(get(op.operand(1))[size_t(t)]))) << 16;
+  } else if (n == "kern.ld_global") {
+    size_t each = size_t(bitWidth(op.result()->type().elem()) / 8);
+    Lanes& r = set(op.result());
+    uint64_t other = op.attr("other") ? fromF(float(op.attr("other")->asNumber())) : 0;
+    lanes([&](int t) {
+      r[size_t(t)] = other;
+      if (!(get(op.operand(1))[size_t(t)] & 1)) return;
+      uint64_t v = 0;
+      std::memcpy(&v, b_.mem_.ptr(get(op.operand(0))[size_t(t)], each), each);
+      r[size_t(t)] = v;
+    });
+  } else if (n == "kern.red_release") {
+    // Split-K's flags (kern_ops.h): the add publishes; the others may now see it.
+    lanes([&](int t) {
+      int32_t x;
+      uint8_t* p = b_.mem_.ptr(get(op.operand(0))[size_t(t)], 4);
+      std::memcpy(&x, p, 4);
+      x += int32_t(get(op.operand(1))[size_t(t)]);
+      std::memcpy(p, &x, 4);
+      ++b_.progress_;
+    });
+    b_.handOver(index_);
+  } else if (n == "kern.spin_wait") {
+    lanes([&](int t) {
+      uint64_t addr = get(op.operand(0))[size_t(t)];
+      int32_t target = int32_t(get(op.operand(1))[size_t(t)]);
+      b_.waitUntil(index_, [&] {
+        int32_t x;
+        std::memcpy(&x, b_.mem_.ptr(addr, 4), 4);
+        return x >= target;
+      });
+    });
   } else if (n == "kern.st_global") {
     size_t each = kern::isFrag(op.operand(2)->type()) ? 4 : size_t(bitWidth(op.operand(2)->type().elem()) / 8);
     lanes([&](int t) {
@@ -250,13 +286,16 @@ void Agent::tileLoop(const Operation& op, const Mask& m) {
   auto tile = op.intsAttr("tile");
   auto cl = op.intsAttr("cluster");
   int64_t cm = cl.size() == 2 ? cl[0] : 1, cn = cl.size() == 2 ? cl[1] : 1, cs = cm * cn;
-  if (cs != b_.cluster_.size()) throw std::runtime_error("the tile loop's cluster is not the kernel's");
+  if (cs != b_.cluster_.clusterSize()) throw std::runtime_error("the tile loop's cluster is not the kernel's");
+  int64_t splits = op.intAttr("splits", 1);
   int64_t tm = (uniform(op.operand(0), m) + tile[0] * cm - 1) / (tile[0] * cm);
   int64_t tn = (uniform(op.operand(1), m) + tile[1] * cn - 1) / (tile[1] * cn);
-  int64_t per = tm * tn, total = per * uniform(op.operand(2), m), g = op.intAttr("group_m", 1);
+  int64_t per = tm * tn, total = per * uniform(op.operand(2), m) * splits, g = op.intAttr("group_m", 1);
   const ir::Block& body = op.body();
   int64_t first = int64_t(b_.bx_) / cs, step = int64_t(b_.l_.blocks) / cs, rank = b_.rank_;
-  for (int64_t iter = 0, tIdx = first; tIdx < total; ++iter, tIdx += step) {
+  for (int64_t iter = 0, unit = first; unit < total; ++iter, unit += step) {
+    // {splits = S}: unit u is K slice u % S of tile u / S.
+    int64_t tIdx = unit / splits, split = unit % splits;
     int64_t batch = tIdx / per, r = tIdx % per, pm, pn;
     if (op.stringAttr("raster") == "grouped") {
       int64_t width = g * tn, firstRow = (r / width) * g, size = std::min(tm - firstRow, g), within = r % width;
@@ -268,8 +307,9 @@ void Agent::tileLoop(const Operation& op, const Mask& m) {
     }
     pm = pm * cm + rank % cm;
     pn = pn * cn + rank / cm;
-    int64_t args[4] = {iter, pm * tile[0], pn * tile[1], batch};
-    for (unsigned i = 0; i < 4; ++i) vals_[body.argument(i)] = Lanes(size_t(T), fromI(args[i], types::i32()));
+    int64_t args[6] = {iter, pm * tile[0], pn * tile[1], batch, tIdx, split};
+    for (unsigned i = 0; i < body.numArguments() && i < 6; ++i)
+      vals_[body.argument(i)] = Lanes(size_t(T), fromI(args[i], types::i32()));
     runBlock(body, m);
   }
 }
@@ -292,8 +332,10 @@ BlockSim& BlockSim::peer(int64_t rank) {
 void BlockSim::waitUntil(int me, const std::function<bool()>& cond) { cluster_.waitUntil(me, cond); }
 void BlockSim::handOver(int me) { cluster_.handOver(me); }
 
-ClusterSim::ClusterSim(const WsLaunch& l, GlobalMemory& mem, uint32_t firstBlock, int size) {
-  for (int r = 0; r < size; ++r) blocks_.push_back(std::make_unique<BlockSim>(l, mem, firstBlock + uint32_t(r), *this, r));
+ClusterSim::ClusterSim(const WsLaunch& l, GlobalMemory& mem, uint32_t firstBlock, int size, int clusterSize)
+    : clusterSize_(clusterSize) {
+  for (int r = 0; r < size; ++r)
+    blocks_.push_back(std::make_unique<BlockSim>(l, mem, firstBlock + uint32_t(r), *this, r % clusterSize));
 }
 
 // The kernel body in segments: the lockstep ops of each block in turn, up to a group of roles (run
@@ -396,7 +438,14 @@ std::string simulateWarpSpecialized(const WsLaunch& launch, GlobalMemory& mem) {
     auto c = launch.kernel->intsAttr("cluster");
     int size = c.size() == 3 ? int(c[0] * c[1] * c[2]) : 1;
     if (launch.blocks % uint32_t(size) != 0) return "the grid is not a whole number of clusters";
-    for (uint32_t x = 0; x < launch.blocks; x += uint32_t(size)) wssim::ClusterSim(launch, mem, x, size).run();
+    // Blocks that wait on each other's flags (split-K) run together, as the persistent grid's
+    // co-resident blocks do on the GPU; otherwise one cluster at a time.
+    bool flags = false;
+    launch.kernel->walk([&](const Operation& op) { flags |= op.is("kern.spin_wait"); });
+    if (flags && size > 1) return "the simulator runs split-K flags without clusters only";
+    if (flags) wssim::ClusterSim(launch, mem, 0, int(launch.blocks), 1).run();
+    else
+      for (uint32_t x = 0; x < launch.blocks; x += uint32_t(size)) wssim::ClusterSim(launch, mem, x, size, size).run();
   } catch (const std::exception& e) {
     return e.what();
   }

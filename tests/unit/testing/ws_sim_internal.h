@@ -110,7 +110,10 @@ class BlockSim {
 // turns (ws_sim.h).
 class ClusterSim {
  public:
-  ClusterSim(const WsLaunch& l, GlobalMemory& mem, uint32_t firstBlock, int size);
+  // `size` blocks from firstBlock, in clusters of `clusterSize` (all of them: one cluster; 1 with
+  // split-K, whose blocks wait on each other's flags and so run together though not clustered).
+  ClusterSim(const WsLaunch& l, GlobalMemory& mem, uint32_t firstBlock, int size, int clusterSize);
+  int clusterSize() const { return clusterSize_; }
   void run();
 
   BlockSim& block(int64_t rank) {
@@ -131,7 +134,7 @@ class ClusterSim {
       uint64_t before = progress_;
       handOver(me);
       if (progress_ != before) idle = 0;
-      else if (++idle > agents_ + 1) throw std::runtime_error("deadlock: every role waits on an mbarrier");
+      else if (++idle > agents_ + 1) throw std::runtime_error("deadlock: every role waits on an mbarrier or a flag");
     }
   }
   // Lets the other agents run (after an arrive); returns when it is this agent's turn again.
@@ -157,6 +160,7 @@ class ClusterSim {
   void runRoles(const std::vector<const Operation*>& roleOps);
 
   std::vector<std::unique_ptr<BlockSim>> blocks_;
+  int clusterSize_ = 1;
   std::mutex mu_;
   std::condition_variable cv_;
   int turn_ = 0, agents_ = 0;

@@ -1,0 +1,43 @@
+// Verify hooks of the split-K ops (table in kern_ops.def, semantics in kern_ops.h, "Split-K"): the
+// GPU-scope flag protocol by which the blocks computing one tile's K slices hand their partial
+// sums to the block that finishes the tile (PTX ISA, "red", "ld" with .release / .acquire at .gpu
+// scope, and "Memory Consistency Model": release and acquire patterns).
+#include "dialects/kern/kern_ops.h"
+#include "dialects/kern/kern_verify.h"
+
+namespace kiln::kern {
+using namespace kiln::ir;
+
+namespace {
+
+bool flagOperands(const Operation& op, DiagnosticEngine& d, const char* second) {
+  if (!requireInKernel(op, d)) return false;
+  const Type& p = op.operand(0)->type();
+  if (!isPtr(p) || p.elem() != ScalarType::I32 || !op.operand(1)->type().isScalar(ScalarType::I32))
+    return d.error(op.loc()) << "'" << op.name() << "' takes (ptr<i32> flag, i32 " << second << ")";
+  return true;
+}
+
+}  // namespace
+
+bool verifyRedRelease(const Operation& op, DiagnosticEngine& d) { return flagOperands(op, d, "value"); }
+bool verifySpinWait(const Operation& op, DiagnosticEngine& d) { return flagOperands(op, d, "target"); }
+
+bool verifyTileLoopSplits(const Operation& op, DiagnosticEngine& d) {
+  const Block& body = op.body();
+  if (!op.attr("splits")) {
+    if (body.numArguments() != 4)
+      return d.error(op.loc()) << "'kern.tile_loop' body takes (iter, m0, n0, batch) : i32 (and (tile, split) "
+                                  "with {splits})";
+    return true;
+  }
+  int64_t s = op.intAttr("splits", 0);
+  if (s < 1 || s > 64) return d.error(op.loc()) << "'kern.tile_loop' {splits = S} needs 1 <= S <= 64, got " << s;
+  if (body.numArguments() != 6)
+    return d.error(op.loc()) << "'kern.tile_loop' {splits} body takes (iter, m0, n0, batch, tile, split) : i32";
+  if (op.attr("cluster"))
+    return d.error(op.loc()) << "'kern.tile_loop' {splits} walks single-block tiles; it does not take {cluster}";
+  return true;
+}
+
+}  // namespace kiln::kern
