@@ -1,11 +1,13 @@
 #pragma once
 // The host reference the GEMM GPU tests compare against: C = A·B in fp64 on BF16 inputs, and the
-// relative Frobenius error of a BF16 output against it.
+// relative Frobenius error of a BF16 output against it; and the sm_90a tests' skip rule.
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kiln/float_formats.h"
+#include "kiln/runtime/driver.h"
 
 namespace kiln::testing {
 
@@ -35,6 +37,19 @@ inline double relError(const std::vector<uint16_t>& out, const std::vector<doubl
     den += ref[i] * ref[i];
   }
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+// True when there is a GPU of compute capability 9.0 (sm_90a code runs on nothing else); else
+// false, with why the sm_90a tests skip.
+inline bool needHopper(std::string* why) {
+  runtime::Driver* drv = runtime::Driver::get(why);
+  if (!drv) return false;
+  runtime::Context ctx = runtime::Context::primary(*drv);
+  if (ctx.properties().computeCapability() != 90) {
+    *why = "sm_90a kernels need a compute capability 9.0 GPU; this is " + ctx.properties().str();
+    return false;
+  }
+  return true;
 }
 
 }  // namespace kiln::testing

@@ -33,17 +33,7 @@ std::vector<double> reference(const std::vector<uint16_t>& A, const std::vector<
 }
 using testing::relError;
 
-// Skips unless there is a GPU of compute capability 9.0 (sm_90a code runs on nothing else).
-bool needHopper(std::string* why) {
-  runtime::Driver* drv = runtime::Driver::get(why);
-  if (!drv) return false;
-  runtime::Context ctx = runtime::Context::primary(*drv);
-  if (ctx.properties().computeCapability() != 90) {
-    *why = "sm_90a kernels need a compute capability 9.0 GPU; this is " + ctx.properties().str();
-    return false;
-  }
-  return true;
-}
+using testing::needHopper;
 
 std::vector<std::string> sm90Variants() {
   std::vector<std::string> v;
