@@ -211,9 +211,10 @@ int main(int argc, char** argv) {
     std::snprintf(line, sizeof line, "| %5d | %5d | %5d | %7.1f | %7.1f | %5.2f | %s |", s.M, s.N, s.K,
                   flops / cublasMs / 1e9, flops / bestMs / 1e9, cublasMs / bestMs, best.c_str());
     table.push_back(line);
+    // Written after every shape, so a run cut short still leaves what it measured.
+    std::ofstream(jsonPath) << nlohmann::json{{"gpu", bench::gpuDescription()}, {"results", results}}.dump(2) << "\n";
   }
   cublasDestroy(handle);
-  std::ofstream(jsonPath) << nlohmann::json{{"gpu", bench::gpuDescription()}, {"results", results}}.dump(2) << "\n";
   std::printf("\n|     M |     N |     K | cuBLAS TFLOP/s | Kiln best TFLOP/s | Kiln / cuBLAS | best |\n"
               "|---:|---:|---:|---:|---:|---:|---|\n");
   for (const auto& l : table) std::printf("%s\n", l.c_str());

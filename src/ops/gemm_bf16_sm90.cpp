@@ -24,6 +24,7 @@ struct Sm90Shape {
   bool pingpong = false;  // each consumer warpgroup owns whole bm x bn tiles, in turn
   int clusterM = 1;       // 2: pairs of CTAs along M share the B tile through TMA multicast
   bool stmatrix = false;  // the staged epilogue writes shared memory with stmatrix (stage_store)
+  int splitK = 1;         // K slices of each tile on separate blocks (split_k)
 };
 // Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus with the TMA-store
 // epilogue two 64-column slots of output staging per consumer row: bm x 256 bytes, twice that with
@@ -36,6 +37,7 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 256, 2, 4, true}, {256, 128, 2, 3, true}, {64, 64, 1, 13},         {64, 128, 1, 9},
     {128, 128, 2, 5, true, true}, {128, 128, 2, 7, false, true}, {64, 256, 2, 4, true, true},
     {128, 256, 2, 4, true, false, 2}, {128, 128, 2, 5, true, true, 2}, {128, 256, 2, 4, true, false, 1, true},
+    {128, 128, 2, 6, true, false, 1, false, 2},
 };
 
 
@@ -45,9 +47,9 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
   std::vector<GemmVariant> t;
   for (const Sm90Shape& s : kSm90Shapes) {
     GemmVariant v;
-    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
+    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
                          s.pingpong ? "_pp" : "", s.clusterM > 1 ? fmt::format("_c{}", s.clusterM) : "",
-                         s.stmatrix ? "_stsm" : "");
+                         s.stmatrix ? "_stsm" : "", s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "");
     v.config.strategy = "sm90_ws_persistent";
     v.config.bm = s.bm;
     v.config.bn = s.bn;
@@ -62,6 +64,7 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     v.config.clusterM = s.clusterM;
     v.config.l2Hint = L2Hint::Reuse;
     if (s.stmatrix) v.config.stageStore = StageStore::Stmatrix;
+    v.config.splitK = s.splitK;
     t.push_back(std::move(v));
   }
   return t;
@@ -117,11 +120,29 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     memory = 1.0 / std::sqrt(waves);
     if (sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2).b) memory *= 1.1;
   }
+  // split_k=S: a problem with fewer tiles than SMs keeps S times as many SMs streaming, at the cost
+  // of handing the partial sums over through L2 (stores, a GPU-scope release, the finishing slice's
+  // acquire and loads: about 3 us measured). So its units count in the waves term instead of its
+  // tiles (as the square root for memory-bound problems: sqrt(S)) and the hand-over costs 0.93;
+  // with more units than SMs a second wave of slices costs more than it gains (0.5). Measured
+  // (bench/results/2026-11-29-h200-split-k/): 128x128 s6 tma with 2 slices at 128x8192x8192, 1.02x
+  // cuBLAS against 0.95x unsplit; slower than the unsplit pick at 64x5120x5120 and 8192x64x4096.
+  // The gain is counted only for full tiles (M >= bm, N >= bn), where it was measured: at
+  // 64x5120x5120 a 128-row tile is half padding and its split loses to 64x128 s9 (0.77x against
+  // 1.00x cuBLAS) though it beats its own unsplit twin (0.72x).
+  double split = 1.0;
+  if (c.splitK > 1) {
+    int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn), units = tiles * c.splitK;
+    bool full = p.m >= c.bm && p.n >= c.bn;
+    if (units > std::max(1, t.referenceSms)) split = 0.5;
+    else if (!full) split = 0.93;
+    else split = (flops / bytes < kH200FlopsPerByte ? std::sqrt(double(c.splitK)) : double(c.splitK)) * 0.93;
+  }
   // Bytes in flight per SM, a tie-breaker of at most 2%: between tiles of equal shape terms the
   // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;
   // 128x64 s8, 192 KB, 0.93x).
   double inflight = 1.0 + 0.02 * double(c.stages) * double(c.bm + c.bn) * c.bk * 2 / double(t.maxSmemPerBlock);
-  return 2.0 * tileShapeScore(c, p, t) * epilogue * depth * cluster * stageStore * inflight * memory;
+  return 2.0 * tileShapeScore(c, p, t) * epilogue * depth * cluster * stageStore * inflight * memory * split;
 }
 
 }  // namespace kiln::ops

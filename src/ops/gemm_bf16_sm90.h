@@ -2,13 +2,15 @@
 // The Hopper part of the gemm_bf16 family: sm90_ws_persistent schedules (TMA + mbarrier ring,
 // warp-specialized producer / wgmma consumers, persistent tile loop; docs/sm90-strategy.md).
 //
-// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_stsm]" (table in
+// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_stsm][_sk<S>]" (table in
 // gemm_bf16_sm90.cpp): 128x128, 128x256, 256x128 and 128x64 with two consumer warpgroups
 // (setmaxnreg 40 / 232); 64x64, 64x128 and 64x256 with one, and deep-ring 64x64 s13 / 64x128 s9 for
 // memory-bound small M; "_tma" stores the output through shared memory with TMA (epilogue=tma),
 // "_pp" alternates whole tiles between the consumer warpgroups (consumers=pingpong), "_c2" runs
 // clusters of two with B multicast (cluster_m=2), "_stsm" stages the output with stmatrix
-// (stage_store=stmatrix). Every variant loads a read-once operand L2 evict_first (l2_hint=reuse).
+// (stage_store=stmatrix), "_sk<S>" computes each tile's K in S slices on separate blocks and sums
+// them through the runtime's workspace (split_k=S). Every variant loads a read-once operand L2
+// evict_first (l2_hint=reuse).
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
 //    + TMA (sm_90a); N % 8 == 0 (16-byte global strides for TMA, for either B layout); shared
 //    memory fits.
@@ -19,6 +21,7 @@
 //    the same tile, 0.99 for clusters and 0.98 for stmatrix staging (neither beats its twin), a
 //    tie-break of at most 2% for bytes in flight; and for memory-bound problems (fewer flops per
 //    byte than the H200's balance) the waves term enters as its square root and a variant that
-//    streams B evict_first for the problem gets 1.1. The pick is the fastest measured variant on
+//    streams B evict_first for the problem gets 1.1; a split_k=S variant counts its units (tiles x
+//    S) in the waves term, times 0.93 for the hand-over of partial sums, and 0.5 past one wave. The pick is the fastest measured variant on
 //    nine BENCH.md shapes and within 3% on the tenth (a unit test against the recorded run).
 #include "ops/gemm_bf16.h"

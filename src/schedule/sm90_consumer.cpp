@@ -56,11 +56,11 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
 // split_k (docs/sm90-strategy.md, "Split-K"). Each consumer group (a warpgroup's rows of the tile, or
 // with ping-pong the whole tile) has a flag per tile and a slot of partial sums per slice but the
 // last. The group's 128 threads keep their accumulators in registers, so a slot is laid out by
-// register, then thread: register r of thread t at r * 128 + t, each store and load of a warp one
-// 128-byte line.
+// quad of registers, then thread: registers 4q .. 4q+3 of thread t at (q * 128 + t) * 4, one
+// 16-byte st/ld.global.v4 each, a warp's covering 512 contiguous bytes.
 struct GroupSlot {
   Value* flag;     // ptr<i32> of the group's flag for this tile
-  Value* thread;   // i64: (t % 128), the thread's column in every slot
+  Value* thread;   // i64: (t % 128), the thread's index in the group
   Value* group;    // i32: the group's index within the tile
 };
 
@@ -79,7 +79,7 @@ Value* partialSlot(Plan& p, const GroupSlot& gs, Value* j, int64_t values) {
   KernBuilder& b = p.b;
   int groups = p.cfg.bm / p.rowsPerConsumer();
   Value* slot = b.add(b.mulConst(b.add(b.mulConst(p.tile, p.splits() - 1), j), groups), gs.group);
-  Value* first = b.add(b.mulConst(b.cast(slot, types::i64()), values * 128), gs.thread);
+  Value* first = b.add(b.mulConst(b.cast(slot, types::i64()), values * 128), b.mulConst(gs.thread, 4));
   return b.ptrAdd(p.wsPartials, first);
 }
 
@@ -90,8 +90,10 @@ void handOverPartial(Plan& p, Value* wg, const std::vector<Value*>& acc) {
   GroupSlot gs = groupSlot(p, wg);
   Value* base = partialSlot(p, gs, p.split, int64_t(acc.size()));
   Value* on = b.i1(true);
-  for (size_t r = 0; r < acc.size(); ++r)
-    b.create("kern.st_global", {b.ptrAdd(base, b.i64(int64_t(r) * 128)), on, acc[r]}, {});
+  for (size_t q = 0; q < acc.size() / 4; ++q)
+    b.create("kern.st_global",
+             {b.ptrAdd(base, b.i64(int64_t(q) * 512)), on, acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]},
+             {});
   b.create("kern.named_barrier", {b.addConst(wg, 1)}, {}, {{"threads", int64_t{128}}});
   Value* elected = b.cmp("eq", gs.thread, b.i64(0));
   Operation* signal = b.create("scf.if", {elected}, {}, {}, 2);
@@ -124,9 +126,11 @@ std::vector<Value*> addPartials(Plan& p, Value* wg, std::vector<Value*> acc) {
   Value* on = b.i1(true);
   for (int j = 0; j + 1 < p.splits(); ++j) {
     Value* base = partialSlot(p, gs, b.i32(j), int64_t(acc.size()));
-    for (size_t r = 0; r < acc.size(); ++r) {
-      Value* part = b.op1("kern.ld_global", {b.ptrAdd(base, b.i64(int64_t(r) * 128)), on}, types::f32());
-      acc[r] = b.named(b.op1("arith.addf", {acc[r], part}, types::f32()), "acc");
+    for (size_t q = 0; q < acc.size() / 4; ++q) {
+      Operation* ld = b.create("kern.ld_global", {b.ptrAdd(base, b.i64(int64_t(q) * 512)), on},
+                               std::vector<Type>(4, types::f32()));
+      for (unsigned e = 0; e < 4; ++e)
+        acc[4 * q + e] = b.named(b.op1("arith.addf", {acc[4 * q + e], ld->result(e)}, types::f32()), "acc");
     }
   }
   return acc;

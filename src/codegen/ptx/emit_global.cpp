@@ -45,19 +45,26 @@ bool emitPtrAdd(KernelEmitter& e, const Operation& op) {
 bool emitLdGlobal(KernelEmitter& e, const Operation& op) {
   PtxBuilder& b = e.b();
   const Type& t = op.result()->type();
-  Reg r = e.def(op.result());
   double other = op.attr("other") ? op.attr("other")->asNumber() : 0.0;
-  switch (r.cls) {
-    case RegClass::F32: b.inst(fmt::format("mov.f32 {}, {}", r.str(), f32Immediate(other))); break;
-    case RegClass::B16:
-      b.inst(fmt::format("mov.b16 {}, 0x{:04X}", r.str(),
-                         t.isScalar(ScalarType::BF16) ? floatToBf16Bits(float(other)) : floatToF16Bits(float(other))));
-      break;
-    case RegClass::B32: b.inst(fmt::format("mov.b32 {}, {}", r.str(), int64_t(other))); break;
-    case RegClass::B64: b.inst(fmt::format("mov.b64 {}, {}", r.str(), int64_t(other))); break;
-    case RegClass::Pred: return e.fail(op, "cannot load i1 values");
+  std::string regs;
+  for (unsigned i = 0; i < op.numResults(); ++i) {
+    Reg r = e.def(op.result(i));
+    switch (r.cls) {
+      case RegClass::F32: b.inst(fmt::format("mov.f32 {}, {}", r.str(), f32Immediate(other))); break;
+      case RegClass::B16:
+        b.inst(fmt::format("mov.b16 {}, 0x{:04X}", r.str(),
+                           t.isScalar(ScalarType::BF16) ? floatToBf16Bits(float(other)) : floatToF16Bits(float(other))));
+        break;
+      case RegClass::B32: b.inst(fmt::format("mov.b32 {}, {}", r.str(), int64_t(other))); break;
+      case RegClass::B64: b.inst(fmt::format("mov.b64 {}, {}", r.str(), int64_t(other))); break;
+      case RegClass::Pred: return e.fail(op, "cannot load i1 values");
+    }
+    regs += (i ? ", " : "") + r.str();
   }
-  b.instIf(e.use(op.operand(1)), fmt::format("ld.global.{} {}, [{}]", memType(t), r.str(), e.use(op.operand(0)).str()));
+  std::string addr = e.use(op.operand(0)).str();
+  b.instIf(e.use(op.operand(1)), op.numResults() == 1
+                                     ? fmt::format("ld.global.{} {}, [{}]", memType(t), regs, addr)
+                                     : fmt::format("ld.global.v{}.{} {{{}}}, [{}]", op.numResults(), memType(t), regs, addr));
   return true;
 }
 

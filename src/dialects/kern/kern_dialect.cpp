@@ -341,8 +341,11 @@ bool verifyPtrAdd(const Operation& op, DiagnosticEngine& d) {
 bool verifyLdGlobal(const Operation& op, DiagnosticEngine& d) {
   if (!inKernel(op, d)) return false;
   const Type& p = op.operand(0)->type();
-  if (!isPtr(p) || !op.operand(1)->type().isScalar(ScalarType::I1) || op.result()->type() != Type::scalar(p.elem()))
-    return d.error(op.loc()) << "'kern.ld_global' needs (ptr<e>, i1) and produces e";
+  size_t n = op.numResults();
+  bool ok = isPtr(p) && op.operand(1)->type().isScalar(ScalarType::I1) && (n == 1 || n == 2 || n == 4);
+  for (unsigned i = 0; ok && i < n; ++i) ok = op.result(i)->type() == Type::scalar(p.elem());
+  if (!ok)
+    return d.error(op.loc()) << "'kern.ld_global' needs (ptr<e>, i1) and produces 1, 2 or 4 values e";
   const Attribute* other = op.attr("other");
   if (other && !other->isInt() && !other->isFloat())
     return d.error(op.loc()) << "'kern.ld_global' {other} must be a number";

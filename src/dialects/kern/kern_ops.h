@@ -42,7 +42,8 @@
 //    mma.sync.aligned.m16n8k32.row.col.f32.{e4m3|e5m2}.{e4m3|e5m2}.f32 (FP8, sm_89+, PTX ISA 8.4),
 //    each with the PTX ISA's fragment layout for its shape (schedule/fragment_layout.h).
 //  * Global memory: kern.ptr_add offsets a pointer by elements; kern.ld_global / kern.st_global
-//    access memory only when their predicate holds (a masked-off access does not touch memory).
+//    access memory only when their predicate holds (a masked-off access does not touch memory),
+//    1, 2 or 4 consecutive elements (ld/st.global.v2/.v4: the address aligned to their size).
 //
 // Warp specialization and persistence (sm_90a; docs/sm90-strategy.md):
 //  * Kernel parameters may also be tensor maps, tmap<e, [b0, b1(, b2)], tensor = "A", swizzle = 128>:

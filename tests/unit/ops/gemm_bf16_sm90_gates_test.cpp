@@ -175,7 +175,18 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     bool stsm = c.stageStore == StageStore::Stmatrix;
     EXPECT_EQ(o.sass->count("STSM.16.M88.4"), tmaStore && stsm ? (c.bn / 16) * blocks : 0) << what;
     EXPECT_EQ(o.sass->count("STS"), tmaStore && !stsm ? 4 * (c.bn / 16) * blocks : 0) << what;
-    EXPECT_EQ(o.sass->count("STG") > 0, !tmaStore) << what << ": direct stores exactly without the TMA store";
+    // split_k: each consumer thread hands its accumulators over in 16-byte stores (the slices that
+    // do not finish the tile) and adds the other slices' in 16-byte loads (the one that does),
+    // with one GPU-scope release (MEMBAR.ALL.GPU + REDG) and an acquiring poll.
+    int quads = blocks * c.bn / 2 / 4;
+    bool split = c.splitK > 1;
+    EXPECT_EQ(o.sass->count("STG.E.128"), split ? quads : 0) << what;
+    EXPECT_EQ(o.sass->count("LDG.E.128"), split ? quads * (c.splitK - 1) : 0) << what;
+    EXPECT_EQ(o.sass->count("REDG.E.ADD.S32.STRONG.GPU"), split ? 1 : 0) << what;
+    EXPECT_EQ(o.sass->count("LDG.E.STRONG.GPU") > 0, split) << what;
+    // (Besides those and the flag's reset, STG is the direct epilogue's.)
+    EXPECT_EQ(o.sass->count("STG") > (quads + 1) * split, !tmaStore) << what
+                                                                 << ": direct stores exactly without the TMA store";
     bool splits = sm90Shape(c, 2).regsProducer != 0;
     if (splits) {
       EXPECT_TRUE(backend::havePtxCompiler()) << "sm_90a needs the PTX compiler library to honour setmaxnreg";

@@ -234,16 +234,20 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
       r[size_t(t)] = floatToBf16Bits(asF(get(op.operand(0))[size_t(t)])) |
                      uint64_t(floatToBf16Bits(asF(get(op.operand(1))[size_t(t)]))) << 16;
   } else if (n == "kern.ld_global") {
-    size_t each = size_t(bitWidth(op.result()->type().elem()) / 8);
-    Lanes& r = set(op.result());
+    size_t each = size_t(bitWidth(op.result()->type().elem()) / 8), count = op.numResults();
     uint64_t other = op.attr("other") ? fromF(float(op.attr("other")->asNumber())) : 0;
-    lanes([&](int t) {
-      r[size_t(t)] = other;
-      if (!(get(op.operand(1))[size_t(t)] & 1)) return;
-      uint64_t v = 0;
-      std::memcpy(&v, b_.mem_.ptr(get(op.operand(0))[size_t(t)], each), each);
-      r[size_t(t)] = v;
-    });
+    for (unsigned i = 0; i < count; ++i) {
+      Lanes& r = set(op.result(i));
+      lanes([&](int t) {
+        r[size_t(t)] = other;
+        if (!(get(op.operand(1))[size_t(t)] & 1)) return;
+        uint64_t addr = get(op.operand(0))[size_t(t)];
+        if (addr % (each * count) != 0) throw std::runtime_error("a vector ld.global of a misaligned address");
+        uint64_t v = 0;
+        std::memcpy(&v, b_.mem_.ptr(addr + i * each, each), each);
+        r[size_t(t)] = v;
+      });
+    }
   } else if (n == "kern.red_release") {
     // Split-K's flags (kern_ops.h): the add publishes; the others may now see it.
     lanes([&](int t) {
@@ -267,8 +271,11 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     });
   } else if (n == "kern.st_global") {
     size_t each = kern::isFrag(op.operand(2)->type()) ? 4 : size_t(bitWidth(op.operand(2)->type().elem()) / 8);
+    size_t count = op.numOperands() - 2;
     lanes([&](int t) {
       if (!(get(op.operand(1))[size_t(t)] & 1)) return;
+      if (get(op.operand(0))[size_t(t)] % (each * count) != 0)
+        throw std::runtime_error("a vector st.global of a misaligned address");
       for (unsigned i = 2; i < op.numOperands(); ++i) {
         uint64_t v = get(op.operand(i))[size_t(t)];
         std::memcpy(b_.mem_.ptr(get(op.operand(0))[size_t(t)] + (i - 2) * each, each), &v, each);
