@@ -92,6 +92,9 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   }
   // split_k: the K slices of a tile are separate units of the persistent loop, so clusters (which
   // walk tile pairs) and slices do not combine.
+  if (c.splitK > 64)
+    diag.error(loc) << "split_k=" << c.splitK << " is more slices than " << who
+                    << " takes (at most 64; a slice should keep several K steps)";
   if (c.splitK > 1 && c.clusterM > 1)
     diag.error(loc) << "split_k=" << c.splitK << " with cluster_m=" << c.clusterM << " is not supported by " << who
                     << ": split K slices across blocks, or share B within a cluster, not both";

@@ -81,6 +81,13 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2 cluster_m=4"), "error: cluster_m=4 cluster_n=1" + clusterHint);
   EXPECT_EQ(errors("warps_m=2 cluster_n=2"), "error: cluster_m=1 cluster_n=2" + clusterHint);
   EXPECT_EQ(errors("warps_m=2 cluster_m=2 cluster_n=2"), "error: cluster_m=2 cluster_n=2" + clusterHint);
+  // split_k: up to 64 slices, not across a cluster.
+  EXPECT_EQ(errors("warps_m=2 split_k=65"),
+            "error: split_k=65 is more slices than sm90_ws_persistent takes (at most 64; a slice should keep several "
+            "K steps)\n");
+  EXPECT_EQ(errors("warps_m=2 bn=256 stages=3 split_k=2 cluster_m=2"),
+            "error: split_k=2 with cluster_m=2 is not supported by sm90_ws_persistent: split K slices across blocks, "
+            "or share B within a cluster, not both\n");
   EXPECT_EQ(errors("warps_m=2 regs_producer=40"),
             "error: regs_producer and regs_consumer are set together (or both left 0)\n");
   EXPECT_EQ(errors("warps_m=1 bm=64 regs_producer=40 regs_consumer=250"),
