@@ -16,6 +16,7 @@
 #include "ops/gemm_bf16_sm90.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
+#include "tests/gpu/ops/gemm_checks.h"
 #include "tests/gpu/ops/gemm_reference.h"
 
 namespace kiln {
@@ -108,29 +109,10 @@ TEST(GemmSm90GpuBatched, MatchesReference) {
     ir::DiagnosticEngine diag;
     auto kernel = Kernel::build(*examples::batchedGemm(), Target::sm90a(), v->config, diag);
     ASSERT_TRUE(kernel) << diag.str();
-    const int Bt = 3;
     for (Shape s : {Shape{128, 128, 64}, Shape{77, 136, 200}, Shape{256, 64, 96}}) {
       SCOPED_TRACE(std::string(name) + " M=" + std::to_string(s.M) + " N=" + std::to_string(s.N) + " K=" +
                    std::to_string(s.K));
-      size_t a = size_t(s.M) * s.K, b = size_t(s.K) * s.N, c = size_t(s.M) * s.N;
-      auto A = bench::randomBf16(Bt * a, 21), B = bench::randomBf16(Bt * b, 22);
-      bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dC(Bt * c * 2);
-      bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
-      bench::check(cudaMemcpy(dB.ptr, B.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
-      bench::poisonBf16(dC, nullptr);
-      kernel->launch(ctx, nullptr, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dC.ptr)}, {},
-                     {{"B", Bt}, {"M", s.M}, {"N", s.N}, {"K", s.K}});
-      bench::check(cudaDeviceSynchronize(), "kernel");
-      std::vector<uint16_t> C(Bt * c);
-      bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
-      for (int bi = 0; bi < Bt; ++bi) {
-        std::vector<uint16_t> Ab(A.begin() + bi * a, A.begin() + (bi + 1) * a);
-        std::vector<uint16_t> Bb(B.begin() + bi * b, B.begin() + (bi + 1) * b);
-        std::vector<uint16_t> Cb(C.begin() + bi * c, C.begin() + (bi + 1) * c);
-        size_t nonFinite = 0;
-        EXPECT_LT(relError(Cb, reference(Ab, Bb, s, false), &nonFinite), 8e-3) << "batch " << bi;
-        EXPECT_EQ(nonFinite, 0u) << "batch " << bi;
-      }
+      testing::expectBatchedGemmMatches(*kernel, ctx, 3, s.M, s.N, s.K, 21);
     }
   }
 }
@@ -147,28 +129,7 @@ TEST_P(GemmSm90GpuFused, BiasGeluMatchesReference) {
   ir::DiagnosticEngine diag;
   auto kernel = Kernel::build(*examples::gemmBiasGelu(), Target::sm90a(), v->config, diag);
   ASSERT_TRUE(kernel) << diag.str();
-  Shape s{200, 264, 320};
-  auto A = bench::randomBf16(size_t(s.M) * s.K, 31), B = bench::randomBf16(size_t(s.K) * s.N, 32);
-  std::vector<float> bias(size_t(s.N));
-  for (int n = 0; n < s.N; ++n) bias[size_t(n)] = 0.25f * float((n % 9) - 4);
-  bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dBias(bias.size() * 4), dC(size_t(s.M) * s.N * 2);
-  bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
-  bench::check(cudaMemcpy(dB.ptr, B.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
-  bench::check(cudaMemcpy(dBias.ptr, bias.data(), dBias.bytes, cudaMemcpyHostToDevice), "copy bias");
-  bench::poisonBf16(dC, nullptr);
-  kernel->launch(ctx, nullptr, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dBias.ptr), uint64_t(dC.ptr)}, {},
-                 {{"M", s.M}, {"N", s.N}, {"K", s.K}});
-  bench::check(cudaDeviceSynchronize(), "kernel");
-  std::vector<uint16_t> C(size_t(s.M) * s.N);
-  bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
-  std::vector<double> ref = reference(A, B, s, false);
-  for (size_t i = 0; i < ref.size(); ++i) {
-    double x = ref[i] + bias[i % size_t(s.N)];
-    ref[i] = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-  }
-  size_t nonFinite = 0;
-  EXPECT_LT(relError(C, ref, &nonFinite), 1e-2);
-  EXPECT_EQ(nonFinite, 0u);
+  testing::expectBiasGeluMatches(*kernel, ctx, 200, 264, 320, 31);
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90GpuFused,

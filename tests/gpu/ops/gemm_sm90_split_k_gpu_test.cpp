@@ -14,6 +14,7 @@
 #include "kiln/kernel.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
+#include "tests/gpu/ops/gemm_checks.h"
 #include "tests/gpu/ops/gemm_reference.h"
 
 namespace kiln {
@@ -129,59 +130,13 @@ TEST(GemmSm90SplitKGpuPrograms, BatchedAndFusedEpilogue) {
   if (!needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
   runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
   Config config = Config::parse(kBase + "bm=128 bn=128 stages=6 warps_m=2 epilogue=tma split_k=3");
-  {
-    ir::DiagnosticEngine diag;
-    auto kernel = Kernel::build(*examples::batchedGemm(), Target::sm90a(), config, diag);
-    ASSERT_TRUE(kernel) << diag.str();
-    const int Bt = 3;
-    Shape s{77, 136, 520};
-    size_t a = size_t(s.M) * s.K, b = size_t(s.K) * s.N, c = size_t(s.M) * s.N;
-    auto A = bench::randomBf16(Bt * a, 51), B = bench::randomBf16(Bt * b, 52);
-    bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dC(Bt * c * 2);
-    bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
-    bench::check(cudaMemcpy(dB.ptr, B.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
-    bench::poisonBf16(dC, nullptr);
-    kernel->launch(ctx, nullptr, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dC.ptr)}, {},
-                   {{"B", Bt}, {"M", s.M}, {"N", s.N}, {"K", s.K}});
-    bench::check(cudaDeviceSynchronize(), "kernel");
-    std::vector<uint16_t> C(Bt * c);
-    bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
-    for (int bi = 0; bi < Bt; ++bi) {
-      std::vector<uint16_t> Ab(A.begin() + bi * a, A.begin() + (bi + 1) * a);
-      std::vector<uint16_t> Bb(B.begin() + bi * b, B.begin() + (bi + 1) * b);
-      std::vector<uint16_t> Cb(C.begin() + bi * c, C.begin() + (bi + 1) * c);
-      size_t nonFinite = 0;
-      EXPECT_LT(relError(Cb, testing::gemmReference(Ab, Bb, s.M, s.N, s.K, false), &nonFinite), 8e-3) << "batch " << bi;
-      EXPECT_EQ(nonFinite, 0u) << "batch " << bi;
-    }
-  }
-  {
-    ir::DiagnosticEngine diag;
-    auto kernel = Kernel::build(*examples::gemmBiasGelu(), Target::sm90a(), config, diag);
-    ASSERT_TRUE(kernel) << diag.str();
-    Shape s{200, 264, 1000};
-    auto A = bench::randomBf16(size_t(s.M) * s.K, 61), B = bench::randomBf16(size_t(s.K) * s.N, 62);
-    std::vector<float> bias(size_t(s.N));
-    for (int n = 0; n < s.N; ++n) bias[size_t(n)] = 0.25f * float((n % 9) - 4);
-    bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dBias(bias.size() * 4), dC(size_t(s.M) * s.N * 2);
-    bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
-    bench::check(cudaMemcpy(dB.ptr, B.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
-    bench::check(cudaMemcpy(dBias.ptr, bias.data(), dBias.bytes, cudaMemcpyHostToDevice), "copy bias");
-    bench::poisonBf16(dC, nullptr);
-    kernel->launch(ctx, nullptr, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dBias.ptr), uint64_t(dC.ptr)}, {},
-                   dimsOf(s));
-    bench::check(cudaDeviceSynchronize(), "kernel");
-    std::vector<uint16_t> C(size_t(s.M) * s.N);
-    bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
-    std::vector<double> ref = testing::gemmReference(A, B, s.M, s.N, s.K, false);
-    for (size_t i = 0; i < ref.size(); ++i) {
-      double x = ref[i] + bias[i % size_t(s.N)];
-      ref[i] = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-    }
-    size_t nonFinite = 0;
-    EXPECT_LT(relError(C, ref, &nonFinite), 1e-2);
-    EXPECT_EQ(nonFinite, 0u);
-  }
+  ir::DiagnosticEngine diag;
+  auto batched = Kernel::build(*examples::batchedGemm(), Target::sm90a(), config, diag);
+  ASSERT_TRUE(batched) << diag.str();
+  testing::expectBatchedGemmMatches(*batched, ctx, 3, 77, 136, 520, 51);
+  auto fused = Kernel::build(*examples::gemmBiasGelu(), Target::sm90a(), config, diag);
+  ASSERT_TRUE(fused) << diag.str();
+  testing::expectBiasGeluMatches(*fused, ctx, 200, 264, 1000, 61);
 }
 
 }  // namespace
