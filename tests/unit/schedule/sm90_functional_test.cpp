@@ -283,7 +283,8 @@ TEST(Sm90Functional, ClusterBatched) {
 
 // split_k=S: each tile's K steps in S slices on consecutive units; the slices but the last hand their
 // sums over through the workspace and a flag, the last adds them and runs the epilogue (and leaves
-// the flag zero: check() verifies). Blocks run together, so a slice can wait on another block's.
+// the flag zero: check() verifies). Blocks run together, so a slice can wait on another block's, and
+// every read of another block's sums is checked against the releases and acquires before it.
 TEST(Sm90Functional, SplitKSlicesSumThroughTheWorkspace) {
   check(std::string(k64) + " split_k=2", {130, 72, 320, false, 0, 2});   // 5 K steps: slices of 3 and 2 (+1 zero-filled)
   check(std::string(k64) + " split_k=3", {64, 64, 640, false, 0, 1});    // one block: the slices in turn
@@ -308,9 +309,9 @@ TEST(Sm90Functional, SplitKProtocolErrorsAreCaught) {
   };
   // No release: the finishing slice waits forever.
   check(sk, {130, 72, 320, false, 0, 2}, dropAll("kern.red_release"), "deadlock");
-  // (A missing wait is not caught here: the agents take turns fairly, so the other slice's sums
-  // are already stored when the finishing slice reads them. The GPU runs split_k variants under
-  // compute-sanitizer racecheck instead.)
+  // No wait: the finishing slice reads sums it has not acquired (the simulator tracks which block
+  // wrote each global word and which releases each block has acquired).
+  check(sk, {130, 72, 320, false, 0, 2}, dropAll("kern.spin_wait"), "without acquiring that release first");
   // No reset: the flag is left at 1, and the next launch's finishing slice would not wait.
   EXPECT_NONFATAL_FAILURE(check(sk, {64, 64, 320, false, 0, 2}, [](ir::Operation& k) {
     std::vector<ir::Operation*> resets;

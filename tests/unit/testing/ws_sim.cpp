@@ -2,6 +2,7 @@
 #include "tests/unit/testing/ws_sim.h"
 #include "tests/unit/testing/ws_sim_internal.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <condition_variable>
@@ -243,15 +244,30 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
         if (!(get(op.operand(1))[size_t(t)] & 1)) return;
         uint64_t addr = get(op.operand(0))[size_t(t)];
         if (addr % (each * count) != 0) throw std::runtime_error("a vector ld.global of a misaligned address");
+        auto w = b_.cluster_.writes_.find((addr + i * each) & ~uint64_t(3));
+        if (w != b_.cluster_.writes_.end() && w->second.block != &b_) {
+          // The writer's first release after the write publishes it; this block must have acquired it.
+          const BlockSim* writer = w->second.block;
+          auto r = std::lower_bound(writer->releases_.begin(), writer->releases_.end(), w->second.epoch);
+          if (r == writer->releases_.end())
+            throw std::runtime_error("a block read global memory another block wrote and has not released since");
+          auto a = b_.acquired_.find(writer);
+          if (a == b_.acquired_.end() || a->second < *r)
+            throw std::runtime_error("a block read global memory another block released, without acquiring that "
+                                     "release first");
+        }
         uint64_t v = 0;
         std::memcpy(&v, b_.mem_.ptr(addr + i * each, each), each);
         r[size_t(t)] = v;
       });
     }
   } else if (n == "kern.red_release") {
-    // Split-K's flags (kern_ops.h): the add publishes; the others may now see it.
+    // Split-K's flags (kern_ops.h): the add publishes this block's writes (through the barrier
+    // before it, the other threads' too); the others may now see it.
+    b_.releases_.push_back(++b_.cluster_.epoch_);
     lanes([&](int t) {
       int32_t x;
+      b_.cluster_.flagReleases_[get(op.operand(0))[size_t(t)]].push_back({&b_, b_.releases_.back()});
       uint8_t* p = b_.mem_.ptr(get(op.operand(0))[size_t(t)], 4);
       std::memcpy(&x, p, 4);
       x += int32_t(get(op.operand(1))[size_t(t)]);
@@ -268,6 +284,9 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
         std::memcpy(&x, b_.mem_.ptr(addr, 4), 4);
         return x >= target;
       });
+      // Acquires the releases that made the flag's count.
+      for (const auto& [blk, epoch] : b_.cluster_.flagReleases_[addr])
+        b_.acquired_[blk] = std::max(b_.acquired_[blk], epoch);
     });
   } else if (n == "kern.st_global") {
     size_t each = kern::isFrag(op.operand(2)->type()) ? 4 : size_t(bitWidth(op.operand(2)->type().elem()) / 8);
@@ -277,8 +296,9 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
       if (get(op.operand(0))[size_t(t)] % (each * count) != 0)
         throw std::runtime_error("a vector st.global of a misaligned address");
       for (unsigned i = 2; i < op.numOperands(); ++i) {
-        uint64_t v = get(op.operand(i))[size_t(t)];
-        std::memcpy(b_.mem_.ptr(get(op.operand(0))[size_t(t)] + (i - 2) * each, each), &v, each);
+        uint64_t v = get(op.operand(i))[size_t(t)], addr = get(op.operand(0))[size_t(t)] + (i - 2) * each;
+        std::memcpy(b_.mem_.ptr(addr, each), &v, each);
+        b_.cluster_.writes_[addr & ~uint64_t(3)] = {&b_, ++b_.cluster_.epoch_};
       }
     });
   } else {
@@ -447,8 +467,8 @@ std::string simulateWarpSpecialized(const WsLaunch& launch, GlobalMemory& mem) {
     if (launch.blocks % uint32_t(size) != 0) return "the grid is not a whole number of clusters";
     // Blocks that wait on each other's flags (split-K) run together, as the persistent grid's
     // co-resident blocks do on the GPU; otherwise one cluster at a time.
-    bool flags = false;
-    launch.kernel->walk([&](const Operation& op) { flags |= op.is("kern.spin_wait"); });
+    bool flags = launch.kernel->attr("workspace") != nullptr;
+    launch.kernel->walk([&](const Operation& op) { flags |= op.is("kern.spin_wait") || op.is("kern.red_release"); });
     if (flags && size > 1) return "the simulator runs split-K flags without clusters only";
     if (flags) wssim::ClusterSim(launch, mem, 0, int(launch.blocks), 1).run();
     else

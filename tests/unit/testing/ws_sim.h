@@ -21,6 +21,11 @@
 //    column 8j + 2(l%4) + (e & 1). A wgmma computes at issue; when its group is retired by
 //    wgmma.wait_group the simulator checks the shared memory it read is unchanged (a stage released
 //    and refilled while still being read is reported).
+//  * Split-K (kern.red_release, kern.spin_wait; a kernel with {workspace}): all blocks run
+//    together, as the persistent grid's resident blocks do, since one may wait on another's flag.
+//    A block's ld.global of a word another block wrote must follow that block's next release after
+//    the write and an acquire of it (a spin_wait on the flag it released); otherwise the read is
+//    reported, whatever order the turns happened to give.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -93,6 +93,11 @@ class BlockSim {
   std::map<uint32_t, Barrier> barriers_;
   Agent all_;                                 // every thread, in lockstep, outside the roles
   uint64_t& progress_;                        // the cluster's: barrier arrivals and completed copies
+  // Split-K's flag protocol, as the PTX memory model orders it across blocks: the epochs of this
+  // block's releases (kern.red_release), in order, and per other block the latest of its releases
+  // this block has acquired (kern.spin_wait on a flag it released).
+  std::vector<uint64_t> releases_;
+  std::map<const BlockSim*, uint64_t> acquired_;
 
   uint8_t* shared(uint64_t addr, size_t bytes) {
     if (addr + bytes > smem_.size()) throw std::runtime_error("shared access out of bounds at " + std::to_string(addr));
@@ -123,6 +128,16 @@ class ClusterSim {
   }
   int size() const { return int(blocks_.size()); }
   uint64_t progress_ = 0;    // barrier arrivals and completed copies so far
+  // Global stores, for the cross-block visibility check of ld.global: per 4-byte word, the block
+  // that wrote it last and the epoch of the write. A block's later release publishes its writes;
+  // a block may read another's word only once it has acquired a release made after the write.
+  struct GlobalWrite {
+    const BlockSim* block;
+    uint64_t epoch;
+  };
+  std::unordered_map<uint64_t, GlobalWrite> writes_;
+  std::unordered_map<uint64_t, std::vector<std::pair<const BlockSim*, uint64_t>>> flagReleases_;  // per flag
+  uint64_t epoch_ = 0;
   int barriersPassed_ = 0;   // cluster barriers every block has passed
   uint64_t remote_ = 0;      // accesses of one block to another's shared memory or barriers
   uint64_t remoteAtBarrier_ = 0;
