@@ -91,7 +91,8 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
     p.elem = t.elem();
     // The dims are the last parameters (kiln/compile.h); an argument may share a dim's name.
     bool isDim = i + dimNames.size() >= k.body().numArguments() && t.isScalar(ScalarType::I32);
-    bool workspace = p.name == "ws_flags" || p.name == "ws_partials";
+    // A split-K kernel ({workspace}) takes its workspace as two pointers the runtime fills in.
+    bool workspace = k.attr("workspace") && kern::isPtr(t) && (p.name == "ws_flags" || p.name == "ws_partials");
     p.kind = workspace                ? KernelParam::Kind::Workspace
              : kern::isPtr(t)         ? KernelParam::Kind::Pointer
              : kern::isTensorMap(t) ? KernelParam::Kind::TensorMap
