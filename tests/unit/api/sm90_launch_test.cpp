@@ -4,6 +4,7 @@
 
 #include "examples/examples.h"
 #include "kiln/kernel.h"
+#include "kiln/runtime/stream.h"
 #include "ops/gemm_bf16_sm90.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
@@ -149,6 +150,53 @@ TEST(Sm90Launch, ValidateChecksPointersStridesAndMapsBeforeAnythingRuns) {
   ir::DiagnosticEngine badN;
   EXPECT_FALSE(k.validate({0x10000, 0x20000, 0x40000}, {}, {{"M", 64}, {"N", 100}, {"K", 64}}, badN));
   EXPECT_NE(badN.str().find("needs N to be a multiple of 8 (got 100)"), std::string::npos) << badN.str();
+}
+
+// split_k: the kernel takes the runtime's workspace (two pointers after the tensor maps), sized per
+// tile; Kernel::launch allocates one per stream, reuses it, grows it for a larger problem, and frees
+// every one with the kernel (the outgrown too: a launch may still have been using it).
+TEST(Sm90Launch, SplitKWorkspaceIsOnePerStreamAndGrows) {
+  const auto& v = variant("bf16_gemm_sm90_128x128x64_s6_tma_sk2");
+  runtime::testing::FakeDriver fake;
+  auto ctx = runtime::Context::primary(fake.driver());
+  runtime::Stream other = runtime::Stream::create(ctx);
+  std::vector<uint64_t> ptrs = {0x7f0000000000, 0x7f1000000000, 0x7f2000000000};
+  int before = fake.state().allocations, freedBefore = fake.state().frees;
+  {
+    Kernel k = build(*v.program(false), v.config);
+    const LaunchInfo& l = k.launchInfo();
+    std::vector<std::string> names;
+    for (const auto& p : l.params) names.push_back(p.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"A", "B", "C", "tmap_A", "tmap_B", "tmap_C", "ws_flags", "ws_partials",
+                                               "M", "N", "K"}));
+    EXPECT_EQ(param(l, "ws_flags").kind, KernelParam::Kind::Workspace);
+    EXPECT_EQ(param(l, "ws_flags").elem, ir::ScalarType::I32);
+    EXPECT_EQ(param(l, "ws_partials").kind, KernelParam::Kind::Workspace);
+    EXPECT_EQ(param(l, "ws_partials").elem, ir::ScalarType::F32);
+    // 512 x 512 in 128 x 128 tiles: 16 tiles, 32 units; per tile a flag per consumer warpgroup and
+    // one slice of 128 x 128 partial sums.
+    std::map<std::string, int64_t> small{{"M", 512}, {"N", 512}, {"K", 4096}}, large{{"M", 1024}, {"N", 512}, {"K", 4096}};
+    EXPECT_EQ(l.workspaceBytes(small), (std::array<int64_t, 2>{16 * 8, 16 * 128 * 128 * 4}));
+    EXPECT_EQ(l.gridFor(small, 132)[0], 32);
+    EXPECT_EQ(l.gridFor(large, 132)[0], 64);
+    k.launch(ctx, nullptr, ptrs, {}, small);
+    k.launch(ctx, nullptr, ptrs, {}, small);
+    EXPECT_EQ(fake.state().allocations, before + 1) << "one workspace for the stream, reused";
+    k.launch(ctx, other.handle(), ptrs, {}, small);
+    EXPECT_EQ(fake.state().allocations, before + 2) << "another stream, another workspace";
+    k.launch(ctx, nullptr, ptrs, {}, large);
+    k.launch(ctx, nullptr, ptrs, {}, small);
+    EXPECT_EQ(fake.state().allocations, before + 3) << "grown once for the larger problem, then reused";
+    EXPECT_EQ(fake.state().frees, freedBefore);
+    EXPECT_EQ(fake.state().launches.size(), 5u);
+  }
+  EXPECT_EQ(fake.state().frees, freedBefore + 3);
+  // An unsplit kernel has no workspace.
+  const auto& plain = variant("bf16_gemm_sm90_128x128x64_s6_tma");
+  Kernel k = build(*plain.program(false), plain.config);
+  EXPECT_EQ(k.launchInfo().workspaceBytes({{"M", 512}, {"N", 512}, {"K", 64}}), (std::array<int64_t, 2>{0, 0}));
+  k.launch(ctx, nullptr, ptrs, {}, {{"M", 512}, {"N", 512}, {"K", 64}});
+  EXPECT_EQ(fake.state().allocations, before + 3);
 }
 
 }  // namespace
