@@ -125,8 +125,9 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   // acquire and loads: about 3 us measured). So its units count in the waves term instead of its
   // tiles (as the square root for memory-bound problems: sqrt(S)) and the hand-over costs 0.93;
   // with more units than SMs a second wave of slices costs more than it gains (0.5). Measured
-  // (bench/results/2026-11-29-h200-split-k/): 128x128 s6 tma with 2 slices at 128x8192x8192, 1.02x
-  // cuBLAS against 0.95x unsplit; slower than the unsplit pick at 64x5120x5120 and 8192x64x4096.
+  // (bench/results/2026-11-29-h200-split-k/): 128x128 s6 tma with 2 slices at 128x8192x8192,
+  // 0.99-1.02x cuBLAS against 0.95x unsplit; slower than the unsplit pick at 64x5120x5120 and
+  // 8192x64x4096.
   // The gain is counted only for full tiles (M >= bm, N >= bn), where it was measured: at
   // 64x5120x5120 a 128-row tile is half padding and its split loses to 64x128 s9 (0.77x against
   // 1.00x cuBLAS) though it beats its own unsplit twin (0.72x).
