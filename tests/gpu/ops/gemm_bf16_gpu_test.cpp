@@ -13,6 +13,7 @@
 #include "ops/gemm_configs.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
+#include "tests/gpu/ops/gemm_checks.h"
 #include "tests/gpu/ops/gemm_reference.h"
 
 namespace kiln {
@@ -84,13 +85,7 @@ TEST_P(GemmGpu, MatchesReferenceAndCublas) {
   cublasDestroy(handle);
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, GemmGpu, ::testing::ValuesIn(ops::gemmBf16TestConfigs()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Variants, GemmGpu, ::testing::ValuesIn(ops::gemmBf16TestConfigs()), testing::ParamName());
 
 TEST(GemmGpuLaunch, RejectsMisalignedPointerBeforeLaunching) {
   std::string why;

@@ -1,10 +1,13 @@
 #pragma once
 // Checks shared by the GEMM GPU tests: launch a compiled kernel of the batched GEMM or of the fused
 // bias + GELU GEMM on seeded random inputs (outputs poisoned first) and compare with the fp64 host
-// reference. Failures are reported through gtest, scoped by the caller's SCOPED_TRACE.
+// reference. Failures are reported through gtest, scoped by the caller's SCOPED_TRACE. And the
+// name the parameterized suites give their instances.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
+#include <string>
 
 #include "bench/bench_support.h"
 #include "kiln/kernel.h"
@@ -61,5 +64,17 @@ inline void expectBiasGeluMatches(const Kernel& kernel, const runtime::Context& 
   EXPECT_LT(relError(C, ref, &nonFinite), 1e-2);
   EXPECT_EQ(nonFinite, 0u);
 }
+
+// A gtest parameter name from a variant name or config line: every character that is not a letter
+// or digit becomes '_'.
+struct ParamName {
+  template <typename T>
+  std::string operator()(const ::testing::TestParamInfo<T>& info) const {
+    std::string n = info.param;
+    for (char& c : n)
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    return n;
+  }
+};
 
 }  // namespace kiln::testing

@@ -91,12 +91,7 @@ TEST_P(GemmSm90Gpu, MatchesReferenceAndCublas) {
   cublasDestroy(handle);
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90Gpu, ::testing::ValuesIn(sm90Variants()), [](const auto& info) {
-  std::string n = info.param;
-  for (char& c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90Gpu, ::testing::ValuesIn(sm90Variants()), testing::ParamName());
 
 // Batched: C[b] = A[b] · B[b] through 3-D tensor maps (box depth 1), batch walked by the tile loop.
 TEST(GemmSm90GpuBatched, MatchesReference) {

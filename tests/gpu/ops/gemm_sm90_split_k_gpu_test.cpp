@@ -116,12 +116,7 @@ TEST_P(GemmSm90SplitKGpu, TwoStreamsAtOnceHaveTheirOwnWorkspace) {
   for (auto& x : st) cudaStreamDestroy(x);
 }
 
-INSTANTIATE_TEST_SUITE_P(Configs, GemmSm90SplitKGpu, ::testing::ValuesIn(kConfigs), [](const auto& info) {
-  std::string n = info.param;
-  for (char& c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(Configs, GemmSm90SplitKGpu, ::testing::ValuesIn(kConfigs), testing::ParamName());
 
 // Batched (the slices of each batch's tiles) and the fused bias + GELU epilogue, which must run
 // once, on the sum.
