@@ -41,9 +41,10 @@ void printLaunch(const LaunchInfo& l) {
     std::printf("\n");
   }
   if (l.persistent) std::printf("grid.x capped by the SM count (persistent)\n");
-  if (l.workspacePerTile[0] || l.workspacePerTile[1])
-    std::printf("workspace per tile: %lld bytes of flags, %lld bytes of partial sums (allocated by the runtime)\n",
-                static_cast<long long>(l.workspacePerTile[0]), static_cast<long long>(l.workspacePerTile[1]));
+  if (l.workspaceUnitBytes[0] || l.workspaceUnitBytes[1])
+    std::printf("workspace per %s: %lld bytes of flags, %lld bytes of partial sums (allocated by the runtime)\n",
+                l.workspacePerBlock ? "block" : "tile", static_cast<long long>(l.workspaceUnitBytes[0]),
+                static_cast<long long>(l.workspaceUnitBytes[1]));
   for (const auto& [d, v] : l.divisibility) std::printf("requires %s %% %lld == 0\n", d.c_str(), static_cast<long long>(v));
 }
 

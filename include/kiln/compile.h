@@ -67,11 +67,14 @@ struct LaunchInfo {
   std::vector<std::pair<std::string, int64_t>> divisibility;  // dim % value == 0
   bool persistent = false;                                    // grid x capped by the SM count
   std::array<int, 3> cluster = {1, 1, 1};
-  // Split-K: bytes of ws_flags and ws_partials per output tile ({0, 0}: no workspace).
-  std::array<int64_t, 2> workspacePerTile = {0, 0};
+  // Split-K and stream-K: bytes of ws_flags and ws_partials per output tile, or with
+  // workspacePerBlock per block of the launched grid ({0, 0}: no workspace).
+  std::array<int64_t, 2> workspaceUnitBytes = {0, 0};
+  bool workspacePerBlock = false;
 
-  // The bytes of the two workspace regions a launch needs (tiles of grid x times workspacePerTile).
-  std::array<int64_t, 2> workspaceBytes(const std::map<std::string, int64_t>& dims) const;
+  // The bytes of the two workspace regions a launch needs: workspaceUnitBytes times the tiles of
+  // grid x, or times the blocks of grid x on a device of `sms` SMs (0: unknown, the uncapped grid).
+  std::array<int64_t, 2> workspaceBytes(const std::map<std::string, int64_t>& dims, int sms = 0) const;
 
   // `sms`: the device's SM count (0: unknown, no cap).
   std::array<int64_t, 3> gridFor(const std::map<std::string, int64_t>& dims, int sms = 0) const;

@@ -32,12 +32,12 @@ std::array<int64_t, 3> LaunchInfo::gridFor(const std::map<std::string, int64_t>&
   return g;
 }
 
-std::array<int64_t, 2> LaunchInfo::workspaceBytes(const std::map<std::string, int64_t>& dims) const {
-  if (grid.empty() || (workspacePerTile[0] == 0 && workspacePerTile[1] == 0)) return {0, 0};
+std::array<int64_t, 2> LaunchInfo::workspaceBytes(const std::map<std::string, int64_t>& dims, int sms) const {
+  if (grid.empty() || (workspaceUnitBytes[0] == 0 && workspaceUnitBytes[1] == 0)) return {0, 0};
   GridAxis tilesOnly = grid[0];
   tilesOnly.constant = 1;
-  int64_t tiles = tilesOnly.eval(dims);
-  return {tiles * workspacePerTile[0], tiles * workspacePerTile[1]};
+  int64_t units = workspacePerBlock ? gridFor(dims, sms)[0] : tilesOnly.eval(dims);
+  return {units * workspaceUnitBytes[0], units * workspaceUnitBytes[1]};
 }
 
 bool LaunchInfo::validate(const std::map<std::string, int64_t>& dims, DiagnosticEngine& diag) const {
@@ -124,7 +124,8 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
   info.divisibility = pairs(k.attr("requires"));
   info.persistent = k.attr("persistent") && k.attr("persistent")->isBool() && k.attr("persistent")->asBool();
   if (auto c = k.intsAttr("cluster"); c.size() == 3) info.cluster = {int(c[0]), int(c[1]), int(c[2])};
-  if (auto w = k.intsAttr("workspace"); w.size() == 2) info.workspacePerTile = {w[0], w[1]};
+  if (auto w = k.intsAttr("workspace"); w.size() == 2) info.workspaceUnitBytes = {w[0], w[1]};
+  info.workspacePerBlock = k.stringAttr("workspace_per") == "block";
   return info;
 }
 

@@ -156,7 +156,9 @@ bool Kernel::validate(const std::vector<uint64_t>& tensors, const std::vector<do
 
 std::pair<uint64_t, uint64_t> Kernel::workspaceFor(const runtime::Context& ctx, void* stream,
                                                    const std::map<std::string, int64_t>& dims) const {
-  auto [flagBytes, partialBytes] = launchInfo().workspaceBytes(dims);
+  // Per-block workspaces (stream-K) are sized for the grid launch() gives a kernel without
+  // clusters: a block per SM at most.
+  auto [flagBytes, partialBytes] = launchInfo().workspaceBytes(dims, ctx.properties().smCount);
   size_t flagsAt = (size_t(flagBytes) + 255) / 256 * 256, need = flagsAt + size_t(partialBytes);
   std::lock_guard<std::mutex> lock(impl_->workspaceMutex);
   auto it = impl_->workspaces.find(stream);

@@ -34,6 +34,9 @@ struct Plan {
   // slice's first K step (null without split_k).
   ir::Value *wsFlags = nullptr, *wsPartials = nullptr;
   ir::Value *tile = nullptr, *split = nullptr, *kbase = nullptr;
+  // stream_k: per unit its K steps (ksteps, kbase above are the unit's) and, for a unit that
+  // finishes a tile lower blocks began, how many of them hold its partial sums.
+  ir::Value* peers = nullptr;
   int64_t stageTxBytes = 0;                       // bytes TMA writes per stage (A box + B boxes)
 
   // Per tile: the tile loop's body arguments and the ring position the tile starts at. Both roles
@@ -44,6 +47,7 @@ struct Plan {
 
   bool batched() const { return !g.dimBatch.empty(); }
   int splits() const { return cfg.splitK; }
+  bool streamK() const { return cfg.streamK; }
   bool pingpong() const { return cfg.consumers == Consumers::Pingpong; }
   // cluster_m=2: the two blocks of a cluster compute M-adjacent tiles that share the B tile; each
   // loads half of the B stage and multicasts it to both.

@@ -14,6 +14,8 @@
 //       stage0 = (iter * ktiles) % stages; phase0 = (iter * ktiles / stages) % 2
 //       (split_k=S: {splits = S} (..., tile, split); each unit runs ksteps = ceil(ktiles / S) K steps
 //        from kbase = split * ksteps, and ksteps replaces ktiles above)
+//       (stream_k: kern.tile_loop(M, N, batches, ktiles) {stream_k} (..., kbase, ksteps, done,
+//        peers); each unit runs its ksteps from kbase, and done replaces iter * ktiles above)
 //       kern.role "producer" [warpgroup 0]       { TMA loads }
 //       kern.role "consumer" [warpgroups 1..]    { wgmma; epilogue }   (consumers=pingpong: only
 //                                                 the warpgroup whose turn it is, iter % 2 == wg)
@@ -50,12 +52,15 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   int eb = bitWidth(g->abType) / 8;
   if (!validate(config, target, OperandInfo{eb, eb}, diag, program.loc())) return nullptr;
   const Config& c = config;
-  if (c.splitK > 1 && g->accInit != 0) {
-    diag.error(g->reduce->loc()) << c.strategy << " with split_k=" << c.splitK
-                                 << " sums slices that each start from 0; this program's accumulator starts at "
-                                 << g->accInit << " (use split_k=1)";
+  if ((c.splitK > 1 || c.streamK) && g->accInit != 0) {
+    diag.error(g->reduce->loc()) << c.strategy << " with "
+                                 << (c.streamK ? std::string("stream_k=true") : "split_k=" + std::to_string(c.splitK))
+                                 << (c.streamK ? " sums runs of K steps" : " sums slices")
+                                 << " that each start from 0; this program's accumulator starts at "
+                                 << g->accInit << " (use " << (c.streamK ? "stream_k=false" : "split_k=1") << ")";
     return nullptr;
   }
+  bool handOver = c.splitK > 1 || c.streamK;  // units hand partial sums over through the workspace
   Sm90Shape shape = sm90Shape(c, eb);
   bool batched = !g->dimBatch.empty();
   std::string nameA = tensorName(g->tensorA), nameB = tensorName(g->tensorB);
@@ -115,8 +120,8 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
         types.push_back(mapC);
       }
     }
-    if (i == firstNonPtr && c.splitK > 1) {
-      // split_k: the runtime's workspace (kern_ops.h, "Split-K").
+    if (i == firstNonPtr && handOver) {
+      // split_k, stream_k: the runtime's workspace (kern_ops.h, "Split-K").
       names.push_back("ws_flags");
       types.push_back(kern::ptrType(ScalarType::I32));
       names.push_back("ws_partials");
@@ -137,6 +142,11 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     tiles.push_back(Attribute(int64_t{1}));
   }
   if (c.splitK > 1) tiles.push_back(Attribute(int64_t(c.splitK)));  // K slices per tile
+  // stream_k: up to one block per K step of every tile (the runs must not be empty), an SM each.
+  if (c.streamK) {
+    tiles.push_back(Attribute(g->dimK));
+    tiles.push_back(Attribute(int64_t(c.bk)));
+  }
   std::vector<NamedAttr> attrs = {{"sym_name", program.stringAttr("sym_name")},
                                   {"params", Attribute::strings(names)},
                                   {"threads", int64_t(shape.threads)},
@@ -153,6 +163,11 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   if (c.splitK > 1)
     attrs.push_back({"workspace", Attribute::ints({4 * (c.bm / consumerRows),
                                                    int64_t(c.splitK - 1) * c.bm * c.bn * 4})});
+  // stream_k: per block, one flag per consumer group and the partial sums of its one contribution.
+  if (c.streamK) {
+    attrs.push_back({"workspace", Attribute::ints({4 * (c.bm / consumerRows), int64_t(c.bm) * c.bn * 4})});
+    attrs.push_back({"workspace_per", "block"});
+  }
   if (shape.maxRegsAtEntry) {
     attrs.push_back({"max_regs", int64_t(shape.maxRegsAtEntry)});
     attrs.push_back({"role_regs", pairList({{"producer", shape.regsProducer}, {"consumer", shape.regsConsumer}})});
@@ -255,7 +270,12 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   // M (zero-filled loads, masked or clipped stores), so the multicast protocol stays in step.
   if (cm > 1) loopAttrs.push_back({"cluster", Attribute::ints({cm, 1})});
   if (c.splitK > 1) loopAttrs.push_back({"splits", int64_t(c.splitK)});
-  Operation* loop = b.create("kern.tile_loop", {p.dimM, p.dimN, batches}, {}, loopAttrs, 1);
+  std::vector<Value*> loopOperands = {p.dimM, p.dimN, batches};
+  if (c.streamK) {
+    loopAttrs.push_back({"stream_k", true});
+    loopOperands.push_back(p.ktiles);
+  }
+  Operation* loop = b.create("kern.tile_loop", loopOperands, {}, loopAttrs, 1);
   Block* tileBody = loop->region(0).addBlock();
   p.iter = tileBody->addArgument(types::i32(), "iter");
   p.m0 = tileBody->addArgument(types::i32(), "m0");
@@ -265,12 +285,19 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     p.tile = tileBody->addArgument(types::i32(), "tile");
     p.split = tileBody->addArgument(types::i32(), "split");
   }
+  Value* done = nullptr;
+  if (c.streamK) {
+    p.kbase = tileBody->addArgument(types::i32(), "kbase");
+    p.ksteps = tileBody->addArgument(types::i32(), "ksteps");
+    done = tileBody->addArgument(types::i32(), "done");
+    p.peers = tileBody->addArgument(types::i32(), "peers");
+  }
   bool ok = true;
   {
     InsertionGuard guard(b);
     b.setInsertionPointToEnd(tileBody);
     if (p.split) p.kbase = b.named(b.mul(p.split, p.ksteps), "kbase");
-    Value* done = b.named(b.mul(p.iter, p.ksteps), "done");
+    if (!done) done = b.named(b.mul(p.iter, p.ksteps), "done");
     p.stage0 = b.named(b.rem(done, b.i32(c.stages)), "stage0");
     p.phase0 = b.named(b.rem(b.div(done, b.i32(c.stages)), b.i32(2)), "phase0");
     region(b, "kern.role", {{"name", "producer"}, {"warpgroups", Attribute::ints({0, 1})}},

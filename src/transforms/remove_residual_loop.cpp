@@ -25,8 +25,9 @@
 //   1. The loop is a residual: a kern.tile_loop directly in a kern.kernel body, holding no
 //      kern.role, in a kernel with at least one top-level kern.role holding a kern.tile_loop. (Any
 //      other loop is not this pass's business and is left untouched, with no reason recorded.)
-//   2. Its attributes are the static scheduler's ({tile, raster, group_m, cluster, splits}: cluster tiles
-//      by cluster id are as static as tiles by block id); an attribute this pass does not know
+//   2. Its attributes are the static scheduler's ({tile, raster, group_m, cluster, splits, stream_k}:
+//      cluster tiles by cluster id, and stream-K's runs of K steps by block id, are as static as
+//      tiles by block id); an attribute this pass does not know
 //      could mean another way of claiming tiles (a dynamic scheduler's atomics).
 //   3. Every role-local loop the kernel's roles call for exists: a kern.tile_loop with the same
 //      operands and attributes directly in a top-level kern.role, for each of the roles "producer"
@@ -176,7 +177,7 @@ class ResidualLoop {
   std::string whyKeep() {
     for (const auto& a : loop_.attrs())
       if (a.name != "tile" && a.name != "raster" && a.name != "group_m" && a.name != "cluster" &&
-          a.name != "splits" && a.name != kKeptAttr)
+          a.name != "splits" && a.name != "stream_k" && a.name != kKeptAttr)
         return "the loop has attribute " + quoted(a.name) + ", which this pass does not know";
     for (const std::string& role : rolesCalledFor())
       if (!hasRoleLocalCopy(role)) return "no role-local copy of this loop for role " + quoted(role);

@@ -68,9 +68,15 @@ bool verifyRole(const Operation& op, DiagnosticEngine& d) {
 
 bool verifyTileLoop(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;
-  for (unsigned i = 0; i < 3; ++i)
+  unsigned operands = op.attr("stream_k") ? 4 : 3;
+  if (op.numOperands() != operands)
+    return d.error(op.loc()) << "'kern.tile_loop' takes (M, N, batches)"
+                             << (operands == 4 ? ", and with {stream_k} ktiles (K steps per tile)," : "")
+                             << " as i32; got " << op.numOperands() << " operands";
+  for (unsigned i = 0; i < operands; ++i)
     if (!isI32(op.operand(i)->type()))
-      return d.error(op.loc()) << "'kern.tile_loop' takes (M, N, batches) as i32";
+      return d.error(op.loc()) << "'kern.tile_loop' takes (M, N, batches" << (operands == 4 ? ", ktiles" : "")
+                               << ") as i32";
   const Block& body = op.body();
   if (!verifyTileLoopSplits(op, d)) return false;
   for (unsigned i = 0; i < body.numArguments(); ++i)

@@ -25,10 +25,22 @@ bool verifySpinWait(const Operation& op, DiagnosticEngine& d) { return flagOpera
 
 bool verifyTileLoopSplits(const Operation& op, DiagnosticEngine& d) {
   const Block& body = op.body();
+  if (op.attr("stream_k")) {
+    const Attribute* a = op.attr("stream_k");
+    if (!a->isBool() || !a->asBool())
+      return d.error(op.loc()) << "'kern.tile_loop' {stream_k} is written {stream_k = true}";
+    if (op.attr("splits") || op.attr("cluster"))
+      return d.error(op.loc()) << "'kern.tile_loop' {stream_k} walks runs of K steps of single-block tiles; it "
+                                  "does not take {splits} or {cluster}";
+    if (body.numArguments() != 8)
+      return d.error(op.loc()) << "'kern.tile_loop' {stream_k} body takes (iter, m0, n0, batch, kbase, ksteps, "
+                                  "done, peers) : i32";
+    return true;
+  }
   if (!op.attr("splits")) {
     if (body.numArguments() != 4)
       return d.error(op.loc()) << "'kern.tile_loop' body takes (iter, m0, n0, batch) : i32 (and (tile, split) "
-                                  "with {splits})";
+                                  "with {splits}, (kbase, ksteps, done, peers) with {stream_k})";
     return true;
   }
   int64_t s = op.intAttr("splits", 0);

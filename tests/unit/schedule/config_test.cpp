@@ -25,7 +25,7 @@ TEST(Config, DefaultsPrintCanonically) {
   EXPECT_EQ(Config{}.str(),
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
             "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
-            "consumers=cooperative frag_prefetch=a l2_hint=none stage_store=pairs");
+            "consumers=cooperative frag_prefetch=a l2_hint=none stage_store=pairs stream_k=false");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
@@ -50,7 +50,7 @@ TEST(Config, UnknownKey) {
   EXPECT_EQ(parseErrors("bm=64 bq=3"),
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
             "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
-            "frag_prefetch, l2_hint, stage_store\n");
+            "frag_prefetch, l2_hint, stage_store, stream_k\n");
 }
 
 TEST(Config, BadValues) {
@@ -118,6 +118,8 @@ TEST(ConfigValidate, OtherLimits) {
 
 TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
   EXPECT_EQ(validateErrors("split_k=2"), "error: split_k=2 is not supported by sm80_multistage yet\n");
+  EXPECT_EQ(validateErrors("stream_k=true"),
+            "error: stream_k=true is not supported by sm80_multistage; use sm90_ws_persistent\n");
   EXPECT_EQ(validateErrors("cluster_m=2"),
             "error: cluster_m=2 cluster_n=1 needs thread-block clusters, which sm_80 does not have\n");
   EXPECT_EQ(validateErrors("epilogue=tma"), "error: epilogue=tma needs TMA, which sm_80 does not have\n");

@@ -88,6 +88,18 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2 bn=256 stages=3 split_k=2 cluster_m=2"),
             "error: split_k=2 with cluster_m=2 is not supported by sm90_ws_persistent: split K slices across blocks, "
             "or share B within a cluster, not both\n");
+  // stream_k: runs of K steps per block, so not with split_k's slices, cluster_m's tile pairs or
+  // ping-pong's alternating tiles.
+  EXPECT_EQ(errors("warps_m=2 stream_k=true split_k=2"),
+            "error: stream_k=true with split_k=2 is not supported by sm90_ws_persistent: stream-K already splits the K "
+            "steps of the tail tiles; use one or the other\n");
+  EXPECT_EQ(errors("warps_m=2 bn=256 stages=3 stream_k=true cluster_m=2"),
+            "error: stream_k=true with cluster_m=2 is not supported by sm90_ws_persistent: the blocks of a cluster walk "
+            "tile pairs, stream-K blocks walk runs of K steps\n");
+  EXPECT_EQ(errors("warps_m=2 stream_k=true consumers=pingpong"),
+            "error: stream_k=true with consumers=pingpong is not supported by sm90_ws_persistent: use "
+            "consumers=cooperative\n");
+  EXPECT_EQ(errors("warps_m=2 stream_k=true"), "");
   EXPECT_EQ(errors("warps_m=2 regs_producer=40"),
             "error: regs_producer and regs_consumer are set together (or both left 0)\n");
   EXPECT_EQ(errors("warps_m=1 bm=64 regs_producer=40 regs_consumer=250"),

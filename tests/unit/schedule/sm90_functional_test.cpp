@@ -74,6 +74,8 @@ void check(const std::string& configText, const Problem& p,
   std::vector<uint64_t> tensors = {da, db, dc};
 
   testing::WsLaunch launch;
+  int64_t units = r->launch.gridFor(dims)[0];  // tiles (times split_k's slices, or stream_k's K steps)
+  launch.blocks = p.blocks ? p.blocks : uint32_t(std::min<int64_t>(units, 4));
   uint64_t flags = 0;
   size_t flagCount = 0;
   launch.kernel = kern->body().front();
@@ -86,7 +88,7 @@ void check(const std::string& configText, const Problem& p,
       launch.args.push_back(launch.maps.size());
       launch.maps.push_back(tensorMapDescFor(prm, sig, tensors, dims));
     } else if (prm.kind == KernelParam::Kind::Workspace) {  // split_k: flags zero, partials poisoned
-      auto [flagBytes, partialBytes] = r->launch.workspaceBytes(dims);
+      auto [flagBytes, partialBytes] = r->launch.workspaceBytes(dims, int(launch.blocks));
       if (prm.name == "ws_flags") {
         flags = mem.add(std::vector<uint8_t>(size_t(flagBytes), 0));
         launch.args.push_back(flags);
@@ -98,8 +100,6 @@ void check(const std::string& configText, const Problem& p,
       launch.args.push_back(uint32_t(int32_t(dims.at(prm.name))));
     }
   }
-  int64_t units = r->launch.gridFor(dims)[0];  // tiles (times split_k's slices)
-  launch.blocks = p.blocks ? p.blocks : uint32_t(std::min<int64_t>(units, 4));
   if (evictFirstBytes) {
     evictFirstBytes->assign(launch.maps.size(), 0);
     launch.evictFirstBytes = evictFirstBytes;
@@ -136,12 +136,12 @@ void check(const std::string& configText, const Problem& p,
       ADD_FAILURE() << "wrote past the end of C at element " << i;
       break;
     }
-  // split_k: every flag is back to zero, ready for the next launch.
+  // split_k, stream_k: every flag is back to zero, ready for the next launch.
   for (size_t i = 0; i < flagCount; ++i) {
     int32_t f;
     std::memcpy(&f, mem.at(flags).data() + 4 * i, 4);
     if (f != 0) {
-      ADD_FAILURE() << "split-K flag " << i << " is " << f << " after the launch, not 0";
+      ADD_FAILURE() << "workspace flag " << i << " is " << f << " after the launch, not 0";
       break;
     }
   }
@@ -321,6 +321,48 @@ TEST(Sm90Functional, SplitKProtocolErrorsAreCaught) {
     ASSERT_EQ(resets.size(), 1u);
     resets.front()->erase();
   }), "flag 0 is 1 after the launch");
+}
+
+// stream_k: data-parallel waves, then each block's run of K steps; a run's last unit that ends
+// inside a tile hands its sums over through the block's slot, and the unit that ends the tile (walked
+// last when it begins the run) waits for the lower blocks that hold the tile's earlier steps.
+TEST(Sm90Functional, StreamKRunsSumThroughTheWorkspace) {
+  const std::string sk64 = std::string(k64) + " stream_k=true", sk128 = std::string(k128) + " stream_k=true";
+  check(sk64, {130, 72, 320, false, 0, 4});   // 6 tiles x 5 steps on 4 blocks: no waves, runs of 7-8 steps
+  check(sk64, {130, 72, 320, false, 0, 2});   // 6 tiles on 2 blocks: 3 whole waves, no run
+  check(sk64, {130, 136, 320, false, 0, 3});  // 9 tiles on 3 blocks: whole waves
+  check(sk64, {200, 72, 320, false, 0, 3});   // 8 tiles on 3 blocks: 1 wave, then 5 tiles in runs
+  check(sk64, {64, 64, 640, false, 0, 3});    // 1 tile of 10 steps on 3 blocks: head, middle, tail (2 peers)
+  check(sk64, {64, 64, 192, false, 0, 3});    // 3 steps on 3 blocks: a step each
+  check(sk64, {64, 64, 320, false, 0, 1});    // one block: the tile whole
+  check(sk128, {200, 136, 264, false, 0, 3}); // two consumer groups, one flag and slot each
+  check(sk128 + " epilogue=tma", {136, 200, 392, true, 0, 3});
+  check(sk64 + " epilogue=tma", {72, 64, 200, false, 3, 4});  // batched: 6 tiles of 4 steps
+}
+
+// The simulator can fail: each edit below breaks the stream-K hand-over.
+TEST(Sm90Functional, StreamKProtocolErrorsAreCaught) {
+  const std::string sk = std::string(k64) + " stream_k=true";
+  auto dropAll = [](const char* name) {
+    return [name](ir::Operation& k) {
+      std::vector<ir::Operation*> ops;
+      k.walk([&](ir::Operation& op) {
+        if (op.is(name)) ops.push_back(&op);
+      });
+      for (ir::Operation* op : ops) op->erase();
+    };
+  };
+  check(sk, {130, 72, 320, false, 0, 4}, dropAll("kern.red_release"), "deadlock");
+  check(sk, {130, 72, 320, false, 0, 4}, dropAll("kern.spin_wait"), "without acquiring that release first");
+  // No reset: a contributing block's flag is left at 1 for the next launch.
+  EXPECT_NONFATAL_FAILURE(check(sk, {64, 64, 640, false, 0, 3}, [](ir::Operation& k) {
+    std::vector<ir::Operation*> resets;
+    k.walk([&](ir::Operation& op) {
+      if (op.is("kern.st_global") && op.operand(0)->type().elem() == ir::ScalarType::I32) resets.push_back(&op);
+    });
+    ASSERT_EQ(resets.size(), 1u);
+    resets.front()->erase();
+  }), "is 1 after the launch");
 }
 
 // The simulator can fail: each edit below breaks the cluster protocol.

@@ -3,6 +3,7 @@
 #include "tests/unit/testing/ws_sim_internal.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <condition_variable>
@@ -306,6 +307,41 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
   }
 }
 
+namespace {
+
+// {stream_k} (kern_ops.h): the units (tile, kbase, ksteps, done, peers) block bx walks, written
+// out from the op's contract: data-parallel waves, then the block's run of K steps cut at tile
+// boundaries, a first unit that ends a tile lower blocks began walked last.
+std::vector<std::array<int64_t, 5>> streamKUnits(int64_t tiles, int64_t ktiles, int64_t blocks, int64_t bx) {
+  int64_t waves = tiles % blocks == 0 ? tiles / blocks : std::max<int64_t>(tiles / blocks - 1, 0);
+  int64_t dpTiles = waves * blocks, work = (tiles - dpTiles) * ktiles;
+  if (work > 0 && work < blocks) throw std::runtime_error("stream-K with fewer K steps than blocks (an empty run)");
+  std::vector<std::array<int64_t, 5>> units;
+  int64_t done = 0;
+  for (int64_t i = 0; i < waves; ++i, done += ktiles) units.push_back({bx + i * blocks, 0, ktiles, done, 0});
+  auto runStart = [&](int64_t b) { return b * work / blocks; };
+  int64_t s = runStart(bx), e = runStart(bx + 1);
+  std::vector<std::array<int64_t, 5>> run;
+  for (int64_t pos = s; pos < e;) {
+    int64_t t = pos / ktiles, kb = pos % ktiles, stop = std::min(ktiles, kb + (e - pos));
+    int64_t peers = 0;
+    if (kb > 0 && stop == ktiles) {  // ends a tile lower blocks began: count them
+      for (int64_t b = bx - 1; b >= 0 && runStart(b + 1) > t * ktiles; --b) ++peers;
+    }
+    run.push_back({dpTiles + t, kb, stop - kb, 0, peers});
+    pos += stop - kb;
+  }
+  if (!run.empty() && run.front()[4] > 0) std::rotate(run.begin(), run.begin() + 1, run.end());
+  for (auto& u : run) {
+    u[3] = done;
+    done += u[2];
+    units.push_back(u);
+  }
+  return units;
+}
+
+}  // namespace
+
 // The persistent tile scheduler (kern_ops.h): tiles, or with {cluster = [cm, cn]} cluster tiles
 // walked by cluster id, each block taking its sub-tile by rank.
 void Agent::tileLoop(const Operation& op, const Mask& m) {
@@ -320,9 +356,17 @@ void Agent::tileLoop(const Operation& op, const Mask& m) {
   int64_t per = tm * tn, total = per * uniform(op.operand(2), m) * splits, g = op.intAttr("group_m", 1);
   const ir::Block& body = op.body();
   int64_t first = int64_t(b_.bx_) / cs, step = int64_t(b_.l_.blocks) / cs, rank = b_.rank_;
+  std::vector<std::array<int64_t, 5>> streamK;
+  if (op.attr("stream_k")) {
+    streamK = streamKUnits(total, uniform(op.operand(3), m), int64_t(b_.l_.blocks), int64_t(b_.bx_));
+    first = 0;
+    step = 1;
+    total = int64_t(streamK.size());
+  }
   for (int64_t iter = 0, unit = first; unit < total; ++iter, unit += step) {
     // {splits = S}: unit u is K slice u % S of tile u / S.
     int64_t tIdx = unit / splits, split = unit % splits;
+    if (!streamK.empty()) tIdx = streamK[size_t(unit)][0];
     int64_t batch = tIdx / per, r = tIdx % per, pm, pn;
     if (op.stringAttr("raster") == "grouped") {
       int64_t width = g * tn, firstRow = (r / width) * g, size = std::min(tm - firstRow, g), within = r % width;
@@ -334,8 +378,12 @@ void Agent::tileLoop(const Operation& op, const Mask& m) {
     }
     pm = pm * cm + rank % cm;
     pn = pn * cn + rank / cm;
-    int64_t args[6] = {iter, pm * tile[0], pn * tile[1], batch, tIdx, split};
-    for (unsigned i = 0; i < body.numArguments() && i < 6; ++i)
+    std::vector<int64_t> args = {iter, pm * tile[0], pn * tile[1], batch, tIdx, split};
+    if (!streamK.empty()) {
+      const auto& u = streamK[size_t(unit)];
+      args = {iter, pm * tile[0], pn * tile[1], batch, u[1], u[2], u[3], u[4]};
+    }
+    for (unsigned i = 0; i < body.numArguments() && i < args.size(); ++i)
       vals_[body.argument(i)] = Lanes(size_t(T), fromI(args[i], types::i32()));
     runBlock(body, m);
   }
