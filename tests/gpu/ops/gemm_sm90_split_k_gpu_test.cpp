@@ -1,10 +1,12 @@
-// GPU correctness of sm90_ws_persistent with split_k (docs/sm90-strategy.md, "Split-K"): K slices
+// GPU correctness of sm90_ws_persistent with split_k and stream_k (docs/sm90-strategy.md, "Split-K"): K slices
 // of each tile on separate blocks, summed through the runtime's workspace under GPU-scope
 // release/acquire flags. Against the fp64 host reference: one and two consumer warpgroups,
 // ping-pong, both epilogues, both B layouts, ragged M, N, K (slices past K), more units than SMs;
 // three launches in a row on one stream (each launch must leave its flags zero for the next) and
 // launches on two streams at once (each stream has its own workspace); batched; the fused bias +
-// GELU epilogue applied once, after the sum. Skips, saying why, without an sm_90 GPU.
+// GELU epilogue applied once, after the sum. The same for stream_k ("Stream-K": runs of K steps per
+// block, partial sums per block), adding shapes with data-parallel waves. Skips, saying why,
+// without an sm_90 GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -118,6 +120,62 @@ TEST_P(GemmSm90SplitKGpu, TwoStreamsAtOnceHaveTheirOwnWorkspace) {
 
 INSTANTIATE_TEST_SUITE_P(Configs, GemmSm90SplitKGpu, ::testing::ValuesIn(kConfigs), testing::ParamName());
 
+// stream_k (docs/sm90-strategy.md, "Stream-K"): the same checks, on the shapes above and on two
+// that reach the data-parallel waves: 2304x4096 in 128x256 tiles is 288 tiles on 132 SMs (one
+// data-parallel wave, then 156 tiles in runs of 3.5 K steps), 4224x1024 exactly one wave (no runs).
+const std::string kStreamKConfigs[] = {
+    "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma stream_k=true",
+    "bm=128 bn=128 stages=6 warps_m=2 stream_k=true",
+    "bm=64 bn=128 stages=9 warps_m=1 stream_k=true",
+};
+const Shape kStreamKShapes[] = {{2304, 4096, 192}, {4224, 1024, 256}};
+
+class GemmSm90StreamKGpu : public GemmSm90SplitKGpu {};
+
+TEST_P(GemmSm90StreamKGpu, ThreeLaunchesInARowMatchTheReference) {
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  Config config = Config::parse(kBase + GetParam());
+  for (bool kMajor : {false, true}) {
+    ir::DiagnosticEngine diag;
+    auto kernel = Kernel::build(kMajor ? *examples::gemmKMajorB() : *examples::gemmBf16(), Target::sm90a(), config, diag);
+    ASSERT_TRUE(kernel) << diag.str();
+    std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
+    shapes.insert(shapes.end(), std::begin(kStreamKShapes), std::end(kStreamKShapes));
+    for (const Shape& s : shapes) {
+      SCOPED_TRACE(GetParam() + (kMajor ? " kmajor" : " rowmajor") + " M=" + std::to_string(s.M) + " N=" +
+                   std::to_string(s.N) + " K=" + std::to_string(s.K));
+      Buffers buf(s, uint64_t(s.M + s.N));
+      for (int launch = 0; launch < 3; ++launch) {
+        if (launch == 2) bench::poisonBf16(buf.dC, nullptr);
+        kernel->launch(ctx, nullptr, buf.args(), {}, dimsOf(s));
+      }
+      bench::check(cudaDeviceSynchronize(), "kernel");
+      buf.expectMatches(s, kMajor);
+    }
+  }
+}
+
+TEST_P(GemmSm90StreamKGpu, TwoStreamsAtOnceHaveTheirOwnWorkspace) {
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  ir::DiagnosticEngine diag;
+  auto kernel = Kernel::build(*examples::gemmBf16(), Target::sm90a(), Config::parse(kBase + GetParam()), diag);
+  ASSERT_TRUE(kernel) << diag.str();
+  cudaStream_t st[2];
+  for (auto& x : st) bench::check(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking), "stream");
+  Shape s{2304, 4096, 192};
+  Buffers one(s, 41), two(s, 43);
+  for (int i = 0; i < 4; ++i) {
+    kernel->launch(ctx, st[0], one.args(), {}, dimsOf(s));
+    kernel->launch(ctx, st[1], two.args(), {}, dimsOf(s));
+  }
+  bench::check(cudaDeviceSynchronize(), "kernels");
+  one.expectMatches(s, false);
+  two.expectMatches(s, false);
+  for (auto& x : st) cudaStreamDestroy(x);
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, GemmSm90StreamKGpu, ::testing::ValuesIn(kStreamKConfigs), testing::ParamName());
+
 // Batched (the slices of each batch's tiles) and the fused bias + GELU epilogue, which must run
 // once, on the sum.
 TEST(GemmSm90SplitKGpuPrograms, BatchedAndFusedEpilogue) {
@@ -132,6 +190,14 @@ TEST(GemmSm90SplitKGpuPrograms, BatchedAndFusedEpilogue) {
   auto fused = Kernel::build(*examples::gemmBiasGelu(), Target::sm90a(), config, diag);
   ASSERT_TRUE(fused) << diag.str();
   testing::expectBiasGeluMatches(*fused, ctx, 200, 264, 1000, 61);
+  // stream_k: the batch's tiles in one walk, and the epilogue once per tile, by the unit ending it.
+  Config streamK = Config::parse(kBase + "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma stream_k=true");
+  auto batchedSk = Kernel::build(*examples::batchedGemm(), Target::sm90a(), streamK, diag);
+  ASSERT_TRUE(batchedSk) << diag.str();
+  testing::expectBatchedGemmMatches(*batchedSk, ctx, 3, 520, 1024, 520, 53);
+  auto fusedSk = Kernel::build(*examples::gemmBiasGelu(), Target::sm90a(), streamK, diag);
+  ASSERT_TRUE(fusedSk) << diag.str();
+  testing::expectBiasGeluMatches(*fusedSk, ctx, 2304, 1024, 1000, 63);
 }
 
 }  // namespace

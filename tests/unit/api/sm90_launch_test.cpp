@@ -199,5 +199,33 @@ TEST(Sm90Launch, SplitKWorkspaceIsOnePerStreamAndGrows) {
   EXPECT_EQ(fake.state().allocations, before + 3);
 }
 
+// stream_k: the workspace is per block of the launched grid (a flag per consumer warpgroup and one
+// tile of partial sums each), and the grid is a block per K step of every tile, capped at the SM
+// count (the runs must not be empty).
+TEST(Sm90Launch, StreamKWorkspaceIsPerBlockOfTheGrid) {
+  const auto& v = variant("bf16_gemm_sm90_128x256x64_s4_tma_streamk");
+  runtime::testing::FakeDriver fake;
+  auto ctx = runtime::Context::primary(fake.driver());
+  std::vector<uint64_t> ptrs = {0x7f0000000000, 0x7f1000000000, 0x7f2000000000};
+  Kernel k = build(*v.program(false), v.config);
+  const LaunchInfo& l = k.launchInfo();
+  EXPECT_TRUE(l.workspacePerBlock);
+  EXPECT_EQ(param(l, "ws_flags").kind, KernelParam::Kind::Workspace);
+  std::map<std::string, int64_t> big{{"M", 4096}, {"N", 4096}, {"K", 4096}}, tiny{{"M", 128}, {"N", 256}, {"K", 128}};
+  EXPECT_EQ(l.gridFor(big, 132)[0], 132);
+  EXPECT_EQ(l.gridFor(tiny, 132)[0], 2) << "one tile of two K steps: two blocks";
+  EXPECT_EQ(l.workspaceBytes(big, 132), (std::array<int64_t, 2>{132 * 8, 132 * 128 * 256 * 4}));
+  EXPECT_EQ(l.workspaceBytes(tiny, 132), (std::array<int64_t, 2>{2 * 8, 2 * 128 * 256 * 4}));
+  int before = fake.state().allocations;
+  size_t launches = fake.state().launches.size();
+  k.launch(ctx, nullptr, ptrs, {}, tiny);
+  k.launch(ctx, nullptr, ptrs, {}, big);
+  k.launch(ctx, nullptr, ptrs, {}, tiny);
+  EXPECT_EQ(fake.state().allocations, before + 2) << "grown once for the larger grid, then reused";
+  ASSERT_EQ(fake.state().launches.size(), launches + 3);
+  EXPECT_EQ(fake.state().launches[launches].grid[0], 2u);
+  EXPECT_EQ(fake.state().launches[launches + 1].grid[0], 132u);
+}
+
 }  // namespace
 }  // namespace kiln

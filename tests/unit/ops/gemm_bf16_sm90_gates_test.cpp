@@ -75,7 +75,8 @@ TEST(GemmBf16Sm90Gates, TableHasTheHopperVariants) {
   for (const GemmVariant* v : sm90Variants()) names.insert(v->name);
   for (const char* want : {"bf16_gemm_sm90_128x128x64_s6", "bf16_gemm_sm90_128x256x64_s4",
                            "bf16_gemm_sm90_256x128x64_s4", "bf16_gemm_sm90_64x128x64_s8",
-                           "bf16_gemm_sm90_128x256x64_s4_tma_c2", "bf16_gemm_sm90_128x128x64_s5_tma_pp_c2"})
+                           "bf16_gemm_sm90_128x256x64_s4_tma_c2", "bf16_gemm_sm90_128x128x64_s5_tma_pp_c2",
+                           "bf16_gemm_sm90_128x128x64_s6_tma_sk2", "bf16_gemm_sm90_128x256x64_s4_tma_streamk"})
     EXPECT_TRUE(names.count(want)) << want;
 }
 
@@ -175,18 +176,19 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     bool stsm = c.stageStore == StageStore::Stmatrix;
     EXPECT_EQ(o.sass->count("STSM.16.M88.4"), tmaStore && stsm ? (c.bn / 16) * blocks : 0) << what;
     EXPECT_EQ(o.sass->count("STS"), tmaStore && !stsm ? 4 * (c.bn / 16) * blocks : 0) << what;
-    // split_k: each consumer thread hands its accumulators over in 16-byte stores (the slices that
-    // do not finish the tile) and adds the other slices' in 16-byte loads (the one that does),
-    // with one GPU-scope release (MEMBAR.ALL.GPU + REDG) and an acquiring poll.
+    // split_k, stream_k: each consumer thread hands its accumulators over in 16-byte stores (the
+    // units that do not finish their tile) and adds the others' in 16-byte loads (the one that
+    // does: S - 1 slices unrolled, or stream-K's loop over its peers' slots), with one GPU-scope
+    // release (MEMBAR.ALL.GPU + REDG) and an acquiring poll.
     int quads = blocks * c.bn / 2 / 4;
-    bool split = c.splitK > 1;
-    EXPECT_EQ(o.sass->count("STG.E.128"), split ? quads : 0) << what;
-    EXPECT_EQ(o.sass->count("LDG.E.128"), split ? quads * (c.splitK - 1) : 0) << what;
-    EXPECT_EQ(o.sass->count("REDG.E.ADD.S32.STRONG.GPU"), split ? 1 : 0) << what;
-    EXPECT_EQ(o.sass->count("LDG.E.STRONG.GPU") > 0, split) << what;
+    bool handOver = c.splitK > 1 || c.streamK;
+    EXPECT_EQ(o.sass->count("STG.E.128"), handOver ? quads : 0) << what;
+    EXPECT_EQ(o.sass->count("LDG.E.128"), c.streamK ? quads : quads * (c.splitK - 1)) << what;
+    EXPECT_EQ(o.sass->count("REDG.E.ADD.S32.STRONG.GPU"), handOver ? 1 : 0) << what;
+    EXPECT_EQ(o.sass->count("LDG.E.STRONG.GPU") > 0, handOver) << what;
     // (Besides those and the flag's reset, STG is the direct epilogue's.)
-    EXPECT_EQ(o.sass->count("STG") > (quads + 1) * split, !tmaStore) << what
-                                                                 << ": direct stores exactly without the TMA store";
+    EXPECT_EQ(o.sass->count("STG") > (quads + 1) * handOver, !tmaStore) << what
+                                                                    << ": direct stores exactly without the TMA store";
     bool splits = sm90Shape(c, 2).regsProducer != 0;
     if (splits) {
       EXPECT_TRUE(backend::havePtxCompiler()) << "sm_90a needs the PTX compiler library to honour setmaxnreg";
