@@ -4,6 +4,7 @@
 // per kernel, a table, and writes JSON.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -135,7 +136,13 @@ int main(int argc, char** argv) {
   // Geometric means of Kiln / cuBLAS: the two goals (M, N >= 1024; small M or N).
   double logLarge = 0, logSmall = 0, logPickLarge = 0, logPickSmall = 0;
   int nLarge = 0, nSmall = 0, nPickLarge = 0, nPickSmall = 0;
+  // Host seconds since t (the benchmark's own wall time, printed per shape: where device minutes go).
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   for (const Shape& s : shapes) {
+    auto shapeStart = std::chrono::steady_clock::now();
+    double checkS = 0, timeS = 0;
     auto A = bench::randomBf16(size_t(s.M) * s.K, 1), B = bench::randomBf16(size_t(s.K) * s.N, 2);
     bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dC(size_t(s.M) * s.N * 2), dR(size_t(s.M) * s.N * 2);
     bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
@@ -159,6 +166,7 @@ int main(int argc, char** argv) {
           },
           warmup, reps, nullptr);
     }
+    double setupS = since(shapeStart);
     std::vector<uint16_t> R(size_t(s.M) * s.N), C(R.size());
     bench::check(cudaMemcpy(R.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy ref");
     std::printf("[%dx%dx%d] cuBLAS %.3f ms, %.0f TFLOP/s, %.0f GB/s; copy of the same bytes %.3f ms (%.0f GB/s)\n", s.M,
@@ -173,13 +181,17 @@ int main(int argc, char** argv) {
     for (auto& [cfg, k] : kernels) {
       std::map<std::string, int64_t> dims{{"M", s.M}, {"N", s.N}, {"K", s.K}};
       auto run = [&](cudaStream_t st) { k.launch(ctx, st, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dC.ptr)}, {}, dims); };
+      auto checkStart = std::chrono::steady_clock::now();
       bench::poisonBf16(dC, nullptr);
       run(nullptr);
       bench::check(cudaDeviceSynchronize(), "kiln kernel");
       bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
       auto cmp = bench::compareBf16(C, R);
       bool ok = cmp.nonFinite == 0 && cmp.relFrobenius < 1e-2;
+      checkS += since(checkStart);
+      auto timeStart = std::chrono::steady_clock::now();
       double ms = ok ? bench::medianMs(run, warmup, reps, nullptr) : 0;
+      timeS += since(timeStart);
       std::printf("  %-50s %s %.3f ms %.0f TFLOP/s %.0f GB/s (%.2fx cuBLAS, %.2fx copy time) err %.1e\n", cfg.c_str(),
                   ok ? "ok " : "BAD", ms, ok ? flops / ms / 1e9 : 0.0, ok ? bytes / ms / 1e6 : 0.0,
                   ok ? cublasMs / ms : 0.0, ok ? ms / copyMs : 0.0, cmp.relFrobenius);
@@ -204,6 +216,8 @@ int main(int argc, char** argv) {
       (large ? logLarge : logSmall) += std::log(cublasMs / bestMs);
       ++(large ? nLarge : nSmall);
     }
+    std::fprintf(stderr, "[%dx%dx%d] host wall %.1f s: inputs, cuBLAS and copy %.1f s, checks %.1f s, timing %.1f s\n",
+                 s.M, s.N, s.K, since(shapeStart), setupS, checkS, timeS);
     shapeJson["best_config"] = best;
     shapeJson["best_ms"] = bestMs;
     results.push_back(shapeJson);

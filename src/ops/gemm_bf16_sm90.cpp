@@ -25,7 +25,7 @@ struct Sm90Shape {
   int clusterM = 1;       // 2: pairs of CTAs along M share the B tile through TMA multicast
   bool stmatrix = false;  // the staged epilogue writes shared memory with stmatrix (stage_store)
   int splitK = 1;         // K slices of each tile on separate blocks (split_k)
-  bool streamK = false;   // the last waves' tiles as equal runs of K steps, one per block (stream_k)
+  int streamK = 0;        // the last 1 or 2 waves' tiles as equal runs of K steps, one per block (stream_k)
 };
 // Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus with the TMA-store
 // epilogue two 64-column slots of output staging per consumer row: bm x 256 bytes, twice that with
@@ -38,7 +38,8 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 256, 2, 4, true}, {256, 128, 2, 3, true}, {64, 64, 1, 13},         {64, 128, 1, 9},
     {128, 128, 2, 5, true, true}, {128, 128, 2, 7, false, true}, {64, 256, 2, 4, true, true},
     {128, 256, 2, 4, true, false, 2}, {128, 128, 2, 5, true, true, 2}, {128, 256, 2, 4, true, false, 1, true},
-    {128, 128, 2, 6, true, false, 1, false, 2}, {128, 256, 2, 4, true, false, 1, false, 1, true},
+    {128, 128, 2, 6, true, false, 1, false, 2}, {128, 256, 2, 4, true, false, 1, false, 1, 1},
+    {128, 256, 2, 4, true, false, 1, false, 1, 2},
 };
 
 
@@ -51,7 +52,7 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
                          s.pingpong ? "_pp" : "", s.clusterM > 1 ? fmt::format("_c{}", s.clusterM) : "",
                          s.stmatrix ? "_stsm" : "", s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "");
-    if (s.streamK) v.name += "_streamk";
+    if (s.streamK) v.name += fmt::format("_streamk{}", s.streamK);
     v.config.strategy = "sm90_ws_persistent";
     v.config.bm = s.bm;
     v.config.bn = s.bn;
@@ -159,6 +160,7 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     bool designed = tiles >= sms && p.m >= c.bm && p.n >= c.bn && flops / bytes >= kH200FlopsPerByte;
     if (!designed) stream = 0.5;
     else stream = waves >= 1.0 ? 0.999 : std::max(0.5, 1.0 - 3.0 / steps) / waves;
+    if (c.streamK == 2) stream *= 0.98;  // a whole wave more cut into runs: more hand-overs
   }
   // Bytes in flight per SM, a tie-breaker of at most 2%: between tiles of equal shape terms the
   // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;

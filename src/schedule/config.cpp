@@ -107,8 +107,7 @@ const std::vector<Key>& keys() {
           [](Config& c, std::string_view v) { return parseEnum("l2_hint", v, kL2Hints, c.l2Hint); }},
       Key{"stage_store", [](const Config& c) { return std::string(enumName(kStageStores, c.stageStore)); },
           [](Config& c, std::string_view v) { return parseEnum("stage_store", v, kStageStores, c.stageStore); }},
-      Key{"stream_k", [](const Config& c) { return std::string(c.streamK ? "true" : "false"); },
-          [](Config& c, std::string_view v) { return parseEnum("stream_k", v, kBools, c.streamK); }},
+      INT_KEY("stream_k", streamK, 0, 2),
   };
   return k;
 }
@@ -234,7 +233,7 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   // Fields this strategy does not implement: refuse rather than ignore.
   if (c.splitK != 1) diag.error(loc) << "split_k=" << c.splitK << " is not supported by " << c.strategy << " yet";
   if (c.swapAB) diag.error(loc) << "swap_ab=true is not supported by " << c.strategy << " yet";
-  if (c.streamK) diag.error(loc) << "stream_k=true is not supported by " << c.strategy << "; use sm90_ws_persistent";
+  if (c.streamK) diag.error(loc) << "stream_k=" << c.streamK << " is not supported by " << c.strategy << "; use sm90_ws_persistent";
   if (c.clusterM != 1 || c.clusterN != 1) {
     if (!t.clusters)
       diag.error(loc) << "cluster_m=" << c.clusterM << " cluster_n=" << c.clusterN

@@ -83,9 +83,10 @@ struct Config {
   FragPrefetch fragPrefetch = FragPrefetch::A;
   L2Hint l2Hint = L2Hint::None;
   StageStore stageStore = StageStore::Pairs;
-  // Stream-K (sm90_ws_persistent): the last one to two waves' tiles are shared out as equal runs of
-  // K steps, one per block, so no SM idles in a partial last wave (docs/sm90-strategy.md).
-  bool streamK = false;
+  // Stream-K (sm90_ws_persistent): 0 off; W = 1 or 2: the tiles of the last W waves (the partial
+  // one, and with 2 the whole one before it) are shared out as equal runs of K steps, one per
+  // block, so no SM idles in a partial last wave (docs/sm90-strategy.md).
+  int streamK = 0;
 
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,

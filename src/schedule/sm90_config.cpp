@@ -101,13 +101,13 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   // stream_k: a block's run of K steps may start and end inside tiles, so the units are not whole
   // tiles (split_k's slices, cluster_m's tile pairs, ping-pong's alternating tiles).
   if (c.streamK && c.splitK > 1)
-    diag.error(loc) << "stream_k=true with split_k=" << c.splitK << " is not supported by " << who
+    diag.error(loc) << "stream_k=" << c.streamK << " with split_k=" << c.splitK << " is not supported by " << who
                     << ": stream-K already splits the K steps of the tail tiles; use one or the other";
   if (c.streamK && c.clusterM > 1)
-    diag.error(loc) << "stream_k=true with cluster_m=" << c.clusterM << " is not supported by " << who
+    diag.error(loc) << "stream_k=" << c.streamK << " with cluster_m=" << c.clusterM << " is not supported by " << who
                     << ": the blocks of a cluster walk tile pairs, stream-K blocks walk runs of K steps";
   if (c.streamK && pingpong)
-    diag.error(loc) << "stream_k=true with consumers=pingpong is not supported by " << who
+    diag.error(loc) << "stream_k=" << c.streamK << " with consumers=pingpong is not supported by " << who
                     << ": use consumers=cooperative";
   if (c.swapAB) diag.error(loc) << "swap_ab=true is not supported by " << who << " yet";
   // Clusters: pairs of CTAs along M that share (multicast) the B tile; other shapes are not built.

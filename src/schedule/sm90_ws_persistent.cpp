@@ -54,10 +54,10 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   const Config& c = config;
   if ((c.splitK > 1 || c.streamK) && g->accInit != 0) {
     diag.error(g->reduce->loc()) << c.strategy << " with "
-                                 << (c.streamK ? std::string("stream_k=true") : "split_k=" + std::to_string(c.splitK))
+                                 << (c.streamK ? "stream_k=" + std::to_string(c.streamK) : "split_k=" + std::to_string(c.splitK))
                                  << (c.streamK ? " sums runs of K steps" : " sums slices")
                                  << " that each start from 0; this program's accumulator starts at "
-                                 << g->accInit << " (use " << (c.streamK ? "stream_k=false" : "split_k=1") << ")";
+                                 << g->accInit << " (use " << (c.streamK ? "stream_k=0" : "split_k=1") << ")";
     return nullptr;
   }
   bool handOver = c.splitK > 1 || c.streamK;  // units hand partial sums over through the workspace
@@ -272,7 +272,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   if (c.splitK > 1) loopAttrs.push_back({"splits", int64_t(c.splitK)});
   std::vector<Value*> loopOperands = {p.dimM, p.dimN, batches};
   if (c.streamK) {
-    loopAttrs.push_back({"stream_k", true});
+    loopAttrs.push_back({"stream_k", int64_t(c.streamK)});
     loopOperands.push_back(p.ktiles);
   }
   Operation* loop = b.create("kern.tile_loop", loopOperands, {}, loopAttrs, 1);

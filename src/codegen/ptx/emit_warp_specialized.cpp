@@ -146,18 +146,21 @@ bool emitStreamKLoop(KernelEmitter& e, const Operation& op) {
   TileGrid g = tileGrid(e, op, 1, 1);
   Reg ks = e.use(op.operand(3));
   Reg bid = special(b, "%ctaid.x"), nb = special(b, "%nctaid.x");
-  // D data-parallel waves: all of them when the tiles fill whole waves, else all but the last full
-  // one, so each run covers between one and two tiles' worth of K steps.
+  // D data-parallel waves: all of them when the tiles fill whole waves, else all but the last
+  // {stream_k} = W (the partial one, and with W = 2 the whole one before it).
+  int64_t w = op.intAttr("stream_k", 1);
   Reg full = binary(b, "div.u32", g.total, nb.str());
-  Reg dm1 = binary(b, "max.s32", binary(b, "sub.s32", full, "1"), "0");
+  Reg dm1 = binary(b, "max.s32", binary(b, "sub.s32", full, std::to_string(w - 1)), "0");
   Reg whole = setp(b, "eq", binary(b, "rem.u32", g.total, nb.str()), "0");
   Reg waves = b.reg(RegClass::B32);
   b.inst(fmt::format("selp.b32 {}, {}, {}, {}", waves.str(), full.str(), dm1.str(), whole.str()));
   Reg tdp = binary(b, "mul.lo.s32", waves, nb.str());
   Reg work = binary(b, "mul.lo.s32", binary(b, "sub.s32", g.total, tdp.str()), ks.str());
-  // The run [s, e) in K steps from the first stream-K tile's first step.
-  Reg s = mulDivWide(b, bid, work, nb);
-  Reg end = mulDivWide(b, binary(b, "add.s32", bid, "1"), work, nb);
+  // The run [s, e) in K steps from the first stream-K tile's first step, over the first
+  // R = max(min(P, W), 1) blocks (no run is empty; the others have none).
+  Reg runs = binary(b, "max.s32", binary(b, "min.s32", nb, work.str()), "1");
+  Reg s = mulDivWide(b, binary(b, "min.s32", bid, runs.str()), work, runs);
+  Reg end = mulDivWide(b, binary(b, "min.s32", binary(b, "add.s32", bid, "1"), runs.str()), work, runs);
   Reg kb1 = binary(b, "rem.u32", s, ks.str());
   Reg end1 = binary(b, "min.u32", binary(b, "add.s32", kb1, binary(b, "sub.s32", end, s.str()).str()), ks.str());
   Reg rot = b.reg(RegClass::Pred);
@@ -204,7 +207,7 @@ bool emitStreamKLoop(KernelEmitter& e, const Operation& op) {
   b.inst("bra.uni " + join);
   b.placeLabel(last);
   // The run's first unit, which ends a tile lower blocks began: peers = bid - owner(tile start),
-  // owner(x) = ceil((x + 1) * P / W) - 1, the block whose run holds step x.
+  // owner(x) = ceil((x + 1) * R / W) - 1, the block whose run holds step x.
   Reg trel = binary(b, "div.u32", s, ks.str());
   b.inst(fmt::format("add.s32 {}, {}, {}", tileIdx.str(), trel.str(), tdp.str()));
   b.inst(fmt::format("mov.u32 {}, {}", kbase.str(), kb1.str()));
@@ -212,7 +215,7 @@ bool emitStreamKLoop(KernelEmitter& e, const Operation& op) {
   b.inst(fmt::format("sub.s32 {}, {}, {}", done.str(), binary(b, "add.s32", dpDone, end.str()).str(), s.str()));
   b.inst(fmt::format("sub.s32 {}, {}, {}", done.str(), done.str(), len1.str()));
   Reg start1 = binary(b, "mad.lo.s32", trel, fmt::format("{}, 1", ks.str()));  // tile start + 1
-  Reg owner1 = mulDivWide(b, start1, nb, work, binary(b, "sub.s32", work, "1"));  // owner + 1
+  Reg owner1 = mulDivWide(b, start1, runs, work, binary(b, "sub.s32", work, "1"));  // owner + 1
   b.inst(fmt::format("sub.s32 {}, {}, {}", peers.str(), binary(b, "add.s32", bid, "1").str(), owner1.str()));
   b.inst(fmt::format("mov.u32 {}, 0", rotLeft.str()));
   b.placeLabel(join);

@@ -65,19 +65,21 @@
 //    {splits = S} (split-K): the loop walks T * S units; unit u is K slice u % S of tile u / S
 //    (the tile as above), so the S slices of a tile go to consecutive blocks. The body takes two
 //    more arguments, (tile = u / S, split = u % S).
-//    {stream_k = true} (stream-K; one more operand, ktiles = K steps per tile): with P = gridDim.x,
-//    the first D = (T % P == 0 ? T / P : max(T / P - 1, 0)) waves are data-parallel (block b takes
-//    tiles b + i*P, i < D, whole); the remaining T - D*P tiles' W = (T - D*P) * ktiles K steps, in
-//    tile order, are cut into P runs, block b's being [b*W/P, (b+1)*W/P) (which needs W >= P: no
-//    run is empty). A run splits at tile boundaries into units (tile, K steps [kbase, kbase +
-//    ksteps)); the unit that ends its tile (kbase + ksteps == ktiles) finishes it, every other unit
-//    (a run's last, ending inside a tile) contributes a partial sum. Block b walks its data-parallel
-//    tiles, then its run's units in order except a first unit that ends a tile begun by lower
-//    blocks, which it walks last. The body takes four more arguments: (kbase, ksteps, done = the K
-//    steps the block ran before this unit, peers = for a unit with kbase > 0 that ends its tile,
-//    the number of lower blocks b-1, ..., b-peers whose runs hold the tile's earlier K steps, else
-//    0). A block contributes at most once per launch, and a finisher waits only on lower blocks,
-//    whose contributions need no waiting: blocks dispatched in order cannot deadlock.
+//    {stream_k = W} (stream-K, W = 1 or 2; one more operand, ktiles = K steps per tile): with P =
+//    gridDim.x, the first D = (T % P == 0 ? T / P : max(T / P - (W - 1), 0)) waves are
+//    data-parallel: block b takes tiles b + i*P, i < D, whole. So the last W waves (the partial
+//    one, and with W = 2 the whole one before it) are shared out: their S = (T - D*P) * ktiles K
+//    steps, in tile order, are cut into R = max(min(P, S), 1) runs, block b < R's being
+//    [b*S/R, (b+1)*S/R) (none is empty; blocks b >= R have none). A run splits at tile boundaries
+//    into units (tile, K steps [kbase, kbase + ksteps)); the unit that ends its tile (kbase + ksteps
+//    == ktiles) finishes it, every other unit (a run's last, ending inside a tile) contributes a
+//    partial sum. Block b walks its data-parallel tiles, then its run's units in order except a
+//    first unit that ends a tile begun by lower blocks, which it walks last. The body takes four
+//    more arguments: (kbase, ksteps, done = the K steps the block ran before this unit, peers =
+//    for a unit with kbase > 0 that ends its tile, the number of lower blocks b-1, ..., b-peers
+//    whose runs hold the tile's earlier K steps, else 0). A block contributes at most once per
+//    launch, and a finisher waits only on lower blocks, whose contributions need no waiting:
+//    blocks dispatched in order cannot deadlock.
 //  * kern.setmaxnreg {action, regs}: setmaxnreg.{inc|dec}.sync.aligned.u32 (PTX ISA "setmaxnreg"):
 //    must sit in a kern.role (all warps of each warpgroup execute it) of a kernel with {max_regs}.
 //  * mbarriers: kern.mbarrier_alloc places n 8-byte barriers at {offset} (a multiple of 8) of the

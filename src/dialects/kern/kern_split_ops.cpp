@@ -26,9 +26,10 @@ bool verifySpinWait(const Operation& op, DiagnosticEngine& d) { return flagOpera
 bool verifyTileLoopSplits(const Operation& op, DiagnosticEngine& d) {
   const Block& body = op.body();
   if (op.attr("stream_k")) {
-    const Attribute* a = op.attr("stream_k");
-    if (!a->isBool() || !a->asBool())
-      return d.error(op.loc()) << "'kern.tile_loop' {stream_k} is written {stream_k = true}";
+    int64_t w = op.intAttr("stream_k", 0);
+    if (w != 1 && w != 2)
+      return d.error(op.loc()) << "'kern.tile_loop' {stream_k = W} shares out the tiles of the last W waves: W is 1 "
+                                  "or 2";
     if (op.attr("splits") || op.attr("cluster"))
       return d.error(op.loc()) << "'kern.tile_loop' {stream_k} walks runs of K steps of single-block tiles; it "
                                   "does not take {splits} or {cluster}";

@@ -1,9 +1,11 @@
 #pragma once
 // The host reference the GEMM GPU tests compare against: C = A·B in fp64 on BF16 inputs, and the
 // relative Frobenius error of a BF16 output against it; and the sm_90a tests' skip rule.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kiln/float_formats.h"
@@ -11,18 +13,29 @@
 
 namespace kiln::testing {
 
-// A is row-major [M, K]; B is row-major [K, N], or K-major ([N, K]) when kMajor.
+// A is row-major [M, K]; B is row-major [K, N], or K-major ([N, K]) when kMajor. The inputs are
+// widened once (B to row-major), and rows of C are shared out among the host's threads: the large
+// stream-K shapes are billions of multiply-adds.
 inline std::vector<double> gemmReference(const std::vector<uint16_t>& A, const std::vector<uint16_t>& B, int M, int N,
                                          int K, bool kMajor) {
+  std::vector<double> a(A.size()), b(size_t(K) * N);
+  for (size_t i = 0; i < A.size(); ++i) a[i] = bf16BitsToFloat(A[i]);
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < N; ++n) b[size_t(k) * N + n] = bf16BitsToFloat(kMajor ? B[size_t(n) * K + k] : B[size_t(k) * N + n]);
   std::vector<double> C(size_t(M) * N, 0.0);
-  for (int m = 0; m < M; ++m)
-    for (int k = 0; k < K; ++k) {
-      double a = bf16BitsToFloat(A[size_t(m) * K + k]);
-      for (int n = 0; n < N; ++n) {
-        double b = bf16BitsToFloat(kMajor ? B[size_t(n) * K + k] : B[size_t(k) * N + n]);
-        C[size_t(m) * N + n] += a * b;
+  auto rows = [&](int first, int step) {
+    for (int m = first; m < M; m += step)
+      for (int k = 0; k < K; ++k) {
+        double x = a[size_t(m) * K + k];
+        const double* brow = b.data() + size_t(k) * N;
+        double* crow = C.data() + size_t(m) * N;
+        for (int n = 0; n < N; ++n) crow[n] += x * brow[n];
       }
-    }
+  };
+  int threads = int(std::max(1u, std::min(32u, std::thread::hardware_concurrency())));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(rows, t, threads);
+  for (auto& t : pool) t.join();
   return C;
 }
 

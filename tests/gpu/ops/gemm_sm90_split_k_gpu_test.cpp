@@ -124,9 +124,10 @@ INSTANTIATE_TEST_SUITE_P(Configs, GemmSm90SplitKGpu, ::testing::ValuesIn(kConfig
 // that reach the data-parallel waves: 2304x4096 in 128x256 tiles is 288 tiles on 132 SMs (one
 // data-parallel wave, then 156 tiles in runs of 3.5 K steps), 4224x1024 exactly one wave (no runs).
 const std::string kStreamKConfigs[] = {
-    "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma stream_k=true",
-    "bm=128 bn=128 stages=6 warps_m=2 stream_k=true",
-    "bm=64 bn=128 stages=9 warps_m=1 stream_k=true",
+    "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma stream_k=1",
+    "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma stream_k=2",
+    "bm=128 bn=128 stages=6 warps_m=2 stream_k=2",
+    "bm=64 bn=128 stages=9 warps_m=1 stream_k=1",
 };
 const Shape kStreamKShapes[] = {{2304, 4096, 192}, {4224, 1024, 256}};
 
@@ -191,7 +192,7 @@ TEST(GemmSm90SplitKGpuPrograms, BatchedAndFusedEpilogue) {
   ASSERT_TRUE(fused) << diag.str();
   testing::expectBiasGeluMatches(*fused, ctx, 200, 264, 1000, 61);
   // stream_k: the batch's tiles in one walk, and the epilogue once per tile, by the unit ending it.
-  Config streamK = Config::parse(kBase + "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma stream_k=true");
+  Config streamK = Config::parse(kBase + "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma stream_k=1");
   auto batchedSk = Kernel::build(*examples::batchedGemm(), Target::sm90a(), streamK, diag);
   ASSERT_TRUE(batchedSk) << diag.str();
   testing::expectBatchedGemmMatches(*batchedSk, ctx, 3, 520, 1024, 520, 53);

@@ -203,7 +203,7 @@ TEST(Sm90Launch, SplitKWorkspaceIsOnePerStreamAndGrows) {
 // tile of partial sums each), and the grid is a block per K step of every tile, capped at the SM
 // count (the runs must not be empty).
 TEST(Sm90Launch, StreamKWorkspaceIsPerBlockOfTheGrid) {
-  const auto& v = variant("bf16_gemm_sm90_128x256x64_s4_tma_streamk");
+  const auto& v = variant("bf16_gemm_sm90_128x256x64_s4_tma_streamk2");
   runtime::testing::FakeDriver fake;
   auto ctx = runtime::Context::primary(fake.driver());
   std::vector<uint64_t> ptrs = {0x7f0000000000, 0x7f1000000000, 0x7f2000000000};

@@ -25,7 +25,7 @@ TEST(Config, DefaultsPrintCanonically) {
   EXPECT_EQ(Config{}.str(),
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
             "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
-            "consumers=cooperative frag_prefetch=a l2_hint=none stage_store=pairs stream_k=false");
+            "consumers=cooperative frag_prefetch=a l2_hint=none stage_store=pairs stream_k=0");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
@@ -118,8 +118,8 @@ TEST(ConfigValidate, OtherLimits) {
 
 TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
   EXPECT_EQ(validateErrors("split_k=2"), "error: split_k=2 is not supported by sm80_multistage yet\n");
-  EXPECT_EQ(validateErrors("stream_k=true"),
-            "error: stream_k=true is not supported by sm80_multistage; use sm90_ws_persistent\n");
+  EXPECT_EQ(validateErrors("stream_k=1"),
+            "error: stream_k=1 is not supported by sm80_multistage; use sm90_ws_persistent\n");
   EXPECT_EQ(validateErrors("cluster_m=2"),
             "error: cluster_m=2 cluster_n=1 needs thread-block clusters, which sm_80 does not have\n");
   EXPECT_EQ(validateErrors("epilogue=tma"), "error: epilogue=tma needs TMA, which sm_80 does not have\n");

@@ -90,16 +90,21 @@ TEST(Sm90Config, ExactMessages) {
             "or share B within a cluster, not both\n");
   // stream_k: runs of K steps per block, so not with split_k's slices, cluster_m's tile pairs or
   // ping-pong's alternating tiles.
-  EXPECT_EQ(errors("warps_m=2 stream_k=true split_k=2"),
-            "error: stream_k=true with split_k=2 is not supported by sm90_ws_persistent: stream-K already splits the K "
+  EXPECT_EQ(errors("warps_m=2 stream_k=2 split_k=2"),
+            "error: stream_k=2 with split_k=2 is not supported by sm90_ws_persistent: stream-K already splits the K "
             "steps of the tail tiles; use one or the other\n");
-  EXPECT_EQ(errors("warps_m=2 bn=256 stages=3 stream_k=true cluster_m=2"),
-            "error: stream_k=true with cluster_m=2 is not supported by sm90_ws_persistent: the blocks of a cluster walk "
+  EXPECT_EQ(errors("warps_m=2 bn=256 stages=3 stream_k=1 cluster_m=2"),
+            "error: stream_k=1 with cluster_m=2 is not supported by sm90_ws_persistent: the blocks of a cluster walk "
             "tile pairs, stream-K blocks walk runs of K steps\n");
-  EXPECT_EQ(errors("warps_m=2 stream_k=true consumers=pingpong"),
-            "error: stream_k=true with consumers=pingpong is not supported by sm90_ws_persistent: use "
+  EXPECT_EQ(errors("warps_m=2 stream_k=2 consumers=pingpong"),
+            "error: stream_k=2 with consumers=pingpong is not supported by sm90_ws_persistent: use "
             "consumers=cooperative\n");
-  EXPECT_EQ(errors("warps_m=2 stream_k=true"), "");
+  for (const char* w : {"1", "2"}) {
+    ir::DiagnosticEngine ok;
+    auto c = Config::parse(std::string(kBase) + "bk=64 warps_m=2 stream_k=" + w, ok);
+    ASSERT_TRUE(c) << ok.str();
+    EXPECT_TRUE(validate(*c, Target::sm90a(), OperandInfo{}, ok)) << ok.str();
+  }
   EXPECT_EQ(errors("warps_m=2 regs_producer=40"),
             "error: regs_producer and regs_consumer are set together (or both left 0)\n");
   EXPECT_EQ(errors("warps_m=1 bm=64 regs_producer=40 regs_consumer=250"),

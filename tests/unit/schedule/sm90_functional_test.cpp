@@ -323,15 +323,18 @@ TEST(Sm90Functional, SplitKProtocolErrorsAreCaught) {
   }), "flag 0 is 1 after the launch");
 }
 
-// stream_k: data-parallel waves, then each block's run of K steps; a run's last unit that ends
+// stream_k=W: data-parallel waves, then each block's run of K steps over the last W waves' tiles; a run's last unit that ends
 // inside a tile hands its sums over through the block's slot, and the unit that ends the tile (walked
 // last when it begins the run) waits for the lower blocks that hold the tile's earlier steps.
 TEST(Sm90Functional, StreamKRunsSumThroughTheWorkspace) {
-  const std::string sk64 = std::string(k64) + " stream_k=true", sk128 = std::string(k128) + " stream_k=true";
+  const std::string sk64 = std::string(k64) + " stream_k=2", sk128 = std::string(k128) + " stream_k=2";
+  const std::string tail64 = std::string(k64) + " stream_k=1";
   check(sk64, {130, 72, 320, false, 0, 4});   // 6 tiles x 5 steps on 4 blocks: no waves, runs of 7-8 steps
   check(sk64, {130, 72, 320, false, 0, 2});   // 6 tiles on 2 blocks: 3 whole waves, no run
   check(sk64, {130, 136, 320, false, 0, 3});  // 9 tiles on 3 blocks: whole waves
   check(sk64, {200, 72, 320, false, 0, 3});   // 8 tiles on 3 blocks: 1 wave, then 5 tiles in runs
+  check(tail64, {200, 72, 320, false, 0, 3}); // stream_k=1: 2 waves, then 2 tiles in runs of 3-4 steps
+  check(tail64, {200, 136, 640, false, 0, 5});// 16 tiles on 5 blocks: 3 waves, 1 tile over 5 blocks (4 peers)
   check(sk64, {64, 64, 640, false, 0, 3});    // 1 tile of 10 steps on 3 blocks: head, middle, tail (2 peers)
   check(sk64, {64, 64, 192, false, 0, 3});    // 3 steps on 3 blocks: a step each
   check(sk64, {64, 64, 320, false, 0, 1});    // one block: the tile whole
@@ -342,7 +345,7 @@ TEST(Sm90Functional, StreamKRunsSumThroughTheWorkspace) {
 
 // The simulator can fail: each edit below breaks the stream-K hand-over.
 TEST(Sm90Functional, StreamKProtocolErrorsAreCaught) {
-  const std::string sk = std::string(k64) + " stream_k=true";
+  const std::string sk = std::string(k64) + " stream_k=2";
   auto dropAll = [](const char* name) {
     return [name](ir::Operation& k) {
       std::vector<ir::Operation*> ops;

@@ -312,14 +312,15 @@ namespace {
 // {stream_k} (kern_ops.h): the units (tile, kbase, ksteps, done, peers) block bx walks, written
 // out from the op's contract: data-parallel waves, then the block's run of K steps cut at tile
 // boundaries, a first unit that ends a tile lower blocks began walked last.
-std::vector<std::array<int64_t, 5>> streamKUnits(int64_t tiles, int64_t ktiles, int64_t blocks, int64_t bx) {
-  int64_t waves = tiles % blocks == 0 ? tiles / blocks : std::max<int64_t>(tiles / blocks - 1, 0);
+std::vector<std::array<int64_t, 5>> streamKUnits(int64_t tiles, int64_t ktiles, int64_t blocks, int64_t bx,
+                                                int64_t shared) {
+  int64_t waves = tiles % blocks == 0 ? tiles / blocks : std::max<int64_t>(tiles / blocks - (shared - 1), 0);
   int64_t dpTiles = waves * blocks, work = (tiles - dpTiles) * ktiles;
-  if (work > 0 && work < blocks) throw std::runtime_error("stream-K with fewer K steps than blocks (an empty run)");
+  int64_t runs = std::max<int64_t>(std::min(blocks, work), 1);  // blocks with a run
   std::vector<std::array<int64_t, 5>> units;
   int64_t done = 0;
   for (int64_t i = 0; i < waves; ++i, done += ktiles) units.push_back({bx + i * blocks, 0, ktiles, done, 0});
-  auto runStart = [&](int64_t b) { return b * work / blocks; };
+  auto runStart = [&](int64_t b) { return std::min(b, runs) * work / runs; };
   int64_t s = runStart(bx), e = runStart(bx + 1);
   std::vector<std::array<int64_t, 5>> run;
   for (int64_t pos = s; pos < e;) {
@@ -358,7 +359,8 @@ void Agent::tileLoop(const Operation& op, const Mask& m) {
   int64_t first = int64_t(b_.bx_) / cs, step = int64_t(b_.l_.blocks) / cs, rank = b_.rank_;
   std::vector<std::array<int64_t, 5>> streamK;
   if (op.attr("stream_k")) {
-    streamK = streamKUnits(total, uniform(op.operand(3), m), int64_t(b_.l_.blocks), int64_t(b_.bx_));
+    streamK = streamKUnits(total, uniform(op.operand(3), m), int64_t(b_.l_.blocks), int64_t(b_.bx_),
+                           op.intAttr("stream_k", 1));
     first = 0;
     step = 1;
     total = int64_t(streamK.size());
