@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "bench/bench_support.h"
 #include "examples/examples.h"
@@ -143,15 +144,20 @@ TEST_P(GemmSm90StreamKGpu, ThreeLaunchesInARowMatchTheReference) {
     std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
     shapes.insert(shapes.end(), std::begin(kStreamKShapes), std::end(kStreamKShapes));
     for (const Shape& s : shapes) {
-      SCOPED_TRACE(GetParam() + (kMajor ? " kmajor" : " rowmajor") + " M=" + std::to_string(s.M) + " N=" +
-                   std::to_string(s.N) + " K=" + std::to_string(s.K));
+      std::string what = GetParam() + (kMajor ? " kmajor" : " rowmajor") + " M=" + std::to_string(s.M) + " N=" +
+                         std::to_string(s.N) + " K=" + std::to_string(s.K);
+      SCOPED_TRACE(what);
+      // Progress on stderr: a launch that never finishes (a flag never released) shows where.
+      std::fprintf(stderr, "  %s\n", what.c_str());
       Buffers buf(s, uint64_t(s.M + s.N));
       for (int launch = 0; launch < 3; ++launch) {
         if (launch == 2) bench::poisonBf16(buf.dC, nullptr);
         kernel->launch(ctx, nullptr, buf.args(), {}, dimsOf(s));
+        bench::check(cudaDeviceSynchronize(), "kernel");
+        std::fprintf(stderr, "    launch %d done\n", launch + 1);
       }
-      bench::check(cudaDeviceSynchronize(), "kernel");
       buf.expectMatches(s, kMajor);
+      std::fprintf(stderr, "    checked\n");
     }
   }
 }
