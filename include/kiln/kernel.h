@@ -50,16 +50,19 @@ class Kernel {
   bool validate(const std::vector<uint64_t>& tensors, const std::vector<double>& scalars,
                 const std::map<std::string, int64_t>& dims, ir::DiagnosticEngine& diag) const;
   // Validates, then launches on `stream` (a CUstream of `ctx`): encodes the tensor maps, and runs a
-  // persistent kernel on at most one block per SM of the device. A split-K kernel gets its
-  // workspace from the kernel (one per stream, allocated and zeroed at the first launch that needs
-  // it). Throws kiln::ir::Error on a bad argument.
+  // persistent kernel on at most one block per SM of the device. A split-K or stream-K kernel gets
+  // its workspace from the kernel (one per stream, allocated and its flags zeroed at the first
+  // launch that needs it). Throws kiln::ir::Error on a bad argument.
   void launch(const runtime::Context& ctx, void* stream, const std::vector<uint64_t>& tensors,
               const std::vector<double>& scalars, const std::map<std::string, int64_t>& dims) const;
 
- private:
-  // The split-K workspace of `stream` for these dims: (ws_flags, ws_partials) addresses.
+  // The split-K / stream-K workspace launch() passes on `stream` for these dims: (ws_flags,
+  // ws_partials) addresses, allocated (the flags zeroed) or grown on first need. The flags stay
+  // where they are for smaller problems.
   std::pair<uint64_t, uint64_t> workspaceFor(const runtime::Context& ctx, void* stream,
                                              const std::map<std::string, int64_t>& dims) const;
+
+ private:
   struct Impl;
   explicit Kernel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

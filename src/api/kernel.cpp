@@ -26,12 +26,17 @@ struct Kernel::Impl {
   mutable std::optional<runtime::Module> module;
   mutable std::optional<runtime::Function> function;
   mutable std::optional<int> activeClusters;  // clusters the device runs at once (persistent cluster kernels)
-  // Split-K workspaces, one per stream: launches on one stream run in order, so they can share the
-  // flags (which each launch leaves zero) and partial tiles; launches on two streams may overlap,
-  // so they get their own. A workspace outgrown by a larger problem is kept until the kernel is
-  // destroyed, since a launch still in flight may be using it.
+  // Split-K and stream-K workspaces, one per stream: launches on one stream run in order, so they
+  // can share the flags (which each launch leaves zero) and partial tiles; launches on two streams
+  // may overlap, so they get their own. Flags and partials are separate buffers, each grown on its
+  // own: a smaller problem after a larger one uses a prefix of each, so its partial sums never land
+  // on flags the larger problem counts on being zero. A buffer outgrown by a larger problem is kept
+  // until the kernel is destroyed, since a launch still in flight may be using it.
+  struct Workspace {
+    std::optional<runtime::DeviceBuffer> flags, partials;
+  };
   mutable std::mutex workspaceMutex;
-  mutable std::map<void*, runtime::DeviceBuffer> workspaces;
+  mutable std::map<void*, Workspace> workspaces;
   mutable std::vector<runtime::DeviceBuffer> outgrown;
 };
 
@@ -159,22 +164,21 @@ std::pair<uint64_t, uint64_t> Kernel::workspaceFor(const runtime::Context& ctx, 
   // Per-block workspaces (stream-K) are sized for the grid launch() gives a kernel without
   // clusters: a block per SM at most.
   auto [flagBytes, partialBytes] = launchInfo().workspaceBytes(dims, ctx.properties().smCount);
-  size_t flagsAt = (size_t(flagBytes) + 255) / 256 * 256, need = flagsAt + size_t(partialBytes);
   std::lock_guard<std::mutex> lock(impl_->workspaceMutex);
-  auto it = impl_->workspaces.find(stream);
-  if (it == impl_->workspaces.end() || it->second.size() < need) {
-    if (it != impl_->workspaces.end()) {
-      impl_->outgrown.push_back(std::move(it->second));
-      impl_->workspaces.erase(it);
-    }
-    auto buf = runtime::DeviceBuffer::allocate(ctx, std::max<size_t>(need, 256));
+  Impl::Workspace& ws = impl_->workspaces[stream];
+  auto fit = [&](std::optional<runtime::DeviceBuffer>& buf, int64_t bytes, bool zero) {
+    if (buf && buf->size() >= size_t(bytes)) return;
+    if (buf) impl_->outgrown.push_back(std::move(*buf));
+    buf.emplace(runtime::DeviceBuffer::allocate(ctx, std::max<size_t>(size_t(bytes), 256)));
+    if (!zero) return;
     // The flags start at zero (each launch leaves them so). The fill runs on the legacy stream;
     // synchronizing once here orders it before launches on non-blocking streams too.
-    buf.fill(0);
-    ctx.driver().checkCu(ctx.driver().ctxSynchronize(), "cuCtxSynchronize after zeroing a split-K workspace");
-    it = impl_->workspaces.emplace(stream, std::move(buf)).first;
-  }
-  return {it->second.ptr(), it->second.ptr() + flagsAt};
+    buf->fill(0);
+    ctx.driver().checkCu(ctx.driver().ctxSynchronize(), "cuCtxSynchronize after zeroing a workspace's flags");
+  };
+  fit(ws.flags, flagBytes, true);
+  fit(ws.partials, partialBytes, false);
+  return {ws.flags->ptr(), ws.partials->ptr()};
 }
 
 void Kernel::launch(const runtime::Context& ctx, void* stream, const std::vector<uint64_t>& tensors,

@@ -25,7 +25,6 @@ struct Sm90Shape {
   int clusterM = 1;       // 2: pairs of CTAs along M share the B tile through TMA multicast
   bool stmatrix = false;  // the staged epilogue writes shared memory with stmatrix (stage_store)
   int splitK = 1;         // K slices of each tile on separate blocks (split_k)
-  int streamK = 0;        // the last 1 or 2 waves' tiles as equal runs of K steps, one per block (stream_k)
 };
 // Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus with the TMA-store
 // epilogue two 64-column slots of output staging per consumer row: bm x 256 bytes, twice that with
@@ -38,8 +37,7 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 256, 2, 4, true}, {256, 128, 2, 3, true}, {64, 64, 1, 13},         {64, 128, 1, 9},
     {128, 128, 2, 5, true, true}, {128, 128, 2, 7, false, true}, {64, 256, 2, 4, true, true},
     {128, 256, 2, 4, true, false, 2}, {128, 128, 2, 5, true, true, 2}, {128, 256, 2, 4, true, false, 1, true},
-    {128, 128, 2, 6, true, false, 1, false, 2}, {128, 256, 2, 4, true, false, 1, false, 1, 1},
-    {128, 256, 2, 4, true, false, 1, false, 1, 2},
+    {128, 128, 2, 6, true, false, 1, false, 2}, 
 };
 
 
@@ -52,7 +50,6 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
                          s.pingpong ? "_pp" : "", s.clusterM > 1 ? fmt::format("_c{}", s.clusterM) : "",
                          s.stmatrix ? "_stsm" : "", s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "");
-    if (s.streamK) v.name += fmt::format("_streamk{}", s.streamK);
     v.config.strategy = "sm90_ws_persistent";
     v.config.bm = s.bm;
     v.config.bn = s.bn;
@@ -68,7 +65,6 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     v.config.l2Hint = L2Hint::Reuse;
     if (s.stmatrix) v.config.stageStore = StageStore::Stmatrix;
     v.config.splitK = s.splitK;
-    v.config.streamK = s.streamK;
     t.push_back(std::move(v));
   }
   return t;
@@ -143,30 +139,11 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     else if (!full) split = 0.93;
     else split = (flops / bytes < kH200FlopsPerByte ? std::sqrt(double(c.splitK)) : double(c.splitK)) * 0.93;
   }
-  // stream_k: the tiles past the last whole wave but one are shared out as equal runs of K steps,
-  // so no SM idles in a partial last wave: the waves term of the twin (tiles / (waves * SMs))
-  // becomes 1. The price is the hand-over: a block whose run ends inside a tile stores its sums
-  // and the block that ends the tile loads them, about 3 K steps of a 128x256 tile's time (2 us
-  // through L2), against the ktiles * tiles / SMs K steps each SM runs. Where the tiles fill whole
-  // waves stream-K changes nothing and stays a hair behind its twin. Counted only where it was
-  // designed to help: compute-bound problems of at least one whole wave of full tiles (with fewer
-  // tiles every tile is cut, and a memory-bound problem pays the hand-over in DRAM-bound time, as
-  // split_k measured).
-  double stream = 1.0;
-  if (c.streamK) {
-    int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn), sms = std::max(1, t.referenceSms);
-    double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
-    double steps = double(ceilDiv(p.k, c.bk)) * double(tiles) / double(sms);
-    bool designed = tiles >= sms && p.m >= c.bm && p.n >= c.bn && flops / bytes >= kH200FlopsPerByte;
-    if (!designed) stream = 0.5;
-    else stream = waves >= 1.0 ? 0.999 : std::max(0.5, 1.0 - 3.0 / steps) / waves;
-    if (c.streamK == 2) stream *= 0.98;  // a whole wave more cut into runs: more hand-overs
-  }
   // Bytes in flight per SM, a tie-breaker of at most 2%: between tiles of equal shape terms the
   // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;
   // 128x64 s8, 192 KB, 0.93x).
   double inflight = 1.0 + 0.02 * double(c.stages) * double(c.bm + c.bn) * c.bk * 2 / double(t.maxSmemPerBlock);
-  return 2.0 * tileShapeScore(c, p, t) * epilogue * depth * cluster * stageStore * inflight * memory * split * stream;
+  return 2.0 * tileShapeScore(c, p, t) * epilogue * depth * cluster * stageStore * inflight * memory * split;
 }
 
 }  // namespace kiln::ops

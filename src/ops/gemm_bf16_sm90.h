@@ -2,15 +2,15 @@
 // The Hopper part of the gemm_bf16 family: sm90_ws_persistent schedules (TMA + mbarrier ring,
 // warp-specialized producer / wgmma consumers, persistent tile loop; docs/sm90-strategy.md).
 //
-// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_stsm][_sk<S>][_streamk]" (table in
+// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_stsm][_sk<S>]" (table in
 // gemm_bf16_sm90.cpp): 128x128, 128x256, 256x128 and 128x64 with two consumer warpgroups
 // (setmaxnreg 40 / 232); 64x64, 64x128 and 64x256 with one, and deep-ring 64x64 s13 / 64x128 s9 for
 // memory-bound small M; "_tma" stores the output through shared memory with TMA (epilogue=tma),
 // "_pp" alternates whole tiles between the consumer warpgroups (consumers=pingpong), "_c2" runs
 // clusters of two with B multicast (cluster_m=2), "_stsm" stages the output with stmatrix
 // (stage_store=stmatrix), "_sk<S>" computes each tile's K in S slices on separate blocks and sums
-// them through the runtime's workspace (split_k=S), "_streamk" shares the tiles past the last whole
-// wave but one out as equal runs of K steps, one per block (stream_k=true). Every variant loads a read-once operand L2
+// them through the runtime's workspace (split_k=S). (stream_k is not registered: on the H200 it
+// lost to its data-parallel twin on every BENCH.md shape; docs/perf-notes.md.) Every variant loads a read-once operand L2
 // evict_first (l2_hint=reuse).
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
 //    + TMA (sm_90a); N % 8 == 0 (16-byte global strides for TMA, for either B layout); shared
@@ -24,9 +24,7 @@
 //    byte than the H200's balance) the waves term enters as its square root and a variant that
 //    streams B evict_first for the problem gets 1.1; a split_k=S variant counts its units (tiles x
 //    S) in the waves term, times 0.93 for the hand-over of partial sums, only for full tiles, and
-//    0.5 past one wave; a stream_k variant replaces its twin's waves term by 1 less the hand-over
-//    (3 K steps of the ktiles * tiles / SMs each SM runs), only for compute-bound problems of at
-//    least a wave of full tiles (0.5 otherwise). On the ten BENCH.md shapes of the recorded run the pick is within 2.3% of
+//    0.5 past one wave. On the ten BENCH.md shapes of the recorded run the pick is within 2.3% of
 //    the fastest variant measured (a unit test checks 5%); where it is not the fastest, a twin is
 //    (stmatrix staging, a cluster, a shallower ring), inside the run's noise.
 #include "ops/gemm_bf16.h"

@@ -153,8 +153,9 @@ TEST(Sm90Launch, ValidateChecksPointersStridesAndMapsBeforeAnythingRuns) {
 }
 
 // split_k: the kernel takes the runtime's workspace (two pointers after the tensor maps), sized per
-// tile; Kernel::launch allocates one per stream, reuses it, grows it for a larger problem, and frees
-// every one with the kernel (the outgrown too: a launch may still have been using it).
+// tile; Kernel::launch allocates one per stream (flags and partials), reuses it, grows it for a
+// larger problem, keeps the flags in place for a smaller one, and frees every buffer with the
+// kernel (the outgrown too: a launch may still have been using it).
 TEST(Sm90Launch, SplitKWorkspaceIsOnePerStreamAndGrows) {
   const auto& v = variant("bf16_gemm_sm90_128x128x64_s6_tma_sk2");
   runtime::testing::FakeDriver fake;
@@ -175,39 +176,50 @@ TEST(Sm90Launch, SplitKWorkspaceIsOnePerStreamAndGrows) {
     EXPECT_EQ(param(l, "ws_partials").elem, ir::ScalarType::F32);
     // 512 x 512 in 128 x 128 tiles: 16 tiles, 32 units; per tile a flag per consumer warpgroup and
     // one slice of 128 x 128 partial sums.
-    std::map<std::string, int64_t> small{{"M", 512}, {"N", 512}, {"K", 4096}}, large{{"M", 1024}, {"N", 512}, {"K", 4096}};
+    std::map<std::string, int64_t> small{{"M", 512}, {"N", 512}, {"K", 4096}}, large{{"M", 1024}, {"N", 1024}, {"K", 4096}};
     EXPECT_EQ(l.workspaceBytes(small), (std::array<int64_t, 2>{16 * 8, 16 * 128 * 128 * 4}));
     EXPECT_EQ(l.gridFor(small, 132)[0], 32);
-    EXPECT_EQ(l.gridFor(large, 132)[0], 64);
+    EXPECT_EQ(l.gridFor(large, 132)[0], 128);
+    // Flags and partials are two buffers per stream, each grown on its own.
     k.launch(ctx, nullptr, ptrs, {}, small);
     k.launch(ctx, nullptr, ptrs, {}, small);
-    EXPECT_EQ(fake.state().allocations, before + 1) << "one workspace for the stream, reused";
+    EXPECT_EQ(fake.state().allocations, before + 2) << "one workspace (flags, partials) for the stream, reused";
     k.launch(ctx, other.handle(), ptrs, {}, small);
-    EXPECT_EQ(fake.state().allocations, before + 2) << "another stream, another workspace";
+    EXPECT_EQ(fake.state().allocations, before + 4) << "another stream, another workspace";
     k.launch(ctx, nullptr, ptrs, {}, large);
+    auto [flagsLarge, partialsLarge] = k.workspaceFor(ctx, nullptr, large);
     k.launch(ctx, nullptr, ptrs, {}, small);
-    EXPECT_EQ(fake.state().allocations, before + 3) << "grown once for the larger problem, then reused";
+    EXPECT_EQ(fake.state().allocations, before + 6) << "both grown once for the larger problem, then reused";
+    // A smaller problem after a larger one keeps the flags where they were: its partial sums must
+    // not land on flags the larger problem's next launch expects to find zero.
+    auto [flagsSmall, partialsSmall] = k.workspaceFor(ctx, nullptr, small);
+    EXPECT_EQ(flagsSmall, flagsLarge);
+    EXPECT_EQ(partialsSmall, partialsLarge);
+    EXPECT_TRUE(partialsSmall >= flagsSmall + 64 * 8 || partialsSmall + 16 * 128 * 128 * 4 <= flagsSmall)
+        << "the partial sums overlap the larger problem's flags";
     EXPECT_EQ(fake.state().frees, freedBefore);
     EXPECT_EQ(fake.state().launches.size(), 5u);
   }
-  EXPECT_EQ(fake.state().frees, freedBefore + 3);
+  EXPECT_EQ(fake.state().frees, freedBefore + 6);
   // An unsplit kernel has no workspace.
   const auto& plain = variant("bf16_gemm_sm90_128x128x64_s6_tma");
   Kernel k = build(*plain.program(false), plain.config);
   EXPECT_EQ(k.launchInfo().workspaceBytes({{"M", 512}, {"N", 512}, {"K", 64}}), (std::array<int64_t, 2>{0, 0}));
   k.launch(ctx, nullptr, ptrs, {}, {{"M", 512}, {"N", 512}, {"K", 64}});
-  EXPECT_EQ(fake.state().allocations, before + 3);
+  EXPECT_EQ(fake.state().allocations, before + 6);
 }
 
 // stream_k: the workspace is per block of the launched grid (a flag per consumer warpgroup and one
 // tile of partial sums each), and the grid is a block per K step of every tile, capped at the SM
 // count (the runs must not be empty).
 TEST(Sm90Launch, StreamKWorkspaceIsPerBlockOfTheGrid) {
-  const auto& v = variant("bf16_gemm_sm90_128x256x64_s4_tma_streamk2");
+  const auto& v = variant("bf16_gemm_sm90_128x256x64_s4_tma");
+  Config config = v.config;
+  config.streamK = 2;
   runtime::testing::FakeDriver fake;
   auto ctx = runtime::Context::primary(fake.driver());
   std::vector<uint64_t> ptrs = {0x7f0000000000, 0x7f1000000000, 0x7f2000000000};
-  Kernel k = build(*v.program(false), v.config);
+  Kernel k = build(*v.program(false), config);
   const LaunchInfo& l = k.launchInfo();
   EXPECT_TRUE(l.workspacePerBlock);
   EXPECT_EQ(param(l, "ws_flags").kind, KernelParam::Kind::Workspace);
@@ -221,7 +233,7 @@ TEST(Sm90Launch, StreamKWorkspaceIsPerBlockOfTheGrid) {
   k.launch(ctx, nullptr, ptrs, {}, tiny);
   k.launch(ctx, nullptr, ptrs, {}, big);
   k.launch(ctx, nullptr, ptrs, {}, tiny);
-  EXPECT_EQ(fake.state().allocations, before + 2) << "grown once for the larger grid, then reused";
+  EXPECT_EQ(fake.state().allocations, before + 4) << "flags and partials grown once for the larger grid, then reused";
   ASSERT_EQ(fake.state().launches.size(), launches + 3);
   EXPECT_EQ(fake.state().launches[launches].grid[0], 2u);
   EXPECT_EQ(fake.state().launches[launches + 1].grid[0], 132u);
