@@ -74,50 +74,62 @@ class GemmSm90SplitKGpu : public ::testing::TestWithParam<std::string> {
     std::string why;
     if (!needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
   }
+
+  // Every shape, both B layouts, three launches in a row on one stream. The output checked is
+  // launch 3's (C is poisoned again before it): right only if launches 1 and 2 left every flag at
+  // zero (a stale one lets a finishing unit add partial sums before they are written). The shapes
+  // come in no particular order of size, so a larger problem follows smaller ones on the same
+  // workspace (whose flags a smaller problem must not overwrite).
+  void threeLaunchesInARow(const std::vector<Shape>& shapes) {
+    runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+    Config config = Config::parse(kBase + GetParam());
+    for (bool kMajor : {false, true}) {
+      ir::DiagnosticEngine diag;
+      auto kernel =
+          Kernel::build(kMajor ? *examples::gemmKMajorB() : *examples::gemmBf16(), Target::sm90a(), config, diag);
+      ASSERT_TRUE(kernel) << diag.str();
+      for (const Shape& s : shapes) {
+        std::string what = GetParam() + (kMajor ? " kmajor" : " rowmajor") + " M=" + std::to_string(s.M) +
+                           " N=" + std::to_string(s.N) + " K=" + std::to_string(s.K);
+        SCOPED_TRACE(what);
+        // Progress on stderr: a launch that never finishes (a flag never released) shows where.
+        std::fprintf(stderr, "  %s\n", what.c_str());
+        Buffers buf(s, uint64_t(s.M + s.N));
+        for (int launch = 0; launch < 3; ++launch) {
+          if (launch == 2) bench::poisonBf16(buf.dC, nullptr);
+          kernel->launch(ctx, nullptr, buf.args(), {}, dimsOf(s));
+          bench::check(cudaDeviceSynchronize(), "kernel");
+        }
+        buf.expectMatches(s, kMajor);
+      }
+    }
+  }
+
+  // Launches on two streams at once: each stream has its own workspace.
+  void twoStreamsAtOnce(Shape s) {
+    runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+    ir::DiagnosticEngine diag;
+    auto kernel = Kernel::build(*examples::gemmBf16(), Target::sm90a(), Config::parse(kBase + GetParam()), diag);
+    ASSERT_TRUE(kernel) << diag.str();
+    cudaStream_t st[2];
+    for (auto& x : st) bench::check(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking), "stream");
+    Buffers one(s, 41), two(s, 43);
+    for (int i = 0; i < 4; ++i) {
+      kernel->launch(ctx, st[0], one.args(), {}, dimsOf(s));
+      kernel->launch(ctx, st[1], two.args(), {}, dimsOf(s));
+    }
+    bench::check(cudaDeviceSynchronize(), "kernels");
+    one.expectMatches(s, false);
+    two.expectMatches(s, false);
+    for (auto& x : st) cudaStreamDestroy(x);
+  }
 };
 
 TEST_P(GemmSm90SplitKGpu, ThreeLaunchesInARowMatchTheReference) {
-  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
-  Config config = Config::parse(kBase + GetParam());
-  for (bool kMajor : {false, true}) {
-    ir::DiagnosticEngine diag;
-    auto kernel = Kernel::build(kMajor ? *examples::gemmKMajorB() : *examples::gemmBf16(), Target::sm90a(), config, diag);
-    ASSERT_TRUE(kernel) << diag.str();
-    for (const Shape& s : kShapes) {
-      SCOPED_TRACE(GetParam() + (kMajor ? " kmajor" : " rowmajor") + " M=" + std::to_string(s.M) + " N=" +
-                   std::to_string(s.N) + " K=" + std::to_string(s.K));
-      Buffers buf(s, uint64_t(s.M + s.N));
-      // The output checked is launch 3's (C is poisoned again before it): right only if launches 1
-      // and 2 left every flag at zero (a stale one lets a finishing slice add partial sums before
-      // they are written).
-      for (int launch = 0; launch < 3; ++launch) {
-        if (launch == 2) bench::poisonBf16(buf.dC, nullptr);
-        kernel->launch(ctx, nullptr, buf.args(), {}, dimsOf(s));
-      }
-      bench::check(cudaDeviceSynchronize(), "kernel");
-      buf.expectMatches(s, kMajor);
-    }
-  }
+  threeLaunchesInARow(std::vector<Shape>(std::begin(kShapes), std::end(kShapes)));
 }
 
-TEST_P(GemmSm90SplitKGpu, TwoStreamsAtOnceHaveTheirOwnWorkspace) {
-  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
-  ir::DiagnosticEngine diag;
-  auto kernel = Kernel::build(*examples::gemmBf16(), Target::sm90a(), Config::parse(kBase + GetParam()), diag);
-  ASSERT_TRUE(kernel) << diag.str();
-  cudaStream_t st[2];
-  for (auto& x : st) bench::check(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking), "stream");
-  Shape s{256, 2048, 2048};
-  Buffers one(s, 41), two(s, 43);
-  for (int i = 0; i < 4; ++i) {
-    kernel->launch(ctx, st[0], one.args(), {}, dimsOf(s));
-    kernel->launch(ctx, st[1], two.args(), {}, dimsOf(s));
-  }
-  bench::check(cudaDeviceSynchronize(), "kernels");
-  one.expectMatches(s, false);
-  two.expectMatches(s, false);
-  for (auto& x : st) cudaStreamDestroy(x);
-}
+TEST_P(GemmSm90SplitKGpu, TwoStreamsAtOnceHaveTheirOwnWorkspace) { twoStreamsAtOnce({256, 2048, 2048}); }
 
 INSTANTIATE_TEST_SUITE_P(Configs, GemmSm90SplitKGpu, ::testing::ValuesIn(kConfigs), testing::ParamName());
 
@@ -135,51 +147,12 @@ const Shape kStreamKShapes[] = {{2304, 4096, 192}, {4224, 1024, 256}};
 class GemmSm90StreamKGpu : public GemmSm90SplitKGpu {};
 
 TEST_P(GemmSm90StreamKGpu, ThreeLaunchesInARowMatchTheReference) {
-  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
-  Config config = Config::parse(kBase + GetParam());
-  for (bool kMajor : {false, true}) {
-    ir::DiagnosticEngine diag;
-    auto kernel = Kernel::build(kMajor ? *examples::gemmKMajorB() : *examples::gemmBf16(), Target::sm90a(), config, diag);
-    ASSERT_TRUE(kernel) << diag.str();
-    std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
-    shapes.insert(shapes.end(), std::begin(kStreamKShapes), std::end(kStreamKShapes));
-    for (const Shape& s : shapes) {
-      std::string what = GetParam() + (kMajor ? " kmajor" : " rowmajor") + " M=" + std::to_string(s.M) + " N=" +
-                         std::to_string(s.N) + " K=" + std::to_string(s.K);
-      SCOPED_TRACE(what);
-      // Progress on stderr: a launch that never finishes (a flag never released) shows where.
-      std::fprintf(stderr, "  %s\n", what.c_str());
-      Buffers buf(s, uint64_t(s.M + s.N));
-      for (int launch = 0; launch < 3; ++launch) {
-        if (launch == 2) bench::poisonBf16(buf.dC, nullptr);
-        kernel->launch(ctx, nullptr, buf.args(), {}, dimsOf(s));
-        bench::check(cudaDeviceSynchronize(), "kernel");
-        std::fprintf(stderr, "    launch %d done\n", launch + 1);
-      }
-      buf.expectMatches(s, kMajor);
-      std::fprintf(stderr, "    checked\n");
-    }
-  }
+  std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
+  shapes.insert(shapes.end(), std::begin(kStreamKShapes), std::end(kStreamKShapes));
+  threeLaunchesInARow(shapes);
 }
 
-TEST_P(GemmSm90StreamKGpu, TwoStreamsAtOnceHaveTheirOwnWorkspace) {
-  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
-  ir::DiagnosticEngine diag;
-  auto kernel = Kernel::build(*examples::gemmBf16(), Target::sm90a(), Config::parse(kBase + GetParam()), diag);
-  ASSERT_TRUE(kernel) << diag.str();
-  cudaStream_t st[2];
-  for (auto& x : st) bench::check(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking), "stream");
-  Shape s{2304, 4096, 192};
-  Buffers one(s, 41), two(s, 43);
-  for (int i = 0; i < 4; ++i) {
-    kernel->launch(ctx, st[0], one.args(), {}, dimsOf(s));
-    kernel->launch(ctx, st[1], two.args(), {}, dimsOf(s));
-  }
-  bench::check(cudaDeviceSynchronize(), "kernels");
-  one.expectMatches(s, false);
-  two.expectMatches(s, false);
-  for (auto& x : st) cudaStreamDestroy(x);
-}
+TEST_P(GemmSm90StreamKGpu, TwoStreamsAtOnceHaveTheirOwnWorkspace) { twoStreamsAtOnce({2304, 4096, 192}); }
 
 INSTANTIATE_TEST_SUITE_P(Configs, GemmSm90StreamKGpu, ::testing::ValuesIn(kStreamKConfigs), testing::ParamName());
 

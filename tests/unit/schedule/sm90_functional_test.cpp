@@ -281,6 +281,26 @@ TEST(Sm90Functional, ClusterBatched) {
   check(c2k64, {136, 72, 136, false, 3, 2});
 }
 
+// Protocol breakers for the hand-over tests: every op `name` erased; the flag reset erased.
+std::function<void(ir::Operation&)> dropAll(const char* name) {
+  return [name](ir::Operation& k) {
+    std::vector<ir::Operation*> ops;
+    k.walk([&](ir::Operation& op) {
+      if (op.is(name)) ops.push_back(&op);
+    });
+    for (ir::Operation* op : ops) op->erase();
+  };
+}
+
+void dropFlagReset(ir::Operation& k) {
+  std::vector<ir::Operation*> resets;
+  k.walk([&](ir::Operation& op) {
+    if (op.is("kern.st_global") && op.operand(0)->type().elem() == ir::ScalarType::I32) resets.push_back(&op);
+  });
+  ASSERT_EQ(resets.size(), 1u);
+  resets.front()->erase();
+}
+
 // split_k=S: each tile's K steps in S slices on consecutive units; the slices but the last hand their
 // sums over through the workspace and a flag, the last adds them and runs the epilogue (and leaves
 // the flag zero: check() verifies). Blocks run together, so a slice can wait on another block's, and
@@ -298,34 +318,19 @@ TEST(Sm90Functional, SplitKSlicesSumThroughTheWorkspace) {
 // The simulator can fail: each edit below breaks the split-K protocol.
 TEST(Sm90Functional, SplitKProtocolErrorsAreCaught) {
   const std::string sk = std::string(k64) + " split_k=2";
-  auto dropAll = [](const char* name) {
-    return [name](ir::Operation& k) {
-      std::vector<ir::Operation*> ops;
-      k.walk([&](ir::Operation& op) {
-        if (op.is(name)) ops.push_back(&op);
-      });
-      for (ir::Operation* op : ops) op->erase();
-    };
-  };
   // No release: the finishing slice waits forever.
   check(sk, {130, 72, 320, false, 0, 2}, dropAll("kern.red_release"), "deadlock");
   // No wait: the finishing slice reads sums it has not acquired (the simulator tracks which block
   // wrote each global word and which releases each block has acquired).
   check(sk, {130, 72, 320, false, 0, 2}, dropAll("kern.spin_wait"), "without acquiring that release first");
   // No reset: the flag is left at 1, and the next launch's finishing slice would not wait.
-  EXPECT_NONFATAL_FAILURE(check(sk, {64, 64, 320, false, 0, 2}, [](ir::Operation& k) {
-    std::vector<ir::Operation*> resets;
-    k.walk([&](ir::Operation& op) {
-      if (op.is("kern.st_global") && op.operand(0)->type().elem() == ir::ScalarType::I32) resets.push_back(&op);
-    });
-    ASSERT_EQ(resets.size(), 1u);
-    resets.front()->erase();
-  }), "flag 0 is 1 after the launch");
+  EXPECT_NONFATAL_FAILURE(check(sk, {64, 64, 320, false, 0, 2}, dropFlagReset), "flag 0 is 1 after the launch");
 }
 
-// stream_k=W: data-parallel waves, then each block's run of K steps over the last W waves' tiles; a run's last unit that ends
-// inside a tile hands its sums over through the block's slot, and the unit that ends the tile (walked
-// last when it begins the run) waits for the lower blocks that hold the tile's earlier steps.
+// stream_k=W: data-parallel waves, then each block's run of K steps over the last W waves' tiles; a
+// run's last unit that ends inside a tile hands its sums over through the block's slot, and the
+// unit that ends the tile (walked last when it begins the run) waits for the lower blocks that
+// hold the tile's earlier steps.
 TEST(Sm90Functional, StreamKRunsSumThroughTheWorkspace) {
   const std::string sk64 = std::string(k64) + " stream_k=2", sk128 = std::string(k128) + " stream_k=2";
   const std::string tail64 = std::string(k64) + " stream_k=1";
@@ -346,26 +351,10 @@ TEST(Sm90Functional, StreamKRunsSumThroughTheWorkspace) {
 // The simulator can fail: each edit below breaks the stream-K hand-over.
 TEST(Sm90Functional, StreamKProtocolErrorsAreCaught) {
   const std::string sk = std::string(k64) + " stream_k=2";
-  auto dropAll = [](const char* name) {
-    return [name](ir::Operation& k) {
-      std::vector<ir::Operation*> ops;
-      k.walk([&](ir::Operation& op) {
-        if (op.is(name)) ops.push_back(&op);
-      });
-      for (ir::Operation* op : ops) op->erase();
-    };
-  };
   check(sk, {130, 72, 320, false, 0, 4}, dropAll("kern.red_release"), "deadlock");
   check(sk, {130, 72, 320, false, 0, 4}, dropAll("kern.spin_wait"), "without acquiring that release first");
   // No reset: a contributing block's flag is left at 1 for the next launch.
-  EXPECT_NONFATAL_FAILURE(check(sk, {64, 64, 640, false, 0, 3}, [](ir::Operation& k) {
-    std::vector<ir::Operation*> resets;
-    k.walk([&](ir::Operation& op) {
-      if (op.is("kern.st_global") && op.operand(0)->type().elem() == ir::ScalarType::I32) resets.push_back(&op);
-    });
-    ASSERT_EQ(resets.size(), 1u);
-    resets.front()->erase();
-  }), "is 1 after the launch");
+  EXPECT_NONFATAL_FAILURE(check(sk, {64, 64, 640, false, 0, 3}, dropFlagReset), "is 1 after the launch");
 }
 
 // The simulator can fail: each edit below breaks the cluster protocol.
