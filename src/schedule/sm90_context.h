@@ -47,7 +47,7 @@ struct Plan {
 
   bool batched() const { return !g.dimBatch.empty(); }
   int splits() const { return cfg.splitK; }
-  bool streamK() const { return cfg.streamK; }
+  bool streamK() const { return cfg.streamK != 0; }
   bool pingpong() const { return cfg.consumers == Consumers::Pingpong; }
   // cluster_m=2: the two blocks of a cluster compute M-adjacent tiles that share the B tile; each
   // loads half of the B stage and multicasts it to both.

@@ -142,7 +142,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     tiles.push_back(Attribute(int64_t{1}));
   }
   if (c.splitK > 1) tiles.push_back(Attribute(int64_t(c.splitK)));  // K slices per tile
-  // stream_k: up to one block per K step of every tile (the runs must not be empty), an SM each.
+  // stream_k: up to one block per K step of every tile (more would have no run), an SM each.
   if (c.streamK) {
     tiles.push_back(Attribute(g->dimK));
     tiles.push_back(Attribute(int64_t(c.bk)));

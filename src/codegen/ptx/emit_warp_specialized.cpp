@@ -155,9 +155,10 @@ bool emitStreamKLoop(KernelEmitter& e, const Operation& op) {
   Reg waves = b.reg(RegClass::B32);
   b.inst(fmt::format("selp.b32 {}, {}, {}, {}", waves.str(), full.str(), dm1.str(), whole.str()));
   Reg tdp = binary(b, "mul.lo.s32", waves, nb.str());
+  // S = work: the shared-out tiles' K steps.
   Reg work = binary(b, "mul.lo.s32", binary(b, "sub.s32", g.total, tdp.str()), ks.str());
   // The run [s, e) in K steps from the first stream-K tile's first step, over the first
-  // R = max(min(P, W), 1) blocks (no run is empty; the others have none).
+  // R = max(min(P, S), 1) blocks (no run is empty; the others have none).
   Reg runs = binary(b, "max.s32", binary(b, "min.s32", nb, work.str()), "1");
   Reg s = mulDivWide(b, binary(b, "min.s32", bid, runs.str()), work, runs);
   Reg end = mulDivWide(b, binary(b, "min.s32", binary(b, "add.s32", bid, "1"), runs.str()), work, runs);
@@ -207,7 +208,7 @@ bool emitStreamKLoop(KernelEmitter& e, const Operation& op) {
   b.inst("bra.uni " + join);
   b.placeLabel(last);
   // The run's first unit, which ends a tile lower blocks began: peers = bid - owner(tile start),
-  // owner(x) = ceil((x + 1) * R / W) - 1, the block whose run holds step x.
+  // owner(x) = ceil((x + 1) * R / S) - 1, the block whose run holds step x.
   Reg trel = binary(b, "div.u32", s, ks.str());
   b.inst(fmt::format("add.s32 {}, {}, {}", tileIdx.str(), trel.str(), tdp.str()));
   b.inst(fmt::format("mov.u32 {}, {}", kbase.str(), kb1.str()));
