@@ -307,22 +307,21 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
   }
 }
 
-namespace {
+}  // namespace wssim
 
-// {stream_k} (kern_ops.h): the units (tile, kbase, ksteps, done, peers) block bx walks, written
-// out from the op's contract: data-parallel waves, then the block's run of K steps cut at tile
-// boundaries, a first unit that ends a tile lower blocks began walked last.
-std::vector<std::array<int64_t, 5>> streamKUnits(int64_t tiles, int64_t ktiles, int64_t blocks, int64_t bx,
-                                                int64_t shared) {
-  int64_t waves = tiles % blocks == 0 ? tiles / blocks : std::max<int64_t>(tiles / blocks - (shared - 1), 0);
+// {stream_k = W} (kern_ops.h), written out from the op's contract: data-parallel waves, then the
+// block's run of K steps cut at tile boundaries, a first unit that ends a tile lower blocks began
+// walked last.
+std::vector<StreamKUnit> streamKWalk(int64_t tiles, int64_t ktiles, int64_t blocks, int64_t bx, int64_t w) {
+  int64_t waves = tiles % blocks == 0 ? tiles / blocks : std::max<int64_t>(tiles / blocks - (w - 1), 0);
   int64_t dpTiles = waves * blocks, work = (tiles - dpTiles) * ktiles;
   int64_t runs = std::max<int64_t>(std::min(blocks, work), 1);  // blocks with a run
-  std::vector<std::array<int64_t, 5>> units;
+  std::vector<StreamKUnit> units;
   int64_t done = 0;
   for (int64_t i = 0; i < waves; ++i, done += ktiles) units.push_back({bx + i * blocks, 0, ktiles, done, 0});
   auto runStart = [&](int64_t b) { return std::min(b, runs) * work / runs; };
   int64_t s = runStart(bx), e = runStart(bx + 1);
-  std::vector<std::array<int64_t, 5>> run;
+  std::vector<StreamKUnit> run;
   for (int64_t pos = s; pos < e;) {
     int64_t t = pos / ktiles, kb = pos % ktiles, stop = std::min(ktiles, kb + (e - pos));
     int64_t peers = 0;
@@ -332,16 +331,16 @@ std::vector<std::array<int64_t, 5>> streamKUnits(int64_t tiles, int64_t ktiles, 
     run.push_back({dpTiles + t, kb, stop - kb, 0, peers});
     pos += stop - kb;
   }
-  if (!run.empty() && run.front()[4] > 0) std::rotate(run.begin(), run.begin() + 1, run.end());
+  if (!run.empty() && run.front().peers > 0) std::rotate(run.begin(), run.begin() + 1, run.end());
   for (auto& u : run) {
-    u[3] = done;
-    done += u[2];
+    u.done = done;
+    done += u.ksteps;
     units.push_back(u);
   }
   return units;
 }
 
-}  // namespace
+namespace wssim {
 
 // The persistent tile scheduler (kern_ops.h): tiles, or with {cluster = [cm, cn]} cluster tiles
 // walked by cluster id, each block taking its sub-tile by rank.
@@ -357,10 +356,10 @@ void Agent::tileLoop(const Operation& op, const Mask& m) {
   int64_t per = tm * tn, total = per * uniform(op.operand(2), m) * splits, g = op.intAttr("group_m", 1);
   const ir::Block& body = op.body();
   int64_t first = int64_t(b_.bx_) / cs, step = int64_t(b_.l_.blocks) / cs, rank = b_.rank_;
-  std::vector<std::array<int64_t, 5>> streamK;
+  std::vector<StreamKUnit> streamK;
   if (op.attr("stream_k")) {
-    streamK = streamKUnits(total, uniform(op.operand(3), m), int64_t(b_.l_.blocks), int64_t(b_.bx_),
-                           op.intAttr("stream_k", 1));
+    streamK = streamKWalk(total, uniform(op.operand(3), m), int64_t(b_.l_.blocks), int64_t(b_.bx_),
+                          op.intAttr("stream_k", 1));
     first = 0;
     step = 1;
     total = int64_t(streamK.size());
@@ -368,7 +367,7 @@ void Agent::tileLoop(const Operation& op, const Mask& m) {
   for (int64_t iter = 0, unit = first; unit < total; ++iter, unit += step) {
     // {splits = S}: unit u is K slice u % S of tile u / S.
     int64_t tIdx = unit / splits, split = unit % splits;
-    if (!streamK.empty()) tIdx = streamK[size_t(unit)][0];
+    if (!streamK.empty()) tIdx = streamK[size_t(unit)].tile;
     int64_t batch = tIdx / per, r = tIdx % per, pm, pn;
     if (op.stringAttr("raster") == "grouped") {
       int64_t width = g * tn, firstRow = (r / width) * g, size = std::min(tm - firstRow, g), within = r % width;
@@ -383,7 +382,7 @@ void Agent::tileLoop(const Operation& op, const Mask& m) {
     std::vector<int64_t> args = {iter, pm * tile[0], pn * tile[1], batch, tIdx, split};
     if (!streamK.empty()) {
       const auto& u = streamK[size_t(unit)];
-      args = {iter, pm * tile[0], pn * tile[1], batch, u[1], u[2], u[3], u[4]};
+      args = {iter, pm * tile[0], pn * tile[1], batch, u.kbase, u.ksteps, u.done, u.peers};
     }
     for (unsigned i = 0; i < body.numArguments() && i < args.size(); ++i)
       vals_[body.argument(i)] = Lanes(size_t(T), fromI(args[i], types::i32()));

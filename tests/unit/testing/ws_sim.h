@@ -47,6 +47,14 @@ struct WsLaunch {
   std::vector<int64_t>* evictFirstBytes = nullptr;
 };
 
+// The units kern.tile_loop {stream_k = w} gives block bx of `blocks` over `tiles` tiles of `ktiles`
+// K steps, in walk order (the simulator's own reading of kern_ops.h, independent of the PTX
+// emitter).
+struct StreamKUnit {
+  int64_t tile, kbase, ksteps, done, peers;
+};
+std::vector<StreamKUnit> streamKWalk(int64_t tiles, int64_t ktiles, int64_t blocks, int64_t bx, int64_t w);
+
 // Runs every block. Returns an empty string, or what went wrong (an unsupported op, a deadlock, a
 // hazard, an out-of-bounds access).
 std::string simulateWarpSpecialized(const WsLaunch& launch, GlobalMemory& mem);
