@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <vector>
 
 #include "tests/unit/testing/ws_sim.h"
 
@@ -60,36 +61,17 @@ TEST(StreamKWalk, DataParallelWavesLeaveTheLastWToTheRuns) {
   // W = 2 the last whole wave too; blocks take data-parallel tiles b, b + 132, ... first.
   // Block 0, W = 1: tiles 0, 132, 264 whole, then its run [0, 56) of the 116 * 64 steps left: the
   // first 56 steps of tile 396.
-  auto one = streamKWalk(512, 64, 132, 0, 1);
-  ASSERT_EQ(one.size(), 4u);
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(one[size_t(i)].tile, 132 * i);
-    EXPECT_EQ(one[size_t(i)].ksteps, 64);
-  }
-  EXPECT_EQ(one[3].tile, 396);
-  EXPECT_EQ(one[3].kbase, 0);
-  EXPECT_EQ(one[3].ksteps, 56);
-  EXPECT_EQ(one[3].done, 192);
+  using Units = std::vector<StreamKUnit>;  // {tile, kbase, ksteps, done, peers}
+  EXPECT_EQ(streamKWalk(512, 64, 132, 0, 1), (Units{{0, 0, 64, 0, 0}, {132, 0, 64, 64, 0}, {264, 0, 64, 128, 0},
+                                                    {396, 0, 56, 192, 0}}));
   // W = 2: tiles 0, 132 whole, then the run [0, 120) of the 248 * 64 steps left: tile 264 whole
   // and the first 56 steps of tile 265.
-  auto two = streamKWalk(512, 64, 132, 0, 2);
-  ASSERT_EQ(two.size(), 4u);
-  EXPECT_EQ(two[1].tile, 132);
-  EXPECT_EQ(two[2].tile, 264);
-  EXPECT_EQ(two[2].ksteps, 64);
-  EXPECT_EQ(two[3].tile, 265);
-  EXPECT_EQ(two[3].ksteps, 56);
+  EXPECT_EQ(streamKWalk(512, 64, 132, 0, 2),
+            (Units{{0, 0, 64, 0, 0}, {132, 0, 64, 64, 0}, {264, 0, 64, 128, 0}, {265, 0, 56, 192, 0}}));
   // Block 1, W = 1: its run [56, 112) ends tile 396 (8 steps, begun by block 0: one peer), walked
   // last, after the first 48 steps of tile 397.
-  auto next = streamKWalk(512, 64, 132, 1, 1);
-  ASSERT_EQ(next.size(), 5u);
-  EXPECT_EQ(next[3].tile, 397);
-  EXPECT_EQ(next[3].ksteps, 48);
-  EXPECT_EQ(next[4].tile, 396);
-  EXPECT_EQ(next[4].kbase, 56);
-  EXPECT_EQ(next[4].ksteps, 8);
-  EXPECT_EQ(next[4].peers, 1);
-  EXPECT_EQ(next[4].done, 192 + 48);
+  EXPECT_EQ(streamKWalk(512, 64, 132, 1, 1), (Units{{1, 0, 64, 0, 0}, {133, 0, 64, 64, 0}, {265, 0, 64, 128, 0},
+                                                    {397, 0, 48, 192, 0}, {396, 56, 8, 240, 1}}));
   // Tiles filling whole waves: all data-parallel, no runs, for either W.
   for (int64_t w : {1, 2})
     for (const StreamKUnit& u : streamKWalk(264, 16, 132, 7, w)) {

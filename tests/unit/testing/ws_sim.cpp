@@ -3,7 +3,6 @@
 #include "tests/unit/testing/ws_sim_internal.h"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cmath>
 #include <condition_variable>

@@ -52,6 +52,7 @@ struct WsLaunch {
 // emitter).
 struct StreamKUnit {
   int64_t tile, kbase, ksteps, done, peers;
+  bool operator==(const StreamKUnit&) const = default;
 };
 std::vector<StreamKUnit> streamKWalk(int64_t tiles, int64_t ktiles, int64_t blocks, int64_t bx, int64_t w);
 
