@@ -381,6 +381,10 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   }
   b.named(rowBase, "srow");
   b.named(colBase, "scol");
+  // One swizzle per thread; each store's (row, col) is a compile-time displacement from it, which
+  // composes with the 128B swizzle (rows by multiples of 8, columns by whole 16-byte chunks apart
+  // from the thread's own: kern_ops.h), so a store costs a constant XOR and an immediate.
+  Value* off = b.named(b.op1("kern.smem_offset", {p.sC, rowBase, colBase}, types::i32()), "soff");
   Value* mStore = b.add(p.m0, rowA);
   int boxes = c.bn / 64, perBox = 64 / 8;  // n8 tiles per box
   cx.nTilesOverride = perBox;
@@ -398,17 +402,15 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
     std::map<std::pair<int, int>, Value*> made;  // (h, j) -> packed pair, of the current m16 block
     cx.storeToSmem = [&, slotRow](int i, int h, int j, Value* packed) {
       if (!stmatrix) {
-        Value* row = b.addConst(rowBase, 64 * i + 8 * h + slotRow);
-        b.create("kern.st_shared", {p.sC, wg, row, b.addConst(colBase, 8 * j), packed}, {});
+        b.create("kern.st_shared", {p.sC, wg, off, packed}, {},
+                 {{"row", int64_t(64 * i + 8 * h + slotRow)}, {"col", int64_t(8 * j)}});
         return;
       }
       made[{h, j}] = packed;
       if (h != 1 || j % 2 != 1) return;
-      Value* row = b.addConst(rowBase, 64 * i + slotRow);
       b.create("kern.stmatrix",
-               {p.sC, wg, row, b.addConst(colBase, 8 * (j - 1)), made.at({0, j - 1}), made.at({1, j - 1}),
-                made.at({0, j}), made.at({1, j})},
-               {});
+               {p.sC, wg, off, made.at({0, j - 1}), made.at({1, j - 1}), made.at({0, j}), made.at({1, j})}, {},
+               {{"row", int64_t(64 * i + slotRow)}, {"col", int64_t(8 * (j - 1))}});
     };
     // The box's accumulators, in the epilogue's (m16 tile, n8 tile, element) order.
     std::vector<Value*> part;

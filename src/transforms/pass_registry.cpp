@@ -29,6 +29,10 @@ const std::vector<PassInfo>& allPasses() {
        removeResidualLoopPass},
       {"set-role-registers", "start each top-level role with the setmaxnreg its kernel's {role_regs} asks for",
        setRoleRegistersPass},
+      {"strength-reduce",
+       "rewrite i32 x / 2^k and x % 2^k into x >> k and x & (2^k - 1) where x >= 0 is provable (integer "
+       "range analysis; otherwise keep the op)",
+       strengthReducePass},
   };
   return passes;
 }

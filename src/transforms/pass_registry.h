@@ -42,5 +42,8 @@ bool partitionRolesPass(ir::Module& m, ir::DiagnosticEngine& diag);
 bool removeResidualLoopPass(ir::Module& m, ir::DiagnosticEngine& diag);
 // Starts each top-level role with the setmaxnreg its kernel's {role_regs} asks for (set_role_registers.cpp).
 bool setRoleRegistersPass(ir::Module& m, ir::DiagnosticEngine& diag);
+// Rewrites i32 division and remainder by a power of two of a provably non-negative value into a
+// shift and a mask (strength_reduce.cpp).
+bool strengthReducePass(ir::Module& m, ir::DiagnosticEngine& diag);
 
 }  // namespace kiln::transforms

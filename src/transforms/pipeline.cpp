@@ -18,6 +18,7 @@ std::vector<std::string> pipelineSteps(std::string_view strategy) {
         "verify",                 // the tile program as the user wrote it
         "lower-sm80-multistage",  // tile -> kern: cp.async ring, ldmatrix, mma.sync, fused epilogue
         "pair-ldmatrix",          // B fragments: two .x2 -> one .x4
+        "strength-reduce",        // index math: x / 2^k, x % 2^k -> shift, mask where x >= 0
         "dce",                    // drop what the rewrites left unused
     };
   if (strategy == "sm90_ws_persistent")
@@ -28,6 +29,7 @@ std::vector<std::string> pipelineSteps(std::string_view strategy) {
         "partition-roles",           // one persistent tile loop per role
         "remove-residual-loop",      // drop the residual shared loop when it does no observable work
         "set-role-registers",        // setmaxnreg at the start of each role
+        "strength-reduce",           // index math: x / 2^k, x % 2^k -> shift, mask where x >= 0
         "dce",                       // drop what the rewrites left unused
     };
   return {};

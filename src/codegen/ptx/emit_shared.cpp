@@ -133,36 +133,24 @@ bool emitNamedBarrier(KernelEmitter& e, const Operation& op) {
   return true;
 }
 
-// The shared address stage(slot) + Swizzle(row * rowBytes + col * sizeof(e)) of an op whose first
-// operands are (buf, slot, row, col): kern.st_shared, kern.stmatrix.
-namespace {
-Reg stageElementAddress(KernelEmitter& e, const Operation& op) {
-  PtxBuilder& b = e.b();
-  auto l = *kern::smemLayout(op.operand(0)->type());
-  Reg off = swizzledOffset(e, l, e.use(op.operand(2)), e.use(op.operand(3)));
-  Reg a = b.reg(RegClass::B32);
-  b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(1)).str(), l.stageBytes(),
-                     e.use(op.operand(0)).str()));
-  b.inst(fmt::format("add.s32 {}, {}, {}", a.str(), a.str(), off.str()));
-  return a;
-}
-}  // namespace
-
+// kern.st_shared / kern.stmatrix address a stage like cp.async does (stageAddress above): the
+// per-thread swizzled offset comes from one kern.smem_offset, and each store adds its compile-time
+// displacement as a constant XOR and an immediate, so a tile's stores share a few address registers.
 bool emitStShared(KernelEmitter& e, const Operation& op) {
   auto l = *kern::smemLayout(op.operand(0)->type());
-  Reg a = stageElementAddress(e, op);
-  const char* type = kern::isFrag(op.operand(4)->type()) || l.elemBytes() == 4 ? "b32" : l.elemBytes() == 2 ? "b16" : "b8";
-  e.b().inst(fmt::format("st.shared.{} [{}], {}", type, a.str(), e.use(op.operand(4)).str()));
+  SharedAddress a = stageAddress(e, op);
+  const char* type = kern::isFrag(op.operand(3)->type()) || l.elemBytes() == 4 ? "b32" : l.elemBytes() == 2 ? "b16" : "b8";
+  e.b().inst(fmt::format("st.shared.{} {}, {}", type, a.operand(), e.use(op.operand(3)).str()));
   return true;
 }
 
-// stmatrix .x4 (PTX ISA 7.8): each lane's address is the row segment at its (row, col).
+// stmatrix .x4 (PTX ISA 7.8): each lane's address is the row segment at its (off, row, col).
 bool emitStmatrix(KernelEmitter& e, const Operation& op) {
   e.requirePtxIsa(7, 8);
-  Reg a = stageElementAddress(e, op);
-  e.b().inst(fmt::format("stmatrix.sync.aligned.m8n8.x4.shared.b16 [{}], {{{}, {}, {}, {}}}", a.str(),
-                         e.use(op.operand(4)).str(), e.use(op.operand(5)).str(), e.use(op.operand(6)).str(),
-                         e.use(op.operand(7)).str()));
+  SharedAddress a = stageAddress(e, op);
+  e.b().inst(fmt::format("stmatrix.sync.aligned.m8n8.x4.shared.b16 {}, {{{}, {}, {}, {}}}", a.operand(),
+                         e.use(op.operand(3)).str(), e.use(op.operand(4)).str(), e.use(op.operand(5)).str(),
+                         e.use(op.operand(6)).str()));
   return true;
 }
 

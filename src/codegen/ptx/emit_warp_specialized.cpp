@@ -37,10 +37,17 @@ Reg binary(PtxBuilder& b, const char* op, const Reg& x, const std::string& y) {
   return r;
 }
 
-// ceil(x / k) for a compile-time k > 0 and x >= 0.
+// ceil(x / k) for a compile-time k > 0 and 0 <= x < 2^31 (dims are 1 .. 2^31 - 1 at launch,
+// LaunchInfo::validate), in unsigned arithmetic: ptxas expands div.s32 even by a constant power of
+// two into its generic division sequence, while a shift is one instruction.
 Reg ceilDiv(PtxBuilder& b, const Reg& x, int64_t k) {
-  Reg t = binary(b, "add.s32", x, std::to_string(k - 1));
-  return binary(b, "div.s32", t, std::to_string(k));
+  Reg t = binary(b, "add.u32", x, std::to_string(k - 1));
+  if ((k & (k - 1)) == 0) {
+    int shift = 0;
+    while ((int64_t(1) << shift) < k) ++shift;
+    return binary(b, "shr.u32", t, std::to_string(shift));
+  }
+  return binary(b, "div.u32", t, std::to_string(k));
 }
 
 }  // namespace
@@ -85,22 +92,23 @@ void placeTile(KernelEmitter& e, const Operation& op, const TileGrid& g, const R
   auto tile = op.intsAttr("tile");
   const Block& body = op.body();
   Reg m0 = e.def(body.argument(1)), n0 = e.def(body.argument(2)), batch = e.def(body.argument(3));
-  b.inst(fmt::format("div.s32 {}, {}, {}", batch.str(), tileIdx.str(), g.per.str()));
-  Reg r = binary(b, "rem.s32", tileIdx, g.per.str());
+  // Tile indices and counts are non-negative, so unsigned division (shorter than signed in SASS).
+  b.inst(fmt::format("div.u32 {}, {}, {}", batch.str(), tileIdx.str(), g.per.str()));
+  Reg r = binary(b, "rem.u32", tileIdx, g.per.str());
   Reg pm, pn;
   if (op.stringAttr("raster") == "grouped") {
     int64_t gm = op.intAttr("group_m", 8);
     Reg width = binary(b, "mul.lo.s32", g.tn, std::to_string(gm));
-    Reg gid = binary(b, "div.s32", r, width.str());
+    Reg gid = binary(b, "div.u32", r, width.str());
     Reg first = binary(b, "mul.lo.s32", gid, std::to_string(gm));
     Reg left = binary(b, "sub.s32", g.tm, first.str());
     Reg size = binary(b, "min.s32", left, std::to_string(gm));
-    Reg within = binary(b, "rem.s32", r, width.str());
-    pm = binary(b, "add.s32", first, binary(b, "rem.s32", within, size.str()).str());
-    pn = binary(b, "div.s32", within, size.str());
+    Reg within = binary(b, "rem.u32", r, width.str());
+    pm = binary(b, "add.s32", first, binary(b, "rem.u32", within, size.str()).str());
+    pn = binary(b, "div.u32", within, size.str());
   } else {
-    pm = binary(b, "div.s32", r, g.tn.str());
-    pn = binary(b, "rem.s32", r, g.tn.str());
+    pm = binary(b, "div.u32", r, g.tn.str());
+    pn = binary(b, "rem.u32", r, g.tn.str());
   }
   if (rank.valid()) {
     // pm = pm * cm + rank % cm; pn = pn * cn + rank / cm.
@@ -260,8 +268,8 @@ bool emitTileLoop(KernelEmitter& e, const Operation& op) {
   Reg tileIdx = t;
   if (split) {
     tileIdx = e.def(body.argument(4));
-    b.inst(fmt::format("div.s32 {}, {}, {}", tileIdx.str(), t.str(), splits));
-    b.inst(fmt::format("rem.s32 {}, {}, {}", e.def(body.argument(5)).str(), t.str(), splits));
+    b.inst(fmt::format("div.u32 {}, {}, {}", tileIdx.str(), t.str(), splits));
+    b.inst(fmt::format("rem.u32 {}, {}, {}", e.def(body.argument(5)).str(), t.str(), splits));
   }
   placeTile(e, op, g, tileIdx, cm, cn, rank);
   if (!e.emitBlock(body)) return false;

@@ -3,6 +3,7 @@
 // counts, SSA visibility and isolation.
 #include <algorithm>
 
+#include "dialects/kern/int_range.h"
 #include "dialects/kern/kern_ops.h"
 #include "dialects/kern/kern_verify.h"
 #include "kiln/ir/op_registry.h"
@@ -216,7 +217,9 @@ bool verifyLdsmOffset(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
-// (buf, slot, off) + {row, col} addressing shared by cp_async and ldmatrix.
+}  // namespace
+
+// (buf, slot, off) + {row, col} addressing shared by cp_async, ldmatrix, st_shared and stmatrix.
 std::optional<SmemLayout> stageAddress(const Operation& op, DiagnosticEngine& d) {
   auto layout = smemLayout(op.operand(0)->type());
   if (!layout || !isI32(op.operand(1)->type()) || !isI32(op.operand(2)->type())) {
@@ -235,7 +238,7 @@ std::optional<SmemLayout> stageAddress(const Operation& op, DiagnosticEngine& d)
                          "buffer";
     return std::nullopt;
   }
-  int quads = op.is("kern.ldmatrix") ? int(op.intAttr("num", 4)) : 4;
+  int quads = op.is("kern.ldmatrix") ? int(op.intAttr("num", 4)) : 4;  // ldsm_offset's lanes in use
   uint8_t chunks = runtimeChunks(*def, quads, layout->elemBytes());
   std::string why;
   if (!displace(layout->swizzle, layout->rowBytes(), layout->elemBytes(), row->asInt(), col->asInt(), chunks, &why)) {
@@ -245,6 +248,8 @@ std::optional<SmemLayout> stageAddress(const Operation& op, DiagnosticEngine& d)
   }
   return layout;
 }
+
+namespace {
 
 bool verifyCpAsync(const Operation& op, DiagnosticEngine& d) {
   if (!inKernel(op, d)) return false;
@@ -437,9 +442,17 @@ std::optional<LdsmOffsetInfo> ldsmOffsetInfo(const Operation& op) {
 }
 
 uint8_t runtimeChunks(const Operation& offsetOp, int numQuads, int elemBytes) {
+  int64_t perChunk = 16 / elemBytes;
+  if (offsetOp.is("kern.smem_offset")) {
+    // The column operand's interval (int_range.h), when it spans few enough values to list.
+    IntRange cols = IntRangeAnalysis().of(offsetOp.operand(2));
+    if (cols.lo < 0 || cols.hi - cols.lo > 64) return 0xff;
+    uint8_t set = 0;
+    for (int64_t col = cols.lo; col <= cols.hi; ++col) set |= uint8_t(1u << ((col / perChunk) % 8));
+    return set;
+  }
   auto info = ldsmOffsetInfo(offsetOp);
   if (!info) return 0xff;
-  int64_t perChunk = 16 / elemBytes;
   uint8_t set = 0;
   // wc * stride cycles through at most 8 residues of the chunk index modulo 8.
   for (int64_t wc = 0; wc < 8; ++wc)

@@ -106,16 +106,17 @@
 //    accumulators are read and written in place, so each accumulator operand must have this op
 //    as its only use. kern.wgmma_fence / commit / wait are wgmma.fence / commit_group /
 //    wait_group.
-//  * The TMA-store epilogue: kern.st_shared(buf, slot, row, col, v) stores v (an element, or a
-//    frag pair starting at an even col) at element (row, col) of the stage, address stage(slot) +
-//    Swizzle(row * rowBytes + col * sizeof(e)); kern.tma_store(map, buf, slot, c0, c1(, c2)) {row}
+//  * The TMA-store epilogue: kern.st_shared(buf, slot, off, v) {row, col} stores v (an element, or
+//    a frag pair starting at an even column) at the element the stage addressing above gives
+//    (off from kern.smem_offset: one swizzle per thread, then a constant XOR / add per store);
+//    kern.tma_store(map, buf, slot, c0, c1(, c2)) {row}
 //    copies the map's box from the stage's rows {row}.. (the tma_load layout) to the tensor,
 //    clipping elements outside it; a kern.fence {kind = "proxy_async"} must make the st_shared
 //    writes visible first. kern.bulk_commit / kern.bulk_wait {pending, read} are
 //    cp.async.bulk.commit_group / wait_group(.read) on the thread's own store groups.
-//    kern.stmatrix(buf, slot, row, col, v0, v1, v2, v3) is stmatrix.sync.aligned.m8n8.x4.b16
+//    kern.stmatrix(buf, slot, off, v0, v1, v2, v3) {row, col} is stmatrix.sync.aligned.m8n8.x4.b16
 //    (PTX ISA "stmatrix", 7.8, sm_90): warp-collective; lane l addresses the 8-element (16-byte)
-//    row segment at element (row, col) of the stage, through the buffer's swizzle, and lanes
+//    row segment at the element its (off, row, col) addresses, as for st_shared, and lanes
 //    8i..8i+7 give the rows of matrix i; lane l's v_i holds row l/4, elements 2(l%4) and 2(l%4)+1
 //    of matrix i (the mma / wgmma accumulator fragment of an 8x8 block). One instruction stores
 //    what four st_shared of frag pairs store per thread.

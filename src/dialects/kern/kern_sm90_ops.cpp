@@ -321,11 +321,9 @@ using namespace kiln::ir;
 
 bool verifyStShared(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;
-  auto layout = smemLayout(op.operand(0)->type());
-  bool ok = layout && op.operand(1)->type().isScalar(ScalarType::I32) && op.operand(2)->type().isScalar(ScalarType::I32) &&
-            op.operand(3)->type().isScalar(ScalarType::I32);
-  if (!ok) return d.error(op.loc()) << "'kern.st_shared' needs (smem buffer, i32 slot, i32 row, i32 col, value)";
-  const Type& v = op.operand(4)->type();
+  auto layout = stageAddress(op, d);
+  if (!layout) return false;
+  const Type& v = op.operand(3)->type();
   if (v != Type::scalar(layout->elem) && v != fragType(layout->elem))
     return d.error(op.loc()) << "'kern.st_shared' stores " << scalarName(layout->elem) << " or "
                              << fragType(layout->elem).str() << " into this buffer, not " << v.str();
@@ -334,13 +332,13 @@ bool verifyStShared(const Operation& op, DiagnosticEngine& d) {
 
 bool verifyStmatrix(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;
-  auto layout = smemLayout(op.operand(0)->type());
-  bool ok = layout && layout->elemBytes() == 2;
-  for (unsigned i = 1; ok && i < 4; ++i) ok = op.operand(i)->type().isScalar(ScalarType::I32);
-  for (unsigned i = 4; ok && i < 8; ++i) ok = op.operand(i)->type() == fragType(layout->elem);
+  auto layout = stageAddress(op, d);
+  if (!layout) return false;
+  bool ok = layout->elemBytes() == 2;
+  for (unsigned i = 3; ok && i < 7; ++i) ok = op.operand(i)->type() == fragType(layout->elem);
   if (!ok)
-    return d.error(op.loc()) << "'kern.stmatrix' needs (smem buffer of 16-bit elements, i32 slot, i32 row, i32 col) "
-                                "and four frags of two of its elements";
+    return d.error(op.loc()) << "'kern.stmatrix' needs a buffer of 16-bit elements and four frags of two of its "
+                                "elements";
   return true;
 }
 

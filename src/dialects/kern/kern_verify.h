@@ -1,6 +1,9 @@
 #pragma once
 // Verify hooks of the kern dialect that live outside kern_dialect.cpp (one file per op family),
 // declared here so the one op table (kern_ops.def) can name them. Internal to the dialect.
+#include <optional>
+
+#include "dialects/kern/kern_ops.h"
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
 
@@ -8,6 +11,9 @@ namespace kiln::kern {
 
 // Shared by the hook files: true inside a kern.kernel, else an error naming the op.
 bool requireInKernel(const ir::Operation& op, ir::DiagnosticEngine& d);
+// The (buf, slot, off) {row, col} stage addressing of kern_ops.h, checked (kern_dialect.cpp): the
+// buffer's layout, or an error naming the op.
+std::optional<SmemLayout> stageAddress(const ir::Operation& op, ir::DiagnosticEngine& d);
 
 // kern_sm90_ops.cpp
 bool verifyInKernel(const ir::Operation& op, ir::DiagnosticEngine& d);

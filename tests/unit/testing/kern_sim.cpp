@@ -47,6 +47,10 @@ uint64_t fromI(int64_t v, const Type& t) {
   if (t.isScalar(ScalarType::I1)) return v & 1;
   return uint64_t(v);
 }
+int64_t logicalShiftRight(int64_t x, int64_t y, const Type& t) {
+  if (t.isScalar(ScalarType::I32)) return int64_t(uint32_t(x) >> y);
+  return int64_t(uint64_t(x) >> y);
+}
 
 class Block {
  public:
@@ -152,7 +156,8 @@ class Block {
       else bits = fromI(a.isBool() ? a.asBool() : a.isInt() ? a.asInt() : int64_t(a.asNumber()), rt);
       set(op.result()) = Lanes(size_t(T_), bits);
     } else if (n == "arith.addi" || n == "arith.subi" || n == "arith.muli" || n == "arith.divsi" || n == "arith.remsi" ||
-               n == "arith.minsi" || n == "arith.maxsi" || n == "arith.andi" || n == "arith.ori" || n == "arith.xori") {
+               n == "arith.minsi" || n == "arith.maxsi" || n == "arith.andi" || n == "arith.ori" || n == "arith.xori" ||
+               n == "arith.shli" || n == "arith.shrui") {
       const Lanes &a = get(op.operand(0)), &b = get(op.operand(1));
       Lanes& r = set(op.result());
       for (int t = 0; t < T_; ++t) {
@@ -166,6 +171,8 @@ class Block {
         else if (n == "arith.maxsi") z = std::max(x, y);
         else if (n == "arith.andi") z = x & y;
         else if (n == "arith.ori") z = x | y;
+        else if (n == "arith.shli") z = x << y;
+        else if (n == "arith.shrui") z = logicalShiftRight(x, y, rt);
         else z = x ^ y;
         r[t] = fromI(z, rt);
       }

@@ -94,9 +94,12 @@ void Agent::exec(const Operation& op, const Mask& m) {
       else if (n == "arith.divsi") z = y ? x / y : 0;
       else if (n == "arith.remsi") z = y ? x % y : 0;
       else if (n == "arith.minsi") z = std::min(x, y);
+      else if (n == "arith.maxsi") z = std::max(x, y);
       else if (n == "arith.andi") z = x & y;
       else if (n == "arith.ori") z = x | y;
       else if (n == "arith.xori") z = x ^ y;
+      else if (n == "arith.shli") z = x << y;
+      else if (n == "arith.shrui") z = logicalShiftRight(x, y, rt);
       else throw std::runtime_error("the simulator does not run '" + n + "'");
       r[size_t(t)] = fromI(z, rt);
     }
@@ -154,6 +157,13 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
                      : op.stringAttr("dim") == "x" ? b_.bx_ : 0;
   } else if (n == "kern.smem_alloc" || n == "kern.mbarrier_alloc") {
     set(op.result()) = Lanes(size_t(T), uint64_t(op.intAttr("offset", 0)));
+  } else if (n == "kern.smem_offset") {
+    auto l = *kern::smemLayout(op.operand(0)->type());
+    Lanes& r = set(op.result());
+    for (int t = 0; t < T; ++t) {
+      int64_t row = asI(get(op.operand(1))[size_t(t)], types::i32()), col = asI(get(op.operand(2))[size_t(t)], types::i32());
+      r[size_t(t)] = uint64_t(l.swizzle.apply(row * l.rowBytes() + col * l.elemBytes()));
+    }
   } else if (n == "kern.barrier") {
     for (int t = 0; t < T; ++t)
       if (!m[size_t(t)]) throw std::runtime_error("kern.barrier with inactive threads");

@@ -172,22 +172,30 @@ void Agent::wgmmaWait(const Operation& op, const Mask& m) {
     }
 }
 
+namespace {
+// The stage address of element (r + row, c + col), where off = Swizzle(r * rowBytes + c * elemBytes)
+// came from kern.smem_offset and {row, col} is the op's displacement: the element the op means
+// (kern_ops.h), found by undoing the swizzle (an involution) rather than by the emitter's
+// XOR / add shortcut, so a displacement that did not compose would store somewhere else.
+uint64_t displacedAddress(const kern::SmemLayout& l, uint64_t base, uint64_t slot, uint64_t off, const Operation& op) {
+  uint64_t plain = uint64_t(l.swizzle.apply(int64_t(off)));
+  int64_t r = int64_t(plain) / l.rowBytes() + op.intAttr("row", 0);
+  int64_t c = (int64_t(plain) % l.rowBytes()) / l.elemBytes() + op.intAttr("col", 0);
+  if (c * l.elemBytes() >= l.rowBytes()) throw std::runtime_error(op.name() + " addresses a column past its row");
+  return base + slot * uint64_t(l.stageBytes()) + uint64_t(l.swizzle.apply(r * l.rowBytes() + c * l.elemBytes()));
+}
+}  // namespace
+
 void Agent::stShared(const Operation& op, const Mask& m) {
-  int T = b_.T_;
-  auto lanes = [&](const std::function<void(int)>& f) {
-    for (int t = 0; t < T; ++t)
-      if (m[size_t(t)]) f(t);
-  };
   auto l = *kern::smemLayout(op.operand(0)->type());
-  size_t bytes = kern::isFrag(op.operand(4)->type()) ? 4 : size_t(l.elemBytes());
-  lanes([&](int t) {
-    int64_t row = asI(get(op.operand(2))[size_t(t)], types::i32()), col = asI(get(op.operand(3))[size_t(t)], types::i32());
-    uint64_t off = uint64_t(row * l.rowBytes() + col * l.elemBytes());
-    off ^= ((off >> 7) & 7) << 4;  // the 128B swizzle ([3, 4, 3]); the only one the sm90 ops use
-    uint64_t a = get(op.operand(0))[size_t(t)] + get(op.operand(1))[size_t(t)] * uint64_t(l.stageBytes()) + off;
-    uint64_t v = get(op.operand(4))[size_t(t)];
+  size_t bytes = kern::isFrag(op.operand(3)->type()) ? 4 : size_t(l.elemBytes());
+  for (int t = 0; t < b_.T_; ++t) {
+    if (!m[size_t(t)]) continue;
+    uint64_t a = displacedAddress(l, get(op.operand(0))[size_t(t)], get(op.operand(1))[size_t(t)],
+                                  get(op.operand(2))[size_t(t)], op);
+    uint64_t v = get(op.operand(3))[size_t(t)];
     std::memcpy(b_.shared(a, bytes), &v, bytes);
-  });
+  }
 }
 
 // stmatrix .x4 (PTX ISA "stmatrix"): lanes 8i..8i+7 of a warp address the rows of matrix i; lane l
@@ -202,14 +210,11 @@ void Agent::stmatrix(const Operation& op, const Mask& m) {
     for (int i = 0; i < 4; ++i)
       for (int lane = 0; lane < 32; ++lane) {
         size_t src = size_t(32 * w + lane), addresser = size_t(32 * w + 8 * i + lane / 4);
-        int64_t row = asI(get(op.operand(2))[addresser], types::i32());
-        int64_t col = asI(get(op.operand(3))[addresser], types::i32());
-        if (col % 8 != 0) throw std::runtime_error("kern.stmatrix row segment not 16-byte aligned");
-        uint64_t off = uint64_t(row * l.rowBytes() + col * l.elemBytes());
-        off ^= ((off >> 7) & 7) << 4;  // the 128B swizzle moves whole 16-byte segments
-        uint64_t a = get(op.operand(0))[addresser] + get(op.operand(1))[addresser] * uint64_t(l.stageBytes()) + off +
-                     uint64_t(4 * (lane % 4));
-        uint32_t v = uint32_t(get(op.operand(unsigned(4 + i)))[src]);
+        uint64_t seg = displacedAddress(l, get(op.operand(0))[addresser], get(op.operand(1))[addresser],
+                                        get(op.operand(2))[addresser], op);
+        if (seg % 16 != 0) throw std::runtime_error("kern.stmatrix row segment not 16-byte aligned");
+        uint64_t a = seg + uint64_t(4 * (lane % 4));  // the 128B swizzle moves whole 16-byte segments
+        uint32_t v = uint32_t(get(op.operand(unsigned(3 + i)))[src]);
         std::memcpy(b_.shared(a, 4), &v, 4);
       }
   }

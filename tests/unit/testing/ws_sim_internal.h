@@ -27,6 +27,11 @@ inline uint64_t fromI(int64_t v, const Type& t) {
   if (t.isScalar(ScalarType::I1)) return uint64_t(v & 1);
   return uint64_t(v);
 }
+// arith.shrui: the operand's bits (32 of them for i32) shifted right with zeros in.
+inline int64_t logicalShiftRight(int64_t x, int64_t y, const Type& t) {
+  if (t.isScalar(ScalarType::I32)) return int64_t(uint32_t(x) >> y);
+  return int64_t(uint64_t(x) >> y);
+}
 
 struct Barrier {
   int64_t count = 0, pending = 0, tx = 0, phase = 0;
