@@ -348,15 +348,15 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   cx.warpCol0 = p.n0;
   if (!p.sC) return sm80::buildEpilogue(cx, out);
 
-  // epilogue=tma: each consumer warp stores its own rows (16 of each m64 block), one 64-column box
-  // at a time, through cSlots slots of its stage of sC (the TMA box layout: 16 x 64, 128B-swizzled).
-  // Per box: lane 0 waits until the store that last used the slot has read it (at most cSlots - 1
-  // of its groups still reading), the warp syncs, every lane writes its pairs, a proxy fence, the
-  // warp syncs, and lane 0 stores the box (TMA clips it at the tensor's edges). No thread waits
-  // for another warp: the warpgroup-wide barriers of a box per warpgroup (two per box) were most
-  // of the epilogue's time on the H200 (docs/perf-notes.md, sixth session). A box's global write
-  // overlaps the next box's staging, and the last ones the next tile's K loop.
-  Value* elected = b.cmp("eq", lane, zero);
+  // epilogue=tma: the warpgroup's rows go out one 64-column box at a time, through cSlots slots of
+  // its region of sC (each rows x 64, 128B-swizzled, the TMA box layout). Per box: the elected
+  // thread waits until the store that last used the slot has read it (at most cSlots - 1 groups
+  // still reading), a named barrier, every thread writes its pairs of the box, a proxy fence, a
+  // named barrier, and the elected thread stores the box (TMA clips it at the tensor's edges). So
+  // a box's global write overlaps the next box's staging, and the last ones the next tile's K loop.
+  Value* tid = b.op1("kern.thread_id", {}, types::i32());
+  Value* elected = b.cmp("eq", b.rem(tid, b.i32(128)), zero);
+  Value* barrier = b.named(b.addConst(wg, 1), "wgbar");  // named barrier 1 + wg (0 is kern.barrier's)
   auto ifThen = [&](Value* cond, const std::function<void()>& fill) {
     Operation* op = b.create("scf.if", {cond}, {}, {}, 2);
     InsertionGuard inner(b);
@@ -373,10 +373,10 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   const bool stmatrix = c.stageStore == StageStore::Stmatrix;
   Value *rowBase, *colBase;
   if (stmatrix) {
-    rowBase = b.add(b.rem(lane, b.i32(8)), b.mulConst(b.rem(b.div(lane, b.i32(8)), b.i32(2)), 8));
+    rowBase = b.add(b.mulConst(v, 16), b.add(b.rem(lane, b.i32(8)), b.mulConst(b.rem(b.div(lane, b.i32(8)), b.i32(2)), 8)));
     colBase = b.mulConst(b.div(lane, b.i32(16)), 8);
   } else {
-    rowBase = b.div(lane, b.i32(4));
+    rowBase = b.add(b.mulConst(v, 16), b.div(lane, b.i32(4)));
     colBase = b.mulConst(b.rem(lane, b.i32(4)), 2);
   }
   b.named(rowBase, "srow");
@@ -385,15 +385,15 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   // composes with the 128B swizzle (rows by multiples of 8, columns by whole 16-byte chunks apart
   // from the thread's own: kern_ops.h), so a store costs a constant XOR and an immediate.
   Value* off = b.named(b.op1("kern.smem_offset", {p.sC, rowBase, colBase}, types::i32()), "soff");
-  Value* mStore = cx.warpRow0;  // the warp's first row of the tile
+  Value* mStore = b.add(p.m0, rowA);
   int boxes = c.bn / 64, perBox = 64 / 8;  // n8 tiles per box
   cx.nTilesOverride = perBox;
   for (int box = 0; box < boxes; ++box) {
-    int64_t slotRow = int64_t(box % p.cSlots) * 16 * blocks;  // the slot's first row in the warp's stage
+    int64_t slotRow = int64_t(box % p.cSlots) * rows;
     ifThen(elected, [&] {
       b.create("kern.bulk_wait", {}, {}, {{"pending", int64_t(p.cSlots - 1)}, {"read", true}});
     });
-    b.create("kern.warp_sync", {}, {});
+    b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
     cx.warpCol0 = b.addConst(p.n0, 64 * box);
     // stage_store=stmatrix: the packed pairs of each 16 x 16 block, (h, j) = (0, j0), (1, j0),
     // (0, j0+1), (1, j0+1), go out as one stmatrix .x4 once the last of them is made (the epilogue
@@ -402,15 +402,15 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
     std::map<std::pair<int, int>, Value*> made;  // (h, j) -> packed pair, of the current m16 block
     cx.storeToSmem = [&, slotRow](int i, int h, int j, Value* packed) {
       if (!stmatrix) {
-        b.create("kern.st_shared", {p.sC, cwarp, off, packed}, {},
-                 {{"row", int64_t(slotRow + 16 * i + 8 * h)}, {"col", int64_t(8 * j)}});
+        b.create("kern.st_shared", {p.sC, wg, off, packed}, {},
+                 {{"row", int64_t(64 * i + 8 * h + slotRow)}, {"col", int64_t(8 * j)}});
         return;
       }
       made[{h, j}] = packed;
       if (h != 1 || j % 2 != 1) return;
       b.create("kern.stmatrix",
-               {p.sC, cwarp, off, made.at({0, j - 1}), made.at({1, j - 1}), made.at({0, j}), made.at({1, j})}, {},
-               {{"row", int64_t(slotRow + 16 * i)}, {"col", int64_t(8 * (j - 1))}});
+               {p.sC, wg, off, made.at({0, j - 1}), made.at({1, j - 1}), made.at({0, j}), made.at({1, j})}, {},
+               {{"row", int64_t(64 * i + slotRow)}, {"col", int64_t(8 * (j - 1))}});
     };
     // The box's accumulators, in the epilogue's (m16 tile, n8 tile, element) order.
     std::vector<Value*> part;
@@ -419,13 +419,11 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
         for (int e = 0; e < 4; ++e) part.push_back(out[size_t(i * nacc + (box * perBox + j) * 4 + e)]);
     if (!sm80::buildEpilogue(cx, part)) return false;
     b.create("kern.fence", {}, {}, {{"kind", "proxy_async"}});
-    b.create("kern.warp_sync", {}, {});
+    b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
     ifThen(elected, [&] {
-      for (int i = 0; i < blocks; ++i) {
-        std::vector<Value*> ops = {p.tmC, p.sC, cwarp, b.addConst(p.n0, 64 * box), b.addConst(mStore, 64 * i)};
-        if (p.batched()) ops.push_back(p.batch);
-        b.create("kern.tma_store", ops, {}, {{"row", slotRow + 16 * i}});
-      }
+      std::vector<Value*> ops = {p.tmC, p.sC, wg, b.addConst(p.n0, 64 * box), mStore};
+      if (p.batched()) ops.push_back(p.batch);
+      b.create("kern.tma_store", ops, {}, {{"row", slotRow}});
       b.create("kern.bulk_commit", {}, {});
     });
   }

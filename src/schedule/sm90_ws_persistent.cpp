@@ -100,8 +100,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
       return nullptr;
     }
     nameC = tensorName(store->operand(0));
-    // Each consumer warp stores its own 16 rows of an m64 block (sm90_consumer.cpp): box 64 x 16.
-    mapC = kern::tmapType(ce, withBatch({64, 16}), nameC, 128);
+    mapC = kern::tmapType(ce, withBatch({64, consumerRows}), nameC, 128);
   }
 
   // The signature: pointers, tensor maps, scalars, dims.
@@ -216,12 +215,10 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
                      "turn");
   p.stageTxBytes = int64_t(c.bm + c.bn) * c.bk * eb;
   if (tmaStore) {
-    // One staging region per consumer warp (a "stage" each): cSlots boxes of its 16 rows of each
-    // m64 block x 64 columns, 4 KB at one m64 block and two slots (1024-byte aligned, the 128B
-    // swizzle's atom).
+    // One staging region per consumer warpgroup (a "stage" each): cSlots boxes of its rows x 64.
     b.setLoc(g->forTiles->loc());
     p.cSlots = shape.cSlots;
-    p.sC = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(mapC.elem(), 4 * c.warpsM, consumerRows / 4 * shape.cSlots, 64, sw),
+    p.sC = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(mapC.elem(), c.warpsM, consumerRows * shape.cSlots, 64, sw),
                          {{"offset", shape.cOffset}}),
                    "sC");
   }

@@ -133,12 +133,6 @@ bool emitNamedBarrier(KernelEmitter& e, const Operation& op) {
   return true;
 }
 
-// bar.warp.sync with every lane (PTX ISA, "bar.warp.sync": also orders the lanes' memory accesses).
-bool emitWarpSync(KernelEmitter& e, const Operation&) {
-  e.b().inst("bar.warp.sync -1");
-  return true;
-}
-
 // kern.st_shared / kern.stmatrix address a stage like cp.async does (stageAddress above): the
 // per-thread swizzled offset comes from one kern.smem_offset, and each store adds its compile-time
 // displacement as a constant XOR and an immediate, so a tile's stores share a few address registers.

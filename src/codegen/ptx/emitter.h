@@ -87,7 +87,6 @@ bool emitCpAsyncCommit(KernelEmitter&, const ir::Operation&);
 bool emitCpAsyncWait(KernelEmitter&, const ir::Operation&);
 bool emitBarrier(KernelEmitter&, const ir::Operation&);
 bool emitNamedBarrier(KernelEmitter&, const ir::Operation&);
-bool emitWarpSync(KernelEmitter&, const ir::Operation&);
 bool emitStShared(KernelEmitter&, const ir::Operation&);
 bool emitStmatrix(KernelEmitter&, const ir::Operation&);
 // emit_tensor_core.cpp

@@ -392,6 +392,4 @@ bool verifyNamedBarrier(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
-bool verifyWarpSync(const Operation& op, DiagnosticEngine& d) { return requireInKernel(op, d); }
-
 }  // namespace kiln::kern

@@ -234,14 +234,6 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     int64_t threads = op.intAttr("threads", 0), active = 0;
     for (int t = 0; t < T; ++t) active += m[size_t(t)] ? 1 : 0;
     if (active % threads != 0) throw std::runtime_error("a named barrier short of its threads");
-  } else if (n == "kern.warp_sync") {
-    // bar.warp.sync -1: every lane of a warp that reaches it must (lanes run in step here, so the
-    // ordering it gives holds by construction).
-    for (int w = 0; w < T / 32; ++w) {
-      int active = 0;
-      for (int t = 32 * w; t < 32 * w + 32; ++t) active += m[size_t(t)] ? 1 : 0;
-      if (active != 0 && active != 32) throw std::runtime_error("kern.warp_sync with part of a warp active");
-    }
   } else if (n == "kern.ptr_add") {
     int eb = bitWidth(op.operand(0)->type().elem()) / 8;
     Lanes& r = set(op.result());
