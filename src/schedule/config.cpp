@@ -58,6 +58,8 @@ const std::vector<std::pair<const char*, FragPrefetch>> kFragPrefetch = {{"none"
 const std::vector<std::pair<const char*, L2Hint>> kL2Hints = {{"none", L2Hint::None}, {"reuse", L2Hint::Reuse}};
 const std::vector<std::pair<const char*, StageStore>> kStageStores = {{"pairs", StageStore::Pairs},
                                                                       {"stmatrix", StageStore::Stmatrix}};
+const std::vector<std::pair<const char*, StoreHint>> kStoreHints = {{"none", StoreHint::None},
+                                                                    {"evict_first", StoreHint::EvictFirst}};
 const std::vector<std::pair<const char*, bool>> kBools = {{"false", false}, {"true", true}};
 
 template <typename E>
@@ -108,6 +110,8 @@ const std::vector<Key>& keys() {
       Key{"stage_store", [](const Config& c) { return std::string(enumName(kStageStores, c.stageStore)); },
           [](Config& c, std::string_view v) { return parseEnum("stage_store", v, kStageStores, c.stageStore); }},
       INT_KEY("stream_k", streamK, 0, 2),
+      Key{"store_hint", [](const Config& c) { return std::string(enumName(kStoreHints, c.storeHint)); },
+          [](Config& c, std::string_view v) { return parseEnum("store_hint", v, kStoreHints, c.storeHint); }},
   };
   return k;
 }
@@ -258,6 +262,9 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (c.stageStore != StageStore::Pairs)
     diag.error(loc) << "stage_store=stmatrix writes the staged TMA-store epilogue, which " << c.strategy
                     << " does not have; use stage_store=pairs";
+  if (c.storeHint != StoreHint::None)
+    diag.error(loc) << "store_hint=evict_first applies to TMA stores of the output, which " << c.strategy
+                    << " does not have; use store_hint=none";
   return diag.errorCount() == errors;
 }
 

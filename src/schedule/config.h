@@ -56,6 +56,13 @@ enum class L2Hint : uint8_t {
           // evict_first, so streaming it does not displace what L2 holds
 };
 
+// The L2 policy of the output tile's TMA stores (sm90, epilogue=tma).
+enum class StoreHint : uint8_t {
+  None,        // no policy: evict_normal
+  EvictFirst,  // evict_first: this kernel never reads the output back, so its lines go before the
+               // operands' (the next kernel that reads C then finds less of it in L2)
+};
+
 // How the staged TMA-store epilogue (sm90, epilogue=tma) writes the tile into shared memory.
 enum class StageStore : uint8_t {
   Pairs,     // st.shared of each thread's packed pairs, four per 16 x 16 block (the default)
@@ -83,6 +90,7 @@ struct Config {
   FragPrefetch fragPrefetch = FragPrefetch::A;
   L2Hint l2Hint = L2Hint::None;
   StageStore stageStore = StageStore::Pairs;
+  StoreHint storeHint = StoreHint::None;
   // Stream-K (sm90_ws_persistent): 0 off; W = 1 or 2: the tiles of the last W waves (the partial
   // one, and with 2 the whole one before it) are shared out as equal runs of K steps, one per
   // block, so no SM idles in a partial last wave (docs/sm90-strategy.md).

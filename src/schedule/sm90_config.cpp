@@ -119,6 +119,8 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     diag.error(loc) << "epilogue=smem is not supported by " << who << " yet; use epilogue=direct or epilogue=tma";
   if (c.stageStore == StageStore::Stmatrix && c.epilogue != EpilogueStore::Tma)
     diag.error(loc) << "stage_store=stmatrix writes the tile staged for the TMA store; it needs epilogue=tma";
+  if (c.storeHint != StoreHint::None && c.epilogue != EpilogueStore::Tma)
+    diag.error(loc) << "store_hint=evict_first is the L2 policy of the output's TMA stores; it needs epilogue=tma";
   if (c.fragPrefetch != FragPrefetch::A)
     diag.error(loc) << "frag_prefetch=" << (c.fragPrefetch == FragPrefetch::AB ? "ab" : "none")
                     << " is an sm80_multistage choice (ldmatrix fragments carried across K tiles); "

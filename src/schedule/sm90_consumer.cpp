@@ -423,7 +423,9 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
     ifThen(elected, [&] {
       std::vector<Value*> ops = {p.tmC, p.sC, wg, b.addConst(p.n0, 64 * box), mStore};
       if (p.batched()) ops.push_back(p.batch);
-      b.create("kern.tma_store", ops, {}, {{"row", slotRow}});
+      std::vector<NamedAttr> attrs = {{"row", slotRow}};
+      if (c.storeHint == StoreHint::EvictFirst) attrs.push_back({"evict_first", true});
+      b.create("kern.tma_store", ops, {}, attrs);
       b.create("kern.bulk_commit", {}, {});
     });
   }

@@ -25,7 +25,7 @@ TEST(Config, DefaultsPrintCanonically) {
   EXPECT_EQ(Config{}.str(),
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
             "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
-            "consumers=cooperative frag_prefetch=a l2_hint=none stage_store=pairs stream_k=0");
+            "consumers=cooperative frag_prefetch=a l2_hint=none stage_store=pairs stream_k=0 store_hint=none");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
