@@ -30,7 +30,7 @@ TEST(Config, DefaultsPrintCanonically) {
 
 TEST(Config, ParsesAndRoundTrips) {
   Config c = Config::parse("bm=64  bn=256 bk=64 stages=4 warps_n=4 raster=grouped group_m=16 swap_ab=true "
-                           "frag_prefetch=ab l2_hint=reuse stage_store=stmatrix");
+                           "frag_prefetch=ab l2_hint=reuse stage_store=stmatrix store_hint=evict_first");
   EXPECT_EQ(c.bm, 64);
   EXPECT_EQ(c.bn, 256);
   EXPECT_EQ(c.bk, 64);
@@ -42,6 +42,7 @@ TEST(Config, ParsesAndRoundTrips) {
   EXPECT_EQ(c.fragPrefetch, FragPrefetch::AB);
   EXPECT_EQ(c.l2Hint, L2Hint::Reuse);
   EXPECT_EQ(c.stageStore, StageStore::Stmatrix);
+  EXPECT_EQ(c.storeHint, StoreHint::EvictFirst);
   EXPECT_EQ(Config::parse(c.str()), c);
   EXPECT_EQ(Config::parse(""), Config{});
 }
@@ -137,6 +138,9 @@ TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
   EXPECT_EQ(validateErrors("stage_store=stmatrix"),
             "error: stage_store=stmatrix writes the staged TMA-store epilogue, which sm80_multistage does not "
             "have; use stage_store=pairs\n");
+  EXPECT_EQ(validateErrors("store_hint=evict_first"),
+            "error: store_hint=evict_first applies to TMA stores of the output, which sm80_multistage does not "
+            "have; use store_hint=none\n");
 }
 
 }  // namespace
