@@ -218,9 +218,13 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     b.create("scf.yield", {}, {});
   }
 
-  // The K loop.
+  // The K loop. Where every tile's accumulators start at zero and its K loop runs at least once
+  // (no split-K or stream-K unit, whose run may be empty), the first wgmma of the tile ignores them
+  // (scale_d = kt != 0), so they start undefined instead of being zeroed: 128 register moves per
+  // tile and thread less between one tile's epilogue and the next tile's first wgmma.
   std::vector<Value*> forOps = {zero, p.ksteps, b.i32(1)};
-  Value* accInit = b.f32(g.accInit);
+  const bool firstIgnoresAcc = g.accInit == 0.0 && c.splitK <= 1 && !c.streamK;
+  Value* accInit = firstIgnoresAcc ? b.op1("kern.undef", {}, types::f32()) : b.f32(g.accInit);
   for (int i = 0; i < blocks * nacc; ++i) forOps.push_back(accInit);
   forOps.push_back(p.stage0);
   forOps.push_back(p.phase0);
@@ -242,6 +246,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     b.setLoc(g.dot->loc());
     b.create("kern.wgmma_fence", {}, {});
     Value* on = b.i1(true);
+    Value* accumulate = firstIgnoresAcc ? b.cmp("ne", kt, zero) : on;  // scale_d of the K step's first wgmma
     std::string ab(scalarName(g.abType));
     for (int kk = 0; kk < c.bk / 16; ++kk) {
       Value* descB =
@@ -256,7 +261,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
         Value* descA = b.op1("kern.wgmma_desc", {p.sA, s, rowA}, types::i64(),
                              {{"row", int64_t(64 * i)}, {"col", int64_t(16 * kk)}, {"major", "k"},
                               {"lbo", wgmma::kKMajorLbo}, {"sbo", wgmma::kKMajorSbo}});
-        std::vector<Value*> ops = {on, descA, descB};
+        std::vector<Value*> ops = {kk == 0 ? accumulate : on, descA, descB};
         ops.insert(ops.end(), acc.begin() + i * nacc, acc.begin() + (i + 1) * nacc);
         Operation* mma = b.create("kern.wgmma", ops, std::vector<Type>(size_t(nacc), types::f32()),
                                   {{"shape", Attribute::ints({64, c.bn, 16})}, {"ab", ab}, {"trans_b", !g.bKMajor}});

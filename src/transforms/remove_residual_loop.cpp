@@ -93,7 +93,7 @@ bool isSetup(const Operation& op) {
   if (op.dialect() == "arith" || op.dialect() == "math") return true;
   static const std::set<std::string, std::less<>> kern = {
       "kern.thread_id",  "kern.block_id",   "kern.lane_id",     "kern.warp_id",  "kern.ptr_add",
-      "kern.smem_offset", "kern.ldsm_offset", "kern.wgmma_desc", "kern.cvt_pack"};
+      "kern.smem_offset", "kern.ldsm_offset", "kern.wgmma_desc", "kern.cvt_pack", "kern.undef"};
   return kern.count(op.name()) != 0;
 }
 

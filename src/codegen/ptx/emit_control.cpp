@@ -38,12 +38,22 @@ void parallelCopy(KernelEmitter& e, const std::vector<Reg>& dests, const std::ve
       srcs[i] = t;
     }
   }
-  for (size_t i = 0; i < srcs.size(); ++i)
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    // A kern.undef value has no content to copy: the destination may hold anything.
+    const Operation* def = values[i]->definingOp();
+    if (def && def->is("kern.undef")) continue;
     if (srcs[i].cls != dests[i].cls || srcs[i].id != dests[i].id)
       b.inst(fmt::format("mov.{} {}, {}", moveType(types[i]), dests[i].str(), srcs[i].str()));
+  }
 }
 
 }  // namespace
+
+// kern.undef: a register that no instruction writes (its uses must not depend on its content).
+bool emitUndef(KernelEmitter& e, const Operation& op) {
+  e.def(op.result());
+  return true;
+}
 
 bool emitFor(KernelEmitter& e, const Operation& op) {
   PtxBuilder& b = e.b();

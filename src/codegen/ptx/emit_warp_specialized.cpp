@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "codegen/ptx/emitter.h"
+#include "dialects/kern/int_range.h"
 
 namespace kiln::ptx {
 using namespace ir;
@@ -35,6 +36,12 @@ Reg binary(PtxBuilder& b, const char* op, const Reg& x, const std::string& y) {
   Reg r = b.reg(RegClass::B32);
   b.inst(fmt::format("{} {}, {}, {}", op, r.str(), x.str(), y));
   return r;
+}
+
+Reg setp(PtxBuilder& b, const char* cmp, const Reg& x, const std::string& y) {
+  Reg p = b.reg(RegClass::Pred);
+  b.inst(fmt::format("setp.{}.s32 {}, {}, {}", cmp, p.str(), x.str(), y));
+  return p;
 }
 
 // ceil(x / k) for a compile-time k > 0 and 0 <= x < 2^31 (dims are 1 .. 2^31 - 1 at launch,
@@ -93,8 +100,15 @@ void placeTile(KernelEmitter& e, const Operation& op, const TileGrid& g, const R
   const Block& body = op.body();
   Reg m0 = e.def(body.argument(1)), n0 = e.def(body.argument(2)), batch = e.def(body.argument(3));
   // Tile indices and counts are non-negative, so unsigned division (shorter than signed in SASS).
-  b.inst(fmt::format("div.u32 {}, {}, {}", batch.str(), tileIdx.str(), g.per.str()));
-  Reg r = binary(b, "rem.u32", tileIdx, g.per.str());
+  // One batch (the operand is the constant 1): batch 0, and no division at all.
+  int64_t batches = 0;
+  Reg r = tileIdx;
+  if (kern::constantInt(op.operand(2), batches) && batches == 1) {
+    b.inst(fmt::format("mov.u32 {}, 0", batch.str()));
+  } else {
+    b.inst(fmt::format("div.u32 {}, {}, {}", batch.str(), tileIdx.str(), g.per.str()));
+    r = binary(b, "rem.u32", tileIdx, g.per.str());
+  }
   Reg pm, pn;
   if (op.stringAttr("raster") == "grouped") {
     int64_t gm = op.intAttr("group_m", 8);
@@ -104,8 +118,26 @@ void placeTile(KernelEmitter& e, const Operation& op, const TileGrid& g, const R
     Reg left = binary(b, "sub.s32", g.tm, first.str());
     Reg size = binary(b, "min.s32", left, std::to_string(gm));
     Reg within = binary(b, "rem.u32", r, width.str());
-    pm = binary(b, "add.s32", first, binary(b, "rem.u32", within, size.str()).str());
-    pn = binary(b, "div.u32", within, size.str());
+    pm = b.reg(RegClass::B32);
+    pn = b.reg(RegClass::B32);
+    std::string done = b.label();
+    if ((gm & (gm - 1)) == 0) {
+      // Every group but the last holds gm rows of tiles: a power of two, so a mask and a shift
+      // (the branch is the same for the whole block).
+      int shift = 0;
+      while ((int64_t(1) << shift) < gm) ++shift;
+      std::string partial = b.label();
+      b.instIf(setp(b, "ne", size, std::to_string(gm)), "bra.uni " + partial);
+      b.inst(fmt::format("and.b32 {}, {}, {}", pm.str(), within.str(), gm - 1));
+      b.inst(fmt::format("add.s32 {}, {}, {}", pm.str(), pm.str(), first.str()));
+      b.inst(fmt::format("shr.u32 {}, {}, {}", pn.str(), within.str(), shift));
+      b.inst("bra.uni " + done);
+      b.placeLabel(partial);
+    }
+    b.inst(fmt::format("rem.u32 {}, {}, {}", pm.str(), within.str(), size.str()));
+    b.inst(fmt::format("add.s32 {}, {}, {}", pm.str(), pm.str(), first.str()));
+    b.inst(fmt::format("div.u32 {}, {}, {}", pn.str(), within.str(), size.str()));
+    b.placeLabel(done);
   } else {
     pm = binary(b, "div.u32", r, g.tn.str());
     pn = binary(b, "rem.u32", r, g.tn.str());
@@ -134,12 +166,6 @@ Reg mulDivWide(PtxBuilder& b, const Reg& x, const Reg& y, const Reg& z, const Re
   Reg r = b.reg(RegClass::B32);
   b.inst(fmt::format("cvt.u32.u64 {}, {}", r.str(), q.str()));
   return r;
-}
-
-Reg setp(PtxBuilder& b, const char* cmp, const Reg& x, const std::string& y) {
-  Reg p = b.reg(RegClass::Pred);
-  b.inst(fmt::format("setp.{}.s32 {}, {}, {}", cmp, p.str(), x.str(), y));
-  return p;
 }
 
 // {stream_k}: data-parallel waves, then each block's run of K steps (kern_ops.h, where the walk is

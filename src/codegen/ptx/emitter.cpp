@@ -49,7 +49,7 @@ const std::vector<Entry>& table() {
         {"kern.wgmma_commit", emitWgmmaCommit}, {"kern.wgmma_wait", emitWgmmaWait},
         {"kern.st_shared", emitStShared},
         {"kern.stmatrix", emitStmatrix},   {"kern.tma_store", emitTmaStore},  {"kern.bulk_commit", emitBulkCommit},
-        {"kern.bulk_wait", emitBulkWait},   {"kern.named_barrier", emitNamedBarrier},
+        {"kern.bulk_wait", emitBulkWait},   {"kern.named_barrier", emitNamedBarrier}, {"kern.undef", emitUndef},
         {"kern.cluster_rank", emitClusterRank}, {"kern.cluster_barrier", emitClusterBarrier},
         {"kern.mbarrier_arrive_remote", emitMbarrierArriveRemote},
         {"kern.red_release", emitRedRelease}, {"kern.spin_wait", emitSpinWait},

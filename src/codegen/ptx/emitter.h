@@ -87,6 +87,7 @@ bool emitCpAsyncCommit(KernelEmitter&, const ir::Operation&);
 bool emitCpAsyncWait(KernelEmitter&, const ir::Operation&);
 bool emitBarrier(KernelEmitter&, const ir::Operation&);
 bool emitNamedBarrier(KernelEmitter&, const ir::Operation&);
+bool emitUndef(KernelEmitter&, const ir::Operation&);
 bool emitStShared(KernelEmitter&, const ir::Operation&);
 bool emitStmatrix(KernelEmitter&, const ir::Operation&);
 // emit_tensor_core.cpp

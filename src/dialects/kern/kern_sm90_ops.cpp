@@ -394,4 +394,11 @@ bool verifyNamedBarrier(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
+bool verifyUndef(const Operation& op, DiagnosticEngine& d) {
+  if (!requireInKernel(op, d)) return false;
+  if (!op.result()->type().isScalar())
+    return d.error(op.loc()) << "'kern.undef' makes a scalar, not " << op.result()->type().str();
+  return true;
+}
+
 }  // namespace kiln::kern

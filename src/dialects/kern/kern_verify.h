@@ -36,6 +36,7 @@ bool verifyTmaStore(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyStmatrix(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyBulkWait(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyNamedBarrier(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyUndef(const ir::Operation& op, ir::DiagnosticEngine& d);
 // kern_cluster_ops.cpp
 bool verifyClusterRank(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyClusterBarrier(const ir::Operation& op, ir::DiagnosticEngine& d);

@@ -51,7 +51,7 @@ TEST(Config, UnknownKey) {
   EXPECT_EQ(parseErrors("bm=64 bq=3"),
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
             "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
-            "frag_prefetch, l2_hint, stage_store, stream_k\n");
+            "frag_prefetch, l2_hint, stage_store, stream_k, store_hint\n");
 }
 
 TEST(Config, BadValues) {

@@ -74,7 +74,6 @@ TEST(Sm90Config, ExactMessages) {
             "sm90_ws_persistent's wgmma reads its operands from shared memory (leave frag_prefetch=a)\n");
   EXPECT_EQ(errors("warps_m=2 store_hint=evict_first"),
             "error: store_hint=evict_first is the L2 policy of the output's TMA stores; it needs epilogue=tma\n");
-  EXPECT_EQ(errors("warps_m=2 epilogue=tma store_hint=evict_first"), "");
   EXPECT_EQ(errors("warps_m=2 epilogue=smem"),
             "error: epilogue=smem is not supported by sm90_ws_persistent yet; use epilogue=direct or epilogue=tma\n");
   // Clusters: pairs along M only (cluster_m=2 is accepted: ClusterOfTwoAlongMIsAccepted).

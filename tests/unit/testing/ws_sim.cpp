@@ -157,6 +157,10 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
                      : op.stringAttr("dim") == "x" ? b_.bx_ : 0;
   } else if (n == "kern.smem_alloc" || n == "kern.mbarrier_alloc") {
     set(op.result()) = Lanes(size_t(T), uint64_t(op.intAttr("offset", 0)));
+  } else if (n == "kern.undef") {
+    // Not defined: a NaN (or, for integers, a pattern no index takes), so a result that depends on it shows.
+    bool f = op.result()->type().isScalar(ScalarType::F32);
+    set(op.result()) = Lanes(size_t(T), f ? uint64_t(0x7fc00000u) : uint64_t(0xdeadbeefu));
   } else if (n == "kern.smem_offset") {
     auto l = *kern::smemLayout(op.operand(0)->type());
     Lanes& r = set(op.result());
