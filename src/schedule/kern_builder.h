@@ -6,6 +6,7 @@
 // block and reused wherever that block is visible, and integer arithmetic on two constants folds.
 // Both assume the builder appends at the end of its block (setInsertionPointToEnd), which is the
 // only way strategies use it.
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,6 +29,18 @@ class KernBuilder : public ir::OpBuilder {
   ir::Value* op1(const std::string& name, std::vector<ir::Value*> operands, ir::Type result,
                  std::vector<ir::NamedAttr> attrs = {}) {
     return create(name, std::move(operands), {std::move(result)}, std::move(attrs))->result(0);
+  }
+
+  // scf.if (cond) { fill() } with an empty else: the one-armed conditionals (an elected thread, a
+  // guarded release) the strategies emit. fill runs with the insertion point inside the then-block.
+  void ifThen(ir::Value* cond, const std::function<void()>& fill) {
+    ir::Operation* op = create("scf.if", {cond}, {}, {}, 2);
+    ir::InsertionGuard guard(*this);
+    setInsertionPointToEnd(op->region(0).addBlock());
+    fill();
+    create("scf.yield", {}, {});
+    setInsertionPointToEnd(op->region(1).addBlock());
+    create("scf.yield", {}, {});
   }
 
   // Constants, shared within the visible scope.

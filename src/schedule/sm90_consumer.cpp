@@ -100,14 +100,7 @@ Value* blockSlot(Plan& p, const GroupSlot& gs, Value* block, int64_t values) {
 // One thread of the group runs `fill`.
 template <typename F>
 void ifElected(Plan& p, const GroupSlot& gs, F fill) {
-  KernBuilder& b = p.b;
-  Operation* op = b.create("scf.if", {b.cmp("eq", gs.thread, b.i64(0))}, {}, {}, 2);
-  InsertionGuard guard(b);
-  b.setInsertionPointToEnd(op->region(0).addBlock());
-  fill();
-  b.create("scf.yield", {}, {});
-  b.setInsertionPointToEnd(op->region(1).addBlock());
-  b.create("scf.yield", {}, {});
+  p.b.ifThen(p.b.cmp("eq", gs.thread, p.b.i64(0)), fill);
 }
 
 // A unit that does not finish its tile: store the sums at `base`, then (once the group's 128
@@ -208,14 +201,10 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   // of tile iter - 1, the ((iter - 1) / 2)-th on this barrier.
   b.setLoc(g.reduce->loc());
   if (p.pingpong()) {
-    Operation* wait = b.create("scf.if", {b.cmp("sgt", p.iter, zero)}, {}, {}, 2);
-    InsertionGuard inner(b);
-    b.setInsertionPointToEnd(wait->region(0).addBlock());
-    Value* parity = b.rem(b.div(b.addConst(p.iter, -1), b.i32(2)), b.i32(2));
-    b.create("kern.mbarrier_wait", {p.turn, wg, parity}, {});
-    b.create("scf.yield", {}, {});
-    b.setInsertionPointToEnd(wait->region(1).addBlock());
-    b.create("scf.yield", {}, {});
+    b.ifThen(b.cmp("sgt", p.iter, zero), [&] {
+      Value* parity = b.rem(b.div(b.addConst(p.iter, -1), b.i32(2)), b.i32(2));
+      b.create("kern.mbarrier_wait", {p.turn, wg, parity}, {});
+    });
   }
 
   // The K loop. Where every tile's accumulators start at zero and its K loop runs at least once
@@ -272,15 +261,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});
     b.setLoc(g.reduce->loc());
     Value* release = b.andi(b.cmp("sgt", kt, zero), isLane0);
-    Operation* rel = b.create("scf.if", {release}, {}, {}, 2);
-    {
-      InsertionGuard inner(b);
-      b.setInsertionPointToEnd(rel->region(0).addBlock());
-      releaseStage(p, prev);
-      b.create("scf.yield", {}, {});
-      b.setInsertionPointToEnd(rel->region(1).addBlock());
-      b.create("scf.yield", {}, {});
-    }
+    b.ifThen(release, [&] { releaseStage(p, prev); });
     auto [s1, ph1] = nextStage(b, s, ph, c.stages);
     std::vector<Value*> yields = acc;
     yields.push_back(s1);
@@ -290,17 +271,11 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   }
   b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
   Value* last = loop->result(unsigned(blocks * nacc + 2));
-  Operation* rel = b.create("scf.if", {isLane0}, {}, {}, 2);
-  {
-    InsertionGuard inner(b);
-    b.setInsertionPointToEnd(rel->region(0).addBlock());
+  b.ifThen(isLane0, [&] {
     releaseStage(p, last);
     // Ping-pong: this K loop is issued; the other warpgroup may start its next one.
     if (p.pingpong()) b.create("kern.mbarrier_arrive", {p.turn, b.intBin("arith.xori", wg, b.i32(1))}, {});
-    b.create("scf.yield", {}, {});
-    b.setInsertionPointToEnd(rel->region(1).addBlock());
-    b.create("scf.yield", {}, {});
-  }
+  });
 
   std::vector<Value*> out;
   for (int i = 0; i < blocks * nacc; ++i) out.push_back(b.named(loop->result(unsigned(i)), "acc"));
@@ -362,15 +337,6 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   Value* tid = b.op1("kern.thread_id", {}, types::i32());
   Value* elected = b.cmp("eq", b.rem(tid, b.i32(128)), zero);
   Value* barrier = b.named(b.addConst(wg, 1), "wgbar");  // named barrier 1 + wg (0 is kern.barrier's)
-  auto ifThen = [&](Value* cond, const std::function<void()>& fill) {
-    Operation* op = b.create("scf.if", {cond}, {}, {}, 2);
-    InsertionGuard inner(b);
-    b.setInsertionPointToEnd(op->region(0).addBlock());
-    fill();
-    b.create("scf.yield", {}, {});
-    b.setInsertionPointToEnd(op->region(1).addBlock());
-    b.create("scf.yield", {}, {});
-  };
   // Where each thread's packed pairs go (stage_store=pairs): row l/4 of its m8 half, columns
   // 2(l%4), 2(l%4)+1 of each n8 tile. stage_store=stmatrix: lane l addresses row l % 8 of matrix
   // l / 8, the matrices being the (m8 half, n8 tile) blocks (0, 0), (1, 0), (0, 1), (1, 1) of a
@@ -395,7 +361,7 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   cx.nTilesOverride = perBox;
   for (int box = 0; box < boxes; ++box) {
     int64_t slotRow = int64_t(box % p.cSlots) * rows;
-    ifThen(elected, [&] {
+    b.ifThen(elected, [&] {
       b.create("kern.bulk_wait", {}, {}, {{"pending", int64_t(p.cSlots - 1)}, {"read", true}});
     });
     b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
@@ -425,7 +391,7 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
     if (!sm80::buildEpilogue(cx, part)) return false;
     b.create("kern.fence", {}, {}, {{"kind", "proxy_async"}});
     b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
-    ifThen(elected, [&] {
+    b.ifThen(elected, [&] {
       std::vector<Value*> ops = {p.tmC, p.sC, wg, b.addConst(p.n0, 64 * box), mStore};
       if (p.batched()) ops.push_back(p.batch);
       std::vector<NamedAttr> attrs = {{"row", slotRow}};

@@ -1,5 +1,6 @@
 // The kern IR simulator (contract in kern_sim.h).
 #include "tests/unit/testing/kern_sim.h"
+#include "tests/unit/testing/sim_values.h"
 
 #include <bit>
 #include <cmath>
@@ -36,21 +37,7 @@ namespace {
 
 using Lanes = std::vector<uint64_t>;
 
-float asF(uint64_t b) { return std::bit_cast<float>(uint32_t(b)); }
-uint64_t fromF(float f) { return std::bit_cast<uint32_t>(f); }
-int64_t asI(uint64_t b, const Type& t) {
-  if (t.isScalar(ScalarType::I32)) return int32_t(uint32_t(b));
-  return int64_t(b);
-}
-uint64_t fromI(int64_t v, const Type& t) {
-  if (t.isScalar(ScalarType::I32)) return uint32_t(int32_t(v));
-  if (t.isScalar(ScalarType::I1)) return v & 1;
-  return uint64_t(v);
-}
-int64_t logicalShiftRight(int64_t x, int64_t y, const Type& t) {
-  if (t.isScalar(ScalarType::I32)) return int64_t(uint32_t(x) >> y);
-  return int64_t(uint64_t(x) >> y);
-}
+using namespace simvalues;
 
 class Block {
  public:

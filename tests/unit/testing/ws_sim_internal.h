@@ -11,6 +11,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "tests/unit/testing/sim_values.h"
 #include "tests/unit/testing/ws_sim.h"
 
 namespace kiln::testing::wssim {
@@ -19,19 +20,7 @@ using namespace ir;
 using Lanes = std::vector<uint64_t>;
 using Mask = std::vector<char>;
 
-inline float asF(uint64_t b) { return std::bit_cast<float>(uint32_t(b)); }
-inline uint64_t fromF(float f) { return std::bit_cast<uint32_t>(f); }
-inline int64_t asI(uint64_t b, const Type& t) { return t.isScalar(ScalarType::I32) ? int64_t(int32_t(uint32_t(b))) : int64_t(b); }
-inline uint64_t fromI(int64_t v, const Type& t) {
-  if (t.isScalar(ScalarType::I32)) return uint32_t(int32_t(v));
-  if (t.isScalar(ScalarType::I1)) return uint64_t(v & 1);
-  return uint64_t(v);
-}
-// arith.shrui: the operand's bits (32 of them for i32) shifted right with zeros in.
-inline int64_t logicalShiftRight(int64_t x, int64_t y, const Type& t) {
-  if (t.isScalar(ScalarType::I32)) return int64_t(uint32_t(x) >> y);
-  return int64_t(uint64_t(x) >> y);
-}
+using namespace simvalues;
 
 struct Barrier {
   int64_t count = 0, pending = 0, tx = 0, phase = 0;

@@ -1,0 +1,28 @@
+#pragma once
+// How the CPU simulators of kern IR (kern_sim, ws_sim) hold a value per thread: 64 raw bits, read
+// and written in the value's type (an i32 keeps its 32 bits, sign-extended when read; an f32 its
+// bit pattern).
+#include <bit>
+#include <cstdint>
+
+#include "kiln/ir/types.h"
+
+namespace kiln::testing::simvalues {
+
+inline float asF(uint64_t b) { return std::bit_cast<float>(uint32_t(b)); }
+inline uint64_t fromF(float f) { return std::bit_cast<uint32_t>(f); }
+inline int64_t asI(uint64_t b, const ir::Type& t) {
+  return t.isScalar(ir::ScalarType::I32) ? int64_t(int32_t(uint32_t(b))) : int64_t(b);
+}
+inline uint64_t fromI(int64_t v, const ir::Type& t) {
+  if (t.isScalar(ir::ScalarType::I32)) return uint32_t(int32_t(v));
+  if (t.isScalar(ir::ScalarType::I1)) return uint64_t(v & 1);
+  return uint64_t(v);
+}
+// arith.shrui: the operand's bits (32 of them for i32) shifted right with zeros in.
+inline int64_t logicalShiftRight(int64_t x, int64_t y, const ir::Type& t) {
+  if (t.isScalar(ir::ScalarType::I32)) return int64_t(uint32_t(x) >> y);
+  return int64_t(uint64_t(x) >> y);
+}
+
+}  // namespace kiln::testing::simvalues
