@@ -112,6 +112,8 @@ const std::vector<Key>& keys() {
       INT_KEY("stream_k", streamK, 0, 2),
       Key{"store_hint", [](const Config& c) { return std::string(enumName(kStoreHints, c.storeHint)); },
           [](Config& c, std::string_view v) { return parseEnum("store_hint", v, kStoreHints, c.storeHint); }},
+      Key{"reuse_stage", [](const Config& c) { return std::string(c.reuseStage ? "true" : "false"); },
+          [](Config& c, std::string_view v) { return parseEnum("reuse_stage", v, kBools, c.reuseStage); }},
   };
   return k;
 }
@@ -265,6 +267,9 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (c.storeHint != StoreHint::None)
     diag.error(loc) << "store_hint=evict_first applies to TMA stores of the output, which " << c.strategy
                     << " does not have; use store_hint=none";
+  if (c.reuseStage)
+    diag.error(loc) << "reuse_stage=true stages the TMA-store epilogue in the wgmma ring, which " << c.strategy
+                    << " does not have; use reuse_stage=false";
   return diag.errorCount() == errors;
 }
 

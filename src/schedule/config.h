@@ -95,6 +95,11 @@ struct Config {
   // one, and with 2 the whole one before it) are shared out as equal runs of K steps, one per
   // block, so no SM idles in a partial last wave (docs/sm90-strategy.md).
   int streamK = 0;
+  // sm90_ws_persistent, epilogue=tma: the boxes of a tile beyond the warpgroup's own staging slots
+  // are staged in the B part of the ring stage the K loop read last, which goes back to the
+  // producer once their TMA stores have read it (during the next tile's first K step), so the
+  // epilogue never waits for a store to read a slot (docs/sm90-strategy.md, "reuse_stage").
+  bool reuseStage = false;
 
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,
@@ -143,6 +148,9 @@ struct Sm90Shape {
   // is written: rows x 64 x cSlots per warpgroup, whatever bn is.
   int64_t cOffset = 0, cBytes = 0;
   int cSlots = 0;
+  // reuse_stage: the boxes per warpgroup beyond cSlots, staged in the B part of the ring stage
+  // the tile's K loop read last (warpgroup w's at rows w * ringBoxes * rows of a view of it).
+  int ringBoxes = 0;
   int64_t barrierOffset = 0;
 };
 Sm90Shape sm90Shape(const Config& c, int elemBytes);

@@ -29,6 +29,7 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
     int rowsStaged = c.consumers == Consumers::Pingpong ? c.warpsM * c.bm : c.bm;
     s.cSlots = std::max(1, std::min(2, c.bn / 64));
     s.cBytes = int64_t(rowsStaged) * 64 * s.cSlots * elemBytes;
+    if (c.reuseStage) s.ringBoxes = std::max(0, c.bn / 64 - s.cSlots);
   }
   s.barrierOffset = s.cOffset + s.cBytes;
   // Full and empty barriers, 8 bytes each per stage; with ping-pong two more that pass the turn
@@ -121,6 +122,24 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     diag.error(loc) << "stage_store=stmatrix writes the tile staged for the TMA store; it needs epilogue=tma";
   if (c.storeHint != StoreHint::None && c.epilogue != EpilogueStore::Tma)
     diag.error(loc) << "store_hint=evict_first is the L2 policy of the output's TMA stores; it needs epilogue=tma";
+  // reuse_stage: the ring stage a tile's K loop read last holds the boxes past the own slots until
+  // the next tile's first K step, so every tile of a block must run a whole K loop in the same
+  // ring (no slices, no runs that start inside a tile, no tile pairs or turns).
+  if (c.reuseStage) {
+    if (c.epilogue != EpilogueStore::Tma)
+      diag.error(loc) << "reuse_stage=true stages boxes of the TMA-store epilogue in the ring; it needs epilogue=tma";
+    if (pingpong || c.splitK > 1 || c.streamK || c.clusterM > 1)
+      diag.error(loc) << "reuse_stage=true is supported by " << who
+                      << " only with consumers=cooperative, split_k=1, stream_k=0 and cluster_m=1"
+                      << " (the ring stage a tile read last must be its own until the next tile starts)";
+    if (c.bn <= 128)
+      diag.error(loc) << "reuse_stage=true has nothing to do at bn=" << c.bn
+                      << ": the two staging slots of a warpgroup already hold every 64-column box";
+    else if (int64_t(c.bn / 64 - 2) * c.bm > c.bn)
+      diag.error(loc) << "reuse_stage=true: the " << c.bn / 64 - 2 << " boxes per warpgroup past its slots ("
+                      << int64_t(c.bn / 64 - 2) * c.bm * 128 << " bytes for the tile) do not fit in a stage of B ("
+                      << int64_t(c.bn) * 128 << " bytes)";
+  }
   if (c.fragPrefetch != FragPrefetch::A)
     diag.error(loc) << "frag_prefetch=" << (c.fragPrefetch == FragPrefetch::AB ? "ab" : "none")
                     << " is an sm80_multistage choice (ldmatrix fragments carried across K tiles); "

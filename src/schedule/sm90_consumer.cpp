@@ -51,7 +51,11 @@ void releaseStage(Plan& p, Value* s) {
     p.b.create("kern.mbarrier_arrive_remote", {p.empty, s, p.b.intBin("arith.xori", p.rank, p.b.i32(1))}, {});
 }
 
-bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, const std::vector<Value*>& out);
+bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, const std::vector<Value*>& out,
+                   Value* ringStage = nullptr);
+
+// The named barrier of consumer warpgroup wg's 128 threads (0 is kern.barrier's).
+Value* groupBarrier(KernBuilder& b, Value* wg) { return b.named(b.addConst(wg, 1), "wgbar"); }
 
 // split_k and stream_k (docs/sm90-strategy.md, "Split-K", "Stream-K"). Each consumer group (a
 // warpgroup's rows of the tile, or with ping-pong the whole tile) has a flag and a slot of partial
@@ -113,7 +117,7 @@ void handOverPartial(Plan& p, Value* wg, const GroupSlot& gs, Value* flag, Value
     b.create("kern.st_global",
              {b.ptrAdd(base, b.i64(int64_t(q) * 512)), on, acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]},
              {});
-  b.create("kern.named_barrier", {b.addConst(wg, 1)}, {}, {{"threads", int64_t{128}}});
+  b.create("kern.named_barrier", {groupBarrier(b, wg)}, {}, {{"threads", int64_t{128}}});
   ifElected(p, gs, [&] { b.create("kern.red_release", {flag, b.i32(1)}, {}); });
 }
 
@@ -141,7 +145,7 @@ std::vector<Value*> addSplitPartials(Plan& p, Value* wg, const GroupSlot& gs, st
     b.create("kern.spin_wait", {flag, b.i32(p.splits() - 1)}, {});
     b.create("kern.st_global", {flag, b.i1(true), b.i32(0)}, {});
   });
-  b.create("kern.named_barrier", {b.addConst(wg, 1)}, {}, {{"threads", int64_t{128}}});
+  b.create("kern.named_barrier", {groupBarrier(b, wg)}, {}, {{"threads", int64_t{128}}});
   for (int j = 0; j + 1 < p.splits(); ++j) acc = addPartial(p, splitSlot(p, gs, b.i32(j), int64_t(acc.size())), acc);
   return acc;
 }
@@ -165,7 +169,7 @@ std::vector<Value*> addPeerPartials(Plan& p, Value* wg, const GroupSlot& gs, std
     b.create("kern.st_global", {flag, b.i1(true), b.i32(0)}, {});
     b.create("scf.yield", {}, {});
   });
-  b.create("kern.named_barrier", {b.addConst(wg, 1)}, {}, {{"threads", int64_t{128}}});
+  b.create("kern.named_barrier", {groupBarrier(b, wg)}, {}, {{"threads", int64_t{128}}});
   std::vector<Value*> forOps = {b.i32(0), p.peers, b.i32(1)};
   forOps.insert(forOps.end(), acc.begin(), acc.end());
   Operation* loop = b.create("scf.for", forOps, std::vector<Type>(acc.size(), types::f32()), {}, 1);
@@ -193,6 +197,13 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   // The warpgroup's first row of the A stage: its share of the tile, or (ping-pong) the tile.
   Value* rowA = p.pingpong() ? zero : b.named(b.mulConst(wg, rows), "arow");
   Value* isLane0 = b.cmp("eq", lane, zero);
+  // reuse_stage: the warpgroup's elected thread (it issues the TMA stores), and the ring stage of
+  // the previous tile's last K step (every tile runs ksteps of them).
+  Value *elected = nullptr, *prevLast = nullptr;
+  if (p.sR) {
+    elected = b.cmp("eq", b.rem(b.op1("kern.thread_id", {}, types::i32()), b.i32(128)), zero);
+    prevLast = b.named(b.rem(b.addConst(p.stage0, c.stages - 1), b.i32(c.stages)), "prevlast");
+  }
 
   // Ping-pong: wait for the turn. The other warpgroup passes it (turn[wg]) when it has issued the
   // K loop of the previous tile, so every stage of the earlier tiles has been waited on: the full
@@ -262,6 +273,18 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     b.setLoc(g.reduce->loc());
     Value* release = b.andi(b.cmp("sgt", kt, zero), isLane0);
     b.ifThen(release, [&] { releaseStage(p, prev); });
+    // reuse_stage: the previous tile's last stage holds boxes of its epilogue until their TMA
+    // stores have read them; with this tile's first wgmmas queued, the elected thread waits for
+    // those reads, and then every warp gives the stage back (the arrivals it skipped then).
+    if (p.sR) {
+      b.ifThen(b.andi(b.cmp("eq", kt, zero), b.cmp("sgt", p.iter, zero)), [&] {
+        b.ifThen(elected, [&] {
+          b.create("kern.bulk_wait", {}, {}, {{"pending", int64_t{0}}, {"read", true}});
+        });
+        b.create("kern.named_barrier", {groupBarrier(b, wg)}, {}, {{"threads", int64_t{128}}});
+        b.ifThen(isLane0, [&] { releaseStage(p, prevLast); });
+      });
+    }
     auto [s1, ph1] = nextStage(b, s, ph, c.stages);
     std::vector<Value*> yields = acc;
     yields.push_back(s1);
@@ -272,14 +295,15 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
   Value* last = loop->result(unsigned(blocks * nacc + 2));
   b.ifThen(isLane0, [&] {
-    releaseStage(p, last);
+    // reuse_stage: the epilogue stages boxes in this stage; the next tile gives it back.
+    if (!p.sR) releaseStage(p, last);
     // Ping-pong: this K loop is issued; the other warpgroup may start its next one.
     if (p.pingpong()) b.create("kern.mbarrier_arrive", {p.turn, b.intBin("arith.xori", wg, b.i32(1))}, {});
   });
 
   std::vector<Value*> out;
   for (int i = 0; i < blocks * nacc; ++i) out.push_back(b.named(loop->result(unsigned(i)), "acc"));
-  if (p.splits() == 1 && !p.streamK()) return buildEpilogue(p, lane, cwarp, wg, rowA, out);
+  if (p.splits() == 1 && !p.streamK()) return buildEpilogue(p, lane, cwarp, wg, rowA, out, p.sR ? last : nullptr);
   // split_k, stream_k: the units that do not finish their tile hand their sums over; the one that
   // does adds them up and runs the epilogue.
   GroupSlot gs = groupSlot(p, wg);
@@ -304,7 +328,8 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
 }
 
 // The fused epilogue of one tile's accumulators `out`, through the sm80 view of them (see above).
-bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, const std::vector<Value*>& out) {
+bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, const std::vector<Value*>& out,
+                   Value* ringStage) {
   KernBuilder& b = p.b;
   const Config& c = p.cfg;
   const GemmProgram& g = p.g;
@@ -336,7 +361,7 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   // a box's global write overlaps the next box's staging, and the last ones the next tile's K loop.
   Value* tid = b.op1("kern.thread_id", {}, types::i32());
   Value* elected = b.cmp("eq", b.rem(tid, b.i32(128)), zero);
-  Value* barrier = b.named(b.addConst(wg, 1), "wgbar");  // named barrier 1 + wg (0 is kern.barrier's)
+  Value* barrier = groupBarrier(b, wg);
   // Where each thread's packed pairs go (stage_store=pairs): row l/4 of its m8 half, columns
   // 2(l%4), 2(l%4)+1 of each n8 tile. stage_store=stmatrix: lane l addresses row l % 8 of matrix
   // l / 8, the matrices being the (m8 half, n8 tile) blocks (0, 0), (1, 0), (0, 1), (1, 1) of a
@@ -359,11 +384,27 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   Value* mStore = b.add(p.m0, rowA);
   int boxes = c.bn / 64, perBox = 64 / 8;  // n8 tiles per box
   cx.nTilesOverride = perBox;
+  // reuse_stage: boxes cSlots.. go to this warpgroup's region of ring stage ringStage (a fresh
+  // region: no store of it is pending), once every consumer warpgroup is past its last wgmma, so
+  // nothing reads the stage any more.
+  Value *ringOff = nullptr, *ringSlot = nullptr;
+  if (ringStage) {
+    ringOff = b.named(b.op1("kern.smem_offset", {p.sR, rowBase, colBase}, types::i32()), "roff");
+    ringSlot = b.named(b.add(b.mulConst(ringStage, c.warpsM), wg), "rslot");
+  }
   for (int box = 0; box < boxes; ++box) {
-    int64_t slotRow = int64_t(box % p.cSlots) * rows;
-    b.ifThen(elected, [&] {
-      b.create("kern.bulk_wait", {}, {}, {{"pending", int64_t(p.cSlots - 1)}, {"read", true}});
-    });
+    const bool inRing = ringStage && box >= p.cSlots;
+    Value* buf = inRing ? p.sR : p.sC;
+    Value* slot = inRing ? ringSlot : wg;
+    Value* boxOff = inRing ? ringOff : off;
+    int64_t slotRow = int64_t(inRing ? box - p.cSlots : box % p.cSlots) * rows;
+    if (inRing && box == p.cSlots) {
+      b.create("kern.named_barrier", {b.i32(1 + c.warpsM)}, {}, {{"threads", int64_t(128 * c.warpsM)}});
+    } else if (!inRing) {
+      b.ifThen(elected, [&] {
+        b.create("kern.bulk_wait", {}, {}, {{"pending", int64_t(p.cSlots - 1)}, {"read", true}});
+      });
+    }
     b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
     cx.warpCol0 = b.addConst(p.n0, 64 * box);
     // stage_store=stmatrix: the packed pairs of each 16 x 16 block, (h, j) = (0, j0), (1, j0),
@@ -371,16 +412,16 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
     // makes an m16 block's pairs h = 0 for every j, then h = 1): its four 8x8 matrices are exactly
     // the accumulator fragments of the two m8 halves of two n8 tiles.
     std::map<std::pair<int, int>, Value*> made;  // (h, j) -> packed pair, of the current m16 block
-    cx.storeToSmem = [&, slotRow](int i, int h, int j, Value* packed) {
+    cx.storeToSmem = [&, slotRow, buf, slot, boxOff](int i, int h, int j, Value* packed) {
       if (!stmatrix) {
-        b.create("kern.st_shared", {p.sC, wg, off, packed}, {},
+        b.create("kern.st_shared", {buf, slot, boxOff, packed}, {},
                  {{"row", int64_t(64 * i + 8 * h + slotRow)}, {"col", int64_t(8 * j)}});
         return;
       }
       made[{h, j}] = packed;
       if (h != 1 || j % 2 != 1) return;
       b.create("kern.stmatrix",
-               {p.sC, wg, off, made.at({0, j - 1}), made.at({1, j - 1}), made.at({0, j}), made.at({1, j})}, {},
+               {buf, slot, boxOff, made.at({0, j - 1}), made.at({1, j - 1}), made.at({0, j}), made.at({1, j})}, {},
                {{"row", int64_t(64 * i + slotRow)}, {"col", int64_t(8 * (j - 1))}});
     };
     // The box's accumulators, in the epilogue's (m16 tile, n8 tile, element) order.
@@ -392,7 +433,7 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
     b.create("kern.fence", {}, {}, {{"kind", "proxy_async"}});
     b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
     b.ifThen(elected, [&] {
-      std::vector<Value*> ops = {p.tmC, p.sC, wg, b.addConst(p.n0, 64 * box), mStore};
+      std::vector<Value*> ops = {p.tmC, buf, slot, b.addConst(p.n0, 64 * box), mStore};
       if (p.batched()) ops.push_back(p.batch);
       std::vector<NamedAttr> attrs = {{"row", slotRow}};
       if (c.storeHint == StoreHint::EvictFirst) attrs.push_back({"evict_first", true});

@@ -23,6 +23,10 @@ struct Plan {
   ir::Value *tmA = nullptr, *tmB = nullptr;       // the operands' tensor maps
   ir::Value *tmC = nullptr, *sC = nullptr;        // epilogue=tma: the output's map and staging buffer
   int cSlots = 0;                                 // epilogue=tma: 64-column boxes staged at once
+  // reuse_stage: a view of the B ring, [stages * warps_m, ringBoxes * rows, 64]: slot s * warps_m
+  // + wg holds warpgroup wg's boxes past cSlots in ring stage s (null without reuse_stage).
+  ir::Value* sR = nullptr;
+  int ringBoxes = 0;
   ir::Value *sA = nullptr, *sB = nullptr;         // operand rings: [stages, rows, 64] 128B-swizzled
   ir::Value *full = nullptr, *empty = nullptr;    // mbarrier rings, one barrier per stage
   ir::Value* turn = nullptr;  // consumers=pingpong: turn[wg] completes when wg may start its K loop

@@ -221,6 +221,15 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     p.sC = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(mapC.elem(), c.warpsM, consumerRows * shape.cSlots, 64, sw),
                          {{"offset", shape.cOffset}}),
                    "sC");
+    // reuse_stage: the boxes past the slots go to the B part of the ring stage the tile read
+    // last, viewed as one [ringBoxes * rows, 64] region per (stage, warpgroup).
+    if (shape.ringBoxes) {
+      p.ringBoxes = shape.ringBoxes;
+      p.sR = b.named(b.op1("kern.smem_alloc", {},
+                           kern::smemType(mapC.elem(), c.stages * c.warpsM, consumerRows * shape.ringBoxes, 64, sw),
+                           {{"offset", bytesA}, {"alias", true}}),
+                     "sR");
+    }
   }
 
   // Barrier initialization by one thread, made visible to the async proxy and to every thread.

@@ -110,9 +110,11 @@ bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
   };
   if (!pairsOk("requires", false) || !pairsOk("align", true)) return false;
 
-  // Only GPU-level ops inside, and shared-memory buffers that fit and do not overlap.
+  // Only GPU-level ops inside, and shared-memory buffers that fit and do not overlap; an alias
+  // view lies wholly inside one of them.
   struct Range { int64_t begin, end; };
   std::vector<Range> ranges;
+  std::vector<std::pair<Range, const Operation*>> aliases;
   bool ok = true;
   op.walk([&](const Operation& inner) {
     if (&inner == &op || !ok) return;
@@ -138,6 +140,11 @@ bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
                                 << " bytes) ends past the kernel's smem_bytes = " << smem->asInt();
       return;
     }
+    const Attribute* alias = inner.attr("alias");
+    if (alias && alias->isBool() && alias->asBool()) {
+      aliases.push_back({r, &inner});
+      return;
+    }
     for (const Range& o : ranges)
       if (r.begin < o.end && o.begin < r.end) {
         ok = d.error(inner.loc()) << "shared-memory buffer at offset " << r.begin << " (" << bytes
@@ -146,6 +153,13 @@ bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
       }
     ranges.push_back(r);
   });
+  for (const auto& [a, alias] : aliases) {
+    if (!ok) break;
+    bool inside = std::any_of(ranges.begin(), ranges.end(), [&](const Range& o) { return o.begin <= a.begin && a.end <= o.end; });
+    if (!inside)
+      ok = d.error(alias->loc()) << "shared-memory view {alias} at offset " << a.begin << " (" << a.end - a.begin
+                                 << " bytes) does not lie wholly inside one buffer of the kernel";
+  }
   return ok;
 }
 
@@ -174,6 +188,8 @@ bool verifySmemAlloc(const Operation& op, DiagnosticEngine& d) {
   const Attribute* off = op.attr("offset");
   if (!off || !off->isInt() || off->asInt() < 0 || off->asInt() % 128 != 0)
     return d.error(op.loc()) << "'kern.smem_alloc' needs {offset = N}: a byte offset that is a multiple of 128";
+  if (const Attribute* alias = op.attr("alias"); alias && !alias->isBool())
+    return d.error(op.loc()) << "'kern.smem_alloc' {alias} is true or false";
   return true;
 }
 

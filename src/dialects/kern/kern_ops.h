@@ -21,6 +21,10 @@
 //    buffer. In element terms: off denotes a per-thread position (r, c) and the op addresses
 //    element (r + row, c + col); the verifier checks that the byte formula equals the swizzle of
 //    that element for every position the offset op can produce (displace() in swizzle.h).
+//    With {alias = true} the ring is a second view of bytes that lie wholly inside one other
+//    (non-alias) buffer, for a schedule that uses them for something else while their buffer's
+//    own users provably do not (reuse_stage: output boxes in a ring stage the K loop is done
+//    with); the verifier checks containment, the schedule the ordering.
 //  * kern.smem_offset(buf, r, c) denotes position (r, c) (any i32 values).
 //  * kern.ldsm_offset(buf, wr, wc) {quads = [r0, c0, ..., r3, c3], stride = [sr, sc], base = [br,
 //    bc]} denotes, for lane l with q = l / 8, the position
