@@ -23,8 +23,8 @@ struct Plan {
   ir::Value *tmA = nullptr, *tmB = nullptr;       // the operands' tensor maps
   ir::Value *tmC = nullptr, *sC = nullptr;        // epilogue=tma: the output's map and staging buffer
   int cSlots = 0;                                 // epilogue=tma: 64-column boxes staged at once
-  // reuse_stage: a view of the B ring, [stages * warps_m, ringBoxes * rows, 64]: slot s * warps_m
-  // + wg holds warpgroup wg's boxes past cSlots in ring stage s (null without reuse_stage).
+  // reuse_stage: a view of the B ring, [stages * warps_m, bn / warps_m, 64]: slot s * warps_m + wg
+  // holds warpgroup wg's boxes past cSlots in ring stage s (null without reuse_stage).
   ir::Value* sR = nullptr;
   int ringBoxes = 0;
   ir::Value *sA = nullptr, *sB = nullptr;         // operand rings: [stages, rows, 64] 128B-swizzled

@@ -222,11 +222,12 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
                          {{"offset", shape.cOffset}}),
                    "sC");
     // reuse_stage: the boxes past the slots go to the B part of the ring stage the tile read
-    // last, viewed as one [ringBoxes * rows, 64] region per (stage, warpgroup).
+    // last, viewed as warps_m regions of bn / warps_m rows per stage, one per warpgroup (so view
+    // slot s * warps_m + wg starts in B stage s); the first ringBoxes * rows rows of each are used.
     if (shape.ringBoxes) {
       p.ringBoxes = shape.ringBoxes;
       p.sR = b.named(b.op1("kern.smem_alloc", {},
-                           kern::smemType(mapC.elem(), c.stages * c.warpsM, consumerRows * shape.ringBoxes, 64, sw),
+                           kern::smemType(mapC.elem(), c.stages * c.warpsM, c.bn / c.warpsM, 64, sw),
                            {{"offset", bytesA}, {"alias", true}}),
                      "sR");
     }

@@ -1,11 +1,12 @@
 // The sm90_ws_persistent pipeline, run on the CPU by the warp-specialized simulator
 // (tests/unit/testing/ws_sim.h: mbarriers, TMA with the 128B swizzle and zero fill, wgmma from
 // descriptors through the PTX ISA's canonical layouts, roles taking turns so the producer runs as
-// far ahead as the barriers let it, and a hazard check on every stage a wgmma read). Every element of
-// C is checked against a double-precision reference: ragged M, N and K, both B layouts, fewer blocks
-// than tiles (the persistent loop wraps and the ring carries over between tiles), both rasters, one
-// and two consumer warpgroups, two m64 blocks per warpgroup, batched. Outputs start poisoned and a
-// guard after C must stay untouched; unwritten shared memory reads as NaN.
+// far ahead as the barriers let it, and a hazard check on all shared memory a wgmma or a TMA store
+// read). Every element of C is checked against a double-precision reference: ragged M, N and K, both
+// B layouts, fewer blocks than tiles (the persistent loop wraps and the ring carries over between
+// tiles), both rasters, one and two consumer warpgroups, two m64 blocks per warpgroup, batched.
+// Outputs start poisoned and a guard after C must stay untouched; unwritten shared memory reads as
+// NaN.
 #include <gtest/gtest.h>
 #include <gtest/gtest-spi.h>
 
@@ -389,6 +390,100 @@ TEST(Sm90Functional, ClusterProtocolErrorsAreCaught) {
   };
   check(c2k64, {64, 64, 64, false, 0, 2}, dropClusterBarrier(true), "before a cluster barrier");
   check(c2k64, {64, 64, 64, false, 0, 2}, dropClusterBarrier(false), "exits while its peer");
+}
+
+// The simulator can fail: a TMA store reads its box from shared memory asynchronously, until
+// cp.async.bulk.wait_group.read retires its group. Without the wait before a staging slot is reused
+// (pending = cSlots - 1 = 1 for bn = 256: four boxes through two slots), the third box overwrites the
+// first while the first box's store may still be reading it.
+TEST(Sm90Functional, TmaStoreSourceOverwrittenBeforeItsWaitIsCaught) {
+  const std::string cfg =
+      "strategy=sm90_ws_persistent bm=128 bn=256 bk=64 stages=4 warps_m=2 warps_n=1 raster=grouped group_m=8 "
+      "epilogue=tma";
+  const Problem p = {200, 520, 128, false, 0, 2};  // 2 x 3 tiles on 2 blocks: slots reused within and across tiles
+  check(cfg, p);  // intact, it passes
+  int dropped = 0;
+  auto dropSlotWaits = [&](ir::Operation& k) {
+    std::vector<ir::Operation*> waits;
+    k.walk([&](ir::Operation& op) {
+      if (op.is("kern.bulk_wait") && op.intAttr("pending", 0) == 1) waits.push_back(&op);
+    });
+    for (ir::Operation* op : waits) op->erase();
+    dropped = int(waits.size());
+  };
+  check(cfg, p, dropSlotWaits, "a TMA store's source in shared memory (byte offset");
+  EXPECT_GT(dropped, 0) << "no kern.bulk_wait {pending = 1} to drop: the test no longer mutates anything";
+  // No wait at all, not even before exit: the groups still outstanding when the block ends are checked.
+  check(cfg, p, dropAll("kern.bulk_wait"), "by the block's end");
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// reuse_stage=true: each warpgroup's boxes past its two slots are staged in the B part of the ring
+// stage the tile's K loop read last (a view of it); both consumer warpgroups meet at a 256-thread
+// barrier first (the other's wgmmas may still read that stage), and the stage goes back to the
+// producer only in the next tile's first K step, after the stores have read it.
+const char* kReuse = "strategy=sm90_ws_persistent bm=128 bn=256 bk=64 stages=3 warps_m=2 warps_n=1 epilogue=tma reuse_stage=true";
+
+TEST(Sm90Functional, ReuseStageStagesBoxesInTheRing) {
+  check(kReuse, {264, 520, 200, false, 0, 2});  // 3 x 3 tiles on 2 blocks, 4 K steps on 3 stages: the last stage moves
+  check(kReuse, {136, 264, 64, true, 0, 1});    // one K step per tile: every stage a tile's last, K-major B
+  check(kReuse, {72, 256, 96, false, 2, 3});    // batched
+  check(std::string(kReuse) + " stage_store=stmatrix", {200, 296, 192, false, 0, 2});
+  // bn = 192: one box past the slots; one consumer warpgroup of 64 rows, two boxes past them.
+  check("strategy=sm90_ws_persistent bm=128 bn=192 bk=64 stages=3 warps_m=2 warps_n=1 epilogue=tma reuse_stage=true",
+        {200, 400, 192, false, 0, 2});
+  check("strategy=sm90_ws_persistent bm=64 bn=256 bk=64 stages=2 warps_m=1 warps_n=1 epilogue=tma reuse_stage=true",
+        {130, 264, 320, false, 0, 2});
+}
+
+// Each of reuse_stage's three synchronizations, removed, is caught.
+TEST(Sm90Functional, ReuseStageProtocolErrorsAreCaught) {
+  const Problem p = {264, 520, 200, false, 0, 2};
+  // The wait for the stores' reads before the stage goes back: the producer refills the stage
+  // under a store still reading it.
+  int dropped = 0;
+  auto dropRingWait = [&](ir::Operation& k) {
+    std::vector<ir::Operation*> waits;
+    k.walk([&](ir::Operation& op) {
+      if (op.is("kern.bulk_wait") && op.intAttr("pending", 1) == 0 && op.parentOp() &&
+          op.parentOp()->parentOp() && op.parentOp()->parentOp()->parentOp() &&
+          op.parentOp()->parentOp()->parentOp()->is("scf.for"))
+        waits.push_back(&op);
+    });
+    for (ir::Operation* op : waits) op->erase();
+    dropped = int(waits.size());
+  };
+  check(kReuse, p, dropRingWait, "a TMA store's source in shared memory (byte offset");
+  EXPECT_EQ(dropped, 1) << "expected one ring wait inside the K loop";
+  // The barrier of both consumer warpgroups: one stages boxes where the other's wgmmas still read.
+  auto dropConsumersBarrier = [](ir::Operation& k) {
+    std::vector<ir::Operation*> bars;
+    k.walk([&](ir::Operation& op) {
+      if (op.is("kern.named_barrier") && op.intAttr("threads", 0) == 256) bars.push_back(&op);
+    });
+    ASSERT_EQ(bars.size(), 1u);
+    for (ir::Operation* op : bars) op->erase();
+  };
+  check(kReuse, p, dropConsumersBarrier, "hazard");
+  // The deferred release itself: the producer never gets the stage back.
+  auto dropDeferredRelease = [](ir::Operation& k) {
+    std::vector<ir::Operation*> arrives;
+    k.walk([&](ir::Operation& op) {
+      const ir::Operation* in = op.parentOp();
+      int depth = 0;
+      for (; in && !in->is("scf.for"); in = in->parentOp()) ++depth;
+      // The arrive two scf.if levels deep in the K loop (kt == 0 && iter > 0, then lane 0).
+      if (op.is("kern.mbarrier_arrive") && in && depth == 2) arrives.push_back(&op);
+    });
+    ASSERT_EQ(arrives.size(), 1u);
+    for (ir::Operation* op : arrives) op->erase();
+  };
+  check(kReuse, p, dropDeferredRelease, "deadlock");
 }
 
 }  // namespace

@@ -232,12 +232,33 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     stmatrix(op, m);
   } else if (n == "kern.tma_store") {
     tmaStore(op, m);
-  } else if (n == "kern.bulk_commit" || n == "kern.bulk_wait") {
-    // Stores complete at issue here.
+  } else if (n == "kern.bulk_commit") {
+    // Stores write global memory at issue; their groups guard only their source in shared memory.
+    bulkCommit(m);
+  } else if (n == "kern.bulk_wait") {
+    bulkWait(op, m);
   } else if (n == "kern.named_barrier") {
     int64_t threads = op.intAttr("threads", 0), active = 0;
     for (int t = 0; t < T; ++t) active += m[size_t(t)] ? 1 : 0;
-    if (active % threads != 0) throw std::runtime_error("a named barrier short of its threads");
+    if (threads > active && active > 0 && index_ >= 0) {
+      // Across warpgroups (agents): wait until `threads` threads of the block have arrived at
+      // this barrier id; the agents that came first block meanwhile.
+      BlockSim::NamedBarrier& nb = b_.namedBarriers_[uniform(op.operand(0), m)];
+      if (nb.arrived != 0 && nb.threads != threads)
+        throw std::runtime_error("a named barrier used with two thread counts at once");
+      nb.threads = threads;
+      nb.arrived += active;
+      ++b_.progress_;
+      if (nb.arrived == threads) {
+        nb.arrived = 0;
+        ++nb.generation;
+      } else {
+        uint64_t generation = nb.generation;
+        b_.waitUntil(index_, [&] { return nb.generation != generation; });
+      }
+    } else if (active % threads != 0) {
+      throw std::runtime_error("a named barrier short of its threads");
+    }
   } else if (n == "kern.ptr_add") {
     int eb = bitWidth(op.operand(0)->type().elem()) / 8;
     Lanes& r = set(op.result());
@@ -460,6 +481,7 @@ void ClusterSim::run() {
       i = j;
     }
   }
+  for (auto& b : blocks_) b->checkOutstandingStores();
   if (remote_ != remoteAtBarrier_)
     throw std::runtime_error("a block of the cluster exits while its peer may still access its shared memory "
                              "(no cluster barrier after the last remote access)");

@@ -21,6 +21,11 @@
 //    column 8j + 2(l%4) + (e & 1). A wgmma computes at issue; when its group is retired by
 //    wgmma.wait_group the simulator checks the shared memory it read is unchanged (a stage released
 //    and refilled while still being read is reported).
+//  * TMA stores (cp.async.bulk.tensor to global, bulk_group): write global memory at issue, and the
+//    box's shared bytes join the issuing thread's open bulk group; commit_group closes it. When
+//    wait_group(.read) N retires a group, or the block ends with it outstanding, the simulator checks
+//    those bytes are unchanged (a staging box overwritten or refilled while a store may still read it
+//    is reported).
 //  * Split-K (kern.red_release, kern.spin_wait; a kernel with {workspace}): all blocks run
 //    together, as the persistent grid's resident blocks do, since one may wait on another's flag.
 //    A block's ld.global of a word another block wrote must follow that block's next release after

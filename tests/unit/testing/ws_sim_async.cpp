@@ -1,6 +1,6 @@
 // The simulator's models of the asynchronous units: TMA loads and stores with the 128B swizzle, wgmma
-// descriptors and the canonical shared-memory layouts, wgmma groups and their hazard check, and
-// swizzled shared stores (contracts in ws_sim.h).
+// descriptors and the canonical shared-memory layouts, wgmma and TMA-store groups and their hazard
+// checks, and swizzled shared stores (contracts in ws_sim.h).
 #include <cstring>
 
 #include "dialects/kern/kern_ops.h"
@@ -236,11 +236,62 @@ void Agent::tmaStore(const Operation& op, const Mask& m) {
     for (size_t i = 0; i < rank; ++i) c.push_back(asI(get(op.operand(unsigned(3 + i)))[size_t(t)], types::i32()));
     uint64_t src = get(op.operand(1))[size_t(t)] + get(op.operand(2))[size_t(t)] * uint64_t(l.stageBytes()) +
                    uint64_t(op.intAttr("row", 0)) * uint64_t(l.rowBytes());
-    // Outside the tensor: clipped, nothing written.
+    // Outside the tensor: clipped, nothing written. The whole box is the store's source, clipped
+    // or not: its bytes join the thread's open bulk group, to be checked when the group retires.
+    std::vector<StoreRead>& open = b_.bulk_[t].open;
     forEachBoxElement(d, c, src, [&](bool in, uint64_t global, uint64_t shared) {
-      if (in) std::memcpy(b_.mem_.ptr(global, size_t(eb)), b_.shared(shared, size_t(eb)), size_t(eb));
+      const uint8_t* from = b_.shared(shared, size_t(eb));
+      if (in) std::memcpy(b_.mem_.ptr(global, size_t(eb)), from, size_t(eb));
+      for (int i = 0; i < eb; ++i) open.push_back({uint32_t(shared + uint64_t(i)), from[i]});
     });
   });
+}
+
+// cp.async.bulk.commit_group: the thread's stores since its last commit form a group (an empty
+// one when there were none, as in PTX).
+void Agent::bulkCommit(const Mask& m) {
+  for (int t = 0; t < b_.T_; ++t) {
+    if (!m[size_t(t)]) continue;
+    BulkGroups& g = b_.bulk_[t];
+    g.committed.push_back(std::move(g.open));
+    g.open.clear();
+  }
+}
+
+// cp.async.bulk.wait_group(.read) N: the thread's committed groups but the N most recent are done
+// (with .read, done reading their source; without, wholly done, which includes it).
+void Agent::bulkWait(const Operation& op, const Mask& m) {
+  size_t pending = size_t(op.intAttr("pending", 0));
+  const Attribute* read = op.attr("read");
+  const std::string when = std::string("before cp.async.bulk.wait_group") + (read && read->asBool() ? ".read" : "") +
+                           " retired it (its box was overwritten while the store could still be reading it)";
+  for (int t = 0; t < b_.T_; ++t) {
+    if (!m[size_t(t)]) continue;
+    auto& gs = b_.bulk_[t].committed;
+    if (gs.size() <= pending) continue;
+    size_t retired = gs.size() - pending;
+    for (size_t i = 0; i < retired; ++i) b_.checkStoreSource(gs[i], when);
+    gs.erase(gs.begin(), gs.begin() + long(retired));
+  }
+}
+
+void BlockSim::checkStoreSource(const std::vector<StoreRead>& group, const std::string& when) {
+  for (const StoreRead& r : group)
+    if (*shared(r.addr, 1) != r.value)
+      throw std::runtime_error("hazard: a TMA store's source in shared memory (byte offset " + std::to_string(r.addr) +
+                               ") changed " + when);
+}
+
+// A store group never retired may still be reading when the block exits; its source must not have
+// changed since the store was issued.
+void BlockSim::checkOutstandingStores() {
+  const std::string when = "while no cp.async.bulk.wait_group.read had retired it by the block's end (its box was "
+                           "overwritten while the store could still be reading it)";
+  for (auto& [t, g] : bulk_) {
+    for (const auto& group : g.committed) checkStoreSource(group, when);
+    checkStoreSource(g.open, when);
+  }
+  bulk_.clear();
 }
 
 }  // namespace kiln::testing::wssim

@@ -37,6 +37,19 @@ struct WgmmaRead {
   uint16_t value;
 };
 
+// A byte of shared memory a TMA store read as its source, and its value then.
+struct StoreRead {
+  uint32_t addr;
+  uint8_t value;
+};
+
+// One thread's bulk async-groups of TMA stores (cp.async.bulk.commit_group / wait_group): the
+// stores not yet committed, then the committed groups, oldest first.
+struct BulkGroups {
+  std::vector<StoreRead> open;
+  std::vector<std::vector<StoreRead>> committed;
+};
+
 class BlockSim;
 class ClusterSim;
 
@@ -58,6 +71,8 @@ class Agent {
   void stmatrix(const Operation& op, const Mask& m);
   void wgmmaDesc(const Operation& op, const Mask& m);
   void wgmmaWait(const Operation& op, const Mask& m);
+  void bulkCommit(const Mask& m);
+  void bulkWait(const Operation& op, const Mask& m);
   const Lanes& get(const Value* v);
   Lanes& set(const Value* v);
   int64_t uniform(const Value* v, const Mask& m);
@@ -92,6 +107,20 @@ class BlockSim {
   // this block has acquired (kern.spin_wait on a flag it released).
   std::vector<uint64_t> releases_;
   std::map<const BlockSim*, uint64_t> acquired_;
+  // Per thread of the block (bulk groups are per thread, whichever role or lockstep part issues).
+  std::map<int, BulkGroups> bulk_;
+  // Named barriers (bar.sync id, threads) that span warpgroups, hence agents: the threads arrived
+  // in the current generation; the barrier completes, and the generation advances, at `threads`.
+  struct NamedBarrier {
+    int64_t threads = 0, arrived = 0;
+    uint64_t generation = 0;
+  };
+  std::map<int64_t, NamedBarrier> namedBarriers_;
+
+  // Throws unless every byte a retired (or, at the block's end, outstanding) store group read still
+  // holds its value from the store's issue; `when` ends the sentence.
+  void checkStoreSource(const std::vector<StoreRead>& group, const std::string& when);
+  void checkOutstandingStores();
 
   uint8_t* shared(uint64_t addr, size_t bytes) {
     if (addr + bytes > smem_.size()) throw std::runtime_error("shared access out of bounds at " + std::to_string(addr));
