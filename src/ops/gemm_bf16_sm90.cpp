@@ -25,6 +25,8 @@ struct Sm90Shape {
   int clusterM = 1;       // 2: pairs of CTAs along M share the B tile through TMA multicast
   bool stmatrix = false;  // the staged epilogue writes shared memory with stmatrix (stage_store)
   int splitK = 1;         // K slices of each tile on separate blocks (split_k)
+  bool reuseStage = false;  // boxes past the two staging slots go to the ring stage read last (reuse_stage)
+  int groupM = 8;           // raster=grouped: rows of tiles per group
 };
 // Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus with the TMA-store
 // epilogue two 64-column slots of output staging per consumer row: bm x 256 bytes, twice that with
@@ -37,9 +39,28 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 256, 2, 4, true}, {256, 128, 2, 3, true}, {64, 64, 1, 13},         {64, 128, 1, 9},
     {128, 128, 2, 5, true, true}, {128, 128, 2, 7, false, true}, {64, 256, 2, 4, true, true},
     {128, 256, 2, 4, true, false, 2}, {128, 128, 2, 5, true, true, 2}, {128, 256, 2, 4, true, false, 1, true},
-    {128, 128, 2, 6, true, false, 1, false, 2}, 
+    {128, 128, 2, 6, true, false, 1, false, 2},
+    {128, 256, 2, 4, true, false, 1, false, 1, true}, {128, 256, 2, 4, true, false, 1, false, 1, true, 16},
 };
 
+
+// Tile rows and columns the first wave of tiles (min(tiles, SMs) consecutive tiles of the raster)
+// covers, in elements: the operand bytes it reads per K step are proportional. raster=grouped walks
+// groups of group_m tile rows column by column, so a wave spans ceil(W / g) columns (at most the
+// tile columns) and the rows of as many groups as it wraps through; raster=row walks W tiles along N.
+double waveFootprint(const Config& c, const GemmProblem& p, const Target& t) {
+  int64_t tm = ceilDiv(p.m, c.bm), tn = ceilDiv(p.n, c.bn);
+  int64_t w = std::min(tm * tn, int64_t(std::max(1, t.referenceSms))), rows, cols;
+  if (c.raster == Raster::Grouped) {
+    int64_t g = std::min<int64_t>(c.groupM, tm);
+    cols = std::min(tn, ceilDiv(w, g));
+    rows = std::min(tm, g * ceilDiv(w, g * tn));
+  } else {
+    cols = std::min(tn, w);
+    rows = ceilDiv(w, tn);
+  }
+  return double(rows * c.bm + cols * c.bn);
+}
 
 }  // namespace
 
@@ -47,9 +68,10 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
   std::vector<GemmVariant> t;
   for (const Sm90Shape& s : kSm90Shapes) {
     GemmVariant v;
-    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
+    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
                          s.pingpong ? "_pp" : "", s.clusterM > 1 ? fmt::format("_c{}", s.clusterM) : "",
-                         s.stmatrix ? "_stsm" : "", s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "");
+                         s.stmatrix ? "_stsm" : "", s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "",
+                         s.reuseStage ? "_rs" : "", s.groupM != 8 ? fmt::format("_g{}", s.groupM) : "");
     v.config.strategy = "sm90_ws_persistent";
     v.config.bm = s.bm;
     v.config.bn = s.bn;
@@ -58,13 +80,14 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     v.config.warpsM = s.consumers;
     v.config.warpsN = 1;
     v.config.raster = Raster::Grouped;
-    v.config.groupM = 8;
+    v.config.groupM = s.groupM;
     if (s.tmaStore) v.config.epilogue = EpilogueStore::Tma;
     if (s.pingpong) v.config.consumers = Consumers::Pingpong;
     v.config.clusterM = s.clusterM;
     v.config.l2Hint = L2Hint::Reuse;
     if (s.stmatrix) v.config.stageStore = StageStore::Stmatrix;
     v.config.splitK = s.splitK;
+    v.config.reuseStage = s.reuseStage;
     t.push_back(std::move(v));
   }
   return t;
@@ -105,6 +128,22 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   // and yet 1-2% slower than its twin on the long-K shapes, the same on short K
   // (bench/results/2026-11-29-h200-hint/sm90_bench_stmatrix*.json against sm90_bench*.json).
   double stageStore = c.stageStore == StageStore::Stmatrix ? 0.98 : 1.0;
+  // reuse_stage: the epilogue stages the boxes past its two slots in the ring stage it read last
+  // and so never waits for a TMA store to read a slot: +1.0% geomean over the seven large shapes
+  // against its twin, two runs in one call, +2% at K = 1024 (bench/results/2026-11-29-h200-reuse/).
+  double reuse = c.reuseStage ? 1.01 : 1.0;
+  // Between twins that differ only in group_m: the first wave's footprint (waveFootprint), so the
+  // bytes it reads from DRAM. group_m=16 squares the wave of 128x256 tiles where N has more than
+  // 16 tile columns (4096^3: 16 x 9 tiles, not 8 x 16 + 4; 18% fewer DRAM bytes at 8192^3 by ncu,
+  // +0.3-1.0% at 4096^3, 4096x14336x4096, 4096x4096x14336); where both cover the same rows and
+  // columns the first registered (group_m=8) stays the pick (2048^3: 3% faster than 16, measured).
+  double fpMin = waveFootprint(c, p, t);
+  for (const auto& w : gemmBf16Variants()) {
+    Config d = w.config;
+    d.groupM = c.groupM;
+    if (d == c) fpMin = std::min(fpMin, waveFootprint(w.config, p, t));
+  }
+  double group = 1.0 / (1.0 + 0.01 * (waveFootprint(c, p, t) / fpMin - 1.0));
   // Memory-bound problems (fewer flops per byte than the H200's balance, 989 TFLOP/s over the 4.0
   // TB/s copy ceiling): bandwidth bounds the time more than the count of busy SMs, so idle SMs cost
   // less than in tileShapeScore's waves term, which enters as its square root here; and a variant
@@ -143,7 +182,8 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;
   // 128x64 s8, 192 KB, 0.93x).
   double inflight = 1.0 + 0.02 * double(c.stages) * double(c.bm + c.bn) * c.bk * 2 / double(t.maxSmemPerBlock);
-  return 2.0 * tileShapeScore(c, p, t) * epilogue * depth * cluster * stageStore * inflight * memory * split;
+  return 2.0 * tileShapeScore(c, p, t) * epilogue * depth * cluster * stageStore * reuse * group * inflight * memory *
+         split;
 }
 
 }  // namespace kiln::ops

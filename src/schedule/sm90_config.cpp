@@ -132,13 +132,11 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
       diag.error(loc) << "reuse_stage=true is supported by " << who
                       << " only with consumers=cooperative, split_k=1, stream_k=0 and cluster_m=1"
                       << " (the ring stage a tile read last must be its own until the next tile starts)";
+    // The boxes past the slots, (bn / 64 - 2) x bm x 128 bytes, always fit in a B stage (bn x 128
+    // bytes) of a tile whose accumulators fit (bm x bn <= 16384 x warps_m; the builder asserts it).
     if (c.bn <= 128)
       diag.error(loc) << "reuse_stage=true has nothing to do at bn=" << c.bn
                       << ": the two staging slots of a warpgroup already hold every 64-column box";
-    else if (int64_t(c.bn / 64 - 2) * c.bm > c.bn)
-      diag.error(loc) << "reuse_stage=true: the " << c.bn / 64 - 2 << " boxes per warpgroup past its slots ("
-                      << int64_t(c.bn / 64 - 2) * c.bm * 128 << " bytes for the tile) do not fit in a stage of B ("
-                      << int64_t(c.bn) * 128 << " bytes)";
   }
   if (c.fragPrefetch != FragPrefetch::A)
     diag.error(loc) << "frag_prefetch=" << (c.fragPrefetch == FragPrefetch::AB ? "ab" : "none")

@@ -98,7 +98,8 @@ TEST(GemmSm90GpuBatched, MatchesReference) {
   std::string why;
   if (!needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
   runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
-  for (const char* name : {"bf16_gemm_sm90_128x128x64_s6", "bf16_gemm_sm90_64x128x64_s8", "bf16_gemm_sm90_128x128x64_s6_tma"}) {
+  for (const char* name : {"bf16_gemm_sm90_128x128x64_s6", "bf16_gemm_sm90_64x128x64_s8", "bf16_gemm_sm90_128x128x64_s6_tma",
+                           "bf16_gemm_sm90_128x256x64_s4_tma_rs"}) {
     const ops::GemmVariant* v = ops::findGemmBf16Variant(name);
     ASSERT_NE(v, nullptr);
     ir::DiagnosticEngine diag;
@@ -128,7 +129,8 @@ TEST_P(GemmSm90GpuFused, BiasGeluMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90GpuFused,
-                         ::testing::Values("bf16_gemm_sm90_128x256x64_s4", "bf16_gemm_sm90_128x256x64_s4_tma"),
+                         ::testing::Values("bf16_gemm_sm90_128x256x64_s4", "bf16_gemm_sm90_128x256x64_s4_tma",
+                                           "bf16_gemm_sm90_128x256x64_s4_tma_rs"),
                          [](const auto& info) { return std::string(info.param); });
 
 // The launch contract is checked before anything runs: an N that breaks the 16-byte TMA stride rule.

@@ -74,6 +74,21 @@ TEST(Sm90Config, ExactMessages) {
             "sm90_ws_persistent's wgmma reads its operands from shared memory (leave frag_prefetch=a)\n");
   EXPECT_EQ(errors("warps_m=2 store_hint=evict_first"),
             "error: store_hint=evict_first is the L2 policy of the output's TMA stores; it needs epilogue=tma\n");
+  EXPECT_EQ(errors("warps_m=2 bn=256 reuse_stage=true"),
+            "error: reuse_stage=true stages boxes of the TMA-store epilogue in the ring; it needs epilogue=tma\n");
+  EXPECT_EQ(errors("warps_m=2 bn=256 epilogue=tma reuse_stage=true split_k=2"),
+            "error: reuse_stage=true is supported by sm90_ws_persistent only with consumers=cooperative, split_k=1, "
+            "stream_k=0 and cluster_m=1 (the ring stage a tile read last must be its own until the next tile "
+            "starts)\n");
+  EXPECT_EQ(errors("warps_m=2 epilogue=tma reuse_stage=true"),
+            "error: reuse_stage=true has nothing to do at bn=128: the two staging slots of a warpgroup already hold "
+            "every 64-column box\n");
+  {
+    ir::DiagnosticEngine diag;
+    Config ok = Config::parse(std::string(kBase) + "bk=64 bm=128 bn=256 stages=4 warps_m=2 epilogue=tma reuse_stage=true");
+    EXPECT_TRUE(validate(ok, Target::sm90a(), OperandInfo{}, diag)) << diag.str();
+    EXPECT_EQ(sm90Shape(ok, 2).ringBoxes, 2);
+  }
   EXPECT_EQ(errors("warps_m=2 epilogue=smem"),
             "error: epilogue=smem is not supported by sm90_ws_persistent yet; use epilogue=direct or epilogue=tma\n");
   // Clusters: pairs along M only (cluster_m=2 is accepted: ClusterOfTwoAlongMIsAccepted).
