@@ -128,9 +128,9 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   if (c.reuseStage) {
     if (c.epilogue != EpilogueStore::Tma)
       diag.error(loc) << "reuse_stage=true stages boxes of the TMA-store epilogue in the ring; it needs epilogue=tma";
-    if (pingpong || c.splitK > 1 || c.streamK || c.clusterM > 1)
+    if (pingpong || c.splitK > 1 || c.streamK)
       diag.error(loc) << "reuse_stage=true is supported by " << who
-                      << " only with consumers=cooperative, split_k=1, stream_k=0 and cluster_m=1"
+                      << " only with consumers=cooperative, split_k=1 and stream_k=0"
                       << " (the ring stage a tile read last must be its own until the next tile starts)";
     // The boxes past the slots, (bn / 64 - 2) x bm x 128 bytes, always fit in a B stage (bn x 128
     // bytes) of a tile whose accumulators fit (bm x bn <= 16384 x warps_m; the builder asserts it).

@@ -77,9 +77,8 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2 bn=256 reuse_stage=true"),
             "error: reuse_stage=true stages boxes of the TMA-store epilogue in the ring; it needs epilogue=tma\n");
   EXPECT_EQ(errors("warps_m=2 bn=256 epilogue=tma reuse_stage=true split_k=2"),
-            "error: reuse_stage=true is supported by sm90_ws_persistent only with consumers=cooperative, split_k=1, "
-            "stream_k=0 and cluster_m=1 (the ring stage a tile read last must be its own until the next tile "
-            "starts)\n");
+            "error: reuse_stage=true is supported by sm90_ws_persistent only with consumers=cooperative, split_k=1 "
+            "and stream_k=0 (the ring stage a tile read last must be its own until the next tile starts)\n");
   EXPECT_EQ(errors("warps_m=2 epilogue=tma reuse_stage=true"),
             "error: reuse_stage=true has nothing to do at bn=128: the two staging slots of a warpgroup already hold "
             "every 64-column box\n");

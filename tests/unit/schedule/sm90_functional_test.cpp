@@ -439,6 +439,10 @@ TEST(Sm90Functional, ReuseStageStagesBoxesInTheRing) {
         {200, 400, 192, false, 0, 2});
   check("strategy=sm90_ws_persistent bm=64 bn=256 bk=64 stages=2 warps_m=1 warps_n=1 epilogue=tma reuse_stage=true",
         {130, 264, 320, false, 0, 2});
+  // cluster_m=2: the peer's multicast writes B into this block's stages, so both blocks' warps
+  // give the stage back (locally and remotely), the deferred ones included.
+  check(std::string(kReuse) + " cluster_m=2", {520, 264, 200, false, 0, 2});  // 5 M tiles: the pair walks 3 x 2 tiles
+  check(std::string(kReuse) + " cluster_m=2", {264, 520, 64, true, 0, 2});    // one K step per tile
 }
 
 // Each of reuse_stage's three synchronizations, removed, is caught.
