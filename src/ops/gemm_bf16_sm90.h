@@ -2,14 +2,16 @@
 // The Hopper part of the gemm_bf16 family: sm90_ws_persistent schedules (TMA + mbarrier ring,
 // warp-specialized producer / wgmma consumers, persistent tile loop; docs/sm90-strategy.md).
 //
-// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_stsm][_sk<S>]" (table in
+// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_stsm][_sk<S>][_rs][_g<G>]" (table in
 // gemm_bf16_sm90.cpp): 128x128, 128x256, 256x128 and 128x64 with two consumer warpgroups
 // (setmaxnreg 40 / 232); 64x64, 64x128 and 64x256 with one, and deep-ring 64x64 s13 / 64x128 s9 for
 // memory-bound small M; "_tma" stores the output through shared memory with TMA (epilogue=tma),
 // "_pp" alternates whole tiles between the consumer warpgroups (consumers=pingpong), "_c2" runs
 // clusters of two with B multicast (cluster_m=2), "_stsm" stages the output with stmatrix
 // (stage_store=stmatrix), "_sk<S>" computes each tile's K in S slices on separate blocks and sums
-// them through the runtime's workspace (split_k=S). (stream_k is not registered: on the H200 it
+// them through the runtime's workspace (split_k=S), "_rs" stages the boxes past the two slots in
+// the ring stage the tile read last (reuse_stage=true), "_g<G>" walks groups of G tile rows
+// (group_m=G; 8 otherwise). (stream_k is not registered: on the H200 it
 // lost to its data-parallel twin on every BENCH.md shape; docs/perf-notes.md.) Every variant loads a read-once operand L2
 // evict_first (l2_hint=reuse).
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
@@ -24,7 +26,9 @@
 //    byte than the H200's balance) the waves term enters as its square root and a variant that
 //    streams B evict_first for the problem gets 1.1; a split_k=S variant counts its units (tiles x
 //    S) in the waves term, times 0.93 for the hand-over of partial sums, only for full tiles, and
-//    0.5 past one wave. On the ten BENCH.md shapes of the recorded run the pick is within 2.3% of
-//    the fastest variant measured (a unit test checks 5%); where it is not the fastest, a twin is
-//    (stmatrix staging, a cluster, a shallower ring), inside the run's noise.
+//    0.5 past one wave; 1.01 for reuse_stage; between twins that differ only in group_m, the
+//    smaller footprint of the first wave of tiles (the operand bytes it reads), ties to group_m 8.
+//    On the ten BENCH.md shapes of the recorded run the pick is the fastest variant on 9 and within
+//    0.1% on the tenth (a unit test checks 5%); across runs the twins trade places inside the run's
+//    noise.
 #include "ops/gemm_bf16.h"
