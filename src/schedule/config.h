@@ -149,7 +149,7 @@ struct Sm90Shape {
   int64_t cOffset = 0, cBytes = 0;
   int cSlots = 0;
   // reuse_stage: the boxes per warpgroup beyond cSlots, staged in the B part of the ring stage
-  // the tile's K loop read last (warpgroup w's at rows w * ringBoxes * rows of a view of it).
+  // the tile's K loop read last (warpgroup w's from row w * bn / warps_m of that stage).
   int ringBoxes = 0;
   int64_t barrierOffset = 0;
 };

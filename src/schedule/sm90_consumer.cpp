@@ -15,6 +15,10 @@
 //   wgmma_wait(0); if lane == 0: mbarrier_arrive(empty[prev])
 //   epilogue(acc)                              sm80_epilogue.cpp, through the m16n8 view below
 //
+// reuse_stage (docs/sm90-strategy.md): the arrive after the loop is skipped, the epilogue stages
+// its boxes past the two slots in that last stage, and the next tile's first K step gives the
+// stage back once the elected thread's cp.async.bulk.wait_group.read 0 has seen them read.
+//
 // consumers=cooperative: the consumer warpgroups split each tile's rows and all run this for every
 // tile. consumers=pingpong: warpgroup wg runs it for tiles iter = wg, wg + 2, ... of the CTA's tile
 // sequence, each over the whole tile, so one warpgroup's epilogue overlaps the other's K loop.

@@ -26,7 +26,6 @@ struct Plan {
   // reuse_stage: a view of the B ring, [stages * warps_m, bn / warps_m, 64]: slot s * warps_m + wg
   // holds warpgroup wg's boxes past cSlots in ring stage s (null without reuse_stage).
   ir::Value* sR = nullptr;
-  int ringBoxes = 0;
   ir::Value *sA = nullptr, *sB = nullptr;         // operand rings: [stages, rows, 64] 128B-swizzled
   ir::Value *full = nullptr, *empty = nullptr;    // mbarrier rings, one barrier per stage
   ir::Value* turn = nullptr;  // consumers=pingpong: turn[wg] completes when wg may start its K loop

@@ -226,7 +226,6 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     // slot s * warps_m + wg starts in B stage s); the first ringBoxes * rows rows of each are used.
     if (shape.ringBoxes) {
       KILN_ASSERT(shape.ringBoxes * consumerRows <= c.bn / c.warpsM, "reuse_stage: the boxes past the slots fit a B stage");
-      p.ringBoxes = shape.ringBoxes;
       p.sR = b.named(b.op1("kern.smem_alloc", {},
                            kern::smemType(mapC.elem(), c.stages * c.warpsM, c.bn / c.warpsM, 64, sw),
                            {{"offset", bytesA}, {"alias", true}}),
