@@ -153,12 +153,13 @@ bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
       }
     ranges.push_back(r);
   });
-  for (const auto& [a, alias] : aliases) {
+  for (const auto& view : aliases) {
     if (!ok) break;
+    const Range a = view.first;  // a copy, not a structured binding: clang's lambdas cannot capture those
     bool inside = std::any_of(ranges.begin(), ranges.end(), [&](const Range& o) { return o.begin <= a.begin && a.end <= o.end; });
     if (!inside)
-      ok = d.error(alias->loc()) << "shared-memory view {alias} at offset " << a.begin << " (" << a.end - a.begin
-                                 << " bytes) does not lie wholly inside one buffer of the kernel";
+      ok = d.error(view.second->loc()) << "shared-memory view {alias} at offset " << a.begin << " (" << a.end - a.begin
+                                       << " bytes) does not lie wholly inside one buffer of the kernel";
   }
   return ok;
 }
