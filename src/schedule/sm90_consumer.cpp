@@ -61,6 +61,13 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
 // The named barrier of consumer warpgroup wg's 128 threads (0 is kern.barrier's).
 Value* groupBarrier(KernBuilder& b, Value* wg) { return b.named(b.addConst(wg, 1), "wgbar"); }
 
+// Whether this thread is its warpgroup's first, the one that issues and waits for TMA stores.
+Value* isElected(KernBuilder& b) {
+  Value* tid = b.op1("kern.thread_id", {}, types::i32());  // ops in a fixed order, not argument order
+  Value* inGroup = b.rem(tid, b.i32(128));
+  return b.cmp("eq", inGroup, b.i32(0));
+}
+
 // split_k and stream_k (docs/sm90-strategy.md, "Split-K", "Stream-K"). Each consumer group (a
 // warpgroup's rows of the tile, or with ping-pong the whole tile) has a flag and a slot of partial
 // sums: per tile and slice but the last with split_k, per block with stream_k (a block contributes
@@ -205,7 +212,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   // the previous tile's last K step (every tile runs ksteps of them).
   Value *elected = nullptr, *prevLast = nullptr;
   if (p.sR) {
-    elected = b.cmp("eq", b.rem(b.op1("kern.thread_id", {}, types::i32()), b.i32(128)), zero);
+    elected = isElected(b);
     prevLast = b.named(b.rem(b.addConst(p.stage0, c.stages - 1), b.i32(c.stages)), "prevlast");
   }
 
@@ -363,8 +370,7 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   // still reading), a named barrier, every thread writes its pairs of the box, a proxy fence, a
   // named barrier, and the elected thread stores the box (TMA clips it at the tensor's edges). So
   // a box's global write overlaps the next box's staging, and the last ones the next tile's K loop.
-  Value* tid = b.op1("kern.thread_id", {}, types::i32());
-  Value* elected = b.cmp("eq", b.rem(tid, b.i32(128)), zero);
+  Value* elected = isElected(b);
   Value* barrier = groupBarrier(b, wg);
   // Where each thread's packed pairs go (stage_store=pairs): row l/4 of its m8 half, columns
   // 2(l%4), 2(l%4)+1 of each n8 tile. stage_store=stmatrix: lane l addresses row l % 8 of matrix
