@@ -175,8 +175,8 @@ int main(int argc, char** argv) {
     double setupS = since(shapeStart);
     std::vector<uint16_t> R(size_t(s.M) * s.N), C(R.size());
     bench::check(cudaMemcpy(R.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy ref");
-    std::printf("[%dx%dx%d] cuBLAS %.3f ms, %.0f TFLOP/s, %.0f GB/s; copy of the same bytes %.3f ms (%.0f GB/s); "
-                "read of A and B %.3f ms (%.0f GB/s, %d blocks/SM)\n",
+    std::printf("[%dx%dx%d] cuBLAS %.4f ms, %.0f TFLOP/s, %.0f GB/s; copy of the same bytes %.4f ms (%.0f GB/s); "
+                "read of A and B %.4f ms (%.0f GB/s, %d blocks/SM)\n",
                 s.M, s.N, s.K, cublasMs, flops / cublasMs / 1e9, bytes / cublasMs / 1e6, copyMs, bytes / copyMs / 1e6,
                 read.ms, readBytes / read.ms / 1e6, read.blocksPerSm);
     nlohmann::json shapeJson = {{"M", s.M}, {"N", s.N}, {"K", s.K}, {"cublas_ms", cublasMs},
@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
       auto timeStart = std::chrono::steady_clock::now();
       double ms = ok ? bench::medianMs(run, warmup, reps, nullptr) : 0;
       timeS += since(timeStart);
-      std::printf("  %-50s %s %.3f ms %.0f TFLOP/s %.0f GB/s (%.2fx cuBLAS, %.2fx copy time, %.2fx read time) err %.1e\n",
+      std::printf("  %-50s %s %.4f ms %.0f TFLOP/s %.0f GB/s (%.2fx cuBLAS, %.2fx copy time, %.2fx read time) err %.1e\n",
                   cfg.c_str(), ok ? "ok " : "BAD", ms, ok ? flops / ms / 1e9 : 0.0, ok ? bytes / ms / 1e6 : 0.0,
                   ok ? cublasMs / ms : 0.0, ok ? ms / copyMs : 0.0, ok ? ms / read.ms : 0.0, cmp.relFrobenius);
       shapeJson["kiln"].push_back({{"config", cfg}, {"correct", ok}, {"rel_err", cmp.relFrobenius}, {"ms", ms},
