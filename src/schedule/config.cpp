@@ -58,6 +58,8 @@ const std::vector<std::pair<const char*, FragPrefetch>> kFragPrefetch = {{"none"
 const std::vector<std::pair<const char*, L2Hint>> kL2Hints = {{"none", L2Hint::None}, {"reuse", L2Hint::Reuse}};
 const std::vector<std::pair<const char*, StageStore>> kStageStores = {{"pairs", StageStore::Pairs},
                                                                       {"stmatrix", StageStore::Stmatrix}};
+const std::vector<std::pair<const char*, SplitHandover>> kSplitHandovers = {{"workspace", SplitHandover::Workspace},
+                                                                             {"cluster", SplitHandover::Cluster}};
 const std::vector<std::pair<const char*, StoreHint>> kStoreHints = {{"none", StoreHint::None},
                                                                     {"evict_first", StoreHint::EvictFirst}};
 const std::vector<std::pair<const char*, bool>> kBools = {{"false", false}, {"true", true}};
@@ -114,6 +116,8 @@ const std::vector<Key>& keys() {
           [](Config& c, std::string_view v) { return parseEnum("store_hint", v, kStoreHints, c.storeHint); }},
       Key{"reuse_stage", [](const Config& c) { return std::string(c.reuseStage ? "true" : "false"); },
           [](Config& c, std::string_view v) { return parseEnum("reuse_stage", v, kBools, c.reuseStage); }},
+      Key{"split_handover", [](const Config& c) { return std::string(enumName(kSplitHandovers, c.splitHandover)); },
+          [](Config& c, std::string_view v) { return parseEnum("split_handover", v, kSplitHandovers, c.splitHandover); }},
   };
   return k;
 }
@@ -270,6 +274,9 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (c.reuseStage)
     diag.error(loc) << "reuse_stage=true stages the TMA-store epilogue in the wgmma ring, which " << c.strategy
                     << " does not have; use reuse_stage=false";
+  if (c.splitHandover != SplitHandover::Workspace)
+    diag.error(loc) << "split_handover=cluster reduces split-K slices through a thread-block cluster, which "
+                    << c.strategy << " does not split into; leave split_handover=workspace";
   return diag.errorCount() == errors;
 }
 

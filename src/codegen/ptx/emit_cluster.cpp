@@ -14,7 +14,13 @@
 //                                  must be the sink _; the default semantics, release at CTA scope. A
 //                                  .release.cluster arrive costs MEMBAR.ALL.GPU + CGAERRBAR in front of
 //                                  every arrive, which the H200 showed as 35% of the consumers' stall
-//                                  cycles; what the arrive publishes needs no more, see kern_ops.h)
+//                                  cycles; what the arrive publishes needs no more, see kern_ops.h).
+//                                  {scope = "cluster"}: mbarrier.arrive.release.cluster.shared::cluster,
+//                                  for an arrive that publishes data (the split-K hand-over's sums)
+//   kern.ld_shared_remote_v4     ->  mapa.shared::cluster.u32 a, addr, rank;
+//                                  ld.shared::cluster.v4.b32 {..}, [a]   (PTX ISA, "ld": the
+//                                  .shared::cluster window holds every block of the cluster's shared
+//                                  memory; mapa gives the peer's address of the same variable)
 // All need PTX ISA 8.0 (sm_90).
 #include <fmt/format.h>
 
@@ -43,7 +49,24 @@ bool emitMbarrierArriveRemote(KernelEmitter& e, const Operation& op) {
   b.inst(fmt::format("mad.lo.s32 {}, {}, 8, {}", local.str(), e.use(op.operand(1)).str(), e.use(op.operand(0)).str()));
   Reg remote = b.reg(RegClass::B32);
   b.inst(fmt::format("mapa.shared::cluster.u32 {}, {}, {}", remote.str(), local.str(), e.use(op.operand(2)).str()));
-  b.inst(fmt::format("mbarrier.arrive.shared::cluster.b64 _, [{}]", remote.str()));
+  bool cluster = op.attr("scope") && op.stringAttr("scope") == "cluster";
+  b.inst(fmt::format("mbarrier.arrive{}.shared::cluster.b64 _, [{}]", cluster ? ".release.cluster" : "", remote.str()));
+  return true;
+}
+
+bool emitLdSharedRemoteV4(KernelEmitter& e, const Operation& op) {
+  e.requirePtxIsa(8, 0);
+  PtxBuilder& b = e.b();
+  SharedAddress local = stageAddress(e, op);
+  Reg at = local.reg;
+  if (local.imm != 0) {
+    at = b.reg(RegClass::B32);
+    b.inst(fmt::format("add.s32 {}, {}, {}", at.str(), local.reg.str(), local.imm));
+  }
+  Reg remote = b.reg(RegClass::B32);
+  b.inst(fmt::format("mapa.shared::cluster.u32 {}, {}, {}", remote.str(), at.str(), e.use(op.operand(3)).str()));
+  b.inst(fmt::format("ld.shared::cluster.v4.b32 {{{}, {}, {}, {}}}, [{}]", e.def(op.result(0)).str(),
+                     e.def(op.result(1)).str(), e.def(op.result(2)).str(), e.def(op.result(3)).str(), remote.str()));
   return true;
 }
 

@@ -144,6 +144,14 @@ bool emitStShared(KernelEmitter& e, const Operation& op) {
   return true;
 }
 
+// st.shared.v4.b32: four 32-bit values at a 16-byte aligned address (the verifier checks the layout).
+bool emitStSharedV4(KernelEmitter& e, const Operation& op) {
+  SharedAddress a = stageAddress(e, op);
+  e.b().inst(fmt::format("st.shared.v4.b32 {}, {{{}, {}, {}, {}}}", a.operand(), e.use(op.operand(3)).str(),
+                         e.use(op.operand(4)).str(), e.use(op.operand(5)).str(), e.use(op.operand(6)).str()));
+  return true;
+}
+
 // stmatrix .x4 (PTX ISA 7.8): each lane's address is the row segment at its (off, row, col).
 bool emitStmatrix(KernelEmitter& e, const Operation& op) {
   e.requirePtxIsa(7, 8);

@@ -52,6 +52,8 @@ const std::vector<Entry>& table() {
         {"kern.bulk_wait", emitBulkWait},   {"kern.named_barrier", emitNamedBarrier}, {"kern.undef", emitUndef},
         {"kern.cluster_rank", emitClusterRank}, {"kern.cluster_barrier", emitClusterBarrier},
         {"kern.mbarrier_arrive_remote", emitMbarrierArriveRemote},
+        {"kern.st_shared_v4", emitStSharedV4},
+        {"kern.ld_shared_remote_v4", emitLdSharedRemoteV4},
         {"kern.red_release", emitRedRelease}, {"kern.spin_wait", emitSpinWait},
     };
     std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });

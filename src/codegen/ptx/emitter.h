@@ -89,6 +89,7 @@ bool emitBarrier(KernelEmitter&, const ir::Operation&);
 bool emitNamedBarrier(KernelEmitter&, const ir::Operation&);
 bool emitUndef(KernelEmitter&, const ir::Operation&);
 bool emitStShared(KernelEmitter&, const ir::Operation&);
+bool emitStSharedV4(KernelEmitter&, const ir::Operation&);
 bool emitStmatrix(KernelEmitter&, const ir::Operation&);
 // emit_tensor_core.cpp
 bool emitLdmatrix(KernelEmitter&, const ir::Operation&);
@@ -122,6 +123,7 @@ bool emitBulkWait(KernelEmitter&, const ir::Operation&);
 bool emitClusterRank(KernelEmitter&, const ir::Operation&);
 bool emitClusterBarrier(KernelEmitter&, const ir::Operation&);
 bool emitMbarrierArriveRemote(KernelEmitter&, const ir::Operation&);
+bool emitLdSharedRemoteV4(KernelEmitter&, const ir::Operation&);
 // emit_wgmma.cpp
 bool emitWgmmaDesc(KernelEmitter&, const ir::Operation&);
 bool emitWgmma(KernelEmitter&, const ir::Operation&);

@@ -61,7 +61,7 @@ bool verifyWaitScope(const Operation& op, DiagnosticEngine& d) {
   if (!op.attr("scope")) return true;
   std::string scope = op.stringAttr("scope");
   if (scope != "cta" && scope != "cluster")
-    return d.error(op.loc()) << "'kern.mbarrier_wait' {scope} is \"cta\" or \"cluster\", got \"" << scope << "\"";
+    return d.error(op.loc()) << "'" << op.name() << "' {scope} is \"cta\" or \"cluster\", got \"" << scope << "\"";
   return true;
 }
 
@@ -85,6 +85,49 @@ bool verifyMbarrierArriveRemote(const Operation& op, DiagnosticEngine& d) {
   if (mbarrierCount(op.operand(0)->type()) == 0 || !op.operand(1)->type().isScalar(ScalarType::I32) ||
       !op.operand(2)->type().isScalar(ScalarType::I32))
     return d.error(op.loc()) << "'kern.mbarrier_arrive_remote' needs (mbarrier<[n]> ring, i32 index, i32 rank)";
+  return verifyWaitScope(op, d);
+}
+
+namespace {
+// The 16-byte shared accesses of the cluster hand-over: a buffer of 32-bit elements without a
+// swizzle (the partial sums are laid out register quad by thread, nothing to spread over banks).
+std::optional<SmemLayout> vectorStage(const Operation& op, DiagnosticEngine& d) {
+  auto layout = stageAddress(op, d);
+  if (!layout) return std::nullopt;
+  if (layout->elemBytes() != 4 || !layout->swizzle.none() || layout->rowBytes() % 16 != 0) {
+    d.error(op.loc()) << "'" << op.name() << "' needs a ring of 32-bit elements without a swizzle, rows a multiple "
+                      << "of 16 bytes";
+    return std::nullopt;
+  }
+  if (op.intAttr("col", 0) % 4 != 0) {
+    d.error(op.loc()) << "'" << op.name() << "' {col = " << op.intAttr("col", 0)
+                      << "} is not a multiple of 4: the access covers 16 aligned bytes";
+    return std::nullopt;
+  }
+  return layout;
+}
+}  // namespace
+
+bool verifyStSharedV4(const Operation& op, DiagnosticEngine& d) {
+  if (!requireInKernel(op, d)) return false;
+  auto layout = vectorStage(op, d);
+  if (!layout) return false;
+  for (unsigned i = 3; i < 7; ++i)
+    if (op.operand(i)->type() != Type::scalar(layout->elem))
+      return d.error(op.loc()) << "'kern.st_shared_v4' stores four " << scalarName(layout->elem)
+                               << " values into this buffer, not " << op.operand(i)->type().str();
+  return true;
+}
+
+bool verifyLdSharedRemoteV4(const Operation& op, DiagnosticEngine& d) {
+  if (!requireCluster(op, d)) return false;
+  auto layout = vectorStage(op, d);
+  if (!layout) return false;
+  if (!op.operand(3)->type().isScalar(ScalarType::I32))
+    return d.error(op.loc()) << "'kern.ld_shared_remote_v4' takes an i32 cluster rank after the address";
+  for (unsigned i = 0; i < 4; ++i)
+    if (op.result(i)->type() != Type::scalar(layout->elem))
+      return d.error(op.loc()) << "'kern.ld_shared_remote_v4' produces four " << scalarName(layout->elem) << " values";
   return true;
 }
 

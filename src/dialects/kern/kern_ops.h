@@ -145,6 +145,14 @@
 //  * kern.tma_load {multicast = mask}: the box lands at the same offset in the shared memory of
 //    every block whose rank bit is set in mask (the kernel's cluster), and completes its bytes on
 //    barrier i at the same offset in each of them.
+//    With {scope = "cluster"} the arrive is a release at cluster scope: every write that happens
+//    before it (the thread's, and through a barrier those of the threads it synchronized with) is
+//    visible to a thread of the cluster whose cluster-scope wait observes the phase it completes.
+//  * kern.st_shared_v4(buf, slot, off, v0..v3) / kern.ld_shared_remote_v4(buf, slot, off, rank):
+//    16-byte accesses of a ring of 32-bit elements without a swizzle, addressed like st_shared; the
+//    load reads the same bytes of the cluster's block `rank` (mapa + ld.shared::cluster). The
+//    split-K cluster hand-over uses them with the scoped arrive and wait above; the block read
+//    must not exit before the reader is done (a cluster barrier at the end).
 //  * kern.mbarrier_wait {scope = "cluster"}: the wait acquires at cluster scope; "cta" is the
 //    default. A cluster-scope acquire invalidates L1 (CCTL.IVALL) after every passing wait;
 //    sm90_ws_persistent does not need it (TMA's complete-tx orders its writes into this block's

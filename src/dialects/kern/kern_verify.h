@@ -41,6 +41,8 @@ bool verifyUndef(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyClusterRank(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyClusterBarrier(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyMbarrierArriveRemote(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyStSharedV4(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyLdSharedRemoteV4(const ir::Operation& op, ir::DiagnosticEngine& d);
 // The cluster attributes of ops with their own hooks: kern.kernel {cluster}, kern.tile_loop
 // {cluster}, kern.tma_load {multicast}, kern.mbarrier_wait {scope}.
 bool verifyKernelCluster(const ir::Operation& op, ir::DiagnosticEngine& d);

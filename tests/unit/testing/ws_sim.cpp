@@ -197,11 +197,18 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     });
     b_.handOver(index_);
   } else if (n == "kern.mbarrier_arrive_remote") {
+    bool release = op.stringAttr("scope") == "cluster";
     lanes([&](int t) {
       BlockSim& peer = b_.peer(asI(get(op.operand(2))[size_t(t)], types::i32()));
       uint32_t addr = uint32_t(get(op.operand(0))[size_t(t)] + 8 * get(op.operand(1))[size_t(t)]);
       Barrier& b = peer.barriers_[addr];
       if (b.count == 0) throw std::runtime_error("remote arrive on an uninitialized mbarrier");
+      if (release) {
+        // A cluster-scope release: this block's writes (and reads) so far are published to the
+        // peer's waits on this barrier.
+        b_.releases_.push_back(++b_.cluster_.epoch_);
+        peer.barrierReleases_[addr].push_back({&b_, b_.releases_.back()});
+      }
       --b.pending;
       b.maybeComplete();
       ++b_.progress_;
@@ -214,6 +221,9 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
       int64_t parity = int64_t(get(op.operand(2))[size_t(t)] & 1);
       // The phase of parity P before the current one has completed iff the current phase's parity is not P.
       b_.waitUntil(index_, [&] { return (b.phase & 1) != parity; });
+      // At cluster scope the wait acquires the releases that arrived on the barrier.
+      if (op.stringAttr("scope") == "cluster")
+        for (const auto& [blk, epoch] : b_.barrierReleases_[addr]) b_.acquired_[blk] = std::max(b_.acquired_[blk], epoch);
     });
   } else if (n == "kern.tma_load") {
     tmaLoad(op, m);
@@ -228,6 +238,10 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     wgmmaWait(op, m);
   } else if (n == "kern.st_shared") {
     stShared(op, m);
+  } else if (n == "kern.st_shared_v4") {
+    stSharedV4(op, m);
+  } else if (n == "kern.ld_shared_remote_v4") {
+    ldSharedRemoteV4(op, m);
   } else if (n == "kern.stmatrix") {
     stmatrix(op, m);
   } else if (n == "kern.tma_store") {
@@ -383,13 +397,16 @@ void Agent::tileLoop(const Operation& op, const Mask& m) {
   auto tile = op.intsAttr("tile");
   auto cl = op.intsAttr("cluster");
   int64_t cm = cl.size() == 2 ? cl[0] : 1, cn = cl.size() == 2 ? cl[1] : 1, cs = cm * cn;
-  if (cs != b_.cluster_.clusterSize()) throw std::runtime_error("the tile loop's cluster is not the kernel's");
   int64_t splits = op.intAttr("splits", 1);
+  // Without {cluster} the loop walks blocks; a cluster kernel may do so when its clusters are the
+  // split-K slices of a tile (split_handover=cluster).
+  if (cs != b_.cluster_.clusterSize() && !(cs == 1 && splits == b_.cluster_.clusterSize()))
+    throw std::runtime_error("the tile loop's cluster is not the kernel's");
   int64_t tm = (uniform(op.operand(0), m) + tile[0] * cm - 1) / (tile[0] * cm);
   int64_t tn = (uniform(op.operand(1), m) + tile[1] * cn - 1) / (tile[1] * cn);
   int64_t per = tm * tn, total = per * uniform(op.operand(2), m) * splits, g = op.intAttr("group_m", 1);
   const ir::Block& body = op.body();
-  int64_t first = int64_t(b_.bx_) / cs, step = int64_t(b_.l_.blocks) / cs, rank = b_.rank_;
+  int64_t first = int64_t(b_.bx_) / cs, step = int64_t(b_.l_.blocks) / cs, rank = cs > 1 ? b_.rank_ : 0;
   std::vector<StreamKUnit> streamK;
   if (op.attr("stream_k")) {
     streamK = streamKWalk(total, uniform(op.operand(3), m), int64_t(b_.l_.blocks), int64_t(b_.bx_),
@@ -437,6 +454,14 @@ BlockSim& BlockSim::peer(int64_t rank) {
     ++cluster_.remote_;
   }
   return p;
+}
+
+void BlockSim::requireAcquired(const BlockSim& writer, uint64_t epoch, const std::string& what) const {
+  auto r = std::lower_bound(writer.releases_.begin(), writer.releases_.end(), epoch);
+  if (r == writer.releases_.end()) throw std::runtime_error(what + ", and the other block has made no release since");
+  auto a = acquired_.find(&writer);
+  if (a == acquired_.end() || a->second < *r)
+    throw std::runtime_error(what + " without acquiring the other block's release first");
 }
 
 void BlockSim::waitUntil(int me, const std::function<bool()>& cond) { cluster_.waitUntil(me, cond); }

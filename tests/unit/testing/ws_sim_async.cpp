@@ -198,6 +198,53 @@ void Agent::stShared(const Operation& op, const Mask& m) {
   }
 }
 
+// The split-K cluster hand-over (kern_ops.h): 16-byte stores into this block's shared memory and
+// loads from a peer's, each word checked against the release / acquire order of the PTX memory
+// model: the reader must have acquired a release the writer made after its store, and the writer
+// must have acquired a release the reader made after its load before it stores to the word again.
+void Agent::stSharedV4(const Operation& op, const Mask& m) {
+  auto l = *kern::smemLayout(op.operand(0)->type());
+  for (int t = 0; t < b_.T_; ++t) {
+    if (!m[size_t(t)]) continue;
+    uint64_t a = displacedAddress(l, get(op.operand(0))[size_t(t)], get(op.operand(1))[size_t(t)],
+                                  get(op.operand(2))[size_t(t)], op);
+    if (a % 16 != 0) throw std::runtime_error("a 16-byte st.shared of a misaligned address");
+    for (unsigned i = 0; i < 4; ++i) {
+      uint64_t word = a + 4 * i;
+      auto r = b_.smemPeerReads_.find(word);
+      if (r != b_.smemPeerReads_.end())
+        b_.requireAcquired(*r->second.first, r->second.second,
+                           "a block stored to shared memory another block had read");
+      uint32_t v = uint32_t(get(op.operand(3 + i))[size_t(t)]);
+      std::memcpy(b_.shared(word, 4), &v, 4);
+      b_.smemWrites_[word] = ++b_.cluster_.epoch_;
+    }
+  }
+}
+
+void Agent::ldSharedRemoteV4(const Operation& op, const Mask& m) {
+  auto l = *kern::smemLayout(op.operand(0)->type());
+  std::vector<Lanes*> out;
+  for (unsigned i = 0; i < 4; ++i) out.push_back(&set(op.result(i)));
+  for (int t = 0; t < b_.T_; ++t) {
+    if (!m[size_t(t)]) continue;
+    uint64_t a = displacedAddress(l, get(op.operand(0))[size_t(t)], get(op.operand(1))[size_t(t)],
+                                  get(op.operand(2))[size_t(t)], op);
+    if (a % 16 != 0) throw std::runtime_error("a 16-byte ld.shared::cluster of a misaligned address");
+    BlockSim& peer = b_.peer(asI(get(op.operand(3))[size_t(t)], types::i32()));
+    for (unsigned i = 0; i < 4; ++i) {
+      uint64_t word = a + 4 * i;
+      auto w = peer.smemWrites_.find(word);
+      if (&peer != &b_ && w != peer.smemWrites_.end())
+        b_.requireAcquired(peer, w->second, "a block read shared memory another block stored to");
+      if (&peer != &b_) peer.smemPeerReads_[word] = {&b_, ++b_.cluster_.epoch_};
+      uint32_t v;
+      std::memcpy(&v, peer.shared(word, 4), 4);
+      (*out[i])[size_t(t)] = v;
+    }
+  }
+}
+
 // stmatrix .x4 (PTX ISA "stmatrix"): lanes 8i..8i+7 of a warp address the rows of matrix i; lane l
 // holds row l/4, elements 2(l%4) and 2(l%4)+1, of each matrix, in v_i. Whole warps only.
 void Agent::stmatrix(const Operation& op, const Mask& m) {

@@ -68,6 +68,8 @@ class Agent {
   void tmaLoad(const Operation& op, const Mask& m);
   void tmaStore(const Operation& op, const Mask& m);
   void stShared(const Operation& op, const Mask& m);
+  void stSharedV4(const Operation& op, const Mask& m);
+  void ldSharedRemoteV4(const Operation& op, const Mask& m);
   void stmatrix(const Operation& op, const Mask& m);
   void wgmmaDesc(const Operation& op, const Mask& m);
   void wgmmaWait(const Operation& op, const Mask& m);
@@ -107,6 +109,16 @@ class BlockSim {
   // this block has acquired (kern.spin_wait on a flag it released).
   std::vector<uint64_t> releases_;
   std::map<const BlockSim*, uint64_t> acquired_;
+  // The split-K cluster hand-over through shared memory (DSMEM), ordered the same way: the epoch of
+  // this block's last 16-byte store to each word of its shared memory, the last read of each word
+  // by another block (which must be released and acquired before this block overwrites it), and
+  // per barrier of this block the cluster-scope releases that arrived on it (a cluster-scope wait
+  // acquires them).
+  std::map<uint64_t, uint64_t> smemWrites_;
+  std::map<uint64_t, std::pair<const BlockSim*, uint64_t>> smemPeerReads_;
+  std::map<uint32_t, std::vector<std::pair<const BlockSim*, uint64_t>>> barrierReleases_;
+  // Throws unless this block has acquired a release `writer` made after `epoch`; `what` names the access.
+  void requireAcquired(const BlockSim& writer, uint64_t epoch, const std::string& what) const;
   // Per thread of the block (bulk groups are per thread, whichever role or lockstep part issues).
   std::map<int, BulkGroups> bulk_;
   // Named barriers (bar.sync id, threads) that span warpgroups, hence agents: the threads arrived
