@@ -33,6 +33,11 @@ const std::string kConfigs[] = {
     "bm=128 bn=128 stages=6 warps_m=2 epilogue=tma split_k=2",
     "bm=128 bn=128 stages=5 warps_m=2 epilogue=tma consumers=pingpong split_k=2",
     "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma split_k=4",
+    // split_handover=cluster: the slices are one cluster's blocks, the sums move through DSMEM.
+    "bm=64 bn=128 stages=8 warps_m=1 split_k=3 split_handover=cluster",
+    "bm=64 bn=64 stages=10 warps_m=1 split_k=2 split_handover=cluster",
+    "bm=128 bn=128 stages=4 warps_m=2 epilogue=tma split_k=2 split_handover=cluster",
+    "bm=128 bn=128 stages=3 warps_m=2 split_k=4 split_handover=cluster",
 };
 
 struct Shape {
@@ -170,6 +175,14 @@ TEST(GemmSm90SplitKGpuPrograms, BatchedAndFusedEpilogue) {
   auto fused = Kernel::build(*examples::gemmBiasGelu(), Target::sm90a(), config, diag);
   ASSERT_TRUE(fused) << diag.str();
   testing::expectBiasGeluMatches(*fused, ctx, 200, 264, 1000, 61);
+  // The same through the cluster.
+  Config viaCluster = Config::parse(kBase + "bm=128 bn=128 stages=4 warps_m=2 epilogue=tma split_k=3 split_handover=cluster");
+  auto batchedCl = Kernel::build(*examples::batchedGemm(), Target::sm90a(), viaCluster, diag);
+  ASSERT_TRUE(batchedCl) << diag.str();
+  testing::expectBatchedGemmMatches(*batchedCl, ctx, 3, 77, 136, 520, 55);
+  auto fusedCl = Kernel::build(*examples::gemmBiasGelu(), Target::sm90a(), viaCluster, diag);
+  ASSERT_TRUE(fusedCl) << diag.str();
+  testing::expectBiasGeluMatches(*fusedCl, ctx, 200, 264, 1000, 65);
   // stream_k: the batch's tiles in one walk, and the epilogue once per tile, by the unit ending it.
   Config streamK = Config::parse(kBase + "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma stream_k=1");
   auto batchedSk = Kernel::build(*examples::batchedGemm(), Target::sm90a(), streamK, diag);
