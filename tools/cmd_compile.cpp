@@ -40,6 +40,9 @@ void printLaunch(const LaunchInfo& l) {
     for (const auto& [d, t] : l.grid[i].tiles) std::printf(" * ceil(%s/%lld)", d.c_str(), static_cast<long long>(t));
     std::printf("\n");
   }
+  if (l.cluster[0] * l.cluster[1] * l.cluster[2] > 1)
+    std::printf("cluster %dx%dx%d (grid.x counts clusters: %d blocks each)\n", l.cluster[0], l.cluster[1], l.cluster[2],
+                l.cluster[0] * l.cluster[1] * l.cluster[2]);
   if (l.persistent) std::printf("grid.x capped by the SM count (persistent)\n");
   if (l.workspaceUnitBytes[0] || l.workspaceUnitBytes[1])
     std::printf("workspace per %s: %lld bytes of flags, %lld bytes of partial sums (allocated by the runtime)\n",
