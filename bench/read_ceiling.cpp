@@ -95,11 +95,12 @@ struct ReadCeiling::Impl {
   runtime::Context ctx;
   runtime::Module module;
   runtime::Function fn;
-  int sms = 0;
+  int sms;
   explicit Impl(const runtime::Context& c)
-      : ctx(c), module(runtime::Module::load(c, kReadPtx, "read ceiling")), fn(module.function("kiln_read_ceiling")) {
-    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
-  }
+      : ctx(c),
+        module(runtime::Module::load(c, kReadPtx, "read ceiling")),
+        fn(module.function("kiln_read_ceiling")),
+        sms(c.properties().smCount) {}
 };
 
 ReadCeiling::ReadCeiling(const runtime::Context& ctx) : impl_(std::make_unique<Impl>(ctx)) {}

@@ -167,7 +167,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   if (clusterSplit) attrs.push_back({"cluster", Attribute::ints({c.splitK, 1, 1})});
   // split_k: per tile, one flag per consumer group (a warpgroup's rows, or with ping-pong the
   // tile) and the partial sums of the S - 1 slices that do not finish the tile.
-  if (handOver && !c.streamK)
+  if (c.splitK > 1 && !clusterSplit)
     attrs.push_back({"workspace", Attribute::ints({4 * (c.bm / consumerRows),
                                                    int64_t(c.splitK - 1) * c.bm * c.bn * 4})});
   // stream_k: per block, one flag per consumer group and the partial sums of its one contribution.

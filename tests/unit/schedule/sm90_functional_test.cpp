@@ -371,7 +371,7 @@ TEST(Sm90Functional, SplitKClusterProtocolErrorsAreCaught) {
   // A CTA-scope arrive does not release the sums to another block.
   check(sk, twoTilesPerBlock,
         onBarrier("kern.mbarrier_arrive_remote", "pfull", [](ir::Operation& o) { o.removeAttr("scope"); }),
-        "made no release since");
+        "has not released since");
   // No cluster barrier before exit: a slice may exit while the last one still reads its sums.
   check(sk, {64, 64, 640, false, 0, 2}, [](ir::Operation& k) {
     std::vector<ir::Operation*> bars;

@@ -294,17 +294,8 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
         uint64_t addr = get(op.operand(0))[size_t(t)];
         if (addr % (each * count) != 0) throw std::runtime_error("a vector ld.global of a misaligned address");
         auto w = b_.cluster_.writes_.find((addr + i * each) & ~uint64_t(3));
-        if (w != b_.cluster_.writes_.end() && w->second.block != &b_) {
-          // The writer's first release after the write publishes it; this block must have acquired it.
-          const BlockSim* writer = w->second.block;
-          auto r = std::lower_bound(writer->releases_.begin(), writer->releases_.end(), w->second.epoch);
-          if (r == writer->releases_.end())
-            throw std::runtime_error("a block read global memory another block wrote and has not released since");
-          auto a = b_.acquired_.find(writer);
-          if (a == b_.acquired_.end() || a->second < *r)
-            throw std::runtime_error("a block read global memory another block released, without acquiring that "
-                                     "release first");
-        }
+        if (w != b_.cluster_.writes_.end() && w->second.block != &b_)
+          b_.requireAcquired(*w->second.block, w->second.epoch, "a block read global memory another block wrote");
         uint64_t v = 0;
         std::memcpy(&v, b_.mem_.ptr(addr + i * each, each), each);
         r[size_t(t)] = v;
@@ -456,12 +447,13 @@ BlockSim& BlockSim::peer(int64_t rank) {
   return p;
 }
 
+// The writer's first release after the access publishes it; this block must have acquired it.
 void BlockSim::requireAcquired(const BlockSim& writer, uint64_t epoch, const std::string& what) const {
   auto r = std::lower_bound(writer.releases_.begin(), writer.releases_.end(), epoch);
-  if (r == writer.releases_.end()) throw std::runtime_error(what + ", and the other block has made no release since");
+  if (r == writer.releases_.end()) throw std::runtime_error(what + " and has not released since");
   auto a = acquired_.find(&writer);
   if (a == acquired_.end() || a->second < *r)
-    throw std::runtime_error(what + " without acquiring the other block's release first");
+    throw std::runtime_error(what + " and released, without acquiring that release first");
 }
 
 void BlockSim::waitUntil(int me, const std::function<bool()>& cond) { cluster_.waitUntil(me, cond); }

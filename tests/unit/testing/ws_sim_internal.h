@@ -117,7 +117,8 @@ class BlockSim {
   std::map<uint64_t, uint64_t> smemWrites_;
   std::map<uint64_t, std::pair<const BlockSim*, uint64_t>> smemPeerReads_;
   std::map<uint32_t, std::vector<std::pair<const BlockSim*, uint64_t>>> barrierReleases_;
-  // Throws unless this block has acquired a release `writer` made after `epoch`; `what` names the access.
+  // Throws unless this block has acquired a release `writer` made after `epoch` (global words and
+  // DSMEM alike); `what` begins the sentence ("a block read global memory another block wrote").
   void requireAcquired(const BlockSim& writer, uint64_t epoch, const std::string& what) const;
   // Per thread of the block (bulk groups are per thread, whichever role or lockstep part issues).
   std::map<int, BulkGroups> bulk_;
