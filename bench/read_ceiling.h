@@ -23,11 +23,13 @@ class ReadCeiling {
   ~ReadCeiling();
 
   struct Result {
-    double ms = 0;            // the best launch shape's median
+    double ms = 0;            // the best launch shape's and L2 policy's median
     int blocksPerSm = 0;      // which launch shape that was
+    bool evictFirst = false;  // whether that was the evict_first policy
+    double plainMs = 0;       // the best with the default L2 policy (the figure before evict_first)
   };
   // Median time to read `bytes` (rounded down to 16) from a fresh buffer, over several launch
-  // shapes (blocks per SM); the fastest is returned.
+  // shapes (blocks per SM) and two L2 policies (default, evict_first); the fastest is returned.
   Result measure(size_t bytes, int warmup, int reps);
 
  private:
