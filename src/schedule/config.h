@@ -171,10 +171,12 @@ struct Sm90Shape {
 Sm90Shape sm90Shape(const Config& c, int elemBytes);
 
 // l2_hint=reuse in sm90_ws_persistent: the operands a launch of M x N x K loads L2 evict_first.
-// An operand streams when no other block reads its tiles (A: N <= bn; B: M <= bm * cluster_m) and
-// each K step's copies of it cover whole 256-byte L2 segments (the tile's extent along the
-// operand's contiguous dim and that dim's length are multiples of 256 bytes). The producer emits
-// the same conditions as kern IR, evaluated per launch (sm90_producer.cpp).
+// An operand streams when no other cluster reads its tiles (A: N <= bn * cluster_n; B: M <= bm *
+// cluster_m) and each K step's copies of it by one cluster cover whole 256-byte L2 segments (the
+// extent along the operand's contiguous dim and that dim's length are multiples of 256 bytes; for
+// row-major B the extent is the cluster's bn * cluster_n columns, whose blocks copy a K step's
+// rows within a ring's depth of each other because every stage waits for all of their A pieces).
+// The producer emits the same conditions as kern IR, evaluated per launch (sm90_producer.cpp).
 struct Sm90Streams {
   bool a = false, b = false;
 };

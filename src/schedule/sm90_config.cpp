@@ -48,8 +48,8 @@ Sm90Streams sm90Streams(const Config& c, int64_t m, int64_t n, int64_t k, bool b
   auto whole = [](int64_t tileWidth, int64_t length, int elemBytes) {
     return sm90WholeSegments(tileWidth, elemBytes) && length * elemBytes % 256 == 0;
   };
-  s.a = n <= c.bn && whole(c.bk, k, aElemBytes);
-  s.b = m <= int64_t(c.bm) * c.clusterM && (bKMajor ? whole(c.bk, k, bElemBytes) : whole(c.bn, n, bElemBytes));
+  s.a = n <= int64_t(c.bn) * c.clusterN && whole(c.bk, k, aElemBytes);
+  s.b = m <= int64_t(c.bm) * c.clusterM && (bKMajor ? whole(c.bk, k, bElemBytes) : whole(int64_t(c.bn) * c.clusterN, n, bElemBytes));
   return s;
 }
 
@@ -99,17 +99,20 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   if (c.splitK > 64)
     diag.error(loc) << "split_k=" << c.splitK << " is more slices than " << who
                     << " takes (at most 64; a slice should keep several K steps)";
-  if (c.splitK > 1 && c.clusterM > 1)
-    diag.error(loc) << "split_k=" << c.splitK << " with cluster_m=" << c.clusterM << " is not supported by " << who
-                    << ": split K slices across blocks, or share B within a cluster, not both";
+  bool multicast = c.clusterM * c.clusterN > 1;
+  if (c.splitK > 1 && multicast)
+    diag.error(loc) << "split_k=" << c.splitK << " with cluster_m=" << c.clusterM << " cluster_n=" << c.clusterN
+                    << " is not supported by " << who
+                    << ": split K slices across blocks, or share an operand within a cluster, not both";
   // stream_k: a block's run of K steps may start and end inside tiles, so the units are not whole
   // tiles (split_k's slices, cluster_m's tile pairs, ping-pong's alternating tiles).
   if (c.streamK && c.splitK > 1)
     diag.error(loc) << "stream_k=" << c.streamK << " with split_k=" << c.splitK << " is not supported by " << who
                     << ": stream-K already splits the K steps of the tail tiles; use one or the other";
-  if (c.streamK && c.clusterM > 1)
-    diag.error(loc) << "stream_k=" << c.streamK << " with cluster_m=" << c.clusterM << " is not supported by " << who
-                    << ": the blocks of a cluster walk tile pairs, stream-K blocks walk runs of K steps";
+  if (c.streamK && multicast)
+    diag.error(loc) << "stream_k=" << c.streamK << " with cluster_m=" << c.clusterM << " cluster_n=" << c.clusterN
+                    << " is not supported by " << who
+                    << ": the blocks of a cluster walk cluster tiles, stream-K blocks walk runs of K steps";
   if (c.streamK && pingpong)
     diag.error(loc) << "stream_k=" << c.streamK << " with consumers=pingpong is not supported by " << who
                     << ": use consumers=cooperative";
@@ -124,11 +127,13 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
       diag.error(loc) << "split_handover=cluster is supported by " << who << " only with consumers=cooperative";
   }
   if (c.swapAB) diag.error(loc) << "swap_ab=true is not supported by " << who << " yet";
-  // Clusters: pairs of CTAs along M that share (multicast) the B tile; other shapes are not built.
-  if (c.clusterN != 1 || (c.clusterM != 1 && c.clusterM != 2))
+  // Clusters: pairs of CTAs along M that share (multicast) the B tile, or 2 or 4 CTAs along N that
+  // share the A tile; other shapes are not built.
+  bool pairM = c.clusterM == 2 && c.clusterN == 1, rowN = c.clusterM == 1 && (c.clusterN == 2 || c.clusterN == 4);
+  if (multicast && !pairM && !rowN)
     diag.error(loc) << "cluster_m=" << c.clusterM << " cluster_n=" << c.clusterN << " is not supported by " << who
-                    << ": use cluster_m=2 cluster_n=1 (two CTAs along M sharing the B tile through TMA multicast) "
-                       "or no cluster";
+                    << ": use cluster_m=2 cluster_n=1 (two CTAs along M sharing the B tile through TMA multicast), "
+                       "cluster_m=1 with cluster_n=2 or 4 (CTAs along N sharing the A tile), or no cluster";
   if (c.epilogue == EpilogueStore::Smem)
     diag.error(loc) << "epilogue=smem is not supported by " << who << " yet; use epilogue=direct or epilogue=tma";
   if (c.stageStore == StageStore::Stmatrix && c.epilogue != EpilogueStore::Tma)

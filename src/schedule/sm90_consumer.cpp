@@ -45,14 +45,16 @@ using namespace ir;
 
 namespace {
 
-// Gives stage s back to the producers: to this block's, and in a cluster to the peer's too, whose
-// multicast also overwrites this block's copy of the stage. Both arrives are issued after this
-// warp's wait_group retired its wgmma groups, so its reads of the stage are complete before either
+// Gives stage s back to the producers: to this block's, and in a cluster to every peer's too, whose
+// multicast also overwrites this block's copy of the stage. All arrives are issued after this
+// warp's wait_group retired its wgmma groups, so its reads of the stage are complete before any
 // producer can see the arrival, and so before its next TMA writes here.
 void releaseStage(Plan& p, Value* s) {
   p.b.create("kern.mbarrier_arrive", {p.empty, s}, {});
-  if (p.clustered())
-    p.b.create("kern.mbarrier_arrive_remote", {p.empty, s, p.b.intBin("arith.xori", p.rank, p.b.i32(1))}, {});
+  int n = p.clusterSize();
+  // Peer rank ^ j for j = 1 .. n - 1 (n a power of two): each other block once.
+  for (int j = 1; j < n; ++j)
+    p.b.create("kern.mbarrier_arrive_remote", {p.empty, s, p.b.intBin("arith.xori", p.rank, p.b.i32(j))}, {});
 }
 
 bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, const std::vector<Value*>& out,

@@ -29,7 +29,7 @@ struct Plan {
   ir::Value *sA = nullptr, *sB = nullptr;         // operand rings: [stages, rows, 64] 128B-swizzled
   ir::Value *full = nullptr, *empty = nullptr;    // mbarrier rings, one barrier per stage
   ir::Value* turn = nullptr;  // consumers=pingpong: turn[wg] completes when wg may start its K loop
-  ir::Value* rank = nullptr;  // cluster_m=2: the block's rank in its cluster (kern.cluster_rank)
+  ir::Value* rank = nullptr;  // cluster_m=2 or cluster_n>1: the block's rank in its cluster (kern.cluster_rank)
   ir::Value *dimM = nullptr, *dimN = nullptr, *dimK = nullptr;
   ir::Value* ktiles = nullptr;                    // ceil(K / bk): K steps per tile
   ir::Value* ksteps = nullptr;                    // K steps per unit: ktiles, or split_k's ceil(ktiles / S)
@@ -61,8 +61,11 @@ struct Plan {
   bool clusterHandover() const { return cfg.splitK > 1 && cfg.splitHandover == SplitHandover::Cluster; }
   bool pingpong() const { return cfg.consumers == Consumers::Pingpong; }
   // cluster_m=2: the two blocks of a cluster compute M-adjacent tiles that share the B tile; each
-  // loads half of the B stage and multicasts it to both.
-  bool clustered() const { return cfg.clusterM > 1; }
+  // loads half of the B stage and multicasts it to both. cluster_n=2 or 4: the blocks compute
+  // N-adjacent tiles that share the A tile; each loads bm / cluster_n rows of the A stage and
+  // multicasts them to all. Either way every block's stage is written by every block's producer.
+  bool clustered() const { return clusterSize() > 1; }
+  int clusterSize() const { return cfg.clusterM * cfg.clusterN; }
   // The attributes of the ring's mbarrier waits: CTA scope (the default) with or without a
   // cluster. The full barriers complete by TMA complete-tx, which orders the copies' writes into
   // this block's shared memory before the phase completes, whichever block issued them; the empty

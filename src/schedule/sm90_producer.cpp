@@ -22,8 +22,10 @@
 // copy of 128-byte rows also brings in the next 128 bytes, which this block reads one K step later
 // (A, K-major B) or another block reads (row-major B at bn = 64); evict_first would drop them before
 // that read and fetch them twice (the H200: 2-4x slower at 8192x64x4096). So an operand streams only
-// when a K step's copies cover whole 256-byte segments: for BF16, row-major B at bn a multiple of
-// 128 with N a multiple of 128 (rows start on segments); A and K-major B would need bk = 128, which
+// when a K step's copies cover whole 256-byte segments: for BF16, row-major B at bn * cluster_n a
+// multiple of 128 with N a multiple of 128 (rows start on segments; the blocks of a cluster_n
+// cluster copy the same K step within the ring's depth of each other, as every stage waits for all
+// of their A pieces); A and K-major B would need bk = 128, which
 // this strategy does not build (one 128-byte box row per K step). The kernel decides from the
 // launch's M, N and K; sm90Streams (config.h) is the same rule on the host, for the heuristic.
 //
@@ -37,6 +39,15 @@
 // it. The waits stay at CTA scope (sm90_context.h, waitAttrs). A peer's complete-tx may reach full[s] before this
 // block's expect_tx of the same phase; the tx-count is then transiently negative, and the phase
 // still cannot complete before the local arrival (PTX ISA, "mbarrier": tx-count range).
+//
+// cluster_n=cn (2 or 4): the same protocol with the operands' roles swapped. The cn blocks run this
+// for N-adjacent tiles that share the A tile; block r loads rows [r bm/cn, (r+1) bm/cn) of the A
+// stage with {multicast = 2^cn - 1} and its own whole B stage, and empty[s] counts the releases of
+// all cn blocks' consumers. bm is a multiple of 64, so the pieces (16 rows or more) start on the
+// 128-byte swizzle's 8-row period and each lands swizzled exactly as a whole-box copy would have
+// placed those rows.
+#include <functional>
+
 #include "schedule/sm90_context.h"
 
 namespace kiln::sm90 {
@@ -75,8 +86,9 @@ void buildProducer(Plan& p) {
         return b.cmp("eq", b.andi(rowLength, b.i32(perSegment - 1)), b.i32(0));
       };
       if (Value* whole = segments(c.bk, p.g.abType, p.dimK))
-        streamA = b.named(b.andi(b.cmp("sle", p.dimN, b.i32(c.bn)), whole), "stream_a");
-      if (Value* whole = p.g.bKMajor ? segments(c.bk, p.g.bType, p.dimK) : segments(c.bn, p.g.bType, p.dimN))
+        streamA = b.named(b.andi(b.cmp("sle", p.dimN, b.i32(int64_t(c.bn) * c.clusterN)), whole), "stream_a");
+      if (Value* whole = p.g.bKMajor ? segments(c.bk, p.g.bType, p.dimK)
+                                     : segments(int64_t(c.bn) * c.clusterN, p.g.bType, p.dimN))
         streamB = b.named(b.andi(b.cmp("sle", p.dimM, b.i32(int64_t(c.bm) * c.clusterM)), whole), "stream_b");
     }
     Operation* loop = b.create("scf.for", {b.i32(0), p.ksteps, b.i32(1), p.stage0, p.phase0},
@@ -96,49 +108,62 @@ void buildProducer(Plan& p) {
         if (p.batched()) v.push_back(p.batch);
         return v;
       };
-      auto load = [&](Value* map, Value* buf, const std::vector<Value*>& xy, int64_t row, bool multicast = false) {
+      // mask: the cluster's blocks the box is multicast to (0: this block's only).
+      auto load = [&](Value* map, Value* buf, const std::vector<Value*>& xy, int64_t row, int64_t mask = 0) {
         std::vector<Value*> ops = {map, buf, s, p.full, s};
         ops.insert(ops.end(), xy.begin(), xy.end());
         std::vector<NamedAttr> attrs = {{"row", row}};
-        if (multicast) attrs.push_back({"multicast", int64_t{3}});
+        if (mask) attrs.push_back({"multicast", mask});
         if (Value* stream = map == p.tmA ? streamA : streamB) {
           ops.push_back(stream);
           attrs.push_back({"stream", true});
         }
         b.create("kern.tma_load", ops, {}, attrs);
       };
-      b.setLoc(p.g.loadA->loc());
-      load(p.tmA, p.sA, coords(k0, p.m0), 0);
-      b.setLoc(p.g.loadB->loc());
+      const int64_t everyone = (int64_t{1} << p.clusterSize()) - 1;
+      // The A stage, or (cluster_n=cn) piece r of its cn row ranges, multicast to every block.
+      auto loadA = [&](int piece, int pieces) {
+        b.setLoc(p.g.loadA->loc());
+        int64_t rows = c.bm / pieces;
+        KILN_ASSERT(rows % 8 == 0, "sm90: an A piece starts on the 128-byte swizzle's 8-row period");
+        load(p.tmA, p.sA, coords(k0, b.addConst(p.m0, rows * piece)), rows * piece, pieces > 1 ? everyone : 0);
+      };
       // The B stage, or (cluster_m=2) half h of it, multicast to both blocks of the cluster.
       auto loadB = [&](int half, int halves) {
-        bool mc = halves > 1;
+        b.setLoc(p.g.loadB->loc());
+        int64_t mask = halves > 1 ? everyone : 0;
         if (p.g.bKMajor) {
           int64_t rows = c.bn / halves;
-          load(p.tmB, p.sB, coords(k0, b.addConst(p.n0, rows * half)), rows * half, mc);
+          load(p.tmB, p.sB, coords(k0, b.addConst(p.n0, rows * half)), rows * half, mask);
         } else {
           // Row-major B: boxes of 64 columns (128 bytes) x bk rows, side by side in the stage; in a
           // cluster each block loads rows [h bk/2, (h+1) bk/2) of every box.
           int64_t rows = c.bk / halves;
           for (int j = 0; j < c.bn / 64; ++j)
             load(p.tmB, p.sB, coords(b.addConst(p.n0, 64 * j), b.addConst(k0, rows * half)),
-                 int64_t(j) * c.bk + rows * half, mc);
+                 int64_t(j) * c.bk + rows * half, mask);
         }
       };
-      if (!p.clustered()) {
-        loadB(0, 1);
-      } else {
-        // The TMA destination row is a compile-time displacement, so the rank picks one of two
-        // copies of the loads.
-        Operation* byRank = b.create("scf.if", {b.cmp("eq", p.rank, b.i32(0))}, {}, {}, 2);
-        InsertionGuard inner(b);
-        b.setInsertionPointToEnd(byRank->region(0).addBlock());
-        loadB(0, 2);
-        b.create("scf.yield", {}, {});
-        b.setInsertionPointToEnd(byRank->region(1).addBlock());
-        loadB(1, 2);
-        b.create("scf.yield", {}, {});
+      // The operand a cluster shares is copied in pieces, one per rank; the other whole (A first).
+      if (c.clusterN == 1) loadA(0, 1);
+      if (p.clustered()) {
+        // The TMA destination row is a compile-time displacement, so the rank picks one of the
+        // cluster's copies of the loads: if rank == 0 {..} else if rank == 1 {..} ... else {..}.
+        auto piece = [&](int r) { c.clusterN > 1 ? loadA(r, c.clusterN) : loadB(r, c.clusterM); };
+        std::function<void(int)> byRank = [&](int r) {
+          if (r + 1 == p.clusterSize()) return piece(r);
+          Operation* test = b.create("scf.if", {b.cmp("eq", p.rank, b.i32(r))}, {}, {}, 2);
+          InsertionGuard inner(b);
+          b.setInsertionPointToEnd(test->region(0).addBlock());
+          piece(r);
+          b.create("scf.yield", {}, {});
+          b.setInsertionPointToEnd(test->region(1).addBlock());
+          byRank(r + 1);
+          b.create("scf.yield", {}, {});
+        };
+        byRank(0);
       }
+      if (c.clusterM == 1) loadB(0, 1);
       b.setLoc(p.g.reduce->loc());
       auto [s1, ph1] = nextStage(b, s, ph, c.stages);
       b.create("scf.yield", {s1, ph1}, {});

@@ -77,9 +77,10 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     return box;
   };
   // With cluster_m=2 each block loads half of the B stage and multicasts it: K-major B splits the
-  // bn rows (box 64 x bn/2), row-major B the bk rows of every 64-column box (box 64 x bk/2).
-  int cm = c.clusterM;
-  Type mapA = kern::tmapType(g->abType, withBatch({c.bk, c.bm}), nameA, 128);
+  // bn rows (box 64 x bn/2), row-major B the bk rows of every 64-column box (box 64 x bk/2). With
+  // cluster_n=cn each loads bm / cn rows of the A stage (box 64 x bm/cn) and multicasts them.
+  int cm = c.clusterM, cn = c.clusterN, cs = cm * cn;
+  Type mapA = kern::tmapType(g->abType, withBatch({c.bk, c.bm / cn}), nameA, 128);
   Type mapB = g->bKMajor ? kern::tmapType(g->abType, withBatch({c.bk, c.bn / cm}), nameB, 128)
                          : kern::tmapType(g->abType, withBatch({64, c.bk / cm}), nameB, 128);
   // epilogue=tma: the output through a map too, one box of 64 columns x a consumer's rows at a time.
@@ -139,9 +140,10 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   std::vector<std::pair<std::string, int64_t>> align = {{nameA, 16}, {nameB, 16}};
   for (const Operation* op : g->epilogue)
     if (op->is("tile.store")) align.push_back({tensorName(op->operand(0)), 2 * bitWidth(op->operand(0)->type().elem()) / 8});
-  // The grid counts clusters: tile pairs along M with cluster_m=2.
+  // The grid counts clusters: tile pairs along M with cluster_m=2, rows of cn tiles along N with
+  // cluster_n=cn.
   Attribute::Array tiles = {Attribute(g->dimM), Attribute(int64_t(c.bm) * cm), Attribute(g->dimN),
-                            Attribute(int64_t(c.bn))};
+                            Attribute(int64_t(c.bn) * cn)};
   if (batched) {
     tiles.push_back(Attribute(g->dimBatch));
     tiles.push_back(Attribute(int64_t{1}));
@@ -163,7 +165,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
                                   {"target", target.name},
                                   {"config", config.str()},
                                   {"persistent", true}};
-  if (cm > 1) attrs.push_back({"cluster", Attribute::ints({cm, 1, 1})});
+  if (cs > 1) attrs.push_back({"cluster", Attribute::ints({cs, 1, 1})});
   if (clusterSplit) attrs.push_back({"cluster", Attribute::ints({c.splitK, 1, 1})});
   // split_k: per tile, one flag per consumer group (a warpgroup's rows, or with ping-pong the
   // tile) and the partial sums of the S - 1 slices that do not finish the tile.
@@ -264,10 +266,10 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     for (int s = 0; s < c.stages; ++s) {
       b.create("kern.mbarrier_init", {p.full, b.i32(s)}, {}, {{"count", int64_t{1}}});
       // One arrival per warp that reads the stage: every consumer warp, or with ping-pong the
-      // warps of the one warpgroup whose tile the stage belongs to. In a cluster the producer's
-      // multicast overwrites the stage in both blocks, so the readers of both arrive.
+      // warps of the one warpgroup whose tile the stage belongs to. In a cluster every block's
+      // producer multicasts into the stage of every block, so the readers of all of them arrive.
       b.create("kern.mbarrier_init", {p.empty, b.i32(s)}, {},
-               {{"count", int64_t(4 * (pingpong ? 1 : c.warpsM) * cm)}});
+               {{"count", int64_t(4 * (pingpong ? 1 : c.warpsM) * cs)}});
     }
     // The hand-over's: the S - 1 other slices' elected threads fill, the last slice's empties.
     for (int w = 0; w < c.warpsM && clusterSplit; ++w) {
@@ -285,7 +287,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     b.create("scf.yield", {}, {});
   }
   b.create("kern.barrier", {}, {});
-  if (cm > 1) {
+  if (cs > 1) {
     // No block may multicast into its peer or arrive on the peer's barriers before the peer has
     // initialized them: the init's fence.mbarrier_init.release.cluster and this barrier's
     // arrive.release / wait.acquire order the inits before every access that follows.
@@ -306,9 +308,9 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   std::vector<NamedAttr> loopAttrs = {{"tile", Attribute::ints({c.bm, c.bn})},
                                       {"raster", c.raster == Raster::Grouped ? "grouped" : "row"},
                                       {"group_m", int64_t(c.groupM)}};
-  // Both blocks of a cluster walk the same tile pairs, the second M tile included when it lies past
-  // M (zero-filled loads, masked or clipped stores), so the multicast protocol stays in step.
-  if (cm > 1) loopAttrs.push_back({"cluster", Attribute::ints({cm, 1})});
+  // The blocks of a cluster walk the same cluster tiles, the sub-tiles that lie past M or N
+  // included (zero-filled loads, masked or clipped stores), so the multicast protocol stays in step.
+  if (cs > 1) loopAttrs.push_back({"cluster", Attribute::ints({cm, cn})});
   if (c.splitK > 1) loopAttrs.push_back({"splits", int64_t(c.splitK)});
   std::vector<Value*> loopOperands = {p.dimM, p.dimN, batches};
   if (c.streamK) {
@@ -363,7 +365,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   // barriers: every such access precedes the peer's arrival here.
   // With the cluster hand-over, no block exits while the last slice may still read its sums or
   // arrive on its barriers.
-  if (cm > 1 || clusterSplit) b.create("kern.cluster_barrier", {}, {});
+  if (cs > 1 || clusterSplit) b.create("kern.cluster_barrier", {}, {});
   return kernel;
 }
 

@@ -6,7 +6,10 @@
 // why, where there is no GPU or it is not an sm_90 part.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
+#include <functional>
+#include <memory>
 
 #include "bench/bench_support.h"
 #include "examples/examples.h"
@@ -51,19 +54,20 @@ class GemmSm90Gpu : public ::testing::TestWithParam<std::string> {
   }
 };
 
-TEST_P(GemmSm90Gpu, MatchesReferenceAndCublas) {
-  const ops::GemmVariant* v = ops::findGemmBf16Variant(GetParam());
-  ASSERT_NE(v, nullptr);
+// Every shape of kShapes, both B layouts, random and patterned inputs: against the fp64 reference
+// and cuBLAS.
+void matchesReferenceAndCublas(const std::string& name, const Config& config,
+                               const std::function<std::unique_ptr<ir::Module>(bool kMajor)>& program) {
   runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
   cublasHandle_t handle;
   bench::check(cublasCreate(&handle), "cublasCreate");
   for (bool kMajor : {false, true}) {
     ir::DiagnosticEngine diag;
-    auto kernel = Kernel::build(*v->program(kMajor), Target::sm90a(), v->config, diag);
+    auto kernel = Kernel::build(*program(kMajor), Target::sm90a(), config, diag);
     ASSERT_TRUE(kernel) << diag.str();
     for (const Shape& s : kShapes) {
       for (bool patterned : {false, true}) {
-        SCOPED_TRACE(GetParam() + (kMajor ? " kmajor" : " rowmajor") + " M=" + std::to_string(s.M) + " N=" +
+        SCOPED_TRACE(name + (kMajor ? " kmajor" : " rowmajor") + " M=" + std::to_string(s.M) + " N=" +
                      std::to_string(s.N) + " K=" + std::to_string(s.K) + (patterned ? " patterned" : " random"));
         std::map<std::string, int64_t> dims{{"M", s.M}, {"N", s.N}, {"K", s.K}};
         auto A = patterned ? bench::patternedBf16(s.M, s.K, 1) : bench::randomBf16(size_t(s.M) * s.K, 11 + s.M);
@@ -91,7 +95,42 @@ TEST_P(GemmSm90Gpu, MatchesReferenceAndCublas) {
   cublasDestroy(handle);
 }
 
+TEST_P(GemmSm90Gpu, MatchesReferenceAndCublas) {
+  const ops::GemmVariant* v = ops::findGemmBf16Variant(GetParam());
+  ASSERT_NE(v, nullptr);
+  matchesReferenceAndCublas(GetParam(), v->config, [&](bool kMajor) { return v->program(kMajor); });
+}
+
 INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90Gpu, ::testing::ValuesIn(sm90Variants()), testing::ParamName());
+
+// Cluster shapes not (or not all) registered as variants, through the same checks: rows of 2 and
+// 4 blocks along N sharing the A tile (cluster_n), with the epilogues and consumers they combine with.
+const std::vector<std::string> kClusterConfigs = {
+    "bm=64 bn=64 stages=13 warps_m=1 cluster_n=4",
+    "bm=64 bn=64 stages=13 warps_m=1 cluster_n=2",
+    "bm=64 bn=128 stages=9 warps_m=1 cluster_n=2",
+    "bm=128 bn=128 stages=6 warps_m=2 epilogue=tma cluster_n=2",
+    "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma reuse_stage=true cluster_n=2",
+    "bm=128 bn=128 stages=5 warps_m=2 consumers=pingpong epilogue=tma cluster_n=2",
+};
+
+class GemmSm90GpuClusters : public GemmSm90Gpu {};
+
+TEST_P(GemmSm90GpuClusters, MatchesReferenceAndCublas) {
+  Config config = Config::parse(std::string("strategy=sm90_ws_persistent bk=64 warps_n=1 raster=grouped group_m=8 "
+                                            "l2_hint=reuse ") + GetParam());
+  matchesReferenceAndCublas(GetParam(), config, [](bool kMajor) {
+    return kMajor ? examples::gemmKMajorB() : examples::gemmBf16();
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, GemmSm90GpuClusters, ::testing::ValuesIn(kClusterConfigs),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string n = info.param;
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
 
 // Batched: C[b] = A[b] · B[b] through 3-D tensor maps (box depth 1), batch walked by the tile loop.
 TEST(GemmSm90GpuBatched, MatchesReference) {

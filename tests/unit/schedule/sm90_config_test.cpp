@@ -42,6 +42,16 @@ TEST(Sm90Config, ClusterOfTwoAlongMIsAccepted) {
   }
 }
 
+TEST(Sm90Config, ClustersAlongNAreAccepted) {
+  for (const char* extra : {"bm=64 bn=64 stages=13 warps_m=1 cluster_n=4", "bm=64 bn=128 stages=9 warps_m=1 cluster_n=2",
+                            "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma reuse_stage=true cluster_n=2",
+                            "bm=128 bn=128 stages=5 warps_m=2 consumers=pingpong epilogue=tma cluster_n=2"}) {
+    ir::DiagnosticEngine diag;
+    EXPECT_TRUE(validate(Config::parse(std::string(kBase) + "bk=64 " + extra), Target::sm90a(), OperandInfo{}, diag))
+        << extra << ": " << diag.str();
+  }
+}
+
 TEST(Sm90Config, OneConsumerWarpgroupNeedsNoRegisterSplit) {
   Sm90Shape s = sm90Shape(Config::parse(std::string(kBase) + "bk=64 bm=64 bn=256 stages=5 warps_m=1"), 2);
   EXPECT_EQ(s.threads, 256);
@@ -90,20 +100,25 @@ TEST(Sm90Config, ExactMessages) {
   }
   EXPECT_EQ(errors("warps_m=2 epilogue=smem"),
             "error: epilogue=smem is not supported by sm90_ws_persistent yet; use epilogue=direct or epilogue=tma\n");
-  // Clusters: pairs along M only (cluster_m=2 is accepted: ClusterOfTwoAlongMIsAccepted).
+  // Clusters: pairs along M, or rows of 2 or 4 along N (accepted: ClusterOfTwoAlongMIsAccepted,
+  // ClustersAlongNAreAccepted).
   const std::string clusterHint =
       " is not supported by sm90_ws_persistent: use cluster_m=2 cluster_n=1 (two CTAs along M sharing the B tile "
-      "through TMA multicast) or no cluster\n";
+      "through TMA multicast), cluster_m=1 with cluster_n=2 or 4 (CTAs along N sharing the A tile), or no cluster\n";
   EXPECT_EQ(errors("warps_m=2 cluster_m=4"), "error: cluster_m=4 cluster_n=1" + clusterHint);
-  EXPECT_EQ(errors("warps_m=2 cluster_n=2"), "error: cluster_m=1 cluster_n=2" + clusterHint);
+  EXPECT_EQ(errors("warps_m=2 cluster_n=3"), "error: cluster_m=1 cluster_n=3" + clusterHint);
+  EXPECT_EQ(errors("warps_m=2 cluster_n=8"), "error: cluster_m=1 cluster_n=8" + clusterHint);
   EXPECT_EQ(errors("warps_m=2 cluster_m=2 cluster_n=2"), "error: cluster_m=2 cluster_n=2" + clusterHint);
   // split_k: up to 64 slices, not across a cluster.
   EXPECT_EQ(errors("warps_m=2 split_k=65"),
             "error: split_k=65 is more slices than sm90_ws_persistent takes (at most 64; a slice should keep several "
             "K steps)\n");
   EXPECT_EQ(errors("warps_m=2 bn=256 stages=3 split_k=2 cluster_m=2"),
-            "error: split_k=2 with cluster_m=2 is not supported by sm90_ws_persistent: split K slices across blocks, "
-            "or share B within a cluster, not both\n");
+            "error: split_k=2 with cluster_m=2 cluster_n=1 is not supported by sm90_ws_persistent: split K slices "
+            "across blocks, or share an operand within a cluster, not both\n");
+  EXPECT_EQ(errors("warps_m=2 split_k=2 cluster_n=2"),
+            "error: split_k=2 with cluster_m=1 cluster_n=2 is not supported by sm90_ws_persistent: split K slices "
+            "across blocks, or share an operand within a cluster, not both\n");
   // split_handover=cluster: a tile's slices are one portable cluster, with cooperative consumers.
   EXPECT_EQ(errors("warps_m=2 split_handover=cluster"),
             "error: split_handover=cluster runs a tile's split_k slices as one cluster of blocks: use split_k from 2 "
@@ -123,8 +138,11 @@ TEST(Sm90Config, ExactMessages) {
             "error: stream_k=2 with split_k=2 is not supported by sm90_ws_persistent: stream-K already splits the K "
             "steps of the tail tiles; use one or the other\n");
   EXPECT_EQ(errors("warps_m=2 bn=256 stages=3 stream_k=1 cluster_m=2"),
-            "error: stream_k=1 with cluster_m=2 is not supported by sm90_ws_persistent: the blocks of a cluster walk "
-            "tile pairs, stream-K blocks walk runs of K steps\n");
+            "error: stream_k=1 with cluster_m=2 cluster_n=1 is not supported by sm90_ws_persistent: the blocks of a "
+            "cluster walk cluster tiles, stream-K blocks walk runs of K steps\n");
+  EXPECT_EQ(errors("warps_m=2 stream_k=1 cluster_n=4"),
+            "error: stream_k=1 with cluster_m=1 cluster_n=4 is not supported by sm90_ws_persistent: the blocks of a "
+            "cluster walk cluster tiles, stream-K blocks walk runs of K steps\n");
   EXPECT_EQ(errors("warps_m=2 stream_k=2 consumers=pingpong"),
             "error: stream_k=2 with consumers=pingpong is not supported by sm90_ws_persistent: use "
             "consumers=cooperative\n");

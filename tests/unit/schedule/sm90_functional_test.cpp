@@ -20,6 +20,7 @@
 #include "kiln/float_formats.h"
 #include "kiln/ir/parser.h"
 #include "kiln/kernel.h"
+#include "dialects/kern/int_range.h"
 #include "ops/gemm_bf16.h"
 #include "tests/unit/testing/ws_sim.h"
 
@@ -252,6 +253,15 @@ TEST(Sm90Functional, L2HintStreamsTheOperandNoOtherBlockReads) {
   check(pair, {129, 256, 128, false, 0, 2}, {}, "", &streamed);
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
   agrees(pair, {129, 256, 128, false, 0, 2});
+  // A cluster_n=2 row of bn = 64 tiles covers 128 columns: whole segments, so B streams at one tile
+  // row; alone (no cluster) the same tile does not (above).
+  const std::string row2 = std::string(k64) + " l2_hint=reuse cluster_n=2";
+  check(row2, {64, 256, 128, false, 0, 2}, {}, "", &streamed);
+  EXPECT_EQ(streamed, (std::vector<int64_t>{0, 4 * 2 * bBox}));  // 4 N tiles x 2 K steps x 1 box
+  agrees(row2, {64, 256, 128, false, 0, 2});
+  check(row2, {72, 256, 128, false, 0, 2}, {}, "", &streamed);
+  EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
+  agrees(row2, {72, 256, 128, false, 0, 2});
 }
 
 // cluster_m=2: the two blocks of a cluster compute M-adjacent tiles and share the B tile, each
@@ -280,6 +290,29 @@ TEST(Sm90Functional, ClusterWithPingpongConsumersAndTmaStore) {
 TEST(Sm90Functional, ClusterBatched) {
   check(c2k64 + " epilogue=tma", {72, 64, 96, false, 2, 4});
   check(c2k64, {136, 72, 136, false, 3, 2});
+}
+
+// cluster_n=2 or 4: the blocks of a cluster compute N-adjacent tiles and share the A tile, each
+// loading bm / cluster_n of its rows and multicasting them to all; each block's consumers release
+// a stage to every producer of the cluster.
+const std::string n2 = std::string(k128) + " cluster_n=2";
+const char* kReuseForClusters =
+    "strategy=sm90_ws_persistent bm=128 bn=256 bk=64 stages=3 warps_m=2 warps_n=1 epilogue=tma reuse_stage=true";
+const std::string n4k64 = std::string(k64) + " cluster_n=4";
+
+TEST(Sm90Functional, ClusterRowsShareAThroughMulticast) {
+  check(n2, {264, 328, 264, false, 0, 2});     // 3 N tiles: the second cluster tile's right half lies past N
+  check(n2, {200, 200, 200, true, 0, 4});      // K-major B, 2 clusters, 64-row A pieces
+  check(n4k64, {72, 328, 320, false, 0, 4});   // 16-row pieces; 6 N tiles (one cluster tile and a half) x 2 M tiles
+  check(n4k64, {130, 136, 200, true, 0, 8});   // 2 clusters; the last cluster tile is 3/4 past N
+  check(n4k64 + " epilogue=tma", {64, 520, 128, false, 0, 4});
+  check(std::string(k64) + " cluster_n=2 epilogue=tma stage_store=stmatrix", {100, 200, 96, false, 0, 2});
+}
+
+TEST(Sm90Functional, ClusterRowsWithPingpongReuseStageAndBatch) {
+  check(n2 + " consumers=pingpong epilogue=tma", {330, 264, 264, true, 0, 2});
+  check(std::string(kReuseForClusters) + " cluster_n=2", {264, 520, 200, false, 0, 2});
+  check(n4k64, {72, 136, 136, false, 3, 4});   // batched: every batch's cluster tiles walked in step
 }
 
 // Protocol breakers for the hand-over tests: every op `name` erased; the flag reset erased.
@@ -444,6 +477,20 @@ TEST(Sm90Functional, ClusterProtocolErrorsAreCaught) {
   };
   check(c2k64, {64, 64, 64, false, 0, 2}, dropClusterBarrier(true), "before a cluster barrier");
   check(c2k64, {64, 64, 64, false, 0, 2}, dropClusterBarrier(false), "exits while its peer");
+  // cluster_n=4: the releases to one of the three peers missing (rank ^ 2): the peers it does not
+  // reach never see their stages free.
+  check(n4k64, {72, 328, 320, false, 0, 4}, [&](ir::Operation& k) {
+    each(k, "kern.mbarrier_arrive_remote", [](ir::Operation& op) {
+      int64_t j = -1;
+      if (kern::constantInt(op.operand(2)->definingOp()->operand(1), j) && j == 2) op.erase();
+    });
+  }, "deadlock");
+  // The A pieces multicast to rank 0 only: the other blocks' full barriers never get their bytes.
+  check(n4k64, {72, 328, 320, false, 0, 4}, [&](ir::Operation& k) {
+    each(k, "kern.tma_load", [](ir::Operation& op) {
+      if (op.attr("multicast")) op.setAttr("multicast", ir::Attribute(int64_t{1}));
+    });
+  }, "deadlock");
 }
 
 // The simulator can fail: a TMA store reads its box from shared memory asynchronously, until
