@@ -27,6 +27,7 @@ struct Sm90Shape {
   int splitK = 1;         // K slices of each tile on separate blocks (split_k)
   bool reuseStage = false;  // boxes past the two staging slots go to the ring stage read last (reuse_stage)
   int groupM = 8;           // raster=grouped: rows of tiles per group
+  int clusterN = 1;         // 2: pairs of CTAs along N share the A tile through TMA multicast
 };
 // Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus with the TMA-store
 // epilogue two 64-column slots of output staging per consumer row: bm x 256 bytes, twice that with
@@ -41,6 +42,7 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 256, 2, 4, true, false, 2}, {128, 128, 2, 5, true, true, 2}, {128, 256, 2, 4, true, false, 1, true},
     {128, 128, 2, 6, true, false, 1, false, 2},
     {128, 256, 2, 4, true, false, 1, false, 1, true}, {128, 256, 2, 4, true, false, 1, false, 1, true, 16},
+    {64, 64, 1, 13, false, false, 1, false, 1, false, 8, 2},
 };
 
 
@@ -68,10 +70,11 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
   std::vector<GemmVariant> t;
   for (const Sm90Shape& s : kSm90Shapes) {
     GemmVariant v;
-    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
+    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
                          s.pingpong ? "_pp" : "", s.clusterM > 1 ? fmt::format("_c{}", s.clusterM) : "",
-                         s.stmatrix ? "_stsm" : "", s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "",
-                         s.reuseStage ? "_rs" : "", s.groupM != 8 ? fmt::format("_g{}", s.groupM) : "");
+                         s.clusterN > 1 ? fmt::format("_cn{}", s.clusterN) : "", s.stmatrix ? "_stsm" : "",
+                         s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "", s.reuseStage ? "_rs" : "",
+                         s.groupM != 8 ? fmt::format("_g{}", s.groupM) : "");
     v.config.strategy = "sm90_ws_persistent";
     v.config.bm = s.bm;
     v.config.bn = s.bn;
@@ -84,6 +87,7 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     if (s.tmaStore) v.config.epilogue = EpilogueStore::Tma;
     if (s.pingpong) v.config.consumers = Consumers::Pingpong;
     v.config.clusterM = s.clusterM;
+    v.config.clusterN = s.clusterN;
     v.config.l2Hint = L2Hint::Reuse;
     if (s.stmatrix) v.config.stageStore = StageStore::Stmatrix;
     v.config.splitK = s.splitK;
@@ -123,7 +127,17 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   double depth = c.stages == deepest ? 1.0 : 0.97;
   // Clusters (cluster_m=2) stay behind their single-CTA twins: with CTA-scope handshakes they run
   // as fast as the twin, not faster (0.95-1.00x of it; bench/results/2026-11-29-h200-hint/c2_bench.log).
-  double cluster = c.clusterM > 1 ? 0.99 : 1.0;
+  // cluster_n=2 gains where it lets B stream (the memory term's 1.1 below; 64x64 s13 at
+  // 64x5120x5120: 21.2 us against 23.3 alone, bench/results/2026-11-30-h200-cluster-n/), and no more.
+  // A cluster also computes its sub-tiles past M or N (zero-filled, clipped): their share of the
+  // cluster tiles is work no SM needed to do (half at N = 64 with cluster_n=2).
+  double cluster = c.clusterM * c.clusterN > 1 ? 0.99 : 1.0;
+  {
+    int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn);
+    int64_t walked = ceilDiv(p.m, int64_t(c.bm) * c.clusterM) * c.clusterM * ceilDiv(p.n, int64_t(c.bn) * c.clusterN) *
+                     c.clusterN;
+    cluster *= double(tiles) / double(walked);
+  }
   // stage_store=stmatrix: one stmatrix per 16 x 16 block instead of four st.shared per thread,
   // and yet 1-2% slower than its twin on the long-K shapes, the same on short K
   // (bench/results/2026-11-29-h200-hint/sm90_bench_stmatrix*.json against sm90_bench*.json).

@@ -2,12 +2,13 @@
 // The Hopper part of the gemm_bf16 family: sm90_ws_persistent schedules (TMA + mbarrier ring,
 // warp-specialized producer / wgmma consumers, persistent tile loop; docs/sm90-strategy.md).
 //
-// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_stsm][_sk<S>][_rs][_g<G>]" (table in
+// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_cn2][_stsm][_sk<S>][_rs][_g<G>]" (table in
 // gemm_bf16_sm90.cpp): 128x128, 128x256, 256x128 and 128x64 with two consumer warpgroups
 // (setmaxnreg 40 / 232); 64x64, 64x128 and 64x256 with one, and deep-ring 64x64 s13 / 64x128 s9 for
 // memory-bound small M; "_tma" stores the output through shared memory with TMA (epilogue=tma),
 // "_pp" alternates whole tiles between the consumer warpgroups (consumers=pingpong), "_c2" runs
-// clusters of two with B multicast (cluster_m=2), "_stsm" stages the output with stmatrix
+// clusters of two with B multicast (cluster_m=2), "_cn2" clusters of two along N with A multicast
+// (cluster_n=2: a 64x64 pair covers 128 columns, so B streams evict_first), "_stsm" stages the output with stmatrix
 // (stage_store=stmatrix), "_sk<S>" computes each tile's K in S slices on separate blocks and sums
 // them through the runtime's workspace (split_k=S), "_rs" stages the boxes past the two slots in
 // the ring stage the tile read last (reuse_stage=true), "_g<G>" walks groups of G tile rows
@@ -21,7 +22,8 @@
 //    * waves * intensity) times 2 (wgmma's rate is twice mma.sync's, so on sm_90a a Hopper schedule
 //    beats any sm80 one), times factors measured on the H200 (docs/perf-notes.md): 0.97 for the
 //    direct store against the TMA store, 0.97 for a ring shallower than the deepest registered for
-//    the same tile, 0.99 for clusters and 0.98 for stmatrix staging (neither beats its twin), a
+//    the same tile, 0.99 for clusters (times the share of their sub-tiles inside M x N) and 0.98
+//    for stmatrix staging (neither beats its twin but by streaming B), a
 //    tie-break of at most 2% for bytes in flight; and for memory-bound problems (fewer flops per
 //    byte than the H200's balance) the waves term enters as its square root and a variant that
 //    streams B evict_first for the problem gets 1.1; a split_k=S variant counts its units (tiles x
