@@ -42,7 +42,7 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 256, 2, 4, true, false, 2}, {128, 128, 2, 5, true, true, 2}, {128, 256, 2, 4, true, false, 1, true},
     {128, 128, 2, 6, true, false, 1, false, 2},
     {128, 256, 2, 4, true, false, 1, false, 1, true}, {128, 256, 2, 4, true, false, 1, false, 1, true, 16},
-    {64, 64, 1, 13, false, false, 1, false, 1, false, 8, 2},
+    {64, 64, 1, 13, false, false, 1, false, 1, false, 8, 2}, {64, 128, 1, 8, true, false, 2},
 };
 
 
@@ -172,6 +172,13 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
     memory = 1.0 / std::sqrt(waves);
     if (sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2).b) memory *= 1.1;
+    // With the DRAM bytes fixed, what a cluster changes is L2's output: the cluster reads each
+    // shared operand tile once and multicasts it, as one tile of the cluster's shape would. So here
+    // the intensity term is the cluster tile's (a 64x128 pair along M reads L2 like a 128x128 tile:
+    // 42.0 us at 128x8192x8192 against 44.1 for 128x128 split in two, 45.4 for 64x128 alone;
+    // bench/results/2026-11-30-h200-cluster-n/m128_c2.*).
+    auto intensity = [](double bm, double bn) { return bm * bn / (bm + bn); };
+    memory *= intensity(double(c.bm) * c.clusterM, double(c.bn) * c.clusterN) / intensity(c.bm, c.bn);
   }
   // split_k=S: a problem with fewer tiles than SMs keeps S times as many SMs streaming, at the cost
   // of handing the partial sums over through L2 (stores, a GPU-scope release, the finishing slice's
