@@ -173,12 +173,14 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     memory = 1.0 / std::sqrt(waves);
     if (sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2).b) memory *= 1.1;
     // With the DRAM bytes fixed, what a cluster changes is L2's output: the cluster reads each
-    // shared operand tile once and multicasts it, as one tile of the cluster's shape would. So here
-    // the intensity term is the cluster tile's (a 64x128 pair along M reads L2 like a 128x128 tile:
-    // 42.0 us at 128x8192x8192 against 44.1 for 128x128 split in two, 45.4 for 64x128 alone;
-    // bench/results/2026-11-30-h200-cluster-n/m128_c2.*).
+    // shared operand tile once and multicasts it, as one tile of the cluster's shape would. So where
+    // the cluster's tile lies within M x N the intensity term is the cluster tile's (a 64x128 pair
+    // along M reads L2 like a 128x128 tile: 42.0 us at 128x8192x8192 against 44.1 for 128x128 split
+    // in two, 45.4 for 64x128 alone; bench/results/2026-11-30-h200-cluster-n/m128_c2.*). Where it
+    // does not, the pair shares little and pads much (64x128 pairs at 8192x64x4096: 0.62x cuBLAS).
     auto intensity = [](double bm, double bn) { return bm * bn / (bm + bn); };
-    memory *= intensity(double(c.bm) * c.clusterM, double(c.bn) * c.clusterN) / intensity(c.bm, c.bn);
+    if (p.m >= int64_t(c.bm) * c.clusterM && p.n >= int64_t(c.bn) * c.clusterN)
+      memory *= intensity(double(c.bm) * c.clusterM, double(c.bn) * c.clusterN) / intensity(c.bm, c.bn);
   }
   // split_k=S: a problem with fewer tiles than SMs keeps S times as many SMs streaming, at the cost
   // of handing the partial sums over through L2 (stores, a GPU-scope release, the finishing slice's
