@@ -35,6 +35,6 @@
 //    0.5 past one wave; 1.01 for reuse_stage; between twins that differ only in group_m, the
 //    smaller footprint of the first wave of tiles (the operand bytes it reads), ties to group_m 8.
 //    On the ten BENCH.md shapes of the recorded run (bench/results/2026-11-30-h200-cluster-n/
-//    family_3.json) the pick is the fastest variant on 9 and within 3% on the tenth (2048^3, where
+//    family_final.json) the pick is the fastest variant or within 0.2% of it on 9 and within 3% on the tenth (2048^3, where
 //    128x256 twins trade places between runs; a unit test checks 5%).
 #include "ops/gemm_bf16.h"

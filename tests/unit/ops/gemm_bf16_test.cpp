@@ -150,10 +150,10 @@ TEST(GemmBf16Family, PtxIsDeterministic) {
 }
 
 // The same for the Hopper variants on sm_90a, against the latest run of the whole registered family
-// in one call (bench/results/2026-11-30-h200-cluster-n/family_3.json). The pick must have been
+// in one call (bench/results/2026-11-30-h200-cluster-n/family_final.json). The pick must have been
 // measured in that run, and be within 5% of its fastest variant.
 TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
-  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/results/2026-11-30-h200-cluster-n/family_3.json");
+  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/results/2026-11-30-h200-cluster-n/family_final.json");
   ASSERT_TRUE(in) << "the recorded H200 results are missing";
   auto data = nlohmann::json::parse(in);
   ASSERT_EQ(data["results"].size(), 10u);
