@@ -49,7 +49,8 @@ Sm90Streams sm90Streams(const Config& c, int64_t m, int64_t n, int64_t k, bool b
     return sm90WholeSegments(tileWidth, elemBytes) && length * elemBytes % 256 == 0;
   };
   s.a = n <= int64_t(c.bn) * c.clusterN && whole(c.bk, k, aElemBytes);
-  s.b = m <= int64_t(c.bm) * c.clusterM && (bKMajor ? whole(c.bk, k, bElemBytes) : whole(int64_t(c.bn) * c.clusterN, n, bElemBytes));
+  s.b = m <= int64_t(c.bm) * c.clusterM &&
+        (bKMajor ? whole(c.bk, k, bElemBytes) : whole(int64_t(c.bn) * c.clusterN, n, bElemBytes));
   return s;
 }
 
