@@ -226,6 +226,8 @@ int main(int argc, char** argv) {
       (large ? logLarge : logSmall) += std::log(cublasMs / bestMs);
       ++(large ? nLarge : nSmall);
     }
+    // The report so far goes out before the diagnostic line, so a log of both streams keeps lines whole.
+    std::fflush(stdout);
     std::fprintf(stderr, "[%dx%dx%d] host wall %.1f s: inputs, cuBLAS and copy %.1f s, checks %.1f s, timing %.1f s\n",
                  s.M, s.N, s.K, since(shapeStart), setupS, checkS, timeS);
     shapeJson["best_config"] = best;
