@@ -167,30 +167,30 @@ TEST(GemmSm90SplitKGpuPrograms, BatchedAndFusedEpilogue) {
   std::string why;
   if (!needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
   runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
-  Config config = Config::parse(kBase + "bm=128 bn=128 stages=6 warps_m=2 epilogue=tma split_k=3");
-  ir::DiagnosticEngine diag;
-  auto batched = Kernel::build(*examples::batchedGemm(), Target::sm90a(), config, diag);
-  ASSERT_TRUE(batched) << diag.str();
-  testing::expectBatchedGemmMatches(*batched, ctx, 3, 77, 136, 520, 51);
-  auto fused = Kernel::build(*examples::gemmBiasGelu(), Target::sm90a(), config, diag);
-  ASSERT_TRUE(fused) << diag.str();
-  testing::expectBiasGeluMatches(*fused, ctx, 200, 264, 1000, 61);
+  struct Batched {
+    int batch, m, n, k;
+  };
+  struct Fused {
+    int m, n, k;
+  };
+  // Both programs through one config; `seed` picks the inputs (the fused run uses seed + 10).
+  auto check = [&](const std::string& line, Batched b, Fused f, uint64_t seed) {
+    SCOPED_TRACE(line);
+    Config config = Config::parse(kBase + line);
+    ir::DiagnosticEngine diag;
+    auto batched = Kernel::build(*examples::batchedGemm(), Target::sm90a(), config, diag);
+    ASSERT_TRUE(batched) << diag.str();
+    testing::expectBatchedGemmMatches(*batched, ctx, b.batch, b.m, b.n, b.k, seed);
+    auto fused = Kernel::build(*examples::gemmBiasGelu(), Target::sm90a(), config, diag);
+    ASSERT_TRUE(fused) << diag.str();
+    testing::expectBiasGeluMatches(*fused, ctx, f.m, f.n, f.k, seed + 10);
+  };
+  check("bm=128 bn=128 stages=6 warps_m=2 epilogue=tma split_k=3", {3, 77, 136, 520}, {200, 264, 1000}, 51);
   // The same through the cluster.
-  Config viaCluster = Config::parse(kBase + "bm=128 bn=128 stages=4 warps_m=2 epilogue=tma split_k=3 split_handover=cluster");
-  auto batchedCl = Kernel::build(*examples::batchedGemm(), Target::sm90a(), viaCluster, diag);
-  ASSERT_TRUE(batchedCl) << diag.str();
-  testing::expectBatchedGemmMatches(*batchedCl, ctx, 3, 77, 136, 520, 55);
-  auto fusedCl = Kernel::build(*examples::gemmBiasGelu(), Target::sm90a(), viaCluster, diag);
-  ASSERT_TRUE(fusedCl) << diag.str();
-  testing::expectBiasGeluMatches(*fusedCl, ctx, 200, 264, 1000, 65);
+  check("bm=128 bn=128 stages=4 warps_m=2 epilogue=tma split_k=3 split_handover=cluster", {3, 77, 136, 520},
+        {200, 264, 1000}, 55);
   // stream_k: the batch's tiles in one walk, and the epilogue once per tile, by the unit ending it.
-  Config streamK = Config::parse(kBase + "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma stream_k=1");
-  auto batchedSk = Kernel::build(*examples::batchedGemm(), Target::sm90a(), streamK, diag);
-  ASSERT_TRUE(batchedSk) << diag.str();
-  testing::expectBatchedGemmMatches(*batchedSk, ctx, 3, 520, 1024, 520, 53);
-  auto fusedSk = Kernel::build(*examples::gemmBiasGelu(), Target::sm90a(), streamK, diag);
-  ASSERT_TRUE(fusedSk) << diag.str();
-  testing::expectBiasGeluMatches(*fusedSk, ctx, 2304, 1024, 1000, 63);
+  check("bm=128 bn=256 stages=4 warps_m=2 epilogue=tma stream_k=1", {3, 520, 1024, 520}, {2304, 1024, 1000}, 53);
 }
 
 }  // namespace
