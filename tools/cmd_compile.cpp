@@ -31,6 +31,10 @@ void printLaunch(const LaunchInfo& l) {
       std::printf(" tensor=%s box=", p.tensor.c_str());
       for (size_t i = 0; i < p.box.size(); ++i) std::printf("%s%lld", i ? "x" : "", static_cast<long long>(p.box[i]));
       std::printf(" swizzle=%d", p.swizzleBytes);
+      if (p.stream)
+        std::printf(" streams_when=%s<=%lld,%s%%%lld==0 fill=%d", p.stream->boundDim.c_str(),
+                    static_cast<long long>(p.stream->bound), p.stream->rowDim.c_str(),
+                    static_cast<long long>(p.stream->rowMultiple), p.stream->fillBytes);
     }
     std::printf("\n");
   }

@@ -50,6 +50,19 @@ struct KernelParam {
   std::string tensor;
   std::vector<int64_t> box;
   int swizzleBytes = 0;
+  // Tensor maps of an operand the kernel may stream (loads L2 evict_first, sm90 l2_hint=reuse): it
+  // does when dims[boundDim] <= bound and dims[rowDim] % rowMultiple == 0, and while it does the
+  // runtime sets the map's L2 promotion to fillBytes (0: none) instead of 256 bytes, so no fill
+  // brings in bytes that evict_first would drop before their reader came (config.h, Sm90StreamRule).
+  struct StreamRule {
+    std::string boundDim;
+    int64_t bound = 0;
+    std::string rowDim;
+    int64_t rowMultiple = 1;
+    int fillBytes = 256;
+    bool holds(const std::map<std::string, int64_t>& dims) const;
+  };
+  std::optional<StreamRule> stream;
 };
 
 struct GridAxis {

@@ -24,6 +24,11 @@ int64_t GridAxis::eval(const std::map<std::string, int64_t>& dims) const {
   return v;
 }
 
+bool KernelParam::StreamRule::holds(const std::map<std::string, int64_t>& dims) const {
+  auto b = dims.find(boundDim), r = dims.find(rowDim);
+  return b != dims.end() && r != dims.end() && b->second <= bound && rowMultiple > 0 && r->second % rowMultiple == 0;
+}
+
 std::array<int64_t, 3> LaunchInfo::gridFor(const std::map<std::string, int64_t>& dims, int sms) const {
   std::array<int64_t, 3> g = {1, 1, 1};
   // The grid axes count clusters; a block per SM at most, in whole clusters.
@@ -126,6 +131,15 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
   if (auto c = k.intsAttr("cluster"); c.size() == 3) info.cluster = {int(c[0]), int(c[1]), int(c[2])};
   if (auto w = k.intsAttr("workspace"); w.size() == 2) info.workspaceUnitBytes = {w[0], w[1]};
   info.workspacePerBlock = k.stringAttr("workspace_per") == "block";
+  // {streams = [[map, bound dim, bound, row dim, row multiple, fill bytes], ...]} (sm90_ws_persistent.cpp).
+  if (const Attribute* streams = k.attr("streams"))
+    for (const Attribute& r : streams->asArray()) {
+      const auto& f = r.asArray();
+      for (KernelParam& p : info.params)
+        if (p.name == f.at(0).asString())
+          p.stream = KernelParam::StreamRule{f.at(1).asString(), f.at(2).asInt(), f.at(3).asString(), f.at(4).asInt(),
+                                             int(f.at(5).asInt())};
+    }
   return info;
 }
 

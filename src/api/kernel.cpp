@@ -127,8 +127,14 @@ runtime::TensorMapDesc tensorMapDescFor(const KernelParam& param, const runtime:
               : param.swizzleBytes == 64 ? runtime::TmaSwizzle::B64
               : param.swizzleBytes == 32 ? runtime::TmaSwizzle::B32
                                          : runtime::TmaSwizzle::None;
-  // L2 promotion of 256 bytes: operand tiles are reread by neighbouring CTAs (CUTLASS does the same).
+  // L2 promotion of 256 bytes: operand tiles are reread by neighbouring CTAs (CUTLASS does the same);
+  // an operand the kernel streams this launch fills as its stream rule says.
   d.l2Promotion = runtime::TmaL2Promotion::B256;
+  if (param.stream && param.stream->holds(dims))
+    d.l2Promotion = param.stream->fillBytes == 256   ? runtime::TmaL2Promotion::B256
+                    : param.stream->fillBytes == 128 ? runtime::TmaL2Promotion::B128
+                    : param.stream->fillBytes == 64  ? runtime::TmaL2Promotion::B64
+                                                     : runtime::TmaL2Promotion::None;
   return d;
 }
 

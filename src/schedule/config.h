@@ -56,6 +56,17 @@ enum class L2Hint : uint8_t {
           // evict_first, so streaming it does not displace what L2 holds
 };
 
+// l2_hint=reuse: how many bytes an L2 miss of a streamed operand fills (the TMA map's L2
+// promotion), and so when the operand may stream. A fill larger than what its reader asked for
+// brings in bytes another read (the next K step, the neighbouring tile) wants later, and
+// evict_first drops them before that read, so they come from DRAM twice (docs/perf-notes.md,
+// "l2_hint=reuse, first rule"): an operand streams only when its copies cover whole fills.
+enum class StreamFill : uint8_t {
+  Segment256,  // 256-byte fills: streams when each K step's copies cover whole 256-byte segments
+  Line128,     // 128-byte fills: streams when they cover whole 128-byte lines (rows on lines)
+  Sector,      // no promotion (32-byte sectors, as asked): streams whenever no other block reads it
+};
+
 // The L2 policy of the output tile's TMA stores (sm90, epilogue=tma).
 enum class StoreHint : uint8_t {
   None,        // no policy: evict_normal
@@ -97,6 +108,7 @@ struct Config {
   Consumers consumers = Consumers::Cooperative;
   FragPrefetch fragPrefetch = FragPrefetch::A;
   L2Hint l2Hint = L2Hint::None;
+  StreamFill streamFill = StreamFill::Segment256;
   StageStore stageStore = StageStore::Pairs;
   StoreHint storeHint = StoreHint::None;
   // Stream-K (sm90_ws_persistent): 0 off; W = 1 or 2: the tiles of the last W waves (the partial
@@ -170,22 +182,38 @@ struct Sm90Shape {
 };
 Sm90Shape sm90Shape(const Config& c, int elemBytes);
 
-// l2_hint=reuse in sm90_ws_persistent: the operands a launch of M x N x K loads L2 evict_first.
-// An operand streams when no other cluster reads its tiles (A: N <= bn * cluster_n; B: M <= bm *
-// cluster_m) and each K step's copies of it by one cluster cover whole 256-byte L2 segments (the
-// extent along the operand's contiguous dim and that dim's length are multiples of 256 bytes; for
-// row-major B the extent is the cluster's bn * cluster_n columns, whose blocks copy a K step's
-// rows within a ring's depth of each other because every stage waits for all of their A pieces).
-// The producer emits the same conditions as kern IR, evaluated per launch (sm90_producer.cpp).
+// l2_hint=reuse in sm90_ws_persistent: when an operand streams (is loaded L2 evict_first). It
+// streams when no other cluster reads its tiles (A: N <= bn * cluster_n; B: M <= bm * cluster_m)
+// and each K step's copies of it by one cluster cover whole L2 fills (stream_fill): the extent
+// along the operand's contiguous dim and that dim's length are multiples of the fill. For
+// row-major B the extent is the cluster's bn * cluster_n columns, whose blocks copy a K step's rows
+// within a ring's depth of each other because every stage waits for all of their A pieces. The
+// producer emits the same conditions as kern IR, evaluated per launch (sm90_producer.cpp), and the
+// kernel states them for the runtime, which sets the map's L2 promotion to the fill while the
+// operand streams (KernelParam::stream).
+struct Sm90StreamRule {
+  bool possible = false;    // false: never streams under this config
+  char boundDim = 0;        // 'N' (A) or 'M' (B): streams only when this dim <= bound
+  int64_t bound = 0;
+  char rowDim = 0;          // 'K' or 'N': the operand's contiguous dim, whose length must be a
+  int64_t rowMultiple = 1;  // multiple of rowMultiple elements (rows start on fills)
+  int fillBytes = 256;      // the map's L2 promotion while the operand streams (0: none)
+  bool holds(int64_t m, int64_t n, int64_t k) const {
+    if (!possible) return false;
+    int64_t b = boundDim == 'N' ? n : m, row = rowDim == 'K' ? k : n;
+    return b <= bound && row % rowMultiple == 0;
+  }
+};
+struct Sm90StreamRules {
+  Sm90StreamRule a, b;
+};
+Sm90StreamRules sm90StreamRules(const Config& c, bool bKMajor, int aElemBytes, int bElemBytes);
 struct Sm90Streams {
   bool a = false, b = false;
 };
+// The rules evaluated for a launch of M x N x K.
 Sm90Streams sm90Streams(const Config& c, int64_t m, int64_t n, int64_t k, bool bKMajor, int aElemBytes,
                         int bElemBytes);
-// Whether a tile extent of `tileWidth` elements of `elemBytes` covers whole 256-byte segments
-// (then a row length that is a multiple of 256 bytes makes every K step's copies do so).
-inline bool sm90WholeSegments(int64_t tileWidth, int elemBytes) { return tileWidth * elemBytes % 256 == 0; }
-
 // The strategies Kiln implements ("sm80_multistage", "sm90_ws_persistent").
 const std::vector<std::string>& knownStrategies();
 

@@ -41,17 +41,31 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   return s;
 }
 
+Sm90StreamRules sm90StreamRules(const Config& c, bool bKMajor, int aElemBytes, int bElemBytes) {
+  Sm90StreamRules r;
+  if (c.l2Hint != L2Hint::Reuse) return r;
+  const int fill = c.streamFill == StreamFill::Segment256 ? 256 : c.streamFill == StreamFill::Line128 ? 128 : 0;
+  // tileWidth: the elements of the contiguous dim one K step's copies cover.
+  auto rule = [&](char boundDim, int64_t bound, char rowDim, int64_t tileWidth, int elemBytes) {
+    Sm90StreamRule s;
+    s.possible = fill == 0 || tileWidth * elemBytes % fill == 0;
+    s.boundDim = boundDim;
+    s.bound = bound;
+    s.rowDim = rowDim;
+    s.rowMultiple = fill == 0 ? 1 : fill / elemBytes;
+    s.fillBytes = fill;
+    return s;
+  };
+  r.a = rule('N', int64_t(c.bn) * c.clusterN, 'K', c.bk, aElemBytes);
+  r.b = bKMajor ? rule('M', int64_t(c.bm) * c.clusterM, 'K', c.bk, bElemBytes)
+                : rule('M', int64_t(c.bm) * c.clusterM, 'N', int64_t(c.bn) * c.clusterN, bElemBytes);
+  return r;
+}
+
 Sm90Streams sm90Streams(const Config& c, int64_t m, int64_t n, int64_t k, bool bKMajor, int aElemBytes,
                         int bElemBytes) {
-  Sm90Streams s;
-  if (c.l2Hint != L2Hint::Reuse) return s;
-  auto whole = [](int64_t tileWidth, int64_t length, int elemBytes) {
-    return sm90WholeSegments(tileWidth, elemBytes) && length * elemBytes % 256 == 0;
-  };
-  s.a = n <= int64_t(c.bn) * c.clusterN && whole(c.bk, k, aElemBytes);
-  s.b = m <= int64_t(c.bm) * c.clusterM &&
-        (bKMajor ? whole(c.bk, k, bElemBytes) : whole(int64_t(c.bn) * c.clusterN, n, bElemBytes));
-  return s;
+  Sm90StreamRules r = sm90StreamRules(c, bKMajor, aElemBytes, bElemBytes);
+  return {r.a.holds(m, n, k), r.b.holds(m, n, k)};
 }
 
 bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
@@ -86,6 +100,9 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                     << ": use a multiple of 64 up to 256 (64-element TMA boxes of a row-major B; wgmma N <= 256)";
   if (c.stages < 2)
     diag.error(loc) << "stages=" << c.stages << " is too few: " << who << " needs at least 2";
+  if (c.streamFill != Config{}.streamFill && c.l2Hint != L2Hint::Reuse)
+    diag.error(loc) << "stream_fill sets how l2_hint=reuse streams an operand, but l2_hint=none streams none: "
+                    << "add l2_hint=reuse or drop stream_fill";
   if (diag.errorCount() == errors) {
     // A consumer thread holds rows x bn / 128 f32 accumulators; 128 leave room for addresses and
     // the epilogue in the 232 registers setmaxnreg gives it.

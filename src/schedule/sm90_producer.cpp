@@ -18,16 +18,18 @@
 // the benchmark, the dirty lines of its L2 flush (ncu: 21 MB of them written back during one
 // 64x5120x5120 GEMM; 1.6 MB with B loaded evict_first). Each A tile is read by the ceil(N / bn) blocks
 // of its tile row; each B tile by the ceil(M / (bm * cluster_m)) of its tile column (a cluster reads
-// it once and multicasts). One more condition: the tensor maps promote L2 fills to 256 bytes, so a
-// copy of 128-byte rows also brings in the next 128 bytes, which this block reads one K step later
-// (A, K-major B) or another block reads (row-major B at bn = 64); evict_first would drop them before
+// it once and multicasts). One more condition: an L2 miss fills more than the sectors asked for when
+// the tensor map promotes fills (stream_fill=256: 256 bytes, as CUTLASS's maps do), so a copy of
+// 128-byte rows also brings in the next 128 bytes, which this block reads one K step later (A,
+// K-major B) or another block reads (row-major B at bn = 64); evict_first would drop them before
 // that read and fetch them twice (the H200: 2-4x slower at 8192x64x4096). So an operand streams only
-// when a K step's copies cover whole 256-byte segments: for BF16, row-major B at bn * cluster_n a
-// multiple of 128 with N a multiple of 128 (rows start on segments; the blocks of a cluster_n
-// cluster copy the same K step within the ring's depth of each other, as every stage waits for all
-// of their A pieces); A and K-major B would need bk = 128, which
-// this strategy does not build (one 128-byte box row per K step). The kernel decides from the
-// launch's M, N and K; sm90Streams (config.h) is the same rule on the host, for the heuristic.
+// when a K step's copies cover whole fills (config.h, Sm90StreamRule): at 256 bytes, for BF16,
+// row-major B at bn * cluster_n a multiple of 128 with N a multiple of 128 (the blocks of a
+// cluster_n cluster copy the same K step within the ring's depth of each other, as every stage
+// waits for all of their A pieces); at 128 bytes (stream_fill=128) any operand whose rows start on
+// 128-byte lines; without promotion (stream_fill=sector) any. The runtime sets the map's promotion
+// to the fill while the operand streams (KernelParam::stream); the kernel decides from the launch's
+// M, N and K; sm90Streams (config.h) is the same rule on the host, for the heuristic.
 //
 // cluster_m=2 (docs/sm90-strategy.md, "Clusters and multicast"): the two blocks of a cluster run
 // this for M-adjacent tiles that share the B tile. Each loads its own A box and half of the B stage
@@ -74,23 +76,21 @@ void buildProducer(Plan& p) {
     b.create("scf.yield", {}, {});
     b.setInsertionPointToEnd(thenB);
     b.setLoc(p.g.reduce->loc());
-    Value *streamA = nullptr, *streamB = nullptr;
-    if (c.l2Hint == L2Hint::Reuse) {
-      // A K step's copies of an operand cover whole 256-byte segments when the tile's extent along
-      // the operand's contiguous dim is a multiple of 256 bytes, and so is that dim's row length
-      // (rows then start on segments). Null: never, for this config.
-      auto segments = [&](int64_t tileWidth, ir::ScalarType elem, Value* rowLength) -> Value* {
-        int bytes = ir::bitWidth(elem) / 8;
-        int64_t perSegment = 256 / bytes;
-        if (!sm90WholeSegments(tileWidth, bytes)) return nullptr;
-        return b.cmp("eq", b.andi(rowLength, b.i32(perSegment - 1)), b.i32(0));
-      };
-      if (Value* whole = segments(c.bk, p.g.abType, p.dimK))
-        streamA = b.named(b.andi(b.cmp("sle", p.dimN, b.i32(int64_t(c.bn) * c.clusterN)), whole), "stream_a");
-      if (Value* whole = p.g.bKMajor ? segments(c.bk, p.g.bType, p.dimK)
-                                     : segments(int64_t(c.bn) * c.clusterN, p.g.bType, p.dimN))
-        streamB = b.named(b.andi(b.cmp("sle", p.dimM, b.i32(int64_t(c.bm) * c.clusterM)), whole), "stream_b");
-    }
+    // l2_hint=reuse: the operands' streaming rules (config.h, Sm90StreamRule) for this launch's M,
+    // N and K. Null: never, for this config.
+    Sm90StreamRules rules = sm90StreamRules(c, p.g.bKMajor, ir::bitWidth(p.g.abType) / 8, ir::bitWidth(p.g.bType) / 8);
+    auto streams = [&](const Sm90StreamRule& r, const char* name) -> Value* {
+      if (!r.possible) return nullptr;
+      Value* cond = b.cmp("sle", r.boundDim == 'N' ? p.dimN : p.dimM, b.i32(r.bound));
+      if (r.rowMultiple > 1) {
+        KILN_ASSERT((r.rowMultiple & (r.rowMultiple - 1)) == 0, "sm90: a fill is a power of two of elements");
+        Value* row = r.rowDim == 'K' ? p.dimK : p.dimN;
+        cond = b.andi(cond, b.cmp("eq", b.andi(row, b.i32(r.rowMultiple - 1)), b.i32(0)));
+      }
+      return b.named(cond, name);
+    };
+    Value* streamA = streams(rules.a, "stream_a");
+    Value* streamB = streams(rules.b, "stream_b");
     Operation* loop = b.create("scf.for", {b.i32(0), p.ksteps, b.i32(1), p.stage0, p.phase0},
                                {types::i32(), types::i32()}, {}, 1);
     Block* body = loop->region(0).addBlock();

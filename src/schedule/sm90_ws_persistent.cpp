@@ -177,6 +177,21 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     attrs.push_back({"workspace", Attribute::ints({4 * (c.bm / consumerRows), int64_t(c.bm) * c.bn * 4})});
     attrs.push_back({"workspace_per", "block"});
   }
+  // l2_hint=reuse: when each operand streams, for the runtime to set its map's L2 promotion to the
+  // fill (KernelParam::stream); the producer emits the same rule (sm90_producer.cpp).
+  {
+    Sm90StreamRules rules = sm90StreamRules(c, g->bKMajor, eb, bitWidth(g->bType) / 8);
+    Attribute::Array streams;
+    auto add = [&](const std::string& map, const Sm90StreamRule& r) {
+      if (!r.possible) return;
+      streams.push_back(Attribute(Attribute::Array{
+          Attribute(map), Attribute(r.boundDim == 'N' ? g->dimN : g->dimM), Attribute(r.bound),
+          Attribute(r.rowDim == 'K' ? g->dimK : g->dimN), Attribute(r.rowMultiple), Attribute(int64_t(r.fillBytes))}));
+    };
+    add("tmap_" + nameA, rules.a);
+    add("tmap_" + nameB, rules.b);
+    if (!streams.empty()) attrs.push_back({"streams", Attribute(streams)});
+  }
   if (shape.maxRegsAtEntry) {
     attrs.push_back({"max_regs", int64_t(shape.maxRegsAtEntry)});
     attrs.push_back({"role_regs", pairList({{"producer", shape.regsProducer}, {"consumer", shape.regsConsumer}})});

@@ -127,6 +127,50 @@ TEST(Sm90Launch, TensorMapDescriptionsFollowTheTensorLayouts) {
   }
 }
 
+// l2_hint=reuse: the kernel states when each operand streams (stream_fill's rule), and the map of
+// an operand that streams in this launch fills as the rule says; every other map promotes 256 bytes.
+TEST(Sm90Launch, StreamedOperandsFillAsTheirRuleSays) {
+  const auto& v = variant("bf16_gemm_sm90_64x64x64_s13");
+  std::vector<uint64_t> ptrs = {0x10000, 0x200000, 0x400000};
+  auto fills = [&](const Kernel& k, int64_t m, int64_t n, int64_t kk) {
+    std::map<std::string, int64_t> dims{{"M", m}, {"N", n}, {"K", kk}};
+    return std::pair{tensorMapDescFor(param(k.launchInfo(), "tmap_A"), k.signature(), ptrs, dims).l2Promotion,
+                     tensorMapDescFor(param(k.launchInfo(), "tmap_B"), k.signature(), ptrs, dims).l2Promotion};
+  };
+  using P = runtime::TmaL2Promotion;
+  {
+    // stream_fill=256 (the registered variant): a lone 64-column tile covers half a segment, so
+    // neither operand can stream and the kernel states no rule.
+    Kernel k = build(*v.program(false), v.config);
+    EXPECT_FALSE(param(k.launchInfo(), "tmap_A").stream);
+    EXPECT_FALSE(param(k.launchInfo(), "tmap_B").stream);
+    EXPECT_EQ(fills(k, 64, 5120, 5120), std::pair(P::B256, P::B256));
+  }
+  {
+    Config c = v.config;
+    c.streamFill = StreamFill::Line128;
+    Kernel k = build(*v.program(false), c);
+    const auto& a = param(k.launchInfo(), "tmap_A").stream;
+    const auto& b = param(k.launchInfo(), "tmap_B").stream;
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(std::tuple(a->boundDim, a->bound, a->rowDim, a->rowMultiple, a->fillBytes),
+              std::tuple(std::string("N"), int64_t{64}, std::string("K"), int64_t{64}, 128));
+    EXPECT_EQ(std::tuple(b->boundDim, b->bound, b->rowDim, b->rowMultiple, b->fillBytes),
+              std::tuple(std::string("M"), int64_t{64}, std::string("N"), int64_t{64}, 128));
+    EXPECT_EQ(fills(k, 64, 5056, 5120), std::pair(P::B256, P::B128));  // B streams
+    EXPECT_EQ(fills(k, 65, 5056, 5120), std::pair(P::B256, P::B256));  // two tile rows read B
+    EXPECT_EQ(fills(k, 64, 5000, 5120), std::pair(P::B256, P::B256));  // B's rows not on lines
+    EXPECT_EQ(fills(k, 8192, 64, 4096), std::pair(P::B128, P::B256));  // A streams
+  }
+  {
+    Config c = v.config;
+    c.streamFill = StreamFill::Sector;
+    Kernel k = build(*v.program(false), c);
+    EXPECT_EQ(fills(k, 64, 5000, 5120), std::pair(P::B256, P::None));
+    EXPECT_EQ(fills(k, 8192, 64, 4040), std::pair(P::None, P::B256));
+  }
+}
+
 TEST(Sm90Launch, BatchedOperandsUseThreeDimensionalMaps) {
   const auto& v = variant("bf16_gemm_sm90_128x128x64_s6");
   Kernel k = build(*examples::batchedGemm(), v.config);

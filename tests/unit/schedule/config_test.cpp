@@ -25,14 +25,14 @@ TEST(Config, DefaultsPrintCanonically) {
   EXPECT_EQ(Config{}.str(),
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
             "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
-            "consumers=cooperative frag_prefetch=a l2_hint=none stage_store=pairs stream_k=0 store_hint=none "
+            "consumers=cooperative frag_prefetch=a l2_hint=none stream_fill=256 stage_store=pairs stream_k=0 store_hint=none "
             "reuse_stage=false split_handover=workspace");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
   Config c = Config::parse("bm=64  bn=256 bk=64 stages=4 warps_n=4 raster=grouped group_m=16 swap_ab=true "
                            "frag_prefetch=ab l2_hint=reuse stage_store=stmatrix store_hint=evict_first reuse_stage=true "
-                           "split_handover=cluster");
+                           "split_handover=cluster stream_fill=sector");
   EXPECT_EQ(c.bm, 64);
   EXPECT_EQ(c.bn, 256);
   EXPECT_EQ(c.bk, 64);
@@ -43,6 +43,7 @@ TEST(Config, ParsesAndRoundTrips) {
   EXPECT_TRUE(c.swapAB);
   EXPECT_EQ(c.fragPrefetch, FragPrefetch::AB);
   EXPECT_EQ(c.l2Hint, L2Hint::Reuse);
+  EXPECT_EQ(c.streamFill, StreamFill::Sector);
   EXPECT_EQ(c.stageStore, StageStore::Stmatrix);
   EXPECT_EQ(c.storeHint, StoreHint::EvictFirst);
   EXPECT_TRUE(c.reuseStage);
@@ -55,7 +56,7 @@ TEST(Config, UnknownKey) {
   EXPECT_EQ(parseErrors("bm=64 bq=3"),
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
             "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
-            "frag_prefetch, l2_hint, stage_store, stream_k, store_hint, reuse_stage, split_handover\n");
+            "frag_prefetch, l2_hint, stream_fill, stage_store, stream_k, store_hint, reuse_stage, split_handover\n");
 }
 
 TEST(Config, BadValues) {
@@ -68,6 +69,7 @@ TEST(Config, BadValues) {
   EXPECT_EQ(parseErrors("swap_ab=yes"), "error: config key 'swap_ab' must be one of false, true, got 'yes'\n");
   EXPECT_EQ(parseErrors("frag_prefetch=b"), "error: config key 'frag_prefetch' must be one of none, a, ab, got 'b'\n");
   EXPECT_EQ(parseErrors("l2_hint=first"), "error: config key 'l2_hint' must be one of none, reuse, got 'first'\n");
+  EXPECT_EQ(parseErrors("stream_fill=64"), "error: config key 'stream_fill' must be one of 256, 128, sector, got '64'\n");
   EXPECT_EQ(parseErrors("bm"), "error: config entry 'bm' must have the form key=value\n");
   EXPECT_EQ(parseErrors("bm=64 bm=128"), "error: config key 'bm' is given twice\n");
 }
@@ -145,6 +147,9 @@ TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
   EXPECT_EQ(validateErrors("stage_store=stmatrix"),
             "error: stage_store=stmatrix writes the staged TMA-store epilogue, which sm80_multistage does not "
             "have; use stage_store=pairs\n");
+  EXPECT_EQ(validateErrors("stream_fill=128"),
+            "error: stream_fill=128 sets how l2_hint=reuse streams an operand, which sm80_multistage does not "
+            "support; drop stream_fill\n");
   EXPECT_EQ(validateErrors("store_hint=evict_first"),
             "error: store_hint=evict_first applies to TMA stores of the output, which sm80_multistage does not "
             "have; use store_hint=none\n");

@@ -82,6 +82,14 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2 frag_prefetch=ab"),
             "error: frag_prefetch=ab is an sm80_multistage choice (ldmatrix fragments carried across K tiles); "
             "sm90_ws_persistent's wgmma reads its operands from shared memory (leave frag_prefetch=a)\n");
+  EXPECT_EQ(errors("warps_m=2 stream_fill=128"),
+            "error: stream_fill sets how l2_hint=reuse streams an operand, but l2_hint=none streams none: add "
+            "l2_hint=reuse or drop stream_fill\n");
+  {
+    ir::DiagnosticEngine diag;
+    Config ok = Config::parse(std::string(kBase) + "bk=64 warps_m=2 l2_hint=reuse stream_fill=sector");
+    EXPECT_TRUE(validate(ok, Target::sm90a(), OperandInfo{}, diag)) << diag.str();
+  }
   EXPECT_EQ(errors("warps_m=2 store_hint=evict_first"),
             "error: store_hint=evict_first is the L2 policy of the output's TMA stores; it needs epilogue=tma\n");
   EXPECT_EQ(errors("warps_m=2 bn=256 reuse_stage=true"),

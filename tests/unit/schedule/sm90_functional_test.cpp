@@ -264,6 +264,42 @@ TEST(Sm90Functional, L2HintStreamsTheOperandNoOtherBlockReads) {
   agrees(row2, {72, 256, 128, false, 0, 2});
 }
 
+// stream_fill=128: a streamed operand's map fills 128-byte lines, so copies that cover whole lines
+// stream: a lone bn = 64 tile's B, A at one tile column, K-major B; rows that do not start on lines
+// (N = 200: 400 bytes) do not. stream_fill=sector (no promotion): every operand no other block reads.
+TEST(Sm90Functional, StreamFillDecidesWhichCopiesStream) {
+  const int64_t box = 64 * 64 * 2;  // bytes of one 64 x 64 box, A's or B's
+  std::vector<int64_t> streamed;
+  auto agrees = [&](const std::string& cfg, const Problem& p) {
+    Sm90Streams s = sm90Streams(Config::parse(cfg), p.m, p.n, p.k, p.kMajor, 2, 2);
+    EXPECT_EQ(s.a, streamed.at(0) > 0) << cfg << " " << p.m << "x" << p.n << "x" << p.k;
+    EXPECT_EQ(s.b, streamed.at(1) > 0) << cfg << " " << p.m << "x" << p.n << "x" << p.k;
+  };
+  const std::string line = std::string(k64) + " l2_hint=reuse stream_fill=128";
+  const std::string sector = std::string(k64) + " l2_hint=reuse stream_fill=sector";
+  struct Case {
+    const std::string& cfg;
+    Problem p;
+    std::vector<int64_t> bytes;  // streamed A, B
+  };
+  const std::vector<Case> cases = {
+      {line, {64, 256, 128}, {0, 4 * 2 * box}},          // 4 N tiles x 2 K steps
+      {line, {136, 64, 128}, {3 * 2 * box, 0}},          // A: one tile column, 3 M tiles
+      {line, {64, 256, 128, true}, {0, 4 * 2 * box}},    // K-major B: 128-byte rows of K
+      {line, {64, 200, 128}, {0, 0}},                    // rows of 400 bytes
+      {line, {136, 64, 200}, {0, 0}},                    // rows of 400 bytes
+      {line, {72, 256, 128}, {0, 0}},                    // two tile rows read each B tile
+      {sector, {64, 200, 128}, {0, 4 * 2 * box}},
+      {sector, {136, 64, 200}, {3 * 4 * box, 0}},       // 4 K steps
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.cfg + " at " + std::to_string(c.p.m) + "x" + std::to_string(c.p.n) + "x" + std::to_string(c.p.k));
+    check(c.cfg, c.p, {}, "", &streamed);
+    EXPECT_EQ(streamed, c.bytes);
+    agrees(c.cfg, c.p);
+  }
+}
+
 // cluster_m=2: the two blocks of a cluster compute M-adjacent tiles and share the B tile, each
 // loading half of it and multicasting it to both; each block's consumers release a stage to both
 // producers. The simulator runs the two blocks of a cluster together (remote arrives, multicast
