@@ -162,8 +162,9 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   // TB/s copy ceiling): bandwidth bounds the time more than the count of busy SMs, so idle SMs cost
   // less than in tileShapeScore's waves term, which enters as its square root here; and a variant
   // that streams its read-once operand L2 evict_first (l2_hint=reuse) gains 11-20% over its twin
-  // without the hint (64x128 s9 at 64x{4096,5120,8192}). Fitted on bench/results/2026-11-29-h200-hint/:
-  // any exponent near 0.5 and any bonus from 1.1 to 1.3 gives the same picks.
+  // without the hint (64x128 s9 at 64x{4096,5120,8192}; 64x64 s13 streaming A at 8192x64x4096 or
+  // B at 64x5120x5120, 12-17%). Fitted on bench/results/2026-11-29-h200-hint/: any exponent near
+  // 0.5 and any bonus from 1.1 to 1.3 gives the same picks.
   double memory = 1.0;
   double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
   double bytes = 2.0 * (double(p.m) * p.k + double(p.k) * p.n + double(p.m) * p.n);
@@ -171,15 +172,21 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn), sms = std::max(1, t.referenceSms);
     double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
     memory = 1.0 / std::sqrt(waves);
-    if (sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2).b) memory *= 1.1;
+    Sm90Streams streams = sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2);
+    if (streams.a || streams.b) memory *= 1.1;
     // With the DRAM bytes fixed, what a cluster changes is L2's output: the cluster reads each
     // shared operand tile once and multicasts it, as one tile of the cluster's shape would. So where
-    // the cluster's tile lies within M x N the intensity term is the cluster tile's (a 64x128 pair
-    // along M reads L2 like a 128x128 tile: 42.0 us at 128x8192x8192 against 44.1 for 128x128 split
-    // in two, 45.4 for 64x128 alone; bench/results/2026-11-30-h200-cluster-n/m128_c2.*). Where it
-    // does not, the pair shares little and pads much (64x128 pairs at 8192x64x4096: 0.62x cuBLAS).
+    // the cluster's tile lies within M x N, and the operand it shares is the bulk of the bytes (B,
+    // shared along M, where N >= M; A, shared along N, where M >= N), the intensity term is the
+    // cluster tile's (a 64x128 pair along M reads L2 like a 128x128 tile: 42.0 us at 128x8192x8192
+    // against 44.1 for 128x128 split in two, 45.4 for 64x128 alone;
+    // bench/results/2026-11-30-h200-cluster-n/m128_c2.*). Where it lies outside, the pair shares
+    // little and pads much (64x128 pairs at 8192x64x4096: 0.62x cuBLAS); where the shared operand is
+    // the small one, sharing it saves little (64x64 pairs along N at 64x5120x5120: 21.3 us against
+    // 19.5 for 64x64 alone; bench/results/2026-11-30-h200-stream-fill/).
     auto intensity = [](double bm, double bn) { return bm * bn / (bm + bn); };
-    if (p.m >= int64_t(c.bm) * c.clusterM && p.n >= int64_t(c.bn) * c.clusterN)
+    bool sharesBulk = (c.clusterM > 1 && p.n >= p.m) || (c.clusterN > 1 && p.m >= p.n);
+    if (sharesBulk && p.m >= int64_t(c.bm) * c.clusterM && p.n >= int64_t(c.bn) * c.clusterN)
       memory *= intensity(double(c.bm) * c.clusterM, double(c.bn) * c.clusterN) / intensity(c.bm, c.bn);
   }
   // split_k=S: a problem with fewer tiles than SMs keeps S times as many SMs streaming, at the cost

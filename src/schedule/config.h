@@ -63,7 +63,10 @@ enum class L2Hint : uint8_t {
 // "l2_hint=reuse, first rule"): an operand streams only when its copies cover whole fills.
 enum class StreamFill : uint8_t {
   Segment256,  // 256-byte fills: streams when each K step's copies cover whole 256-byte segments
-  Line128,     // 128-byte fills: streams when they cover whole 128-byte lines (rows on lines)
+               // (row-major B at bn * cluster_n a multiple of 128 and N of 128; never A at bk = 64)
+  Line128,     // 128-byte fills (the default): streams when they cover whole 128-byte lines, i.e.
+               // rows start on lines (A: K a multiple of 64; row-major B: N a multiple of 64);
+               // 11-14% faster than 256 where only it streams (docs/perf-notes.md, tenth session)
   Sector,      // no promotion (32-byte sectors, as asked): streams whenever no other block reads it
 };
 
@@ -108,7 +111,7 @@ struct Config {
   Consumers consumers = Consumers::Cooperative;
   FragPrefetch fragPrefetch = FragPrefetch::A;
   L2Hint l2Hint = L2Hint::None;
-  StreamFill streamFill = StreamFill::Segment256;
+  StreamFill streamFill = StreamFill::Line128;
   StageStore stageStore = StageStore::Pairs;
   StoreHint storeHint = StoreHint::None;
   // Stream-K (sm90_ws_persistent): 0 off; W = 1 or 2: the tiles of the last W waves (the partial

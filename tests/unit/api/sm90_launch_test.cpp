@@ -139,17 +139,18 @@ TEST(Sm90Launch, StreamedOperandsFillAsTheirRuleSays) {
   };
   using P = runtime::TmaL2Promotion;
   {
-    // stream_fill=256 (the registered variant): a lone 64-column tile covers half a segment, so
-    // neither operand can stream and the kernel states no rule.
-    Kernel k = build(*v.program(false), v.config);
+    // stream_fill=256: a lone 64-column tile covers half a segment, and a K step of A 128 bytes
+    // of a row, so neither operand can stream and the kernel states no rule.
+    Config c = v.config;
+    c.streamFill = StreamFill::Segment256;
+    Kernel k = build(*v.program(false), c);
     EXPECT_FALSE(param(k.launchInfo(), "tmap_A").stream);
     EXPECT_FALSE(param(k.launchInfo(), "tmap_B").stream);
     EXPECT_EQ(fills(k, 64, 5120, 5120), std::pair(P::B256, P::B256));
   }
   {
-    Config c = v.config;
-    c.streamFill = StreamFill::Line128;
-    Kernel k = build(*v.program(false), c);
+    EXPECT_EQ(v.config.streamFill, StreamFill::Line128);  // the default
+    Kernel k = build(*v.program(false), v.config);
     const auto& a = param(k.launchInfo(), "tmap_A").stream;
     const auto& b = param(k.launchInfo(), "tmap_B").stream;
     ASSERT_TRUE(a && b);

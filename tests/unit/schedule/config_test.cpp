@@ -25,7 +25,7 @@ TEST(Config, DefaultsPrintCanonically) {
   EXPECT_EQ(Config{}.str(),
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
             "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
-            "consumers=cooperative frag_prefetch=a l2_hint=none stream_fill=256 stage_store=pairs stream_k=0 store_hint=none "
+            "consumers=cooperative frag_prefetch=a l2_hint=none stream_fill=128 stage_store=pairs stream_k=0 store_hint=none "
             "reuse_stage=false split_handover=workspace");
 }
 
@@ -147,8 +147,8 @@ TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
   EXPECT_EQ(validateErrors("stage_store=stmatrix"),
             "error: stage_store=stmatrix writes the staged TMA-store epilogue, which sm80_multistage does not "
             "have; use stage_store=pairs\n");
-  EXPECT_EQ(validateErrors("stream_fill=128"),
-            "error: stream_fill=128 sets how l2_hint=reuse streams an operand, which sm80_multistage does not "
+  EXPECT_EQ(validateErrors("stream_fill=256"),
+            "error: stream_fill=256 sets how l2_hint=reuse streams an operand, which sm80_multistage does not "
             "support; drop stream_fill\n");
   EXPECT_EQ(validateErrors("store_hint=evict_first"),
             "error: store_hint=evict_first applies to TMA stores of the output, which sm80_multistage does not "

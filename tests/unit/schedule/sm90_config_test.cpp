@@ -82,7 +82,7 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2 frag_prefetch=ab"),
             "error: frag_prefetch=ab is an sm80_multistage choice (ldmatrix fragments carried across K tiles); "
             "sm90_ws_persistent's wgmma reads its operands from shared memory (leave frag_prefetch=a)\n");
-  EXPECT_EQ(errors("warps_m=2 stream_fill=128"),
+  EXPECT_EQ(errors("warps_m=2 stream_fill=sector"),
             "error: stream_fill sets how l2_hint=reuse streams an operand, but l2_hint=none streams none: add "
             "l2_hint=reuse or drop stream_fill\n");
   {

@@ -210,11 +210,12 @@ TEST(Sm90Functional, PingpongConsumersTakeTilesInTurn) {
 }
 
 // l2_hint=reuse: the loads of an operand no other block reads are evict_first when each K step's
-// copies cover whole 256-byte L2 segments (the kernel decides from M, N and K); others are plain.
-// Results are unchanged either way.
+// copies cover whole L2 fills (the kernel decides from M, N and K); others are plain. Here with
+// stream_fill=256, whose whole 256-byte segments only row-major B can cover (the default, 128,
+// below). Results are unchanged either way.
 TEST(Sm90Functional, L2HintStreamsTheOperandNoOtherBlockReads) {
   const std::string k64x128 = "strategy=sm90_ws_persistent bm=64 bn=128 bk=64 stages=2 warps_m=1 warps_n=1";
-  const std::string hinted = k64x128 + " l2_hint=reuse";
+  const std::string hinted = k64x128 + " l2_hint=reuse stream_fill=256";
   const int64_t bBox = 64 * 64 * 2;  // bytes of one B box: bk rows of 64 columns
   std::vector<int64_t> streamed;
   // The host's statement of the rule (the heuristic's) agrees with what the kernel does.
@@ -238,9 +239,9 @@ TEST(Sm90Functional, L2HintStreamsTheOperandNoOtherBlockReads) {
   check(hinted, {136, 64, 128}, {}, "", &streamed);  // one tile column, but A's rows are 128 bytes per K step
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
   agrees(hinted, {136, 64, 128});
-  check(std::string(k64) + " l2_hint=reuse", {64, 256, 128}, {}, "", &streamed);  // bn = 64: half a segment
+  check(std::string(k64) + " l2_hint=reuse stream_fill=256", {64, 256, 128}, {}, "", &streamed);  // bn = 64: half a segment
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
-  agrees(std::string(k64) + " l2_hint=reuse", {64, 256, 128});
+  agrees(std::string(k64) + " l2_hint=reuse stream_fill=256", {64, 256, 128});
   check(k64x128, {64, 256, 128}, {}, "", &streamed);  // l2_hint=none
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 0}));
   agrees(k64x128, {64, 256, 128});
@@ -255,7 +256,7 @@ TEST(Sm90Functional, L2HintStreamsTheOperandNoOtherBlockReads) {
   agrees(pair, {129, 256, 128, false, 0, 2});
   // A cluster_n=2 row of bn = 64 tiles covers 128 columns: whole segments, so B streams at one tile
   // row; alone (no cluster) the same tile does not (above).
-  const std::string row2 = std::string(k64) + " l2_hint=reuse cluster_n=2";
+  const std::string row2 = std::string(k64) + " l2_hint=reuse stream_fill=256 cluster_n=2";
   check(row2, {64, 256, 128, false, 0, 2}, {}, "", &streamed);
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 4 * 2 * bBox}));  // 4 N tiles x 2 K steps x 1 box
   agrees(row2, {64, 256, 128, false, 0, 2});
