@@ -27,7 +27,9 @@ struct Sm90Shape {
   int splitK = 1;         // K slices of each tile on separate blocks (split_k)
   bool reuseStage = false;  // boxes past the two staging slots go to the ring stage read last (reuse_stage)
   int groupM = 8;           // raster=grouped: rows of tiles per group
-  int clusterN = 1;         // 2: pairs of CTAs along N share the A tile through TMA multicast
+  int clusterN = 1;         // 2: pairs of CTAs along N share the A tile through TMA multicast (none
+                            // registered: 64x64 s13 pairs lost to the lone tile once 128-byte fills
+                            // let it stream B; bench/results/2026-11-30-h200-stream-fill/)
 };
 // Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus with the TMA-store
 // epilogue two 64-column slots of output staging per consumer row: bm x 256 bytes, twice that with
@@ -42,7 +44,7 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 256, 2, 4, true, false, 2}, {128, 128, 2, 5, true, true, 2}, {128, 256, 2, 4, true, false, 1, true},
     {128, 128, 2, 6, true, false, 1, false, 2},
     {128, 256, 2, 4, true, false, 1, false, 1, true}, {128, 256, 2, 4, true, false, 1, false, 1, true, 16},
-    {64, 64, 1, 13, false, false, 1, false, 1, false, 8, 2}, {64, 128, 1, 8, true, false, 2},
+    {64, 128, 1, 8, true, false, 2},
 };
 
 
@@ -172,9 +174,16 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn), sms = std::max(1, t.referenceSms);
     double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
     memory = 1.0 / std::sqrt(waves);
+    // A variant that streams its read-once operand reads that bulk from DRAM once at DRAM's pace,
+    // whatever its tile: the tile's intensity (the L2 traffic of re-reading the small operand) no
+    // longer orders the variants (8192x128x4096: 64x128 s9 1.16x cuBLAS, 128x128 split in two 1.05x;
+    // 128x8192x8192: the 64x128 pair 1.06x, 128x64 s8 1.02x, 128x128 split 1.01x;
+    // bench/results/2026-11-30-h200-stream-fill/family.* and small_extra.*), so it drops out.
     Sm90Streams streams = sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2);
-    if (streams.a || streams.b) memory *= 1.1;
-    // With the DRAM bytes fixed, what a cluster changes is L2's output: the cluster reads each
+    bool streamsAny = streams.a || streams.b;
+    auto intensity = [](double bm, double bn) { return bm * bn / (bm + bn); };
+    if (streamsAny) memory *= 1.1 * 64.0 / intensity(c.bm, c.bn);
+    // Otherwise, with the DRAM bytes fixed, what a cluster changes is L2's output: the cluster reads each
     // shared operand tile once and multicasts it, as one tile of the cluster's shape would. So where
     // the cluster's tile lies within M x N, and the operand it shares is the bulk of the bytes (B,
     // shared along M, where N >= M; A, shared along N, where M >= N), the intensity term is the
@@ -184,10 +193,13 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     // little and pads much (64x128 pairs at 8192x64x4096: 0.62x cuBLAS); where the shared operand is
     // the small one, sharing it saves little (64x64 pairs along N at 64x5120x5120: 21.3 us against
     // 19.5 for 64x64 alone; bench/results/2026-11-30-h200-stream-fill/).
-    auto intensity = [](double bm, double bn) { return bm * bn / (bm + bn); };
     bool sharesBulk = (c.clusterM > 1 && p.n >= p.m) || (c.clusterN > 1 && p.m >= p.n);
-    if (sharesBulk && p.m >= int64_t(c.bm) * c.clusterM && p.n >= int64_t(c.bn) * c.clusterN)
+    if (!streamsAny && sharesBulk && p.m >= int64_t(c.bm) * c.clusterM && p.n >= int64_t(c.bn) * c.clusterN)
       memory *= intensity(double(c.bm) * c.clusterM, double(c.bn) * c.clusterN) / intensity(c.bm, c.bn);
+    // A cluster that shares the small operand pays its handshakes for nothing: 3-4% behind the lone
+    // tile (the 64x64 pair along N at 64x5120x5120, 1.08x cuBLAS against 1.11x; the 64x128 pair along
+    // M at 8192x128x4096, 1.11x against 1.16x for 64x128 s9; same files).
+    if (c.clusterM * c.clusterN > 1 && !sharesBulk) memory *= 0.97;
   }
   // split_k=S: a problem with fewer tiles than SMs keeps S times as many SMs streaming, at the cost
   // of handing the partial sums over through L2 (stores, a GPU-scope release, the finishing slice's
