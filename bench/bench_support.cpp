@@ -45,28 +45,73 @@ void poisonBf16(DeviceBuffer& buf, cudaStream_t s) {
   check(cudaMemsetAsync(buf.ptr, 0x7f, buf.bytes, s), "poison");  // 0x7f7f: a NaN in BF16
 }
 
+namespace {
+
+// One timed launch: flush L2 (write a buffer larger than it), then CUDA events around `launch`.
+class FlushedTimer {
+ public:
+  FlushedTimer() {
+    check(cudaEventCreate(&start_), "cudaEventCreate");
+    check(cudaEventCreate(&stop_), "cudaEventCreate");
+  }
+  ~FlushedTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  FlushedTimer(const FlushedTimer&) = delete;
+  FlushedTimer& operator=(const FlushedTimer&) = delete;
+  double timeMs(const std::function<void(cudaStream_t)>& launch, int rep, cudaStream_t s) {
+    static DeviceBuffer flush(256u << 20);  // larger than the H200's 60 MB L2
+    check(cudaMemsetAsync(flush.ptr, rep & 0xff, flush.bytes, s), "L2 flush");
+    check(cudaEventRecord(start_, s), "cudaEventRecord");
+    launch(s);
+    check(cudaEventRecord(stop_, s), "cudaEventRecord");
+    check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    return ms;
+  }
+
+ private:
+  cudaEvent_t start_, stop_;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
 double medianMs(const std::function<void(cudaStream_t)>& launch, int warmup, int reps, cudaStream_t s) {
-  static DeviceBuffer flush(256u << 20);  // larger than the H200's 60 MB L2
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
+  FlushedTimer timer;
   for (int i = 0; i < warmup; ++i) launch(s);
   std::vector<double> times;
+  for (int i = 0; i < reps; ++i) times.push_back(timer.timeMs(launch, i, s));
+  check(cudaGetLastError(), "kernel launch");
+  return median(times);
+}
+
+std::pair<double, double> alternatingMedianMs(const std::function<void(cudaStream_t)>& a,
+                                              const std::function<void(cudaStream_t)>& b, int warmup, int reps,
+                                              cudaStream_t s) {
+  FlushedTimer timer;
+  for (int i = 0; i < warmup; ++i) {
+    a(s);
+    b(s);
+  }
+  std::vector<double> ta, tb;
   for (int i = 0; i < reps; ++i) {
-    check(cudaMemsetAsync(flush.ptr, i & 0xff, flush.bytes, s), "L2 flush");
-    check(cudaEventRecord(start, s), "cudaEventRecord");
-    launch(s);
-    check(cudaEventRecord(stop, s), "cudaEventRecord");
-    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    times.push_back(ms);
+    if (i % 2 == 0) {
+      ta.push_back(timer.timeMs(a, i, s));
+      tb.push_back(timer.timeMs(b, i, s));
+    } else {
+      tb.push_back(timer.timeMs(b, i, s));
+      ta.push_back(timer.timeMs(a, i, s));
+    }
   }
   check(cudaGetLastError(), "kernel launch");
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return {median(ta), median(tb)};
 }
 
 void cublasGemmBf16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln::bench {
@@ -36,6 +37,14 @@ void poisonBf16(DeviceBuffer& buf, cudaStream_t s);
 // Times `launch` with CUDA events: `warmup` untimed runs, then `reps` timed runs, flushing L2
 // (writing a buffer larger than it) before each. Returns the median in milliseconds.
 double medianMs(const std::function<void(cudaStream_t)>& launch, int warmup, int reps, cudaStream_t s);
+
+// The same for two launches in alternation (shared/BENCH.md: the kernel and its baseline
+// alternating), each timed alone after its own flush, the pair's order swapped every repetition so
+// neither always runs first; the GPU's clock drifting over a run then moves both medians alike.
+// Returns the medians of `a` and `b`.
+std::pair<double, double> alternatingMedianMs(const std::function<void(cudaStream_t)>& a,
+                                              const std::function<void(cudaStream_t)>& b, int warmup, int reps,
+                                              cudaStream_t s);
 
 // C[M,N] (row-major, bf16) = A[M,K] (row-major) · B[K,N] (row-major, or K-major when bKMajor),
 // f32 accumulation, through cublasGemmEx.
