@@ -9,13 +9,12 @@
 // "_pp" alternates whole tiles between the consumer warpgroups (consumers=pingpong), "_c2" runs
 // clusters of two with B multicast (cluster_m=2: 128x256 and 128x128 ping-pong for the large
 // shapes, 64x128 s8 for M = 128, where the pair reads B once and streams it), "_cn2" clusters of
-// two along N with A multicast (cluster_n=2: a 64x64 pair covers 128 columns, so B streams
-// evict_first), "_stsm" stages the output with stmatrix (stage_store=stmatrix), "_sk<S>" computes each tile's K in S slices on separate blocks and sums
+// two along N with A multicast (cluster_n=2; none registered now), "_stsm" stages the output with stmatrix (stage_store=stmatrix), "_sk<S>" computes each tile's K in S slices on separate blocks and sums
 // them through the runtime's workspace (split_k=S), "_rs" stages the boxes past the two slots in
 // the ring stage the tile read last (reuse_stage=true), "_g<G>" walks groups of G tile rows
 // (group_m=G; 8 otherwise). (stream_k is not registered: on the H200 it
 // lost to its data-parallel twin on every BENCH.md shape; docs/perf-notes.md.) Every variant loads a read-once operand L2
-// evict_first (l2_hint=reuse).
+// evict_first (l2_hint=reuse) through 128-byte L2 fills (stream_fill=128).
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
 //    + TMA (sm_90a); N % 8 == 0 (16-byte global strides for TMA, for either B layout); shared
 //    memory fits.
@@ -27,14 +26,16 @@
 //    gains only through what it lets stream or share, counted below) and 0.98 for stmatrix
 //    staging (which does not beat its twin), a tie-break of at most 2% for bytes in flight; and for memory-bound problems (fewer flops per
 //    byte than the H200's balance) the waves term enters as its square root, a variant that
-//    streams B evict_first for the problem gets 1.1, and a cluster whose tile lies within M x N
-//    counts the intensity of the cluster's tile (it reads L2 as one such tile would; "_c2" 64x128
-//    pairs at M = 128); a split_k=S variant counts its units (tiles x
+//    streams an operand evict_first for the problem gets 1.1 and drops its tile-intensity term (it
+//    reads the bulk from DRAM once, whatever its tile), a cluster that does not stream but shares
+//    the bulk operand counts the intensity of the cluster's tile where that tile lies within M x N
+//    (it reads L2 as one such tile would), and one that shares the small operand 0.97; a
+//    split_k=S variant counts its units (tiles x
 //    S) in the waves term, times 0.93 for the hand-over of partial sums, only for full tiles, and
 //    0.5 past one wave; 1.01 for reuse_stage; between twins that differ only in group_m, the
 //    smaller footprint of the first wave of tiles (the operand bytes it reads), ties to group_m 8.
-//    On the ten BENCH.md shapes of the recorded run (bench/results/2026-11-30-h200-cluster-n/
-//    family_final.json) the pick is the fastest variant or within 0.2% of it on 9, and within 3%
-//    on the tenth (2048^3, where the 128x256 twins trade places between runs); a unit test checks
-//    5%.
+//    On the ten BENCH.md shapes of the recorded run (bench/results/2026-11-30-h200-stream-fill/
+//    family_alt_2.json, each kernel against the cuBLAS median timed in alternation with it) the
+//    pick is the fastest variant or within 1.2% of it, and on nine more small-M or small-N shapes
+//    (small_extra.json) within 2.4%; a unit test checks 5%.
 #include "ops/gemm_bf16.h"
