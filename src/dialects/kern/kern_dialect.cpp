@@ -109,6 +109,29 @@ bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
     return ok;
   };
   if (!pairsOk("requires", false) || !pairsOk("align", true)) return false;
+  // Optional streaming rules for the runtime (KernelParam::stream): {streams = [[tensor map, bound
+  // dim, bound, row dim, row multiple, fill bytes], ...]}.
+  if (const Attribute* st = op.attr("streams")) {
+    auto param = [&](const Attribute& a, bool map) {
+      for (unsigned p = 0; a.isString() && p < names.size(); ++p)
+        if (names[p] == a.asString() && (map ? isTensorMap(body.argument(p)->type()) : isI32(body.argument(p)->type())))
+          return true;
+      return false;
+    };
+    bool ok = st->isArray();
+    for (size_t i = 0; ok && i < st->asArray().size(); ++i) {
+      const Attribute& e = st->asArray()[i];
+      ok = e.isArray() && e.asArray().size() == 6;
+      if (!ok) break;
+      const auto& f = e.asArray();
+      ok = param(f[0], true) && param(f[1], false) && f[2].isInt() && f[2].asInt() > 0 && param(f[3], false) &&
+           f[4].isInt() && f[4].asInt() > 0 && f[5].isInt() &&
+           (f[5].asInt() == 0 || f[5].asInt() == 64 || f[5].asInt() == 128 || f[5].asInt() == 256);
+    }
+    if (!ok)
+      return d.error(op.loc()) << "'kern.kernel' {streams} must list [tensor map, dim, bound > 0, dim, multiple > 0, "
+                                  "fill bytes (0, 64, 128 or 256)] naming a tmap parameter and i32 dim parameters";
+  }
 
   // Only GPU-level ops inside, and shared-memory buffers that fit and do not overlap; an alias
   // view lies wholly inside one of them.
