@@ -209,6 +209,14 @@ TEST(Sm90Functional, PingpongConsumersTakeTilesInTurn) {
         {72, 520, 136, false, 2, 3});  // batched, 3-D output map; 5 tiles per batch on 3 blocks
 }
 
+// The host's statement of the streaming rule (the heuristic's, sm90Streams) agrees with what the
+// kernel did: `streamed` holds the evict_first bytes the simulator counted per map (A, B).
+void expectHostRuleAgrees(const std::string& cfg, const Problem& p, const std::vector<int64_t>& streamed) {
+  Sm90Streams s = sm90Streams(Config::parse(cfg), p.m, p.n, p.k, p.kMajor, 2, 2);
+  EXPECT_EQ(s.a, streamed.at(0) > 0) << cfg << " " << p.m << "x" << p.n << "x" << p.k;
+  EXPECT_EQ(s.b, streamed.at(1) > 0) << cfg << " " << p.m << "x" << p.n << "x" << p.k;
+}
+
 // l2_hint=reuse: the loads of an operand no other block reads are evict_first when each K step's
 // copies cover whole L2 fills (the kernel decides from M, N and K); others are plain. Here with
 // stream_fill=256, whose whole 256-byte segments only row-major B can cover (the default, 128,
@@ -218,12 +226,7 @@ TEST(Sm90Functional, L2HintStreamsTheOperandNoOtherBlockReads) {
   const std::string hinted = k64x128 + " l2_hint=reuse stream_fill=256";
   const int64_t bBox = 64 * 64 * 2;  // bytes of one B box: bk rows of 64 columns
   std::vector<int64_t> streamed;
-  // The host's statement of the rule (the heuristic's) agrees with what the kernel does.
-  auto agrees = [&](const std::string& cfg, const Problem& p) {
-    Sm90Streams s = sm90Streams(Config::parse(cfg), p.m, p.n, p.k, p.kMajor, 2, 2);
-    EXPECT_EQ(s.a, streamed.at(0) > 0) << cfg << " " << p.m << "x" << p.n << "x" << p.k;
-    EXPECT_EQ(s.b, streamed.at(1) > 0) << cfg << " " << p.m << "x" << p.n << "x" << p.k;
-  };
+  auto agrees = [&](const std::string& cfg, const Problem& p) { expectHostRuleAgrees(cfg, p, streamed); };
   check(hinted, {64, 256, 128}, {}, "", &streamed);  // one tile row: each B tile has one reader
   EXPECT_EQ(streamed, (std::vector<int64_t>{0, 2 * 2 * 2 * bBox}));  // 2 N tiles x 2 K steps x 2 boxes
   agrees(hinted, {64, 256, 128});
@@ -271,11 +274,6 @@ TEST(Sm90Functional, L2HintStreamsTheOperandNoOtherBlockReads) {
 TEST(Sm90Functional, StreamFillDecidesWhichCopiesStream) {
   const int64_t box = 64 * 64 * 2;  // bytes of one 64 x 64 box, A's or B's
   std::vector<int64_t> streamed;
-  auto agrees = [&](const std::string& cfg, const Problem& p) {
-    Sm90Streams s = sm90Streams(Config::parse(cfg), p.m, p.n, p.k, p.kMajor, 2, 2);
-    EXPECT_EQ(s.a, streamed.at(0) > 0) << cfg << " " << p.m << "x" << p.n << "x" << p.k;
-    EXPECT_EQ(s.b, streamed.at(1) > 0) << cfg << " " << p.m << "x" << p.n << "x" << p.k;
-  };
   const std::string line = std::string(k64) + " l2_hint=reuse stream_fill=128";
   const std::string sector = std::string(k64) + " l2_hint=reuse stream_fill=sector";
   struct Case {
@@ -297,7 +295,7 @@ TEST(Sm90Functional, StreamFillDecidesWhichCopiesStream) {
     SCOPED_TRACE(c.cfg + " at " + std::to_string(c.p.m) + "x" + std::to_string(c.p.n) + "x" + std::to_string(c.p.k));
     check(c.cfg, c.p, {}, "", &streamed);
     EXPECT_EQ(streamed, c.bytes);
-    agrees(c.cfg, c.p);
+    expectHostRuleAgrees(c.cfg, c.p, streamed);
   }
 }
 
