@@ -149,6 +149,17 @@ TEST(GemmBf16Family, PtxIsDeterministic) {
   EXPECT_NE(a->ptx.find("// kiln: kern.mma_sync at "), std::string::npos);
 }
 
+// The registered variant a benchmark entry measured: by name, or for a config line by its config.
+const GemmVariant* registeredAs(const std::string& measured) {
+  if (const GemmVariant* v = findGemmBf16Variant(measured)) return v;
+  ir::DiagnosticEngine diag;
+  auto c = Config::parse(measured, diag);
+  if (!c) return nullptr;
+  for (const auto& v : gemmBf16Variants())
+    if (v.config == *c) return &v;
+  return nullptr;
+}
+
 // The same for the Hopper variants on sm_90a, against the latest H200 runs
 // (bench/results/2026-11-30-h200-stream-fill/). The pick must have been measured in that run, and
 // be within 5% of its fastest registered variant.
@@ -171,11 +182,12 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
       EXPECT_EQ(pick->variant->config.strategy, "sm90_ws_persistent");
       double best = 0, picked = -1;
       for (const auto& v : r["kiln"]) {
-        // Registered variants only (a run may also time config lines, e.g. a variant's twin).
-        if (!findGemmBf16Variant(v["config"].get<std::string>())) continue;
+        // Registered variants only, by name or (a config line the run timed) by config.
+        const GemmVariant* measured = registeredAs(v["config"].get<std::string>());
+        if (!measured) continue;
         double score = v.contains("vs_cublas") ? v["vs_cublas"].get<double>() : v["tflops"].get<double>();
         best = std::max(best, score);
-        if (v["config"] == pick->variant->name) picked = score;
+        if (measured == pick->variant) picked = score;
       }
       std::printf("%ldx%ldx%ld: %s, %.3f (best %.3f)\n", long(m), long(n), long(k), pick->variant->name.c_str(),
                   picked, best);
