@@ -1,0 +1,144 @@
+#include "tests/unit/schedule/sm90_sim_check.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "examples/examples.h"
+#include "kiln/compile.h"
+#include "kiln/float_formats.h"
+#include "kiln/ir/parser.h"
+#include "kiln/kernel.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+#include "tests/unit/testing/ws_sim.h"
+
+namespace kiln::sm90sim {
+namespace {
+
+constexpr uint16_t kPoison = 0xFFC1;
+constexpr int64_t kGuard = 64;
+
+std::vector<uint8_t> bytesOf(const std::vector<uint16_t>& v) {
+  std::vector<uint8_t> b(v.size() * 2);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+}  // namespace
+
+void check(const std::string& configText, const Problem& p,
+           const std::function<void(ir::Operation& kernel)>& mutate, const std::string& expectError,
+           std::vector<int64_t>* evictFirstBytes) {
+  Config config = Config::parse(configText);
+  auto program = p.batch ? examples::batchedGemm() : p.kMajor ? examples::gemmKMajorB() : examples::gemmBf16();
+  ir::DiagnosticEngine diag;
+  auto r = compile(*program, Target::sm90a(), config, diag);
+  ASSERT_TRUE(r) << diag.str();
+  auto kern = ir::parseModule(r->kernIr, diag);
+  ASSERT_TRUE(kern) << diag.str();
+  std::map<std::string, int64_t> dims = {{"M", p.m}, {"N", p.n}, {"K", p.k}};
+  int64_t nb = std::max<int64_t>(1, p.batch);
+  if (p.batch) dims["B"] = p.batch;
+  ASSERT_TRUE(r->launch.validate(dims, diag)) << diag.str();
+
+  std::mt19937 rng(uint32_t(p.m * 131 + p.n * 7 + p.k));
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  auto randomBf16 = [&](size_t n) {
+    std::vector<uint16_t> v(n);
+    for (auto& x : v) x = floatToBf16Bits(dist(rng) + (dist(rng) > 0 ? 0.01f : -0.01f));
+    return v;
+  };
+  auto a = randomBf16(size_t(nb * p.m * p.k)), b = randomBf16(size_t(nb * p.k * p.n));
+  testing::GlobalMemory mem;
+  uint64_t da = mem.add(bytesOf(a)), db = mem.add(bytesOf(b));
+  uint64_t dc = mem.add(bytesOf(std::vector<uint16_t>(size_t(nb * p.m * p.n + kGuard), kPoison)));
+  std::vector<uint64_t> tensors = {da, db, dc};
+
+  testing::WsLaunch launch;
+  int64_t units = r->launch.gridFor(dims)[0];  // tiles (times split_k's slices, or stream_k's K steps)
+  launch.blocks = p.blocks ? p.blocks : uint32_t(std::min<int64_t>(units, 4));
+  uint64_t flags = 0;
+  size_t flagCount = 0;
+  launch.kernel = kern->body().front();
+  if (mutate) mutate(*kern->body().front());
+  auto sig = signatureOf(*program->body().front(), r->launch);
+  for (const auto& prm : r->launch.params) {
+    if (prm.kind == KernelParam::Kind::Pointer) {
+      launch.args.push_back(prm.name == "A" ? da : prm.name == "B" ? db : dc);
+    } else if (prm.kind == KernelParam::Kind::TensorMap) {  // A, B and (epilogue=tma) C
+      launch.args.push_back(launch.maps.size());
+      launch.maps.push_back(tensorMapDescFor(prm, sig, tensors, dims));
+    } else if (prm.kind == KernelParam::Kind::Workspace) {  // split_k: flags zero, partials poisoned
+      auto [flagBytes, partialBytes] = r->launch.workspaceBytes(dims, int(launch.blocks));
+      if (prm.name == "ws_flags") {
+        flags = mem.add(std::vector<uint8_t>(size_t(flagBytes), 0));
+        launch.args.push_back(flags);
+        flagCount = size_t(flagBytes / 4);
+      } else {
+        launch.args.push_back(mem.add(std::vector<uint8_t>(size_t(partialBytes), 0xFF)));
+      }
+    } else {
+      launch.args.push_back(uint32_t(int32_t(dims.at(prm.name))));
+    }
+  }
+  if (evictFirstBytes) {
+    evictFirstBytes->assign(launch.maps.size(), 0);
+    launch.evictFirstBytes = evictFirstBytes;
+  }
+  std::string err = testing::simulateWarpSpecialized(launch, mem);
+  if (!expectError.empty()) {
+    EXPECT_NE(err.find(expectError), std::string::npos) << configText << ": " << err;
+    return;
+  }
+  ASSERT_EQ(err, "") << configText;
+
+  std::vector<uint16_t> c(size_t(nb * p.m * p.n + kGuard));
+  std::memcpy(c.data(), mem.at(dc).data(), c.size() * 2);
+  int bad = 0;
+  for (int64_t bi = 0; bi < nb; ++bi)
+    for (int64_t i = 0; i < p.m && bad < 5; ++i)
+      for (int64_t j = 0; j < p.n && bad < 5; ++j) {
+        double acc = 0;
+        const uint16_t* ab = a.data() + bi * p.m * p.k;
+        const uint16_t* bb = b.data() + bi * p.k * p.n;
+        for (int64_t kk = 0; kk < p.k; ++kk)
+          acc += double(bf16BitsToFloat(ab[size_t(i * p.k + kk)])) *
+                 double(bf16BitsToFloat(bb[size_t(p.kMajor ? j * p.k + kk : kk * p.n + j)]));
+        double got = bf16BitsToFloat(c[size_t((bi * p.m + i) * p.n + j)]);
+        double tol = std::fabs(acc) / 128 + 1e-3 * std::sqrt(double(p.k));
+        if (!(std::fabs(got - acc) <= tol)) {
+          ++bad;
+          ADD_FAILURE() << "[" << configText << "] " << p.m << "x" << p.n << "x" << p.k << (p.kMajor ? " K-major" : "")
+                        << ": C[" << bi << "][" << i << "][" << j << "] = " << got << ", expected " << acc;
+        }
+      }
+  for (size_t i = size_t(nb * p.m * p.n); i < c.size(); ++i)
+    if (c[i] != kPoison) {
+      ADD_FAILURE() << "wrote past the end of C at element " << i;
+      break;
+    }
+  // split_k, stream_k: every flag is back to zero, ready for the next launch.
+  for (size_t i = 0; i < flagCount; ++i) {
+    int32_t f;
+    std::memcpy(&f, mem.at(flags).data() + 4 * i, 4);
+    if (f != 0) {
+      ADD_FAILURE() << "workspace flag " << i << " is " << f << " after the launch, not 0";
+      break;
+    }
+  }
+}
+
+std::function<void(ir::Operation&)> dropAll(const char* name) {
+  return [name](ir::Operation& k) {
+    std::vector<ir::Operation*> ops;
+    k.walk([&](ir::Operation& op) {
+      if (op.is(name)) ops.push_back(&op);
+    });
+    for (ir::Operation* op : ops) op->erase();
+  };
+}
+
+}  // namespace kiln::sm90sim

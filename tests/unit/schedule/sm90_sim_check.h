@@ -1,0 +1,37 @@
+#pragma once
+// The harness of the sm90_ws_persistent functional tests: compile a config for sm_90a, run the
+// kern IR in the warp-specialized simulator (tests/unit/testing/ws_sim.h) on seeded inputs, and
+// check every element of C against a double-precision reference. Outputs start poisoned and a
+// guard after C must stay untouched; split-K / stream-K flags must be zero after the launch.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/operation.h"
+
+namespace kiln::sm90sim {
+
+struct Problem {
+  int64_t m, n, k;
+  bool kMajor = false;
+  int64_t batch = 0;  // > 0: the batched program, dim "B"
+  uint32_t blocks = 0;  // 0: one per tile (capped at 4)
+};
+
+// `mutate` edits the compiled kernel before it runs (to show the simulator catches a broken
+// protocol); then the simulator must report an error containing `expectError`.
+// `evictFirstBytes` (optional) receives, per tensor map (A, B(, C)), the bytes its TMA loads read
+// under an L2 evict_first policy.
+void check(const std::string& configText, const Problem& p,
+           const std::function<void(ir::Operation& kernel)>& mutate = {}, const std::string& expectError = "",
+           std::vector<int64_t>* evictFirstBytes = nullptr);
+
+// A protocol breaker: every op `name` of the kernel erased.
+std::function<void(ir::Operation&)> dropAll(const char* name);
+
+inline const char* k128 =
+    "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=1 raster=grouped group_m=2";
+inline const char* k64 = "strategy=sm90_ws_persistent bm=64 bn=64 bk=64 stages=2 warps_m=1 warps_n=1";
+
+}  // namespace kiln::sm90sim

@@ -1,0 +1,137 @@
+// split_k and stream_k in sm90_ws_persistent, run in the warp-specialized simulator with all
+// blocks together: sums through the workspace or the cluster, and the hand-over protocol's
+// breakers (a dropped release, acquire or flag reset) caught.
+#include <gtest/gtest.h>
+#include <gtest/gtest-spi.h>
+
+#include <vector>
+
+#include "kiln/ir/operation.h"
+#include "tests/unit/schedule/sm90_sim_check.h"
+
+namespace kiln {
+namespace {
+using namespace sm90sim;
+
+// A protocol breaker: the flag reset erased.
+void dropFlagReset(ir::Operation& k) {
+  std::vector<ir::Operation*> resets;
+  k.walk([&](ir::Operation& op) {
+    if (op.is("kern.st_global") && op.operand(0)->type().elem() == ir::ScalarType::I32) resets.push_back(&op);
+  });
+  ASSERT_EQ(resets.size(), 1u);
+  resets.front()->erase();
+}
+
+// split_k=S: each tile's K steps in S slices on consecutive units; the slices but the last hand their
+// sums over through the workspace and a flag, the last adds them and runs the epilogue (and leaves
+// the flag zero: check() verifies). Blocks run together, so a slice can wait on another block's, and
+// every read of another block's sums is checked against the releases and acquires before it.
+TEST(Sm90Functional, SplitKSlicesSumThroughTheWorkspace) {
+  check(std::string(k64) + " split_k=2", {130, 72, 320, false, 0, 2});   // 5 K steps: slices of 3 and 2 (+1 zero-filled)
+  check(std::string(k64) + " split_k=3", {64, 64, 640, false, 0, 1});    // one block: the slices in turn
+  check(std::string(k128) + " split_k=3", {200, 136, 264, false, 0, 3}); // two consumer groups, one flag each
+  check(std::string(k128) + " split_k=2 epilogue=tma", {136, 200, 200, true, 0, 4});
+  check(std::string(k128) + " split_k=2 consumers=pingpong", {264, 136, 512, false, 0, 3});
+  check(std::string(k64) + " split_k=2 epilogue=tma", {72, 64, 200, false, 2, 3});  // batched
+  check(std::string(k64) + " split_k=4", {64, 64, 64, false, 0, 3});  // one K step: slices 1..3 wholly past K
+}
+
+// The simulator can fail: each edit below breaks the split-K protocol.
+TEST(Sm90Functional, SplitKProtocolErrorsAreCaught) {
+  const std::string sk = std::string(k64) + " split_k=2";
+  // No release: the finishing slice waits forever.
+  check(sk, {130, 72, 320, false, 0, 2}, dropAll("kern.red_release"), "deadlock");
+  // No wait: the finishing slice reads sums it has not acquired (the simulator tracks which block
+  // wrote each global word and which releases each block has acquired).
+  check(sk, {130, 72, 320, false, 0, 2}, dropAll("kern.spin_wait"), "without acquiring that release first");
+  // No reset: the flag is left at 1, and the next launch's finishing slice would not wait.
+  EXPECT_NONFATAL_FAILURE(check(sk, {64, 64, 320, false, 0, 2}, dropFlagReset), "flag 0 is 1 after the launch");
+}
+
+// split_handover=cluster: a tile's S slices are the S blocks of one cluster (the grid a whole
+// number of clusters: blocks are given explicitly); the slices but the last store their sums in
+// their own shared memory, the last reads them from there (DSMEM) and gives the regions back. Every
+// remote read, and every store over a word a peer has read, is checked against the cluster-scope
+// releases and acquires before it.
+TEST(Sm90Functional, SplitKSlicesSumThroughTheCluster) {
+  const std::string cs = " split_handover=cluster";
+  check(std::string(k64) + " split_k=2" + cs, {130, 72, 320, false, 0, 2});   // one cluster, 6 tiles in turn
+  check(std::string(k64) + " split_k=3" + cs, {64, 64, 640, false, 0, 3});    // one tile
+  check(std::string(k64) + " split_k=3" + cs, {130, 72, 320, false, 0, 6});   // two clusters
+  check(std::string(k128) + " split_k=2" + cs, {200, 136, 264, false, 0, 4}); // two consumer groups, a region each
+  check(std::string(k128) + " split_k=2 epilogue=tma" + cs, {136, 200, 200, true, 0, 4});
+  check(std::string(k64) + " split_k=2 epilogue=tma" + cs, {72, 64, 200, false, 2, 2});  // batched
+  check(std::string(k64) + " split_k=4" + cs, {64, 64, 64, false, 0, 4});  // one K step: slices 1..3 wholly past K
+}
+
+// The simulator can fail: each edit below breaks the cluster hand-over.
+TEST(Sm90Functional, SplitKClusterProtocolErrorsAreCaught) {
+  const std::string sk = std::string(k64) + " split_k=2 split_handover=cluster";
+  const Problem twoTilesPerBlock = {130, 72, 320, false, 0, 2};
+  auto onBarrier = [](const char* op, const char* bars, const std::function<void(ir::Operation&)>& f) {
+    return [=](ir::Operation& k) {
+      std::vector<ir::Operation*> ops;
+      k.walk([&](ir::Operation& o) {
+        if (o.is(op) && o.operand(0)->definingOp()->result()->nameHint() == bars) ops.push_back(&o);
+      });
+      ASSERT_FALSE(ops.empty()) << op << " on " << bars;
+      for (ir::Operation* o : ops) f(*o);
+    };
+  };
+  auto erase = [](ir::Operation& o) { o.erase(); };
+  // No wait for the sums: the last slice reads words it has not acquired.
+  check(sk, twoTilesPerBlock, onBarrier("kern.mbarrier_wait", "pfull", erase),
+        "a block read shared memory another block stored to");
+  // No wait for the region back: a slice overwrites sums the last slice read without acquiring
+  // its release (the next tile's sums over the previous one's).
+  check(sk, twoTilesPerBlock, onBarrier("kern.mbarrier_wait", "pempty", erase),
+        "a block stored to shared memory another block had read");
+  // No arrive: the last slice waits forever.
+  check(sk, twoTilesPerBlock, onBarrier("kern.mbarrier_arrive_remote", "pfull", erase), "deadlock");
+  // A CTA-scope arrive does not release the sums to another block.
+  check(sk, twoTilesPerBlock,
+        onBarrier("kern.mbarrier_arrive_remote", "pfull", [](ir::Operation& o) { o.removeAttr("scope"); }),
+        "has not released since");
+  // No cluster barrier before exit: a slice may exit while the last one still reads its sums.
+  check(sk, {64, 64, 640, false, 0, 2}, [](ir::Operation& k) {
+    std::vector<ir::Operation*> bars;
+    k.walk([&](ir::Operation& op) {
+      if (op.is("kern.cluster_barrier")) bars.push_back(&op);
+    });
+    bars.back()->erase();
+  }, "exits while its peer");
+}
+
+// stream_k=W: data-parallel waves, then each block's run of K steps over the last W waves' tiles; a
+// run's last unit that ends inside a tile hands its sums over through the block's slot, and the
+// unit that ends the tile (walked last when it begins the run) waits for the lower blocks that
+// hold the tile's earlier steps.
+TEST(Sm90Functional, StreamKRunsSumThroughTheWorkspace) {
+  const std::string sk64 = std::string(k64) + " stream_k=2", sk128 = std::string(k128) + " stream_k=2";
+  const std::string tail64 = std::string(k64) + " stream_k=1";
+  check(sk64, {130, 72, 320, false, 0, 4});   // 6 tiles x 5 steps on 4 blocks: no waves, runs of 7-8 steps
+  check(sk64, {130, 72, 320, false, 0, 2});   // 6 tiles on 2 blocks: 3 whole waves, no run
+  check(sk64, {130, 136, 320, false, 0, 3});  // 9 tiles on 3 blocks: whole waves
+  check(sk64, {200, 72, 320, false, 0, 3});   // 8 tiles on 3 blocks: 1 wave, then 5 tiles in runs
+  check(tail64, {200, 72, 320, false, 0, 3}); // stream_k=1: 2 waves, then 2 tiles in runs of 3-4 steps
+  check(tail64, {200, 136, 640, false, 0, 5});// 16 tiles on 5 blocks: 3 waves, 1 tile over 5 blocks (4 peers)
+  check(sk64, {64, 64, 640, false, 0, 3});    // 1 tile of 10 steps on 3 blocks: head, middle, tail (2 peers)
+  check(sk64, {64, 64, 192, false, 0, 3});    // 3 steps on 3 blocks: a step each
+  check(sk64, {64, 64, 320, false, 0, 1});    // one block: the tile whole
+  check(sk128, {200, 136, 264, false, 0, 3}); // two consumer groups, one flag and slot each
+  check(sk128 + " epilogue=tma", {136, 200, 392, true, 0, 3});
+  check(sk64 + " epilogue=tma", {72, 64, 200, false, 3, 4});  // batched: 6 tiles of 4 steps
+}
+
+// The simulator can fail: each edit below breaks the stream-K hand-over.
+TEST(Sm90Functional, StreamKProtocolErrorsAreCaught) {
+  const std::string sk = std::string(k64) + " stream_k=2";
+  check(sk, {130, 72, 320, false, 0, 4}, dropAll("kern.red_release"), "deadlock");
+  check(sk, {130, 72, 320, false, 0, 4}, dropAll("kern.spin_wait"), "without acquiring that release first");
+  // No reset: a contributing block's flag is left at 1 for the next launch.
+  EXPECT_NONFATAL_FAILURE(check(sk, {64, 64, 640, false, 0, 3}, dropFlagReset), "is 1 after the launch");
+}
+
+}  // namespace
+}  // namespace kiln
