@@ -177,14 +177,15 @@ int main(int argc, char** argv) {
     std::vector<uint16_t> R(size_t(s.M) * s.N), C(R.size());
     bench::check(cudaMemcpy(R.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy ref");
     std::printf("[%dx%dx%d] cuBLAS %.4f ms, %.0f TFLOP/s, %.0f GB/s; copy of the same bytes %.4f ms (%.0f GB/s); "
-                "read of A and B %.4f ms (%.0f GB/s, %d blocks/SM%s; default L2 policy %.4f ms)\n",
+                "read of A and B %.4f ms (%.0f GB/s, %s; loads %.4f ms, TMA %.4f ms)\n",
                 s.M, s.N, s.K, cublasMs, flops / cublasMs / 1e9, bytes / cublasMs / 1e6, copyMs, bytes / copyMs / 1e6,
-                read.ms, readBytes / read.ms / 1e6, read.blocksPerSm, read.evictFirst ? ", evict_first" : "", read.plainMs);
+                read.ms, readBytes / read.ms / 1e6, read.how.c_str(), read.ldMs, read.tmaMs);
     nlohmann::json shapeJson = {{"M", s.M}, {"N", s.N}, {"K", s.K}, {"cublas_ms", cublasMs},
                                 {"cublas_tflops", flops / cublasMs / 1e9}, {"cublas_gbps", bytes / cublasMs / 1e6},
                                 {"copy_ms", copyMs}, {"copy_gbps", bytes / copyMs / 1e6},
                                 {"read_ms", read.ms}, {"read_gbps", readBytes / read.ms / 1e6},
-                                {"read_evict_first", read.evictFirst}, {"read_plain_ms", read.plainMs},
+                                {"read_how", read.how}, {"read_ld_ms", read.ldMs}, {"read_tma_ms", read.tmaMs},
+                                {"read_plain_ms", read.plainMs},
                                 {"kiln", nlohmann::json::array()}};
     // The kernel with the best ratio to its paired cuBLAS time, and that time.
     double bestMs = 1e30, bestVs = 0, bestCublasMs = 0;

@@ -1,6 +1,8 @@
 #pragma once
 // The read ceiling of a memory-bound GEMM: the time a plain streaming kernel takes to read the same
 // bytes the GEMM must read (A and B), measured like the kernels (L2 flushed, CUDA events, median).
+// Two engines read: 16-byte loads from every thread, and TMA bulk copies issued by one thread per
+// block into a ring of shared memory, as the GEMM's producer does (read_ceiling_ptx.h).
 //
 // The copy ceiling beside it (a device-to-device copy moving the same bytes, half read, half
 // written) is shared/BENCH.md's; but a GEMM at small M reads ~50 MB and writes ~0.6 MB, and DRAM
@@ -23,13 +25,15 @@ class ReadCeiling {
   ~ReadCeiling();
 
   struct Result {
-    double ms = 0;            // the best launch shape's and L2 policy's median
-    int blocksPerSm = 0;      // which launch shape that was
-    bool evictFirst = false;  // whether that was the evict_first policy
-    double plainMs = 0;       // the best with the default L2 policy (the figure before evict_first)
+    double ms = 0;    // the fastest way's median
+    std::string how;  // which way that was: "ld.global.nc, 4 blocks/SM, evict_first", "TMA 16 KB x 12, ..."
+    double ldMs = 0;     // the fastest with ld.global.nc loads (the ceiling before the TMA reads)
+    double tmaMs = 0;    // the fastest with TMA bulk copies into shared memory
+    double plainMs = 0;  // ld.global.nc with the default L2 policy (the eighth session's figure)
   };
-  // Median time to read `bytes` (rounded down to 16) from a fresh buffer, over several launch
-  // shapes (blocks per SM) and two L2 policies (default, evict_first); the fastest is returned.
+  // Median time to read `bytes` (rounded down to 16) from a fresh buffer, over several ways (loads
+  // or TMA bulk copies, launch shapes, the default and the evict_first L2 policy); the fastest is
+  // returned with what it was.
   Result measure(size_t bytes, int warmup, int reps);
 
  private:

@@ -16,6 +16,11 @@ namespace {
 // TFLOP/s, ~4.0 TB/s measured copy).
 constexpr double kH200FlopsPerByte = 989.0 / 4.0;
 
+// The share of the SMs that, streaming an operand from a deep ring (200+ KB in flight each), keep
+// the H200's DRAM busy: past it, more SMs streaming do not read faster (sm90Preference's memory
+// term).
+constexpr double kStreamingSmsToSaturate = 0.45;
+
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 struct Sm90Shape {
@@ -45,6 +50,9 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 128, 2, 6, true, false, 1, false, 2},
     {128, 256, 2, 4, true, false, 1, false, 1, true}, {128, 256, 2, 4, true, false, 1, false, 1, true, 16},
     {64, 128, 1, 8, true, false, 2},
+    // Few-tile memory-bound shapes: 64x64 s13 in two K slices keeps twice the SMs streaming
+    // (bench/results/2026-11-30-h200-stream-fill/split_cluster.*: +16% to +38% below ~60 tiles).
+    {64, 64, 1, 13, false, false, 1, false, 2},
 };
 
 
@@ -173,7 +181,14 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   if (flops / bytes < kH200FlopsPerByte) {
     int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn), sms = std::max(1, t.referenceSms);
     double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
-    memory = 1.0 / std::sqrt(waves);
+    // In one wave, what counts is the blocks streaming (a tile's K slices each stream: split_k,
+    // below): the square root of their share of the SMs, and below the share that keeps DRAM busy
+    // that share's square root again.
+    int64_t streaming = c.splitK > 1 && p.m >= c.bm && p.n >= c.bn ? tiles * c.splitK : tiles;
+    double saturated = kStreamingSmsToSaturate * double(sms);
+    if (streaming <= sms)
+      memory = std::sqrt(double(streaming) / double(sms) * std::min(1.0, double(streaming) / saturated)) / waves;
+    else memory = 1.0 / std::sqrt(waves);
     // A variant that streams its read-once operand reads that bulk from DRAM once at DRAM's pace,
     // whatever its tile: the tile's intensity (the L2 traffic of re-reading the small operand) no
     // longer orders the variants (8192x128x4096: 64x128 s9 1.16x cuBLAS, 128x128 split in two 1.05x;
@@ -201,14 +216,15 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     // M at 8192x128x4096, 1.11x against 1.16x for 64x128 s9; same files).
     if (c.clusterM * c.clusterN > 1 && !sharesBulk) memory *= 0.97;
   }
-  // split_k=S: a problem with fewer tiles than SMs keeps S times as many SMs streaming, at the cost
-  // of handing the partial sums over through L2 (stores, a GPU-scope release, the finishing slice's
-  // acquire and loads: about 3 us measured). So its units count in the waves term instead of its
-  // tiles (as the square root for memory-bound problems: sqrt(S)) and the hand-over costs 0.93;
-  // with more units than SMs a second wave of slices costs more than it gains (0.5). Measured
-  // (bench/results/2026-11-29-h200-split-k/): 128x128 s6 tma with 2 slices at 128x8192x8192,
-  // 0.99-1.02x cuBLAS against 0.95x unsplit; slower than the unsplit pick at 64x5120x5120 and
-  // 8192x64x4096.
+  // split_k=S: a problem with fewer tiles than SMs keeps S times as many SMs busy, at the cost of
+  // handing the partial sums over through L2 (stores, a GPU-scope release, the finishing slice's
+  // acquire and loads: about 3 us measured), so the hand-over costs 0.93; with more units than SMs
+  // a second wave of slices costs more than it gains (0.5). Compute-bound, the units count in the
+  // waves term instead of the tiles (x S). Memory-bound, what splitting buys is SMs streaming (the
+  // memory term above counts them), and DRAM saturates at about 45% of the SMs streaming (60 of
+  // 132): 64x64 s13 in two slices gains +16% at 40 tiles (64x2560x5120), +27% at 20, +36-38% at 32
+  // (64x2048x8192, 2048x64x8192), and loses 3% at 60 (64x3840x5120;
+  // bench/results/2026-11-30-h200-stream-fill/split_cluster.*).
   // The gain is counted only for full tiles (M >= bm, N >= bn), where it was measured: at
   // 64x5120x5120 a 128-row tile is half padding and its split loses to 64x128 s9 (0.77x against
   // 1.00x cuBLAS) though it beats its own unsplit twin (0.72x).
@@ -217,8 +233,8 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn), units = tiles * c.splitK;
     bool full = p.m >= c.bm && p.n >= c.bn;
     if (units > std::max(1, t.referenceSms)) split = 0.5;
-    else if (!full) split = 0.93;
-    else split = (flops / bytes < kH200FlopsPerByte ? std::sqrt(double(c.splitK)) : double(c.splitK)) * 0.93;
+    else if (full && flops / bytes >= kH200FlopsPerByte) split = double(c.splitK) * 0.93;
+    else split = 0.93;
   }
   // Bytes in flight per SM, a tie-breaker of at most 2%: between tiles of equal shape terms the
   // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;

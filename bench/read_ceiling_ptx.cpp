@@ -1,0 +1,210 @@
+#include "bench/read_ceiling_ptx.h"
+
+namespace kiln::bench {
+namespace {
+
+// Grid-stride over 16-byte vectors, four independent loads in flight per thread and iteration,
+// XOR-folded into one register. The fold is stored only when it equals a constant, so the loads
+// cannot be removed and (for any real input) nothing is written: the kernel's DRAM traffic is
+// its reads. Consecutive threads read consecutive vectors, so every warp load is 512 contiguous
+// bytes. @NAME@, @POLICY@ and @HINT@ are filled in per L2 policy (bothPolicies below).
+constexpr const char* kLoadEntry = R"(
+.visible .entry @NAME@(.param .u64 p_src, .param .u64 p_n16, .param .u64 p_out)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<32>;
+  .reg .b64 %rd<16>;
+@POLICY@
+  ld.param.u64 %rd1, [p_src];
+  ld.param.u64 %rd2, [p_n16];
+  ld.param.u64 %rd3, [p_out];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, %nctaid.x;
+  mul.wide.u32 %rd4, %r1, %r2;
+  cvt.u64.u32 %rd5, %r3;
+  add.u64 %rd4, %rd4, %rd5;
+  mul.wide.u32 %rd6, %r4, %r2;
+  shl.b64 %rd7, %rd6, 2;
+  mul.lo.u64 %rd8, %rd6, 3;
+  shl.b64 %rd11, %rd6, 4;
+  mov.b32 %r10, 0;
+UNROLLED:
+  add.u64 %rd9, %rd4, %rd8;
+  setp.ge.u64 %p1, %rd9, %rd2;
+  @%p1 bra TAIL;
+  shl.b64 %rd10, %rd4, 4;
+  add.u64 %rd10, %rd1, %rd10;
+  ld.global.nc.L1::no_allocate@HINT@.v4.u32 {%r11, %r12, %r13, %r14}, [%rd10]@POLICY_OPERAND@;
+  add.u64 %rd12, %rd10, %rd11;
+  ld.global.nc.L1::no_allocate@HINT@.v4.u32 {%r15, %r16, %r17, %r18}, [%rd12]@POLICY_OPERAND@;
+  add.u64 %rd12, %rd12, %rd11;
+  ld.global.nc.L1::no_allocate@HINT@.v4.u32 {%r19, %r20, %r21, %r22}, [%rd12]@POLICY_OPERAND@;
+  add.u64 %rd12, %rd12, %rd11;
+  ld.global.nc.L1::no_allocate@HINT@.v4.u32 {%r23, %r24, %r25, %r26}, [%rd12]@POLICY_OPERAND@;
+  xor.b32 %r11, %r11, %r12;
+  xor.b32 %r13, %r13, %r14;
+  xor.b32 %r15, %r15, %r16;
+  xor.b32 %r17, %r17, %r18;
+  xor.b32 %r19, %r19, %r20;
+  xor.b32 %r21, %r21, %r22;
+  xor.b32 %r23, %r23, %r24;
+  xor.b32 %r25, %r25, %r26;
+  xor.b32 %r11, %r11, %r13;
+  xor.b32 %r15, %r15, %r17;
+  xor.b32 %r19, %r19, %r21;
+  xor.b32 %r23, %r23, %r25;
+  xor.b32 %r11, %r11, %r15;
+  xor.b32 %r19, %r19, %r23;
+  xor.b32 %r10, %r10, %r11;
+  xor.b32 %r10, %r10, %r19;
+  add.u64 %rd4, %rd4, %rd7;
+  bra UNROLLED;
+TAIL:
+  setp.ge.u64 %p1, %rd4, %rd2;
+  @%p1 bra DONE;
+  shl.b64 %rd10, %rd4, 4;
+  add.u64 %rd10, %rd1, %rd10;
+  ld.global.nc.L1::no_allocate@HINT@.v4.u32 {%r11, %r12, %r13, %r14}, [%rd10]@POLICY_OPERAND@;
+  xor.b32 %r11, %r11, %r12;
+  xor.b32 %r13, %r13, %r14;
+  xor.b32 %r10, %r10, %r11;
+  xor.b32 %r10, %r10, %r13;
+  add.u64 %rd4, %rd4, %rd6;
+  bra TAIL;
+DONE:
+  setp.ne.u32 %p2, %r10, 1511506142;
+  @%p2 bra EXIT;
+  st.global.u32 [%rd3], %r10;
+EXIT:
+  ret;
+}
+)";
+
+// One thread issues: the chunks a block reads are numbered j = 0, 1, ...; chunk j goes to ring
+// stage j % stages, whose mbarrier completes phase j / stages when its bytes have landed. The thread
+// issues while fewer than `stages` chunks are in flight, then waits for the oldest. Stage indices,
+// the phase parity and the source offset are stepped, not divided, in the loop. Nothing reads the
+// ring: the copies are the work, and they cannot be removed.
+constexpr const char* kTmaEntry = R"(
+.visible .entry @NAME@(.param .u64 p_src, .param .u64 p_bytes, .param .u32 p_chunk, .param .u32 p_stages)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<24>;
+  .reg .b64 %rd<20>;
+@POLICY@
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra EXIT;
+  ld.param.u64 %rd1, [p_src];
+  ld.param.u64 %rd2, [p_bytes];
+  ld.param.u32 %r2, [p_chunk];
+  ld.param.u32 %r3, [p_stages];
+  mov.u32 %r4, %ctaid.x;
+  mov.u32 %r5, %nctaid.x;
+  // chunks = ceil(bytes / chunk); this block's: ceil((chunks - ctaid) / nctaid), none past the end
+  cvt.u64.u32 %rd3, %r2;
+  add.u64 %rd4, %rd2, %rd3;
+  sub.u64 %rd4, %rd4, 1;
+  div.u64 %rd4, %rd4, %rd3;
+  cvt.u64.u32 %rd5, %r4;
+  cvt.u64.u32 %rd6, %r5;
+  setp.ge.u64 %p1, %rd5, %rd4;
+  @%p1 bra EXIT;
+  sub.u64 %rd7, %rd4, %rd5;
+  add.u64 %rd7, %rd7, %rd6;
+  sub.u64 %rd7, %rd7, 1;
+  div.u64 %rd7, %rd7, %rd6;
+  mov.u32 %r6, kiln_read_bars;
+  mov.u32 %r7, kiln_read_ring;
+  mov.u32 %r8, 0;
+INIT:
+  shl.b32 %r9, %r8, 3;
+  add.u32 %r9, %r6, %r9;
+  mbarrier.init.shared::cta.b64 [%r9], 1;
+  add.u32 %r8, %r8, 1;
+  setp.lt.u32 %p1, %r8, %r3;
+  @%p1 bra INIT;
+  fence.mbarrier_init.release.cluster;
+  fence.proxy.async.shared::cta;
+  // %rd8 chunks issued, %rd9 chunks landed, %rd12 the next chunk's offset, %rd18 the stride
+  // between this block's chunks; %r15 the next issue's stage, %r16 the next wait's, %r17 its parity
+  mov.u64 %rd8, 0;
+  mov.u64 %rd9, 0;
+  cvt.u64.u32 %rd10, %r3;
+  mul.lo.u64 %rd12, %rd5, %rd3;
+  mul.lo.u64 %rd18, %rd6, %rd3;
+  mov.u32 %r15, 0;
+  mov.u32 %r16, 0;
+  mov.u32 %r17, 0;
+LOOP:
+  setp.ge.u64 %p1, %rd8, %rd7;
+  @%p1 bra WAIT;
+  add.u64 %rd11, %rd9, %rd10;
+  setp.ge.u64 %p1, %rd8, %rd11;
+  @%p1 bra WAIT;
+  sub.u64 %rd13, %rd2, %rd12;
+  min.u64 %rd13, %rd13, %rd3;
+  cvt.u32.u64 %r10, %rd13;
+  shl.b32 %r12, %r15, 3;
+  add.u32 %r12, %r6, %r12;
+  mul.lo.u32 %r13, %r15, %r2;
+  add.u32 %r13, %r7, %r13;
+  add.u64 %rd15, %rd1, %rd12;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd16, [%r12], %r10;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes@HINT@ [%r13], [%rd15], %r10, [%r12]@POLICY_OPERAND@;
+  add.u64 %rd8, %rd8, 1;
+  add.u64 %rd12, %rd12, %rd18;
+  add.u32 %r15, %r15, 1;
+  setp.eq.u32 %p1, %r15, %r3;
+  selp.u32 %r15, 0, %r15, %p1;
+  bra LOOP;
+WAIT:
+  setp.ge.u64 %p1, %rd9, %rd7;
+  @%p1 bra EXIT;
+  shl.b32 %r12, %r16, 3;
+  add.u32 %r12, %r6, %r12;
+SPIN:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r12], %r17;
+  @!%p2 bra SPIN;
+  add.u64 %rd9, %rd9, 1;
+  add.u32 %r16, %r16, 1;
+  setp.eq.u32 %p1, %r16, %r3;
+  selp.u32 %r16, 0, %r16, %p1;
+  xor.b32 %r18, %r17, 1;
+  selp.u32 %r17, %r18, %r17, %p1;
+  bra LOOP;
+EXIT:
+  ret;
+}
+)";
+
+std::string replaceAll(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
+// `entry` with the default L2 policy, named `name`, and with evict_first, named `name`_stream.
+// Without the hint each miss may push out one of the benchmark flush's dirty lines, and the read
+// pays for that write-back; the GEMM streaming an operand mostly does not, so the faster of the two
+// is the fair floor.
+std::string bothPolicies(const char* entry, const std::string& name) {
+  std::string plain = replaceAll(entry, "@NAME@", name);
+  plain = replaceAll(replaceAll(replaceAll(plain, "@POLICY@", ""), "@HINT@", ""), "@POLICY_OPERAND@", "");
+  std::string stream = replaceAll(entry, "@NAME@", name + "_stream");
+  stream = replaceAll(stream, "@POLICY@", "  .reg .b64 %policy;\n  createpolicy.fractional.L2::evict_first.b64 %policy, 1.0;");
+  stream = replaceAll(replaceAll(stream, "@HINT@", ".L2::cache_hint"), "@POLICY_OPERAND@", ", %policy");
+  return plain + stream;
+}
+
+}  // namespace
+
+std::string readCeilingPtx() {
+  std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n";
+  ptx += ".extern .shared .align 128 .b8 kiln_read_ring[];\n";
+  ptx += ".shared .align 8 .b64 kiln_read_bars[" + std::to_string(kReadTmaMaxStages) + "];\n";
+  return ptx + bothPolicies(kLoadEntry, "kiln_read_ceiling") + bothPolicies(kTmaEntry, "kiln_read_ceiling_tma");
+}
+
+}  // namespace kiln::bench

@@ -1,0 +1,22 @@
+#pragma once
+// The PTX of the read-ceiling kernels (read_ceiling.h), kept apart from the CUDA runtime so that a
+// CPU test can assemble it and read its SASS (tests/unit/bench/read_ceiling_ptx_test.cpp).
+#include <string>
+
+namespace kiln::bench {
+
+// One module, four entries, each reading a buffer once and keeping nothing:
+//  - kiln_read_ceiling(src, n16, out) and kiln_read_ceiling_stream(...): grid-stride 16-byte
+//    ld.global.nc loads, four in flight per thread; `n16` counts 16-byte vectors, `out` is written
+//    only if the XOR of everything read equals a constant (so the loads stay).
+//  - kiln_read_ceiling_tma(src, bytes, chunk, stages) and kiln_read_ceiling_tma_stream(...): one
+//    thread per block keeps `stages` (at most kReadTmaMaxStages) bulk copies of `chunk` bytes in
+//    flight into a ring of dynamic shared memory (stages x chunk bytes), block b reading chunks b,
+//    b + grid, ... The GEMM's operands arrive this way (TMA), so this is its engine's own floor.
+//    `bytes` and `chunk` are multiples of 16.
+// The _stream entries mark every line they bring into L2 evict_first, as l2_hint=reuse does for an
+// operand the GEMM streams.
+inline constexpr int kReadTmaMaxStages = 16;
+std::string readCeilingPtx();
+
+}  // namespace kiln::bench
