@@ -17,9 +17,9 @@ namespace {
 constexpr double kH200FlopsPerByte = 989.0 / 4.0;
 
 // The share of the SMs that, streaming an operand from a deep ring (200+ KB in flight each), keep
-// the H200's DRAM busy: past it, more SMs streaming do not read faster (sm90Preference's memory
-// term).
-constexpr double kStreamingSmsToSaturate = 0.45;
+// the H200's DRAM busy: past it, more SMs streaming a read-once operand do not read faster
+// (sm90Preference's memory and split terms).
+constexpr double kStreamingSmsToSaturate = 0.375;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -175,29 +175,34 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   // without the hint (64x128 s9 at 64x{4096,5120,8192}; 64x64 s13 streaming A at 8192x64x4096 or
   // B at 64x5120x5120, 12-17%). Fitted on bench/results/2026-11-29-h200-hint/: any exponent near
   // 0.5 and any bonus from 1.1 to 1.3 gives the same picks.
-  double memory = 1.0;
+  // In one wave, below the share of the SMs that keeps DRAM busy (kStreamingSmsToSaturate), each
+  // block streaming counts in full: coverage(n) is the square root of n's share of the SMs times
+  // its share of that saturation (linear below it, the square root above).
+  double memory = 1.0, split = 1.0;
   double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
   double bytes = 2.0 * (double(p.m) * p.k + double(p.k) * p.n + double(p.m) * p.n);
-  if (flops / bytes < kH200FlopsPerByte) {
-    int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn), sms = std::max(1, t.referenceSms);
+  bool memoryBound = flops / bytes < kH200FlopsPerByte;
+  int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn), sms = std::max(1, t.referenceSms);
+  double saturated = kStreamingSmsToSaturate * double(sms);
+  auto coverage = [&](double n) { return std::sqrt(n / double(sms) * std::min(1.0, n / saturated)); };
+  Sm90Streams streams = sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2);
+  bool streamsAny = streams.a || streams.b;
+  if (memoryBound) {
     double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
-    // In one wave, what counts is the blocks streaming (a tile's K slices each stream: split_k,
-    // below): the square root of their share of the SMs, and below the share that keeps DRAM busy
-    // that share's square root again.
-    int64_t streaming = c.splitK > 1 && p.m >= c.bm && p.n >= c.bn ? tiles * c.splitK : tiles;
-    double saturated = kStreamingSmsToSaturate * double(sms);
-    if (streaming <= sms)
-      memory = std::sqrt(double(streaming) / double(sms) * std::min(1.0, double(streaming) / saturated)) / waves;
-    else memory = 1.0 / std::sqrt(waves);
+    memory = tiles <= sms ? coverage(double(tiles)) / waves : 1.0 / std::sqrt(waves);
     // A variant that streams its read-once operand reads that bulk from DRAM once at DRAM's pace,
     // whatever its tile: the tile's intensity (the L2 traffic of re-reading the small operand) no
     // longer orders the variants (8192x128x4096: 64x128 s9 1.16x cuBLAS, 128x128 split in two 1.05x;
     // 128x8192x8192: the 64x128 pair 1.06x, 128x64 s8 1.02x, 128x128 split 1.01x;
     // bench/results/2026-11-30-h200-stream-fill/family.* and small_extra.*), so it drops out.
-    Sm90Streams streams = sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2);
-    bool streamsAny = streams.a || streams.b;
     auto intensity = [](double bm, double bn) { return bm * bn / (bm + bn); };
     if (streamsAny) memory *= 1.1 * 64.0 / intensity(c.bm, c.bn);
+    // Nor does it where at most two tiles re-read each line of the bulk operand (two tile rows of B,
+    // or columns of A): the raster walks them one after the other, so the second read hits L2 and
+    // DRAM reads the bulk once, without the hint's 1.1 (64x64 s13 at M = 128: 0.91x cuBLAS at
+    // 128x3072x4096 where the 64x128 pair along M, which streams B, is 0.82x;
+    // bench/results/2026-11-30-h200-few-tiles/few_tiles*).
+    else if (std::min(ceilDiv(p.m, c.bm), ceilDiv(p.n, c.bn)) <= 2) memory *= 64.0 / intensity(c.bm, c.bn);
     // Otherwise, with the DRAM bytes fixed, what a cluster changes is L2's output: the cluster reads each
     // shared operand tile once and multicasts it, as one tile of the cluster's shape would. So where
     // the cluster's tile lies within M x N, and the operand it shares is the bulk of the bytes (B,
@@ -220,21 +225,26 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   // handing the partial sums over through L2 (stores, a GPU-scope release, the finishing slice's
   // acquire and loads: about 3 us measured), so the hand-over costs 0.93; with more units than SMs
   // a second wave of slices costs more than it gains (0.5). Compute-bound, the units count in the
-  // waves term instead of the tiles (x S). Memory-bound, what splitting buys is SMs streaming (the
-  // memory term above counts them), and DRAM saturates at about 45% of the SMs streaming (60 of
-  // 132): 64x64 s13 in two slices gains +16% at 40 tiles (64x2560x5120), +27% at 20, +36-38% at 32
-  // (64x2048x8192, 2048x64x8192), and loses 3% at 60 (64x3840x5120;
-  // bench/results/2026-11-30-h200-stream-fill/split_cluster.*).
+  // waves term instead of the tiles (x S). Memory-bound, the units count in the coverage instead of
+  // the tiles, and where the variant streams its bulk operand, only up to the saturation: 64x64 s13
+  // in two slices (bench/results/2026-11-30-h200-few-tiles/few_tiles*, two runs) gains +21% to +40%
+  // at 16 to 40 tiles of M = 64 or N = 64, loses 2-3% at 48 and 60 and 3-7% at 64; where it cannot
+  // stream (M = 128: two tile rows read B) it gains at 64 tiles too (+14% at 128x2048x4096, +25% at
+  // 128x2048x8192). Hence the saturation at 37.5% of the SMs (49.5 of 132): split wins below ~46
+  // tiles of a streamer.
   // The gain is counted only for full tiles (M >= bm, N >= bn), where it was measured: at
   // 64x5120x5120 a 128-row tile is half padding and its split loses to 64x128 s9 (0.77x against
   // 1.00x cuBLAS) though it beats its own unsplit twin (0.72x).
-  double split = 1.0;
   if (c.splitK > 1) {
-    int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn), units = tiles * c.splitK;
+    int64_t units = tiles * c.splitK;
     bool full = p.m >= c.bm && p.n >= c.bn;
-    if (units > std::max(1, t.referenceSms)) split = 0.5;
-    else if (full && flops / bytes >= kH200FlopsPerByte) split = double(c.splitK) * 0.93;
-    else split = 0.93;
+    if (units > sms) split = 0.5;
+    else if (!full) split = 0.93;
+    else if (!memoryBound) split = double(c.splitK) * 0.93;
+    else {
+      double busy = streamsAny ? std::min(double(units), std::max(double(tiles), saturated)) : double(units);
+      split = coverage(busy) / coverage(double(tiles)) * 0.93;
+    }
   }
   // Bytes in flight per SM, a tie-breaker of at most 2%: between tiles of equal shape terms the
   // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;
