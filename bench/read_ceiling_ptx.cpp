@@ -180,6 +180,100 @@ EXIT:
 }
 )";
 
+// The GEMM's own stream without its math: 64 x 64 boxes of a 2D bf16 tensor map (128-byte swizzle,
+// 8 KB), `stages` of them in flight per block, block b reading strip b: along dim 1 (walk = 0: the
+// rows of a K x N B, 128 bytes of each, as a 64-column tile reads B) or along dim 0 (walk = 1: the
+// columns of an M x K A, 64 rows at a time). Every copy is evict_first, as a streamed operand's.
+// `burst`: the thread issues only when that many stages are free, then that many copies back to
+// back (1: as the GEMM's producer does, one per freed stage).
+constexpr const char* kTileEntry = R"(
+.visible .entry kiln_tile_read(.param .align 64 .b8 p_map[128], .param .u32 p_boxes, .param .u32 p_walk,
+                               .param .u32 p_stages, .param .u32 p_burst)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<32>;
+  .reg .b64 %rd<8>;
+  .reg .b64 %policy;
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra EXIT;
+  createpolicy.fractional.L2::evict_first.b64 %policy, 1.0;
+  mov.u64 %rd2, p_map;
+  cvta.param.u64 %rd1, %rd2;
+  prefetch.tensormap [%rd1];
+  ld.param.u32 %r2, [p_boxes];
+  ld.param.u32 %r3, [p_walk];
+  ld.param.u32 %r4, [p_stages];
+  ld.param.u32 %r5, [p_burst];
+  mov.u32 %r6, %ctaid.x;
+  shl.b32 %r6, %r6, 6;
+  mov.u32 %r7, kiln_read_bars;
+  mov.u32 %r8, kiln_tile_ring;
+  mov.u32 %r9, 0;
+INIT:
+  shl.b32 %r10, %r9, 3;
+  add.u32 %r10, %r7, %r10;
+  mbarrier.init.shared::cta.b64 [%r10], 1;
+  add.u32 %r9, %r9, 1;
+  setp.lt.u32 %p1, %r9, %r4;
+  @%p1 bra INIT;
+  fence.mbarrier_init.release.cluster;
+  fence.proxy.async.shared::cta;
+  // %r11 boxes issued, %r12 boxes landed; %r15 next issue's stage, %r16 next wait's, %r17 its parity
+  mov.u32 %r11, 0;
+  mov.u32 %r12, 0;
+  mov.u32 %r15, 0;
+  mov.u32 %r16, 0;
+  mov.u32 %r17, 0;
+LOOP:
+  // issue a burst of min(burst, boxes - issued) when that many stages are free
+  sub.u32 %r18, %r2, %r11;
+  min.u32 %r18, %r18, %r5;
+  setp.eq.u32 %p1, %r18, 0;
+  @%p1 bra WAIT;
+  add.u32 %r19, %r12, %r4;
+  sub.u32 %r19, %r19, %r11;
+  setp.lt.u32 %p1, %r19, %r18;
+  @%p1 bra WAIT;
+BURST:
+  shl.b32 %r20, %r15, 3;
+  add.u32 %r20, %r7, %r20;
+  shl.b32 %r21, %r15, 13;
+  add.u32 %r21, %r8, %r21;
+  shl.b32 %r22, %r11, 6;
+  setp.eq.u32 %p2, %r3, 0;
+  selp.u32 %r23, %r6, %r22, %p2;
+  selp.u32 %r24, %r22, %r6, %p2;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [%r20], 8192;
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%r21], [%rd1, {%r23, %r24}], [%r20], %policy;
+  add.u32 %r11, %r11, 1;
+  add.u32 %r15, %r15, 1;
+  setp.eq.u32 %p1, %r15, %r4;
+  selp.u32 %r15, 0, %r15, %p1;
+  sub.u32 %r18, %r18, 1;
+  setp.ne.u32 %p1, %r18, 0;
+  @%p1 bra BURST;
+  bra LOOP;
+WAIT:
+  setp.ge.u32 %p1, %r12, %r2;
+  @%p1 bra EXIT;
+  shl.b32 %r20, %r16, 3;
+  add.u32 %r20, %r7, %r20;
+SPIN:
+  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r20], %r17;
+  @!%p3 bra SPIN;
+  add.u32 %r12, %r12, 1;
+  add.u32 %r16, %r16, 1;
+  setp.eq.u32 %p1, %r16, %r4;
+  selp.u32 %r16, 0, %r16, %p1;
+  xor.b32 %r25, %r17, 1;
+  selp.u32 %r17, %r25, %r17, %p1;
+  bra LOOP;
+EXIT:
+  ret;
+}
+)";
+
 std::string replaceAll(std::string s, const std::string& from, const std::string& to) {
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
   return s;
@@ -202,9 +296,10 @@ std::string bothPolicies(const char* entry, const std::string& name) {
 
 std::string readCeilingPtx() {
   std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n";
-  ptx += ".extern .shared .align 128 .b8 kiln_read_ring[];\n";
+  ptx += ".extern .shared .align 1024 .b8 kiln_read_ring[];\n";
   ptx += ".shared .align 8 .b64 kiln_read_bars[" + std::to_string(kReadTmaMaxStages) + "];\n";
-  return ptx + bothPolicies(kLoadEntry, "kiln_read_ceiling") + bothPolicies(kTmaEntry, "kiln_read_ceiling_tma");
+  return ptx + bothPolicies(kLoadEntry, "kiln_read_ceiling") + bothPolicies(kTmaEntry, "kiln_read_ceiling_tma") +
+         replaceAll(kTileEntry, "kiln_tile_ring", "kiln_read_ring");
 }
 
 }  // namespace kiln::bench

@@ -5,7 +5,7 @@
 
 namespace kiln::bench {
 
-// One module, four entries, each reading a buffer once and keeping nothing:
+// One module, five entries, each reading a buffer once and keeping nothing:
 //  - kiln_read_ceiling(src, n16, out) and kiln_read_ceiling_stream(...): grid-stride 16-byte
 //    ld.global.nc loads, four in flight per thread; `n16` counts 16-byte vectors, `out` is written
 //    only if the XOR of everything read equals a constant (so the loads stay).
@@ -14,9 +14,13 @@ namespace kiln::bench {
 //    flight into a ring of dynamic shared memory (stages x chunk bytes), block b reading chunks b,
 //    b + grid, ... The GEMM's operands arrive this way (TMA), so this is its engine's own floor.
 //    `bytes` and `chunk` are multiples of 16.
-// The _stream entries mark every line they bring into L2 evict_first, as l2_hint=reuse does for an
-// operand the GEMM streams.
-inline constexpr int kReadTmaMaxStages = 16;
+//  - kiln_tile_read(map, boxes, walk, stages, burst): the GEMM's operand stream without its math
+//    (kiln_stream_bench): block b reads `boxes` 64 x 64 bf16 boxes of a 2D tensor map (8 KB each,
+//    128-byte swizzle) at {b * 64, j * 64} (walk = 0) or {j * 64, b * 64} (walk = 1), `stages` in
+//    flight, issued `burst` at a time.
+// The _stream entries and the tile read mark every line they bring into L2 evict_first, as
+// l2_hint=reuse does for an operand the GEMM streams.
+inline constexpr int kReadTmaMaxStages = 32;
 std::string readCeilingPtx();
 
 }  // namespace kiln::bench

@@ -1,0 +1,114 @@
+// kiln_stream_bench: where a memory-bound GEMM's operand stream loses against a plain read. It
+// times, like kiln_gemm_bench's read ceiling (L2 flushed, CUDA events, median of many), reads of one
+// operand's bytes:
+//   * sequential: the read ceiling's TMA bulk read (12 x 16 KB per block), on all SMs and on as
+//     many blocks as the GEMM has tiles;
+//   * tile strips: the GEMM's own copies without its math (kiln_tile_read, read_ceiling_ptx.h):
+//     64 x 64 boxes of a 2D tensor map, 128-byte swizzle, evict_first, one block per tile strip,
+//     13 or 26 boxes in flight, issued one per freed stage or in bursts of 2 and 4.
+// For B of M = 64 (a K x N row-major matrix: each box reads 64 rows, 128 bytes of each; the
+// neighbouring 128 bytes are the next block's) and A of N = 64 (an M x K row-major matrix: each box
+// 64 rows, and the block's next box continues the same rows). It prints figures; it decides nothing.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "bench/bench_support.h"
+#include "bench/read_ceiling_ptx.h"
+#include "kiln/runtime/driver.h"
+#include "kiln/runtime/launcher.h"
+#include "kiln/runtime/module.h"
+#include "kiln/runtime/stream.h"
+#include "kiln/runtime/tensor_map.h"
+
+using namespace kiln;
+
+int main(int argc, char** argv) {
+  CLI::App app{"Operand streams of memory-bound GEMMs against plain reads"};
+  int reps = 30, warmup = 5;
+  std::string jsonPath = "stream_bench.json";
+  app.add_option("--reps", reps, "Timed repetitions per read (median reported)");
+  app.add_option("--warmup", warmup, "Untimed runs first");
+  app.add_option("--json", jsonPath, "Where to write the JSON results");
+  CLI11_PARSE(app, argc, argv);
+
+  std::string why;
+  runtime::Driver* drv = runtime::Driver::get(&why);
+  if (!drv) {
+    std::fprintf(stderr, "kiln_stream_bench: needs a GPU: %s\n", why.c_str());
+    return 3;
+  }
+  runtime::Context ctx = runtime::Context::primary(*drv);
+  std::printf("GPU: %s\n", bench::gpuDescription().c_str());
+  constexpr int kRing = 26 * 8192;
+  runtime::Module module = runtime::Module::load(ctx, bench::readCeilingPtx(), "stream bench");
+  runtime::Function bulk = module.function("kiln_read_ceiling_tma_stream", 12 * 16384);
+  runtime::Function tile = module.function("kiln_tile_read", kRing);
+  int sms = ctx.properties().smCount;
+
+  struct Operand {
+    const char* name;
+    uint64_t rows, cols;  // row-major, bf16
+    bool walkRows;        // the block's boxes go down the rows (B) or along them (A)
+  };
+  const Operand operands[] = {{"B of 64x5120x5120 (K x N)", 5120, 5120, true},
+                              {"B of 64x5120x20480 (K x N)", 20480, 5120, true},
+                              {"A of 8192x64x4096 (M x K)", 8192, 4096, false},
+                              {"A of 32768x64x4096 (M x K)", 32768, 4096, false}};
+  nlohmann::json results = nlohmann::json::array();
+  for (const Operand& op : operands) {
+    uint64_t bytes = op.rows * op.cols * 2;
+    bench::DeviceBuffer src(bytes);
+    bench::check(cudaMemset(src.ptr, 1, bytes), "stream source");
+    uint32_t strips = uint32_t(op.walkRows ? op.cols / 64 : op.rows / 64);
+    uint32_t boxes = uint32_t(op.walkRows ? op.rows / 64 : op.cols / 64);
+    std::printf("[%s] %.1f MB, %u strips of %u boxes\n", op.name, bytes / 1e6, strips, boxes);
+    nlohmann::json entry = {{"operand", op.name}, {"bytes", bytes}, {"strips", strips}, {"reads", nlohmann::json::array()}};
+    auto record = [&](const std::string& how, double ms) {
+      std::printf("  %-58s %8.2f us %6.0f GB/s\n", how.c_str(), ms * 1e3, bytes / ms / 1e6);
+      entry["reads"].push_back({{"how", how}, {"ms", ms}, {"gbps", bytes / ms / 1e6}});
+    };
+    uint64_t srcPtr = uint64_t(src.ptr), bytes64 = bytes;
+    for (uint32_t blocks : {uint32_t(sms), strips}) {
+      uint32_t chunk = 16384, stages = 12;
+      double ms = bench::medianMs(
+          [&](cudaStream_t st) {
+            runtime::launch(bulk, runtime::Dim3{blocks}, runtime::Dim3{32}, {}, chunk * stages,
+                            runtime::Stream::adopt(ctx, CUstream(st)), {&srcPtr, &bytes64, &chunk, &stages});
+          },
+          warmup, reps, nullptr);
+      record(fmt::format("sequential, TMA 16 KB x 12, {} blocks", blocks), ms);
+    }
+    runtime::TensorMapDesc d;
+    d.name = op.name;
+    d.dtype = ir::ScalarType::BF16;
+    d.globalAddress = srcPtr;
+    d.globalDims = {op.cols, op.rows};
+    d.globalStrides = {op.cols * 2};
+    d.boxDims = {64, 64};
+    d.swizzle = runtime::TmaSwizzle::B128;
+    d.l2Promotion = runtime::TmaL2Promotion::B128;
+    alignas(64) CUtensorMap map = runtime::encodeTensorMap(ctx, d);
+    uint32_t walk = op.walkRows ? 0 : 1;
+    struct Issue {
+      uint32_t stages, burst;
+    };
+    for (Issue is : {Issue{13, 1}, Issue{26, 1}, Issue{26, 2}, Issue{26, 4}, Issue{13, 4}}) {
+      uint32_t stages = is.stages, burst = is.burst;
+      double ms = bench::medianMs(
+          [&](cudaStream_t st) {
+            runtime::launch(tile, runtime::Dim3{strips}, runtime::Dim3{32}, {}, stages * 8192,
+                            runtime::Stream::adopt(ctx, CUstream(st)), {&map, &boxes, &walk, &stages, &burst});
+          },
+          warmup, reps, nullptr);
+      record(fmt::format("tile strips, {} x 8 KB boxes in flight, bursts of {}", stages, burst), ms);
+    }
+    results.push_back(entry);
+  }
+  std::ofstream(jsonPath) << nlohmann::json{{"gpu", bench::gpuDescription()}, {"commit", KILN_GIT_COMMIT}, {"results", results}}.dump(2)
+                          << "\n";
+  std::printf("wrote %s\n", jsonPath.c_str());
+  return 0;
+}
