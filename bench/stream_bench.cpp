@@ -5,7 +5,7 @@
 //     many blocks as the GEMM has tiles;
 //   * tile strips: the GEMM's own copies without its math (kiln_tile_read, read_ceiling_ptx.h):
 //     64 x 64 boxes of a 2D tensor map, 128-byte swizzle, evict_first, one block per tile strip,
-//     13 or 26 boxes in flight, issued one per freed stage or in bursts of 2 and 4.
+//     a ring of some stages, issued one per freed stage or in bursts (--issue).
 // For B of M = 64 (a K x N row-major matrix: each box reads 64 rows, 128 bytes of each; the
 // neighbouring 128 bytes are the next block's) and A of N = 64 (an M x K row-major matrix: each box
 // 64 rows, and the block's next box continues the same rows). It prints figures; it decides nothing.
@@ -28,10 +28,12 @@ using namespace kiln;
 int main(int argc, char** argv) {
   CLI::App app{"Operand streams of memory-bound GEMMs against plain reads"};
   int reps = 30, warmup = 5;
-  std::string jsonPath = "stream_bench.json";
+  std::string jsonPath = "stream_bench.json", issueArg = "13x1,26x1,26x2,26x4,13x4", onlyArg;
   app.add_option("--reps", reps, "Timed repetitions per read (median reported)");
   app.add_option("--warmup", warmup, "Untimed runs first");
   app.add_option("--json", jsonPath, "Where to write the JSON results");
+  app.add_option("--issue", issueArg, "Tile-strip issue policies as STAGESxBURST, comma-separated (stages <= 26)");
+  app.add_option("--only", onlyArg, "Only operands whose name contains this (A or B)");
   CLI11_PARSE(app, argc, argv);
 
   std::string why;
@@ -55,10 +57,28 @@ int main(int argc, char** argv) {
   };
   const Operand operands[] = {{"B of 64x5120x5120 (K x N)", 5120, 5120, true},
                               {"B of 64x5120x20480 (K x N)", 20480, 5120, true},
+                              {"B of 128x8192x8192 (K x N)", 8192, 8192, true},
                               {"A of 8192x64x4096 (M x K)", 8192, 4096, false},
                               {"A of 32768x64x4096 (M x K)", 32768, 4096, false}};
+  struct Issue {
+    uint32_t stages, burst;
+  };
+  std::vector<Issue> issues;
+  for (size_t at = 0; at < issueArg.size();) {
+    size_t end = issueArg.find(',', at);
+    if (end == std::string::npos) end = issueArg.size();
+    unsigned s = 0, b = 0;
+    if (std::sscanf(issueArg.substr(at, end - at).c_str(), "%ux%u", &s, &b) != 2 || s < 1 || s > 26 || b < 1 || b > s) {
+      std::fprintf(stderr, "kiln_stream_bench: --issue wants STAGESxBURST with 1 <= BURST <= STAGES <= 26, got '%s'\n",
+                   issueArg.substr(at, end - at).c_str());
+      return 2;
+    }
+    issues.push_back({s, b});
+    at = end + 1;
+  }
   nlohmann::json results = nlohmann::json::array();
   for (const Operand& op : operands) {
+    if (!onlyArg.empty() && std::string(op.name).find(onlyArg) == std::string::npos) continue;
     uint64_t bytes = op.rows * op.cols * 2;
     bench::DeviceBuffer src(bytes);
     bench::check(cudaMemset(src.ptr, 1, bytes), "stream source");
@@ -92,10 +112,7 @@ int main(int argc, char** argv) {
     d.l2Promotion = runtime::TmaL2Promotion::B128;
     alignas(64) CUtensorMap map = runtime::encodeTensorMap(ctx, d);
     uint32_t walk = op.walkRows ? 0 : 1;
-    struct Issue {
-      uint32_t stages, burst;
-    };
-    for (Issue is : {Issue{13, 1}, Issue{26, 1}, Issue{26, 2}, Issue{26, 4}, Issue{13, 4}}) {
+    for (Issue is : issues) {
       uint32_t stages = is.stages, burst = is.burst;
       double ms = bench::medianMs(
           [&](cudaStream_t st) {
