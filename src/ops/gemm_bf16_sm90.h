@@ -10,7 +10,8 @@
 // clusters of two with B multicast (cluster_m=2: 128x256 and 128x128 ping-pong for the large
 // shapes, 64x128 s8 for M = 128, where the pair reads B once and streams it), "_cn2" clusters of
 // two along N with A multicast (cluster_n=2; none registered now), "_stsm" stages the output with stmatrix (stage_store=stmatrix), "_sk<S>" computes each tile's K in S slices on separate blocks and sums
-// them through the runtime's workspace (split_k=S), "_rs" stages the boxes past the two slots in
+// them through the runtime's workspace (split_k=S: 128x128 s6 tma for M = 128, 64x64 s13 for
+// few-tile memory-bound shapes), "_rs" stages the boxes past the two slots in
 // the ring stage the tile read last (reuse_stage=true), "_g<G>" walks groups of G tile rows
 // (group_m=G; 8 otherwise). (stream_k is not registered: on the H200 it
 // lost to its data-parallel twin on every BENCH.md shape; docs/perf-notes.md.) Every variant loads a read-once operand L2
@@ -25,17 +26,19 @@
 //    the same tile, 0.99 for clusters (times the share of their sub-tiles inside M x N; a cluster
 //    gains only through what it lets stream or share, counted below) and 0.98 for stmatrix
 //    staging (which does not beat its twin), a tie-break of at most 2% for bytes in flight; and for memory-bound problems (fewer flops per
-//    byte than the H200's balance) the waves term enters as its square root, a variant that
-//    streams an operand evict_first for the problem gets 1.1 and drops its tile-intensity term (it
-//    reads the bulk from DRAM once, whatever its tile), a cluster that does not stream but shares
-//    the bulk operand counts the intensity of the cluster's tile where that tile lies within M x N
-//    (it reads L2 as one such tile would), and one that shares the small operand 0.97; a
-//    split_k=S variant counts its units (tiles x
-//    S) in the waves term, times 0.93 for the hand-over of partial sums, only for full tiles, and
-//    0.5 past one wave; 1.01 for reuse_stage; between twins that differ only in group_m, the
-//    smaller footprint of the first wave of tiles (the operand bytes it reads), ties to group_m 8.
-//    On the ten BENCH.md shapes of the recorded run (bench/results/2026-11-30-h200-stream-fill/
-//    family_alt_2.json, each kernel against the cuBLAS median timed in alternation with it) the
-//    pick is the fastest variant or within 1.2% of it, and on nine more small-M or small-N shapes
-//    (small_extra.json) within 2.4%; a unit test checks 5%.
+//    byte than the H200's balance) one wave counts the blocks streaming (coverage: the square root
+//    of their share of the SMs, linear below the ~37.5% that keep DRAM busy), more waves the
+//    square root of the last wave's fill; a variant that streams an operand evict_first for the
+//    problem gets 1.1 and drops its tile-intensity term (it reads the bulk from DRAM once, whatever
+//    its tile), as (without the 1.1) does one whose bulk operand at most two tiles re-read; a
+//    cluster that does not stream but shares the bulk operand counts the intensity of the
+//    cluster's tile where that tile lies within M x N (it reads L2 as one such tile would), and one
+//    that shares the small operand 0.97; a split_k=S variant counts 0.93 for the hand-over of
+//    partial sums, 0.5 past one wave, and for full tiles the coverage of its units (of a streamer:
+//    up to the saturation) over its tiles' (memory-bound) or S (compute-bound); 1.01 for
+//    reuse_stage; between twins that differ only in group_m, the smaller footprint of the first
+//    wave of tiles (the operand bytes it reads), ties to group_m 8. Against the recorded H200 runs
+//    (bench/results/2026-11-30-h200-stream-fill/family_alt_2.json and small_extra.json, and
+//    bench/results/2026-11-30-h200-few-tiles/few_tiles.json: 30 shapes) every pick is the
+//    fastest registered variant measured but at 8192^3 (1.2% behind); a unit test checks 5%.
 #include "ops/gemm_bf16.h"
