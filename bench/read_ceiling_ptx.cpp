@@ -274,6 +274,144 @@ EXIT:
 }
 )";
 
+// The GEMM's producer protocol without its math: warp 0's first thread is the producer, warp 1's
+// the consumer. For each K step the producer waits for empty[s] (and with `burst` > 1, at the first
+// step of each whole burst, for the burst's last stage first, as load_burst does), expects the
+// stage's bytes on full[s] and copies B's box of strip b (as kiln_tile_read with walk = 0,
+// evict_first) and, with flags bit 0, a box of a 64-row A at {k, 0} (default policy: every block
+// reads it, from L2), before B or (flags bit 1) after it. The consumer waits for full[s] and
+// releases empty[s] at once. Ring slots are 8 KB, 16 KB with A (B first in the slot).
+constexpr const char* kGemmStreamEntry = R"(
+.visible .entry kiln_tile_gemm_stream(.param .align 64 .b8 p_map_b[128], .param .align 64 .b8 p_map_a[128],
+                                      .param .u32 p_boxes, .param .u32 p_stages, .param .u32 p_burst,
+                                      .param .u32 p_flags)
+{
+  .reg .pred %p<10>;
+  .reg .b32 %r<40>;
+  .reg .b64 %rd<8>;
+  .reg .b64 %policy;
+  mov.u32 %r1, %tid.x;
+  ld.param.u32 %r3, [p_boxes];
+  ld.param.u32 %r4, [p_stages];
+  ld.param.u32 %r5, [p_burst];
+  ld.param.u32 %r6, [p_flags];
+  mov.u32 %r7, kiln_stream_bars;
+  add.u32 %r8, %r7, 256;
+  mov.u32 %r9, kiln_read_ring;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra SYNCED;
+  mov.u32 %r10, 0;
+INIT:
+  shl.b32 %r11, %r10, 3;
+  add.u32 %r12, %r7, %r11;
+  mbarrier.init.shared::cta.b64 [%r12], 1;
+  add.u32 %r12, %r8, %r11;
+  mbarrier.init.shared::cta.b64 [%r12], 1;
+  add.u32 %r10, %r10, 1;
+  setp.lt.u32 %p2, %r10, %r4;
+  @%p2 bra INIT;
+  fence.mbarrier_init.release.cluster;
+  fence.proxy.async.shared::cta;
+SYNCED:
+  bar.sync 0;
+  and.b32 %r2, %r1, 31;
+  setp.ne.u32 %p1, %r2, 0;
+  @%p1 bra EXIT;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra CONSUMER;
+  createpolicy.fractional.L2::evict_first.b64 %policy, 1.0;
+  mov.u64 %rd2, p_map_b;
+  cvta.param.u64 %rd1, %rd2;
+  mov.u64 %rd2, p_map_a;
+  cvta.param.u64 %rd3, %rd2;
+  mov.u32 %r10, %ctaid.x;
+  shl.b32 %r10, %r10, 6;
+  and.b32 %r28, %r6, 1;
+  setp.ne.u32 %p5, %r28, 0;
+  selp.u32 %r11, 16384, 8192, %p5;
+  and.b32 %r29, %r6, 2;
+  setp.eq.u32 %p7, %r29, 0;
+  and.pred %p7, %p7, %p5;
+  setp.ne.u32 %p6, %r29, 0;
+  and.pred %p6, %p6, %p5;
+  mov.u32 %r30, 0;
+  mov.u32 %r12, 0;
+  mov.u32 %r13, 0;
+  mov.u32 %r14, 0;
+PLOOP:
+  setp.ge.u32 %p1, %r12, %r3;
+  @%p1 bra EXIT;
+  setp.lt.u32 %p2, %r5, 2;
+  @%p2 bra PWAIT;
+  rem.u32 %r15, %r12, %r5;
+  setp.ne.u32 %p2, %r15, 0;
+  @%p2 bra PWAIT;
+  add.u32 %r16, %r12, %r5;
+  sub.u32 %r16, %r16, 1;
+  setp.ge.u32 %p2, %r16, %r3;
+  @%p2 bra PWAIT;
+  add.u32 %r17, %r13, %r5;
+  sub.u32 %r17, %r17, 1;
+  setp.ge.u32 %p3, %r17, %r4;
+  sub.u32 %r18, %r17, %r4;
+  selp.u32 %r17, %r18, %r17, %p3;
+  xor.b32 %r19, %r14, 1;
+  selp.u32 %r19, %r19, %r14, %p3;
+  xor.b32 %r19, %r19, 1;
+  shl.b32 %r20, %r17, 3;
+  add.u32 %r20, %r8, %r20;
+LOOKAHEAD:
+  mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r20], %r19;
+  @!%p4 bra LOOKAHEAD;
+PWAIT:
+  xor.b32 %r21, %r14, 1;
+  shl.b32 %r22, %r13, 3;
+  add.u32 %r23, %r8, %r22;
+EMPTY:
+  mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r23], %r21;
+  @!%p4 bra EMPTY;
+  add.u32 %r24, %r7, %r22;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r24], %r11;
+  mul.lo.u32 %r25, %r13, %r11;
+  add.u32 %r25, %r9, %r25;
+  add.u32 %r26, %r25, 8192;
+  shl.b32 %r27, %r12, 6;
+  @%p7 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r26], [%rd3, {%r27, %r30}], [%r24];
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%r25], [%rd1, {%r10, %r27}], [%r24], %policy;
+  @%p6 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r26], [%rd3, {%r27, %r30}], [%r24];
+  add.u32 %r12, %r12, 1;
+  add.u32 %r13, %r13, 1;
+  setp.eq.u32 %p1, %r13, %r4;
+  selp.u32 %r13, 0, %r13, %p1;
+  xor.b32 %r31, %r14, 1;
+  selp.u32 %r14, %r31, %r14, %p1;
+  bra PLOOP;
+CONSUMER:
+  mov.u32 %r12, 0;
+  mov.u32 %r13, 0;
+  mov.u32 %r14, 0;
+CLOOP:
+  setp.ge.u32 %p1, %r12, %r3;
+  @%p1 bra EXIT;
+  shl.b32 %r22, %r13, 3;
+  add.u32 %r24, %r7, %r22;
+FULL:
+  mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r24], %r14;
+  @!%p4 bra FULL;
+  add.u32 %r23, %r8, %r22;
+  mbarrier.arrive.shared::cta.b64 %rd5, [%r23];
+  add.u32 %r12, %r12, 1;
+  add.u32 %r13, %r13, 1;
+  setp.eq.u32 %p1, %r13, %r4;
+  selp.u32 %r13, 0, %r13, %p1;
+  xor.b32 %r31, %r14, 1;
+  selp.u32 %r14, %r31, %r14, %p1;
+  bra CLOOP;
+EXIT:
+  ret;
+}
+)";
+
 std::string replaceAll(std::string s, const std::string& from, const std::string& to) {
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
   return s;
@@ -298,8 +436,9 @@ std::string readCeilingPtx() {
   std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n";
   ptx += ".extern .shared .align 1024 .b8 kiln_read_ring[];\n";
   ptx += ".shared .align 8 .b64 kiln_read_bars[" + std::to_string(kReadTmaMaxStages) + "];\n";
+  ptx += ".shared .align 8 .b64 kiln_stream_bars[64];\n";  // full[32], then empty[32]
   return ptx + bothPolicies(kLoadEntry, "kiln_read_ceiling") + bothPolicies(kTmaEntry, "kiln_read_ceiling_tma") +
-         replaceAll(kTileEntry, "kiln_tile_ring", "kiln_read_ring");
+         replaceAll(kTileEntry, "kiln_tile_ring", "kiln_read_ring") + kGemmStreamEntry;
 }
 
 }  // namespace kiln::bench

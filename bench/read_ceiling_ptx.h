@@ -5,7 +5,7 @@
 
 namespace kiln::bench {
 
-// One module, five entries, each reading a buffer once and keeping nothing:
+// One module, six entries, each reading a buffer once and keeping nothing:
 //  - kiln_read_ceiling(src, n16, out) and kiln_read_ceiling_stream(...): grid-stride 16-byte
 //    ld.global.nc loads, four in flight per thread; `n16` counts 16-byte vectors, `out` is written
 //    only if the XOR of everything read equals a constant (so the loads stay).
@@ -18,7 +18,10 @@ namespace kiln::bench {
 //    (kiln_stream_bench): block b reads `boxes` 64 x 64 bf16 boxes of a 2D tensor map (8 KB each,
 //    128-byte swizzle) at {b * 64, j * 64} (walk = 0) or {j * 64, b * 64} (walk = 1), `stages` in
 //    flight, issued `burst` at a time.
-// The _stream entries and the tile read mark every line they bring into L2 evict_first, as
+//  - kiln_tile_gemm_stream(map_b, map_a, boxes, stages, burst, flags): the same with the GEMM's
+//    producer / consumer protocol (a consumer warp releases each stage; load_burst's lookahead)
+//    and, with flags bit 0, an A box per stage (bit 1: after B). 64 threads a block.
+// The _stream entries and the tile reads mark every line they bring into L2 evict_first, as
 // l2_hint=reuse does for an operand the GEMM streams.
 inline constexpr int kReadTmaMaxStages = 32;
 std::string readCeilingPtx();

@@ -6,6 +6,9 @@
 //   * tile strips: the GEMM's own copies without its math (kiln_tile_read, read_ceiling_ptx.h):
 //     64 x 64 boxes of a 2D tensor map, 128-byte swizzle, evict_first, one block per tile strip,
 //     a ring of some stages, issued one per freed stage or in bursts (--issue).
+//   * the GEMM's protocol without its math (kiln_tile_gemm_stream, B operands only): a consumer
+//     warp releases each stage as it lands, the producer waits for the release (load_burst's
+//     lookahead with bursts), optionally with the A box of each stage (--gemm-issue).
 // For B of M = 64 (a K x N row-major matrix: each box reads 64 rows, 128 bytes of each; the
 // neighbouring 128 bytes are the next block's) and A of N = 64 (an M x K row-major matrix: each box
 // 64 rows, and the block's next box continues the same rows). It prints figures; it decides nothing.
@@ -34,6 +37,10 @@ int main(int argc, char** argv) {
   app.add_option("--json", jsonPath, "Where to write the JSON results");
   app.add_option("--issue", issueArg, "Tile-strip issue policies as STAGESxBURST, comma-separated (stages <= 26)");
   app.add_option("--only", onlyArg, "Only operands whose name contains this (A or B)");
+  std::string gemmArg = "13x1x0,13x2x0,13x1x1,13x2x1,13x4x1,13x1x3,13x2x3";
+  app.add_option("--gemm-issue", gemmArg,
+                 "For B operands, the GEMM's producer protocol (a consumer warp releases each stage) as "
+                 "STAGESxBURSTxFLAGS, comma-separated: flags 1 adds an A box per stage, 3 issues it after B");
   CLI11_PARSE(app, argc, argv);
 
   std::string why;
@@ -48,6 +55,7 @@ int main(int argc, char** argv) {
   runtime::Module module = runtime::Module::load(ctx, bench::readCeilingPtx(), "stream bench");
   runtime::Function bulk = module.function("kiln_read_ceiling_tma_stream", 12 * 16384);
   runtime::Function tile = module.function("kiln_tile_read", kRing);
+  runtime::Function gemmStream = module.function("kiln_tile_gemm_stream", kRing);
   int sms = ctx.properties().smCount;
 
   struct Operand {
@@ -74,6 +82,25 @@ int main(int argc, char** argv) {
       return 2;
     }
     issues.push_back({s, b});
+    at = end + 1;
+  }
+  struct GemmIssue {
+    uint32_t stages, burst, flags;
+  };
+  std::vector<GemmIssue> gemmIssues;
+  for (size_t at = 0; at < gemmArg.size();) {
+    size_t end = gemmArg.find(',', at);
+    if (end == std::string::npos) end = gemmArg.size();
+    unsigned s = 0, b = 0, f = 0;
+    if (std::sscanf(gemmArg.substr(at, end - at).c_str(), "%ux%ux%u", &s, &b, &f) != 3 || s < 2 || b < 1 || b >= s ||
+        f > 3 || s * ((f & 1) ? 16384u : 8192u) > unsigned(kRing)) {
+      std::fprintf(stderr,
+                   "kiln_stream_bench: --gemm-issue wants STAGESxBURSTxFLAGS with 1 <= BURST < STAGES, FLAGS 0..3, "
+                   "and the ring within %d bytes; got '%s'\n",
+                   kRing, gemmArg.substr(at, end - at).c_str());
+      return 2;
+    }
+    gemmIssues.push_back({s, b, f});
     at = end + 1;
   }
   nlohmann::json results = nlohmann::json::array();
@@ -121,6 +148,30 @@ int main(int argc, char** argv) {
           },
           warmup, reps, nullptr);
       record(fmt::format("tile strips, {} x 8 KB boxes in flight, bursts of {}", stages, burst), ms);
+    }
+    if (op.walkRows && !gemmIssues.empty()) {
+      // The GEMM at M = 64: A is 64 x K, read by every block (from L2 after the first).
+      bench::DeviceBuffer a(64 * op.rows * 2);
+      bench::check(cudaMemset(a.ptr, 1, a.bytes), "stream A");
+      runtime::TensorMapDesc da = d;
+      da.name = "A (64 x K)";
+      da.globalAddress = uint64_t(a.ptr);
+      da.globalDims = {op.rows, 64};
+      da.globalStrides = {op.rows * 2};
+      alignas(64) CUtensorMap mapA = runtime::encodeTensorMap(ctx, da);
+      for (GemmIssue is : gemmIssues) {
+        uint32_t stages = is.stages, burst = is.burst, flags = is.flags;
+        uint32_t slot = (flags & 1) ? 16384 : 8192;
+        double ms = bench::medianMs(
+            [&](cudaStream_t st) {
+              runtime::launch(gemmStream, runtime::Dim3{strips}, runtime::Dim3{64}, {}, stages * slot,
+                              runtime::Stream::adopt(ctx, CUstream(st)), {&map, &mapA, &boxes, &stages, &burst, &flags});
+            },
+            warmup, reps, nullptr);
+        record(fmt::format("GEMM protocol, {} stages, bursts of {}{}", stages, burst,
+                           (flags & 1) ? ((flags & 2) ? ", A box after B" : ", A box before B") : ""),
+               ms);
+      }
     }
     results.push_back(entry);
   }
