@@ -279,7 +279,9 @@ EXIT:
 // step of each whole burst, for the burst's last stage first, as load_burst does), expects the
 // stage's bytes on full[s] and copies B's box of strip b (as kiln_tile_read with walk = 0,
 // evict_first) and, with flags bit 0, a box of a 64-row A at {k, 0} (default policy: every block
-// reads it, from L2), before B or (flags bit 1) after it. The consumer waits for full[s] and
+// reads it, from L2), before B or (flags bit 1) after it; with flags bit 2 block b walks K from
+// step b * boxes / grid, wrapping (so the blocks do not all read the same A box at once). The
+// consumer waits for full[s] and
 // releases empty[s] at once. Ring slots are 8 KB, 16 KB with A (B first in the slot).
 constexpr const char* kGemmStreamEntry = R"(
 .visible .entry kiln_tile_gemm_stream(.param .align 64 .b8 p_map_b[128], .param .align 64 .b8 p_map_a[128],
@@ -335,6 +337,16 @@ SYNCED:
   setp.ne.u32 %p6, %r29, 0;
   and.pred %p6, %p6, %p5;
   mov.u32 %r30, 0;
+  // flags bit 2: block b starts its K walk at step b * boxes / nctaid (A's and B's k alike)
+  mov.u32 %r32, 0;
+  and.b32 %r33, %r6, 4;
+  setp.eq.u32 %p8, %r33, 0;
+  @%p8 bra NOROT;
+  mov.u32 %r33, %ctaid.x;
+  mov.u32 %r34, %nctaid.x;
+  mul.lo.u32 %r32, %r33, %r3;
+  div.u32 %r32, %r32, %r34;
+NOROT:
   mov.u32 %r12, 0;
   mov.u32 %r13, 0;
   mov.u32 %r14, 0;
@@ -375,7 +387,11 @@ EMPTY:
   mul.lo.u32 %r25, %r13, %r11;
   add.u32 %r25, %r9, %r25;
   add.u32 %r26, %r25, 8192;
-  shl.b32 %r27, %r12, 6;
+  add.u32 %r35, %r12, %r32;
+  setp.ge.u32 %p9, %r35, %r3;
+  sub.u32 %r36, %r35, %r3;
+  selp.u32 %r35, %r36, %r35, %p9;
+  shl.b32 %r27, %r35, 6;
   @%p7 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r26], [%rd3, {%r27, %r30}], [%r24];
   cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%r25], [%rd1, {%r10, %r27}], [%r24], %policy;
   @%p6 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r26], [%rd3, {%r27, %r30}], [%r24];

@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
   std::string gemmArg = "13x1x0,13x2x0,13x1x1,13x2x1,13x4x1,13x1x3,13x2x3";
   app.add_option("--gemm-issue", gemmArg,
                  "For B operands, the GEMM's producer protocol (a consumer warp releases each stage) as "
-                 "STAGESxBURSTxFLAGS, comma-separated: flags 1 adds an A box per stage, 3 issues it after B");
+                 "STAGESxBURSTxFLAGS, comma-separated: flags bit 0 adds an A box per stage, bit 1 issues it after B, "
+                 "bit 2 starts each block's K walk at a different step");
   CLI11_PARSE(app, argc, argv);
 
   std::string why;
@@ -93,9 +94,9 @@ int main(int argc, char** argv) {
     if (end == std::string::npos) end = gemmArg.size();
     unsigned s = 0, b = 0, f = 0;
     if (std::sscanf(gemmArg.substr(at, end - at).c_str(), "%ux%ux%u", &s, &b, &f) != 3 || s < 2 || b < 1 || b >= s ||
-        f > 3 || s * ((f & 1) ? 16384u : 8192u) > unsigned(kRing)) {
+        f > 7 || s * ((f & 1) ? 16384u : 8192u) > unsigned(kRing)) {
       std::fprintf(stderr,
-                   "kiln_stream_bench: --gemm-issue wants STAGESxBURSTxFLAGS with 1 <= BURST < STAGES, FLAGS 0..3, "
+                   "kiln_stream_bench: --gemm-issue wants STAGESxBURSTxFLAGS with 1 <= BURST < STAGES, FLAGS 0..7, "
                    "and the ring within %d bytes; got '%s'\n",
                    kRing, gemmArg.substr(at, end - at).c_str());
       return 2;
@@ -168,8 +169,9 @@ int main(int argc, char** argv) {
                               runtime::Stream::adopt(ctx, CUstream(st)), {&map, &mapA, &boxes, &stages, &burst, &flags});
             },
             warmup, reps, nullptr);
-        record(fmt::format("GEMM protocol, {} stages, bursts of {}{}", stages, burst,
-                           (flags & 1) ? ((flags & 2) ? ", A box after B" : ", A box before B") : ""),
+        record(fmt::format("GEMM protocol, {} stages, bursts of {}{}{}", stages, burst,
+                           (flags & 1) ? ((flags & 2) ? ", A box after B" : ", A box before B") : "",
+                           (flags & 4) ? ", K walk rotated per block" : ""),
                ms);
       }
     }
