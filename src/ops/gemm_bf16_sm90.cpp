@@ -51,7 +51,7 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 256, 2, 4, true, false, 1, false, 1, true}, {128, 256, 2, 4, true, false, 1, false, 1, true, 16},
     {64, 128, 1, 8, true, false, 2},
     // Few-tile memory-bound shapes: 64x64 s13 in two K slices keeps twice the SMs streaming
-    // (bench/results/2026-11-30-h200-stream-fill/split_cluster.*: +16% to +38% below ~60 tiles).
+    // (bench/results/2026-11-30-h200-few-tiles/few_tiles*: +15% to +40% below ~46 tiles).
     {64, 64, 1, 13, false, false, 1, false, 2},
 };
 
