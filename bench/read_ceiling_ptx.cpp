@@ -180,115 +180,23 @@ EXIT:
 }
 )";
 
-// The GEMM's own stream without its math: 64 x 64 boxes of a 2D bf16 tensor map (128-byte swizzle,
-// 8 KB), `stages` of them in flight per block, block b reading strip b: along dim 1 (walk = 0: the
-// rows of a K x N B, 128 bytes of each, as a 64-column tile reads B) or along dim 0 (walk = 1: the
-// columns of an M x K A, 64 rows at a time). Every copy is evict_first, as a streamed operand's.
-// `burst`: the thread issues only when that many stages are free, then that many copies back to
-// back (1: as the GEMM's producer does, one per freed stage).
+// The GEMM's operand stream without its math: 64 x 64 boxes of a 2D bf16 tensor map (128-byte
+// swizzle, 8 KB) copied evict_first into a ring of `stages`, block b reading strip b: along dim 1
+// (the rows of a K x N B, 128 bytes of each, as a 64-column tile reads B) or, with flags bit 4,
+// along dim 0 (the columns of an M x K A, 64 rows at a time). Warp 0's first thread produces, warp
+// 1's first thread consumes: it waits for each stage to land and releases it at once. The producer
+// waits for the stage to be free: released by the consumer (the GEMM's protocol) or, with flags
+// bit 3, landed (bare copies). With `burst` > 1 the first K step of each whole burst also waits for
+// the burst's last stage (as load_burst does), so the burst's copies go out back to back. Flags
+// bit 0 adds a box of a 64-row A at {k, 0} per stage (default policy: every block reads it, from
+// L2), issued before B or (bit 1) after it; ring slots are then 16 KB (B first in the slot). Flags
+// bit 2 starts block b's K walk at step b * boxes / grid, wrapping.
 constexpr const char* kTileEntry = R"(
-.visible .entry kiln_tile_read(.param .align 64 .b8 p_map[128], .param .u32 p_boxes, .param .u32 p_walk,
-                               .param .u32 p_stages, .param .u32 p_burst)
+.visible .entry kiln_tile_stream(.param .align 64 .b8 p_map_b[128], .param .align 64 .b8 p_map_a[128],
+                                 .param .u32 p_boxes, .param .u32 p_stages, .param .u32 p_burst,
+                                 .param .u32 p_flags)
 {
-  .reg .pred %p<4>;
-  .reg .b32 %r<32>;
-  .reg .b64 %rd<8>;
-  .reg .b64 %policy;
-  mov.u32 %r1, %tid.x;
-  setp.ne.u32 %p1, %r1, 0;
-  @%p1 bra EXIT;
-  createpolicy.fractional.L2::evict_first.b64 %policy, 1.0;
-  mov.u64 %rd2, p_map;
-  cvta.param.u64 %rd1, %rd2;
-  prefetch.tensormap [%rd1];
-  ld.param.u32 %r2, [p_boxes];
-  ld.param.u32 %r3, [p_walk];
-  ld.param.u32 %r4, [p_stages];
-  ld.param.u32 %r5, [p_burst];
-  mov.u32 %r6, %ctaid.x;
-  shl.b32 %r6, %r6, 6;
-  mov.u32 %r7, kiln_read_bars;
-  mov.u32 %r8, kiln_tile_ring;
-  mov.u32 %r9, 0;
-INIT:
-  shl.b32 %r10, %r9, 3;
-  add.u32 %r10, %r7, %r10;
-  mbarrier.init.shared::cta.b64 [%r10], 1;
-  add.u32 %r9, %r9, 1;
-  setp.lt.u32 %p1, %r9, %r4;
-  @%p1 bra INIT;
-  fence.mbarrier_init.release.cluster;
-  fence.proxy.async.shared::cta;
-  // %r11 boxes issued, %r12 boxes landed; %r15 next issue's stage, %r16 next wait's, %r17 its parity
-  mov.u32 %r11, 0;
-  mov.u32 %r12, 0;
-  mov.u32 %r15, 0;
-  mov.u32 %r16, 0;
-  mov.u32 %r17, 0;
-LOOP:
-  // issue a burst of min(burst, boxes - issued) when that many stages are free
-  sub.u32 %r18, %r2, %r11;
-  min.u32 %r18, %r18, %r5;
-  setp.eq.u32 %p1, %r18, 0;
-  @%p1 bra WAIT;
-  add.u32 %r19, %r12, %r4;
-  sub.u32 %r19, %r19, %r11;
-  setp.lt.u32 %p1, %r19, %r18;
-  @%p1 bra WAIT;
-BURST:
-  shl.b32 %r20, %r15, 3;
-  add.u32 %r20, %r7, %r20;
-  shl.b32 %r21, %r15, 13;
-  add.u32 %r21, %r8, %r21;
-  shl.b32 %r22, %r11, 6;
-  setp.eq.u32 %p2, %r3, 0;
-  selp.u32 %r23, %r6, %r22, %p2;
-  selp.u32 %r24, %r22, %r6, %p2;
-  mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [%r20], 8192;
-  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%r21], [%rd1, {%r23, %r24}], [%r20], %policy;
-  add.u32 %r11, %r11, 1;
-  add.u32 %r15, %r15, 1;
-  setp.eq.u32 %p1, %r15, %r4;
-  selp.u32 %r15, 0, %r15, %p1;
-  sub.u32 %r18, %r18, 1;
-  setp.ne.u32 %p1, %r18, 0;
-  @%p1 bra BURST;
-  bra LOOP;
-WAIT:
-  setp.ge.u32 %p1, %r12, %r2;
-  @%p1 bra EXIT;
-  shl.b32 %r20, %r16, 3;
-  add.u32 %r20, %r7, %r20;
-SPIN:
-  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r20], %r17;
-  @!%p3 bra SPIN;
-  add.u32 %r12, %r12, 1;
-  add.u32 %r16, %r16, 1;
-  setp.eq.u32 %p1, %r16, %r4;
-  selp.u32 %r16, 0, %r16, %p1;
-  xor.b32 %r25, %r17, 1;
-  selp.u32 %r17, %r25, %r17, %p1;
-  bra LOOP;
-EXIT:
-  ret;
-}
-)";
-
-// The GEMM's producer protocol without its math: warp 0's first thread is the producer, warp 1's
-// the consumer. For each K step the producer waits for empty[s] (and with `burst` > 1, at the first
-// step of each whole burst, for the burst's last stage first, as load_burst does), expects the
-// stage's bytes on full[s] and copies B's box of strip b (as kiln_tile_read with walk = 0,
-// evict_first) and, with flags bit 0, a box of a 64-row A at {k, 0} (default policy: every block
-// reads it, from L2), before B or (flags bit 1) after it; with flags bit 2 block b walks K from
-// step b * boxes / grid, wrapping (so the blocks do not all read the same A box at once). The
-// consumer waits for full[s] and
-// releases empty[s] at once. Ring slots are 8 KB, 16 KB with A (B first in the slot).
-constexpr const char* kGemmStreamEntry = R"(
-.visible .entry kiln_tile_gemm_stream(.param .align 64 .b8 p_map_b[128], .param .align 64 .b8 p_map_a[128],
-                                      .param .u32 p_boxes, .param .u32 p_stages, .param .u32 p_burst,
-                                      .param .u32 p_flags)
-{
-  .reg .pred %p<10>;
+  .reg .pred %p<12>;
   .reg .b32 %r<40>;
   .reg .b64 %rd<8>;
   .reg .b64 %policy;
@@ -328,6 +236,8 @@ SYNCED:
   cvta.param.u64 %rd3, %rd2;
   mov.u32 %r10, %ctaid.x;
   shl.b32 %r10, %r10, 6;
+  // %p5: A boxes; %p7 / %p6: A before / after B; %r11 bytes a stage; %r37 the barriers whose
+  // completed phase frees a stage (empty, or full with bit 3); %p10: strips along dim 0
   and.b32 %r28, %r6, 1;
   setp.ne.u32 %p5, %r28, 0;
   selp.u32 %r11, 16384, 8192, %p5;
@@ -336,8 +246,12 @@ SYNCED:
   and.pred %p7, %p7, %p5;
   setp.ne.u32 %p6, %r29, 0;
   and.pred %p6, %p6, %p5;
+  and.b32 %r37, %r6, 8;
+  setp.ne.u32 %p11, %r37, 0;
+  selp.u32 %r37, %r7, %r8, %p11;
+  and.b32 %r38, %r6, 16;
+  setp.ne.u32 %p10, %r38, 0;
   mov.u32 %r30, 0;
-  // flags bit 2: block b starts its K walk at step b * boxes / nctaid (A's and B's k alike)
   mov.u32 %r32, 0;
   and.b32 %r33, %r6, 4;
   setp.eq.u32 %p8, %r33, 0;
@@ -347,6 +261,7 @@ SYNCED:
   mul.lo.u32 %r32, %r33, %r3;
   div.u32 %r32, %r32, %r34;
 NOROT:
+  // %r12 K steps issued, %r13 the next stage, %r14 its phase
   mov.u32 %r12, 0;
   mov.u32 %r13, 0;
   mov.u32 %r14, 0;
@@ -371,17 +286,17 @@ PLOOP:
   selp.u32 %r19, %r19, %r14, %p3;
   xor.b32 %r19, %r19, 1;
   shl.b32 %r20, %r17, 3;
-  add.u32 %r20, %r8, %r20;
+  add.u32 %r20, %r37, %r20;
 LOOKAHEAD:
   mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r20], %r19;
   @!%p4 bra LOOKAHEAD;
 PWAIT:
   xor.b32 %r21, %r14, 1;
   shl.b32 %r22, %r13, 3;
-  add.u32 %r23, %r8, %r22;
-EMPTY:
+  add.u32 %r23, %r37, %r22;
+FREE:
   mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r23], %r21;
-  @!%p4 bra EMPTY;
+  @!%p4 bra FREE;
   add.u32 %r24, %r7, %r22;
   mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r24], %r11;
   mul.lo.u32 %r25, %r13, %r11;
@@ -392,8 +307,10 @@ EMPTY:
   sub.u32 %r36, %r35, %r3;
   selp.u32 %r35, %r36, %r35, %p9;
   shl.b32 %r27, %r35, 6;
+  selp.u32 %r38, %r27, %r10, %p10;
+  selp.u32 %r39, %r10, %r27, %p10;
   @%p7 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r26], [%rd3, {%r27, %r30}], [%r24];
-  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%r25], [%rd1, {%r10, %r27}], [%r24], %policy;
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%r25], [%rd1, {%r38, %r39}], [%r24], %policy;
   @%p6 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r26], [%rd3, {%r27, %r30}], [%r24];
   add.u32 %r12, %r12, 1;
   add.u32 %r13, %r13, 1;
@@ -402,6 +319,7 @@ EMPTY:
   xor.b32 %r31, %r14, 1;
   selp.u32 %r14, %r31, %r14, %p1;
   bra PLOOP;
+  // The consumer also keeps the block alive until every copy has landed.
 CONSUMER:
   mov.u32 %r12, 0;
   mov.u32 %r13, 0;
@@ -454,7 +372,7 @@ std::string readCeilingPtx() {
   ptx += ".shared .align 8 .b64 kiln_read_bars[" + std::to_string(kReadTmaMaxStages) + "];\n";
   ptx += ".shared .align 8 .b64 kiln_stream_bars[64];\n";  // full[32], then empty[32]
   return ptx + bothPolicies(kLoadEntry, "kiln_read_ceiling") + bothPolicies(kTmaEntry, "kiln_read_ceiling_tma") +
-         replaceAll(kTileEntry, "kiln_tile_ring", "kiln_read_ring") + kGemmStreamEntry;
+         kTileEntry;
 }
 
 }  // namespace kiln::bench

@@ -5,7 +5,7 @@
 
 namespace kiln::bench {
 
-// One module, six entries, each reading a buffer once and keeping nothing:
+// One module, five entries, each reading a buffer once and keeping nothing:
 //  - kiln_read_ceiling(src, n16, out) and kiln_read_ceiling_stream(...): grid-stride 16-byte
 //    ld.global.nc loads, four in flight per thread; `n16` counts 16-byte vectors, `out` is written
 //    only if the XOR of everything read equals a constant (so the loads stay).
@@ -14,14 +14,12 @@ namespace kiln::bench {
 //    flight into a ring of dynamic shared memory (stages x chunk bytes), block b reading chunks b,
 //    b + grid, ... The GEMM's operands arrive this way (TMA), so this is its engine's own floor.
 //    `bytes` and `chunk` are multiples of 16.
-//  - kiln_tile_read(map, boxes, walk, stages, burst): the GEMM's operand stream without its math
-//    (kiln_stream_bench): block b reads `boxes` 64 x 64 bf16 boxes of a 2D tensor map (8 KB each,
-//    128-byte swizzle) at {b * 64, j * 64} (walk = 0) or {j * 64, b * 64} (walk = 1), `stages` in
-//    flight, issued `burst` at a time.
-//  - kiln_tile_gemm_stream(map_b, map_a, boxes, stages, burst, flags): the same with the GEMM's
-//    producer / consumer protocol (a consumer warp releases each stage; load_burst's lookahead)
-//    and, with flags bit 0, an A box per stage (bit 1: after B). 64 threads a block.
-// The _stream entries and the tile reads mark every line they bring into L2 evict_first, as
+//  - kiln_tile_stream(map_b, map_a, boxes, stages, burst, flags): the GEMM's operand stream
+//    without its math (kiln_stream_bench): block b copies `boxes` 64 x 64 bf16 boxes of a 2D
+//    tensor map (8 KB, 128-byte swizzle) along strip b into a ring of `stages`, the GEMM's
+//    producer / consumer protocol or bare copies, `burst` at a time, optionally with an A box per
+//    stage (flags: read_ceiling_ptx.cpp). 64 threads a block.
+// The _stream entries and the tile stream mark every line they bring into L2 evict_first, as
 // l2_hint=reuse does for an operand the GEMM streams.
 inline constexpr int kReadTmaMaxStages = 32;
 std::string readCeilingPtx();

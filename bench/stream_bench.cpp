@@ -3,10 +3,11 @@
 // operand's bytes:
 //   * sequential: the read ceiling's TMA bulk read (12 x 16 KB per block), on all SMs and on as
 //     many blocks as the GEMM has tiles;
-//   * tile strips: the GEMM's own copies without its math (kiln_tile_read, read_ceiling_ptx.h):
-//     64 x 64 boxes of a 2D tensor map, 128-byte swizzle, evict_first, one block per tile strip,
+//   * tile strips: the GEMM's own copies without its math (kiln_tile_stream, read_ceiling_ptx.h,
+//     a stage free once it lands): 64 x 64 boxes of a 2D tensor map, 128-byte swizzle,
+//     evict_first, one block per tile strip,
 //     a ring of some stages, issued one per freed stage or in bursts (--issue).
-//   * the GEMM's protocol without its math (kiln_tile_gemm_stream, B operands only): a consumer
+//   * the GEMM's protocol without its math (kiln_tile_stream again, B operands only): a consumer
 //     warp releases each stage as it lands, the producer waits for the release (load_burst's
 //     lookahead with bursts), optionally with the A box of each stage (--gemm-issue).
 // For B of M = 64 (a K x N row-major matrix: each box reads 64 rows, 128 bytes of each; the
@@ -31,13 +32,13 @@ using namespace kiln;
 int main(int argc, char** argv) {
   CLI::App app{"Operand streams of memory-bound GEMMs against plain reads"};
   int reps = 30, warmup = 5;
-  std::string jsonPath = "stream_bench.json", issueArg = "13x1,26x1,26x2,26x4,13x4", onlyArg;
+  std::string jsonPath = "stream_bench.json", issueArg = "13x1,13x2,16x1,26x4", onlyArg;
   app.add_option("--reps", reps, "Timed repetitions per read (median reported)");
   app.add_option("--warmup", warmup, "Untimed runs first");
   app.add_option("--json", jsonPath, "Where to write the JSON results");
   app.add_option("--issue", issueArg, "Tile-strip issue policies as STAGESxBURST, comma-separated (stages <= 26)");
   app.add_option("--only", onlyArg, "Only operands whose name contains this (A or B)");
-  std::string gemmArg = "13x1x0,13x2x0,13x1x1,13x2x1,13x4x1,13x1x3,13x2x3";
+  std::string gemmArg = "13x1x0,13x2x0,13x1x1,13x2x1,13x1x3,13x1x5";
   app.add_option("--gemm-issue", gemmArg,
                  "For B operands, the GEMM's producer protocol (a consumer warp releases each stage) as "
                  "STAGESxBURSTxFLAGS, comma-separated: flags bit 0 adds an A box per stage, bit 1 issues it after B, "
@@ -55,8 +56,7 @@ int main(int argc, char** argv) {
   constexpr int kRing = 26 * 8192;
   runtime::Module module = runtime::Module::load(ctx, bench::readCeilingPtx(), "stream bench");
   runtime::Function bulk = module.function("kiln_read_ceiling_tma_stream", 12 * 16384);
-  runtime::Function tile = module.function("kiln_tile_read", kRing);
-  runtime::Function gemmStream = module.function("kiln_tile_gemm_stream", kRing);
+  runtime::Function tile = module.function("kiln_tile_stream", kRing);
   int sms = ctx.properties().smCount;
 
   struct Operand {
@@ -139,13 +139,14 @@ int main(int argc, char** argv) {
     d.swizzle = runtime::TmaSwizzle::B128;
     d.l2Promotion = runtime::TmaL2Promotion::B128;
     alignas(64) CUtensorMap map = runtime::encodeTensorMap(ctx, d);
-    uint32_t walk = op.walkRows ? 0 : 1;
+    // kiln_tile_stream's flags: a stage is free once it lands (8), strips along dim 0 for A (16).
+    uint32_t landed = 8u | (op.walkRows ? 0u : 16u);
     for (Issue is : issues) {
       uint32_t stages = is.stages, burst = is.burst;
       double ms = bench::medianMs(
           [&](cudaStream_t st) {
-            runtime::launch(tile, runtime::Dim3{strips}, runtime::Dim3{32}, {}, stages * 8192,
-                            runtime::Stream::adopt(ctx, CUstream(st)), {&map, &boxes, &walk, &stages, &burst});
+            runtime::launch(tile, runtime::Dim3{strips}, runtime::Dim3{64}, {}, stages * 8192,
+                            runtime::Stream::adopt(ctx, CUstream(st)), {&map, &map, &boxes, &stages, &burst, &landed});
           },
           warmup, reps, nullptr);
       record(fmt::format("tile strips, {} x 8 KB boxes in flight, bursts of {}", stages, burst), ms);
@@ -165,7 +166,7 @@ int main(int argc, char** argv) {
         uint32_t slot = (flags & 1) ? 16384 : 8192;
         double ms = bench::medianMs(
             [&](cudaStream_t st) {
-              runtime::launch(gemmStream, runtime::Dim3{strips}, runtime::Dim3{64}, {}, stages * slot,
+              runtime::launch(tile, runtime::Dim3{strips}, runtime::Dim3{64}, {}, stages * slot,
                               runtime::Stream::adopt(ctx, CUstream(st)), {&map, &mapA, &boxes, &stages, &burst, &flags});
             },
             warmup, reps, nullptr);

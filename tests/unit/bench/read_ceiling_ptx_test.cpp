@@ -2,7 +2,7 @@
 // compared with, so they are gated like Kiln's own kernels: on the CPU they assemble for sm_90a
 // with no stack and no spills, the load entries read with 16-byte non-coherent loads, and the TMA
 // entries read with bulk copies (UBLKCP), the evict_first ones with a cache-policy operand, the tile
-// read with 2D tensor copies (UTMALDG), and all of them wait on their ring's mbarriers. Needs a SASS disassembler for the SASS checks (skips, saying why).
+// stream with 2D tensor copies (UTMALDG), and all of them wait on their ring's mbarriers. Needs a SASS disassembler for the SASS checks (skips, saying why).
 #include "bench/read_ceiling_ptx.h"
 
 #include <gtest/gtest.h>
@@ -20,13 +20,13 @@ TEST(ReadCeilingPtx, AssemblesForHopperWithoutStackOrSpills) {
   auto k = backend::assemble(readCeilingPtx(), "sm_90a", diag);
   ASSERT_TRUE(k) << diag.str();
   for (const char* entry : {"kiln_read_ceiling", "kiln_read_ceiling_stream", "kiln_read_ceiling_tma",
-                            "kiln_read_ceiling_tma_stream", "kiln_tile_read", "kiln_tile_gemm_stream"}) {
+                            "kiln_read_ceiling_tma_stream", "kiln_tile_stream"}) {
     ASSERT_TRUE(k->resources.count(entry)) << entry << " missing\n" << k->infoLog;
     const backend::ResourceReport& r = k->resources.at(entry);
     EXPECT_EQ(r.stackFrameBytes, 0) << entry;
     EXPECT_FALSE(r.spills()) << entry;
   }
-  EXPECT_EQ(k->resources.size(), 6u) << k->infoLog;
+  EXPECT_EQ(k->resources.size(), 5u) << k->infoLog;
 }
 
 TEST(ReadCeilingPtx, LoadsAreWideAndCopiesAreBulk) {
@@ -45,7 +45,7 @@ TEST(ReadCeilingPtx, LoadsAreWideAndCopiesAreBulk) {
   std::regex withPolicy(R"(UBLKCP\.S\.G[^;\n]*desc\[)");
   EXPECT_EQ(std::distance(std::sregex_iterator(sass->text.begin(), sass->text.end(), withPolicy), std::sregex_iterator()), 1)
       << sass->text;
-  // The tile read copies 2D boxes through its tensor map, as the GEMM's producer does.
+  // The tile stream copies 2D boxes through its tensor maps, as the GEMM's producer does.
   EXPECT_GE(sass->count("UTMALDG.2D"), 1) << sass->text;
   EXPECT_GE(sass->count("SYNCS.PHASECHK.TRANS64.TRYWAIT"), 6) << sass->text;
   EXPECT_GE(sass->count("SYNCS.ARRIVE.TRANS64"), 3) << sass->text;
