@@ -187,7 +187,8 @@ EXIT:
 // 1's first thread consumes: it waits for each stage to land and releases it at once. The producer
 // waits for the stage to be free: released by the consumer (the GEMM's protocol) or, with flags
 // bit 3, landed (bare copies). With `burst` > 1 the first K step of each whole burst also waits for
-// the burst's last stage (as load_burst does), so the burst's copies go out back to back. Flags
+// the burst's last stage (stages free in ring order), so the burst's copies go out back to back
+// (a producer schedule measured and dropped: docs/sm90-strategy.md, "Load bursts"). Flags
 // bit 0 adds a box of a 64-row A at {k, 0} per stage (default policy: every block reads it, from
 // L2), issued before B or (bit 1) after it; ring slots are then 16 KB (B first in the slot). Flags
 // bit 2 starts block b's K walk at step b * boxes / grid, wrapping.

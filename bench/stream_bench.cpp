@@ -8,8 +8,8 @@
 //     evict_first, one block per tile strip,
 //     a ring of some stages, issued one per freed stage or in bursts (--issue).
 //   * the GEMM's protocol without its math (kiln_tile_stream again, B operands only): a consumer
-//     warp releases each stage as it lands, the producer waits for the release (load_burst's
-//     lookahead with bursts), optionally with the A box of each stage (--gemm-issue).
+//     warp releases each stage as it lands, the producer waits for the release (with bursts, for
+//     the burst's last stage first), optionally with the A box of each stage (--gemm-issue).
 // For B of M = 64 (a K x N row-major matrix: each box reads 64 rows, 128 bytes of each; the
 // neighbouring 128 bytes are the next block's) and A of N = 64 (an M x K row-major matrix: each box
 // 64 rows, and the block's next box continues the same rows). It prints figures; it decides nothing.

@@ -122,7 +122,6 @@ const std::vector<Key>& keys() {
           [](Config& c, std::string_view v) { return parseEnum("reuse_stage", v, kBools, c.reuseStage); }},
       Key{"split_handover", [](const Config& c) { return std::string(enumName(kSplitHandovers, c.splitHandover)); },
           [](Config& c, std::string_view v) { return parseEnum("split_handover", v, kSplitHandovers, c.splitHandover); }},
-      INT_KEY("load_burst", loadBurst, 1, 16),
   };
   return k;
 }
@@ -286,9 +285,6 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (c.splitHandover != SplitHandover::Workspace)
     diag.error(loc) << "split_handover=cluster reduces split-K slices through a thread-block cluster, which "
                     << c.strategy << " does not split into; leave split_handover=workspace";
-  if (c.loadBurst != 1)
-    diag.error(loc) << "load_burst=" << c.loadBurst << " groups the TMA loads of a producer warp, which " << c.strategy
-                    << " does not have (every warp issues its own cp.async); leave load_burst=1";
   return diag.errorCount() == errors;
 }
 

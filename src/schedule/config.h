@@ -124,10 +124,6 @@ struct Config {
   // epilogue never waits for a store to read a slot (docs/sm90-strategy.md, "reuse_stage").
   bool reuseStage = false;
   SplitHandover splitHandover = SplitHandover::Workspace;
-  // sm90_ws_persistent: the producer issues the loads of this many K steps back to back, waiting
-  // until as many ring stages are free (1: one K step per freed stage). Bare copies stream faster
-  // in bursts, the GEMM measured slower (docs/sm90-strategy.md, "Load bursts"); none registered.
-  int loadBurst = 1;
 
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,

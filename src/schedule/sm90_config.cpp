@@ -100,12 +100,6 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                     << ": use a multiple of 64 up to 256 (64-element TMA boxes of a row-major B; wgmma N <= 256)";
   if (c.stages < 2)
     diag.error(loc) << "stages=" << c.stages << " is too few: " << who << " needs at least 2";
-  // load_burst: the producer's burst waits for the release of the stage read load_burst - 1 steps
-  // past the oldest; with reuse_stage a tile's last stage is released one K step late, so a burst
-  // that took the whole ring could wait on copies not yet issued.
-  if (c.loadBurst >= c.stages)
-    diag.error(loc) << "load_burst=" << c.loadBurst << " needs more stages than that (stages=" << c.stages
-                    << "): the producer waits for load_burst free stages while the consumers read another";
   if (c.streamFill != Config{}.streamFill && c.l2Hint != L2Hint::Reuse)
     diag.error(loc) << "stream_fill sets how l2_hint=reuse streams an operand, but l2_hint=none streams none: "
                     << "add l2_hint=reuse or drop stream_fill";

@@ -9,8 +9,6 @@
 //       tma_load(A: k = (kbase + kt)*bk, m0)  tma_load(B: ...)  -> stage s, completing on full[s]
 //                                              (kbase: split_k's first K step of the unit, else 0)
 //       (s, ph) = next(s, ph)
-//   with load_burst=L > 1, each K step kt with kt % L == 0 and kt + L <= ksteps first also waits
-//   for empty[s + L - 1] (the burst's last stage; its phase flips if that wraps the ring).
 //
 // Copies past M, N or K are filled with zeros by TMA and still count their full bytes, so ragged
 // tiles need nothing special here.
@@ -102,24 +100,6 @@ void buildProducer(Plan& p) {
     {
       InsertionGuard inner(b);
       b.setInsertionPointToEnd(body);
-      if (c.loadBurst > 1) {
-        // load_burst=L: the first K step of each burst of L (one that the run holds whole) also
-        // waits for the stage of the burst's last step. The consumers release stages in ring
-        // order, so then all L are free, and the L steps' copies go out back to back.
-        Value* first = b.andi(b.cmp("eq", b.rem(kt, b.i32(c.loadBurst)), b.i32(0)),
-                              b.cmp("slt", b.addConst(kt, c.loadBurst - 1), p.ksteps));
-        Operation* lookahead = b.create("scf.if", {first}, {}, {}, 2);
-        InsertionGuard ahead(b);
-        b.setInsertionPointToEnd(lookahead->region(0).addBlock());
-        Value* last = b.addConst(s, c.loadBurst - 1);
-        Value* wraps = b.cmp("sge", last, b.i32(c.stages));
-        Value* sLast = b.select(wraps, b.addConst(last, -c.stages), last);
-        Value* phLast = b.select(wraps, b.intBin("arith.xori", ph, b.i32(1)), ph);
-        b.create("kern.mbarrier_wait", {p.empty, sLast, b.intBin("arith.xori", phLast, b.i32(1))}, {}, p.waitAttrs());
-        b.create("scf.yield", {}, {});
-        b.setInsertionPointToEnd(lookahead->region(1).addBlock());
-        b.create("scf.yield", {}, {});
-      }
       b.create("kern.mbarrier_wait", {p.empty, s, b.intBin("arith.xori", ph, b.i32(1))}, {}, p.waitAttrs());
       b.create("kern.mbarrier_arrive_expect_tx", {p.full, s}, {}, {{"bytes", p.stageTxBytes}});
       Value* k0 = b.named(b.mulConst(p.kbase ? b.add(p.kbase, kt) : kt, c.bk), "k0");

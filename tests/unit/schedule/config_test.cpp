@@ -26,13 +26,13 @@ TEST(Config, DefaultsPrintCanonically) {
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
             "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
             "consumers=cooperative frag_prefetch=a l2_hint=none stream_fill=128 stage_store=pairs stream_k=0 store_hint=none "
-            "reuse_stage=false split_handover=workspace load_burst=1");
+            "reuse_stage=false split_handover=workspace");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
   Config c = Config::parse("bm=64  bn=256 bk=64 stages=4 warps_n=4 raster=grouped group_m=16 swap_ab=true "
                            "frag_prefetch=ab l2_hint=reuse stage_store=stmatrix store_hint=evict_first reuse_stage=true "
-                           "split_handover=cluster stream_fill=sector load_burst=3");
+                           "split_handover=cluster stream_fill=sector");
   EXPECT_EQ(c.bm, 64);
   EXPECT_EQ(c.bn, 256);
   EXPECT_EQ(c.bk, 64);
@@ -48,7 +48,6 @@ TEST(Config, ParsesAndRoundTrips) {
   EXPECT_EQ(c.storeHint, StoreHint::EvictFirst);
   EXPECT_TRUE(c.reuseStage);
   EXPECT_EQ(c.splitHandover, SplitHandover::Cluster);
-  EXPECT_EQ(c.loadBurst, 3);
   EXPECT_EQ(Config::parse(c.str()), c);
   EXPECT_EQ(Config::parse(""), Config{});
 }
@@ -57,8 +56,7 @@ TEST(Config, UnknownKey) {
   EXPECT_EQ(parseErrors("bm=64 bq=3"),
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
             "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
-            "frag_prefetch, l2_hint, stream_fill, stage_store, stream_k, store_hint, reuse_stage, split_handover, "
-            "load_burst\n");
+            "frag_prefetch, l2_hint, stream_fill, stage_store, stream_k, store_hint, reuse_stage, split_handover\n");
 }
 
 TEST(Config, BadValues) {
@@ -72,7 +70,6 @@ TEST(Config, BadValues) {
   EXPECT_EQ(parseErrors("frag_prefetch=b"), "error: config key 'frag_prefetch' must be one of none, a, ab, got 'b'\n");
   EXPECT_EQ(parseErrors("l2_hint=first"), "error: config key 'l2_hint' must be one of none, reuse, got 'first'\n");
   EXPECT_EQ(parseErrors("stream_fill=64"), "error: config key 'stream_fill' must be one of 256, 128, sector, got '64'\n");
-  EXPECT_EQ(parseErrors("load_burst=0"), "error: config key 'load_burst' needs a positive integer up to 16, got '0'\n");
   EXPECT_EQ(parseErrors("bm"), "error: config entry 'bm' must have the form key=value\n");
   EXPECT_EQ(parseErrors("bm=64 bm=128"), "error: config key 'bm' is given twice\n");
 }
@@ -159,9 +156,6 @@ TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
   EXPECT_EQ(validateErrors("reuse_stage=true"),
             "error: reuse_stage=true stages the TMA-store epilogue in the wgmma ring, which sm80_multistage does "
             "not have; use reuse_stage=false\n");
-  EXPECT_EQ(validateErrors("load_burst=2"),
-            "error: load_burst=2 groups the TMA loads of a producer warp, which sm80_multistage does not have (every "
-            "warp issues its own cp.async); leave load_burst=1\n");
 }
 
 }  // namespace

@@ -198,14 +198,5 @@ TEST(Sm90Config, ExactMessages) {
             "bn\n");
 }
 
-TEST(Sm90Config, LoadBurstNeedsAStageMoreThanTheBurst) {
-  EXPECT_EQ(errors("bm=64 bn=64 warps_m=1 stages=4 load_burst=4"),
-            "error: load_burst=4 needs more stages than that (stages=4): the producer waits for load_burst free "
-            "stages while the consumers read another\n");
-  Config ok = Config::parse(std::string(kBase) + "bk=64 bm=64 bn=64 warps_m=1 stages=4 load_burst=3");
-  ir::DiagnosticEngine diag;
-  EXPECT_TRUE(validate(ok, Target::sm90a(), OperandInfo{}, diag)) << diag.str();
-}
-
 }  // namespace
 }  // namespace kiln
