@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <sstream>
 
 #include "examples/examples.h"
@@ -16,6 +15,7 @@
 #include "kiln/ir/parser.h"
 #include "ops/gemm_bf16.h"
 #include "tests/unit/testing/kern_sim.h"
+#include "tests/unit/testing/seeded_inputs.h"
 
 namespace kiln {
 namespace {
@@ -59,16 +59,10 @@ void check(const ir::Module& program, const Config& config, const Problem& p, te
   if (p.batch) dims["B"] = p.batch;
   ASSERT_TRUE(r->launch.validate(dims, diag)) << diag.str();
 
-  std::mt19937 rng(uint32_t(p.m * 131 + p.n * 7 + p.k));
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  auto randomBf16 = [&](size_t n) {
-    std::vector<uint16_t> v(n);
-    for (auto& x : v) x = floatToBf16Bits(dist(rng) + (dist(rng) > 0 ? 0.01f : -0.01f));
-    return v;
-  };
-  auto a = randomBf16(size_t(nb * p.m * p.k)), b = randomBf16(size_t(nb * p.k * p.n));
+  testing::SeededInputs inputs(uint32_t(p.m * 131 + p.n * 7 + p.k));
+  auto a = inputs.bf16(size_t(nb * p.m * p.k)), b = inputs.bf16(size_t(nb * p.k * p.n));
   std::vector<float> bias(size_t(p.n));
-  for (auto& x : bias) x = dist(rng);
+  for (auto& x : bias) x = inputs.uniform();
 
   testing::GlobalMemory mem;
   uint64_t da = mem.add(bytesOf(a)), db = mem.add(bytesOf(b));

@@ -22,6 +22,7 @@
 #include "schedule/config.h"
 #include "schedule/target.h"
 #include "tests/unit/testing/kern_sim.h"
+#include "tests/unit/testing/seeded_inputs.h"
 
 namespace kiln {
 namespace {
@@ -111,14 +112,8 @@ void checkGrouped(const Config& config, const GroupedProblem& p) {
   std::vector<int32_t> ids;
   for (size_t gi = 0; gi < p.groupRows.size(); ++gi) ids.insert(ids.end(), size_t(p.groupRows[gi]), int32_t(gi));
   ids.insert(ids.end(), size_t(p.badGroupRows), int32_t(p.groups));
-  std::mt19937 rng(uint32_t(m * 31 + p.n));
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  auto randomBf16 = [&](size_t n) {
-    std::vector<uint16_t> v(n);
-    for (auto& x : v) x = floatToBf16Bits(dist(rng) + (dist(rng) > 0 ? 0.01f : -0.01f));
-    return v;
-  };
-  auto a = randomBf16(size_t(m * p.k)), b = randomBf16(size_t(p.groups * p.k * p.n));
+  testing::SeededInputs inputs(uint32_t(m * 31 + p.n));
+  auto a = inputs.bf16(size_t(m * p.k)), b = inputs.bf16(size_t(p.groups * p.k * p.n));
   std::map<std::string, int64_t> dims = {{"G", p.groups}, {"M", m}, {"N", p.n}, {"K", p.k}};
   auto program = groupedProgram(p.kMajor);
   for (auto timing : {testing::CopyTiming::Early, testing::CopyTiming::Late}) {

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 
 #include "examples/examples.h"
 #include "kiln/compile.h"
@@ -14,6 +13,7 @@
 #include "schedule/config.h"
 #include "schedule/target.h"
 #include "tests/unit/testing/ws_sim.h"
+#include "tests/unit/testing/seeded_inputs.h"
 
 namespace kiln::sm90sim {
 namespace {
@@ -44,14 +44,8 @@ void check(const std::string& configText, const Problem& p,
   if (p.batch) dims["B"] = p.batch;
   ASSERT_TRUE(r->launch.validate(dims, diag)) << diag.str();
 
-  std::mt19937 rng(uint32_t(p.m * 131 + p.n * 7 + p.k));
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  auto randomBf16 = [&](size_t n) {
-    std::vector<uint16_t> v(n);
-    for (auto& x : v) x = floatToBf16Bits(dist(rng) + (dist(rng) > 0 ? 0.01f : -0.01f));
-    return v;
-  };
-  auto a = randomBf16(size_t(nb * p.m * p.k)), b = randomBf16(size_t(nb * p.k * p.n));
+  testing::SeededInputs inputs(uint32_t(p.m * 131 + p.n * 7 + p.k));
+  auto a = inputs.bf16(size_t(nb * p.m * p.k)), b = inputs.bf16(size_t(nb * p.k * p.n));
   testing::GlobalMemory mem;
   uint64_t da = mem.add(bytesOf(a)), db = mem.add(bytesOf(b));
   uint64_t dc = mem.add(bytesOf(std::vector<uint16_t>(size_t(nb * p.m * p.n + kGuard), kPoison)));

@@ -1,0 +1,32 @@
+#pragma once
+// Seeded random inputs for the simulator's functional tests: uniform values in [-1, 1], and BF16
+// operands drawn from them kept at least 0.01 away from zero (zeros run faster and hide bugs, as
+// shared/BENCH.md says of the benchmarks' inputs). One generator per test problem, seeded from its
+// shape, so a failure reproduces.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kiln/float_formats.h"
+
+namespace kiln::testing {
+
+class SeededInputs {
+ public:
+  explicit SeededInputs(uint32_t seed) : rng_(seed) {}
+  float uniform() { return dist_(rng_); }
+  std::vector<uint16_t> bf16(size_t n) {
+    std::vector<uint16_t> v(n);
+    for (auto& x : v) {
+      float f = uniform();
+      x = floatToBf16Bits(f + (uniform() > 0 ? 0.01f : -0.01f));
+    }
+    return v;
+  }
+
+ private:
+  std::mt19937 rng_;
+  std::uniform_real_distribution<float> dist_{-1.f, 1.f};
+};
+
+}  // namespace kiln::testing
