@@ -189,16 +189,20 @@ EXIT:
 // bit 3, landed (bare copies). With `burst` > 1 the first K step of each whole burst also waits for
 // the burst's last stage (stages free in ring order), so the burst's copies go out back to back
 // (a producer schedule measured and dropped: docs/sm90-strategy.md, "Load bursts"). Flags
-// bit 0 adds a box of a 64-row A at {k, 0} per stage (default policy: every block reads it, from
-// L2), issued before B or (bit 1) after it; ring slots are then 16 KB (B first in the slot). Flags
-// bit 2 starts block b's K walk at step b * boxes / grid, wrapping.
+// bit 0 adds a box of the small operand per stage (default policy: every block reads it, from L2):
+// of a 64-row A at {k, 0}, or with bit 4 of a 64-column B at {0, k}; issued before the streamed box
+// or (bit 1) after it; ring slots are then 16 KB (the streamed box first). `map_b` is the streamed
+// operand's map, `map_a` the small one's. Flags
+// bit 2 starts block b's K walk at step b * boxes / grid, wrapping. Flags bit 5 (stream-K) has the
+// grid's blocks share the `strips` x `boxes` pairs evenly, block b taking the b-th run of them in
+// strip-major order (so a block's run may end one strip and start the next).
 constexpr const char* kTileEntry = R"(
 .visible .entry kiln_tile_stream(.param .align 64 .b8 p_map_b[128], .param .align 64 .b8 p_map_a[128],
                                  .param .u32 p_boxes, .param .u32 p_stages, .param .u32 p_burst,
-                                 .param .u32 p_flags)
+                                 .param .u32 p_flags, .param .u32 p_strips)
 {
   .reg .pred %p<12>;
-  .reg .b32 %r<40>;
+  .reg .b32 %r<50>;
   .reg .b64 %rd<8>;
   .reg .b64 %policy;
   mov.u32 %r1, %tid.x;
@@ -228,6 +232,24 @@ SYNCED:
   and.b32 %r2, %r1, 31;
   setp.ne.u32 %p1, %r2, 0;
   @%p1 bra EXIT;
+  // %r41 the block's first step in the sequence of (strip, K step) pairs, %r46 how many it takes:
+  // strip b's `boxes`, or with flags bit 5 an even share of all `strips` x `boxes` (stream-K)
+  mov.u32 %r42, %ctaid.x;
+  mul.lo.u32 %r41, %r42, %r3;
+  mov.u32 %r46, %r3;
+  and.b32 %r43, %r6, 32;
+  setp.eq.u32 %p8, %r43, 0;
+  @%p8 bra WHOLE;
+  ld.param.u32 %r40, [p_strips];
+  mul.lo.u32 %r43, %r40, %r3;
+  mov.u32 %r44, %nctaid.x;
+  mul.lo.u32 %r41, %r42, %r43;
+  div.u32 %r41, %r41, %r44;
+  add.u32 %r45, %r42, 1;
+  mul.lo.u32 %r45, %r45, %r43;
+  div.u32 %r45, %r45, %r44;
+  sub.u32 %r46, %r45, %r41;
+WHOLE:
   setp.ne.u32 %p1, %r1, 0;
   @%p1 bra CONSUMER;
   createpolicy.fractional.L2::evict_first.b64 %policy, 1.0;
@@ -235,8 +257,6 @@ SYNCED:
   cvta.param.u64 %rd1, %rd2;
   mov.u64 %rd2, p_map_a;
   cvta.param.u64 %rd3, %rd2;
-  mov.u32 %r10, %ctaid.x;
-  shl.b32 %r10, %r10, 6;
   // %p5: A boxes; %p7 / %p6: A before / after B; %r11 bytes a stage; %r37 the barriers whose
   // completed phase frees a stage (empty, or full with bit 3); %p10: strips along dim 0
   and.b32 %r28, %r6, 1;
@@ -267,7 +287,7 @@ NOROT:
   mov.u32 %r13, 0;
   mov.u32 %r14, 0;
 PLOOP:
-  setp.ge.u32 %p1, %r12, %r3;
+  setp.ge.u32 %p1, %r12, %r46;
   @%p1 bra EXIT;
   setp.lt.u32 %p2, %r5, 2;
   @%p2 bra PWAIT;
@@ -276,7 +296,7 @@ PLOOP:
   @%p2 bra PWAIT;
   add.u32 %r16, %r12, %r5;
   sub.u32 %r16, %r16, 1;
-  setp.ge.u32 %p2, %r16, %r3;
+  setp.ge.u32 %p2, %r16, %r46;
   @%p2 bra PWAIT;
   add.u32 %r17, %r13, %r5;
   sub.u32 %r17, %r17, 1;
@@ -303,16 +323,24 @@ FREE:
   mul.lo.u32 %r25, %r13, %r11;
   add.u32 %r25, %r9, %r25;
   add.u32 %r26, %r25, 8192;
-  add.u32 %r35, %r12, %r32;
+  // step %r12 is pair %r41 + %r12: strip %r10 (in elements), K step %r35 (rotated)
+  add.u32 %r47, %r41, %r12;
+  div.u32 %r10, %r47, %r3;
+  mul.lo.u32 %r35, %r10, %r3;
+  sub.u32 %r35, %r47, %r35;
+  shl.b32 %r10, %r10, 6;
+  add.u32 %r35, %r35, %r32;
   setp.ge.u32 %p9, %r35, %r3;
   sub.u32 %r36, %r35, %r3;
   selp.u32 %r35, %r36, %r35, %p9;
   shl.b32 %r27, %r35, 6;
   selp.u32 %r38, %r27, %r10, %p10;
   selp.u32 %r39, %r10, %r27, %p10;
-  @%p7 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r26], [%rd3, {%r27, %r30}], [%r24];
+  selp.u32 %r48, %r30, %r27, %p10;
+  selp.u32 %r49, %r27, %r30, %p10;
+  @%p7 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r26], [%rd3, {%r48, %r49}], [%r24];
   cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%r25], [%rd1, {%r38, %r39}], [%r24], %policy;
-  @%p6 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r26], [%rd3, {%r27, %r30}], [%r24];
+  @%p6 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r26], [%rd3, {%r48, %r49}], [%r24];
   add.u32 %r12, %r12, 1;
   add.u32 %r13, %r13, 1;
   setp.eq.u32 %p1, %r13, %r4;
@@ -326,7 +354,7 @@ CONSUMER:
   mov.u32 %r13, 0;
   mov.u32 %r14, 0;
 CLOOP:
-  setp.ge.u32 %p1, %r12, %r3;
+  setp.ge.u32 %p1, %r12, %r46;
   @%p1 bra EXIT;
   shl.b32 %r22, %r13, 3;
   add.u32 %r24, %r7, %r22;

@@ -7,9 +7,10 @@
 //     a stage free once it lands): 64 x 64 boxes of a 2D tensor map, 128-byte swizzle,
 //     evict_first, one block per tile strip,
 //     a ring of some stages, issued one per freed stage or in bursts (--issue).
-//   * the GEMM's protocol without its math (kiln_tile_stream again, B operands only): a consumer
-//     warp releases each stage as it lands, the producer waits for the release (with bursts, for
-//     the burst's last stage first), optionally with the A box of each stage (--gemm-issue).
+//   * the GEMM's protocol without its math (kiln_tile_stream again): a consumer warp releases each
+//     stage as it lands, the producer waits for the release (with bursts, for the burst's last
+//     stage first), optionally with the small operand's box in each stage (A at M = 64, B at
+//     N = 64), optionally shared stream-K style among one block per SM (--gemm-issue).
 // For B of M = 64 (a K x N row-major matrix: each box reads 64 rows, 128 bytes of each; the
 // neighbouring 128 bytes are the next block's) and A of N = 64 (an M x K row-major matrix: each box
 // 64 rows, and the block's next box continues the same rows). It prints figures; it decides nothing.
@@ -42,7 +43,8 @@ int main(int argc, char** argv) {
   app.add_option("--gemm-issue", gemmArg,
                  "For B operands, the GEMM's producer protocol (a consumer warp releases each stage) as "
                  "STAGESxBURSTxFLAGS, comma-separated: flags bit 0 adds an A box per stage, bit 1 issues it after B, "
-                 "bit 2 starts each block's K walk at a different step");
+                 "bit 2 starts each block's K walk at a different step, bit 5 (32) shares all strips' boxes evenly "
+                 "among one block per SM (stream-K)");
   CLI11_PARSE(app, argc, argv);
 
   std::string why;
@@ -94,9 +96,10 @@ int main(int argc, char** argv) {
     if (end == std::string::npos) end = gemmArg.size();
     unsigned s = 0, b = 0, f = 0;
     if (std::sscanf(gemmArg.substr(at, end - at).c_str(), "%ux%ux%u", &s, &b, &f) != 3 || s < 2 || b < 1 || b >= s ||
-        f > 7 || s * ((f & 1) ? 16384u : 8192u) > unsigned(kRing)) {
+        (f & ~39u) != 0 || s * ((f & 1) ? 16384u : 8192u) > unsigned(kRing)) {
       std::fprintf(stderr,
-                   "kiln_stream_bench: --gemm-issue wants STAGESxBURSTxFLAGS with 1 <= BURST < STAGES, FLAGS 0..7, "
+                   "kiln_stream_bench: --gemm-issue wants STAGESxBURSTxFLAGS with 1 <= BURST < STAGES, FLAGS of bits "
+                   "0, 1, 2 and 5, "
                    "and the ring within %d bytes; got '%s'\n",
                    kRing, gemmArg.substr(at, end - at).c_str());
       return 2;
@@ -146,33 +149,38 @@ int main(int argc, char** argv) {
       double ms = bench::medianMs(
           [&](cudaStream_t st) {
             runtime::launch(tile, runtime::Dim3{strips}, runtime::Dim3{64}, {}, stages * 8192,
-                            runtime::Stream::adopt(ctx, CUstream(st)), {&map, &map, &boxes, &stages, &burst, &landed});
+                            runtime::Stream::adopt(ctx, CUstream(st)), {&map, &map, &boxes, &stages, &burst, &landed, &strips});
           },
           warmup, reps, nullptr);
       record(fmt::format("tile strips, {} x 8 KB boxes in flight, bursts of {}", stages, burst), ms);
     }
-    if (op.walkRows && !gemmIssues.empty()) {
-      // The GEMM at M = 64: A is 64 x K, read by every block (from L2 after the first).
-      bench::DeviceBuffer a(64 * op.rows * 2);
-      bench::check(cudaMemset(a.ptr, 1, a.bytes), "stream A");
+    if (!gemmIssues.empty()) {
+      // The small operand, read by every block (from L2 after the first): at M = 64, A is 64 x K
+      // (row-major, K = the streamed B's rows); at N = 64, B is K x 64 (K = the streamed A's columns).
+      uint64_t k = op.walkRows ? op.rows : op.cols;
+      bench::DeviceBuffer a(64 * k * 2);
+      bench::check(cudaMemset(a.ptr, 1, a.bytes), "stream small operand");
       runtime::TensorMapDesc da = d;
-      da.name = "A (64 x K)";
+      da.name = op.walkRows ? "A (64 x K)" : "B (K x 64)";
       da.globalAddress = uint64_t(a.ptr);
-      da.globalDims = {op.rows, 64};
-      da.globalStrides = {op.rows * 2};
+      da.globalDims = op.walkRows ? std::vector<uint64_t>{k, 64} : std::vector<uint64_t>{64, k};
+      da.globalStrides = {op.walkRows ? k * 2 : 128};
       alignas(64) CUtensorMap mapA = runtime::encodeTensorMap(ctx, da);
       for (GemmIssue is : gemmIssues) {
-        uint32_t stages = is.stages, burst = is.burst, flags = is.flags;
+        uint32_t stages = is.stages, burst = is.burst, flags = is.flags | (op.walkRows ? 0u : 16u);
         uint32_t slot = (flags & 1) ? 16384 : 8192;
+        uint32_t grid = (flags & 32) ? uint32_t(sms) : strips;
         double ms = bench::medianMs(
             [&](cudaStream_t st) {
-              runtime::launch(tile, runtime::Dim3{strips}, runtime::Dim3{64}, {}, stages * slot,
-                              runtime::Stream::adopt(ctx, CUstream(st)), {&map, &mapA, &boxes, &stages, &burst, &flags});
+              runtime::launch(tile, runtime::Dim3{grid}, runtime::Dim3{64}, {}, stages * slot,
+                              runtime::Stream::adopt(ctx, CUstream(st)),
+                              {&map, &mapA, &boxes, &stages, &burst, &flags, &strips});
             },
             warmup, reps, nullptr);
-        record(fmt::format("GEMM protocol, {} stages, bursts of {}{}{}", stages, burst,
-                           (flags & 1) ? ((flags & 2) ? ", A box after B" : ", A box before B") : "",
-                           (flags & 4) ? ", K walk rotated per block" : ""),
+        record(fmt::format("GEMM protocol, {} stages, bursts of {}{}{}{}", stages, burst,
+                           (flags & 1) ? ((flags & 2) ? ", small box after" : ", small box before") : "",
+                           (flags & 4) ? ", K walk rotated per block" : "",
+                           (flags & 32) ? fmt::format(", stream-K on {} blocks", grid) : ""),
                ms);
       }
     }
