@@ -55,7 +55,7 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {64, 64, 1, 13, false, false, 1, false, 2},
     // The lone 64x64 tile with the TMA-store epilogue (221 KB): whole 128-byte lines written by one
     // bulk store instead of each thread's pairs, 2% faster than 64x64 s13 where each block has
-    // several N = 64 tiles (bench/results/2026-11-30-h200-stream-k-small/pingpong_*).
+    // several N = 64 tiles (bench/results/2026-11-30-h200-stream-k-tma-store/pingpong_*).
     {64, 64, 1, 13, true},
 };
 

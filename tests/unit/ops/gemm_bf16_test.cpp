@@ -170,7 +170,8 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
   // compared by that ratio, which the GPU's clock drifting over a run moves less than the times);
   // the small variants at nine more small-M or small-N shapes (by TFLOP/s; their "best" is the best
   // of those measured there, before split_k was registered for them); and the four variants that
-  // compete at few tiles, split in two or not, at eighteen shapes (by the ratio).
+  // compete at few tiles, split in two or not, at eighteen shapes (by the ratio); and the whole
+  // family again at the 23 small and few-tile shapes, once 64x64 s13's TMA-store twin was registered.
   const std::string results = std::string(KILN_SOURCE_DIR) + "/bench/results/";
   struct Run {
     std::string file;
@@ -178,7 +179,8 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
   };
   std::vector<Run> runs;
   for (const char* file : {"2026-11-30-h200-stream-fill/family_alt_2.json", "2026-11-30-h200-stream-fill/small_extra.json",
-                           "2026-11-30-h200-few-tiles/few_tiles.json"}) {
+                           "2026-11-30-h200-few-tiles/few_tiles.json",
+                           "2026-11-30-h200-stream-k-tma-store/family_small.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
     runs.push_back({file, nlohmann::json::parse(in)});
