@@ -195,11 +195,12 @@ EXIT:
 // operand's map, `map_a` the small one's. Flags
 // bit 2 starts block b's K walk at step b * boxes / grid, wrapping. Flags bit 5 (stream-K) has the
 // grid's blocks share the `strips` x `boxes` pairs evenly, block b taking the b-th run of them in
-// strip-major order (so a block's run may end one strip and start the next).
+// strip-major order (so a block's run may end one strip and start the next). Flags bit 6 ends
+// each block with a bulk store of 8 KB to `out` (a 64 x 64 bf16 tile's epilogue).
 constexpr const char* kTileEntry = R"(
 .visible .entry kiln_tile_stream(.param .align 64 .b8 p_map_b[128], .param .align 64 .b8 p_map_a[128],
                                  .param .u32 p_boxes, .param .u32 p_stages, .param .u32 p_burst,
-                                 .param .u32 p_flags, .param .u32 p_strips)
+                                 .param .u32 p_flags, .param .u32 p_strips, .param .u64 p_out)
 {
   .reg .pred %p<12>;
   .reg .b32 %r<50>;
@@ -355,7 +356,7 @@ CONSUMER:
   mov.u32 %r14, 0;
 CLOOP:
   setp.ge.u32 %p1, %r12, %r46;
-  @%p1 bra EXIT;
+  @%p1 bra STORE;
   shl.b32 %r22, %r13, 3;
   add.u32 %r24, %r7, %r22;
 FULL:
@@ -370,6 +371,19 @@ FULL:
   xor.b32 %r31, %r14, 1;
   selp.u32 %r14, %r31, %r14, %p1;
   bra CLOOP;
+  // Flags bit 6: then write 8 KB (ring slot 0) to out + block * 8 KB with one bulk store and wait
+  // for it, as the GEMM's TMA-store epilogue ends a 64 x 64 bf16 tile.
+STORE:
+  and.b32 %r43, %r6, 64;
+  setp.eq.u32 %p1, %r43, 0;
+  @%p1 bra EXIT;
+  ld.param.u64 %rd6, [p_out];
+  mov.u32 %r42, %ctaid.x;
+  mul.wide.u32 %rd7, %r42, 8192;
+  add.u64 %rd6, %rd6, %rd7;
+  cp.async.bulk.global.shared::cta.bulk_group [%rd6], [%r9], 8192;
+  cp.async.bulk.commit_group;
+  cp.async.bulk.wait_group 0;
 EXIT:
   ret;
 }

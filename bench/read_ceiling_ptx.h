@@ -14,12 +14,12 @@ namespace kiln::bench {
 //    flight into a ring of dynamic shared memory (stages x chunk bytes), block b reading chunks b,
 //    b + grid, ... The GEMM's operands arrive this way (TMA), so this is its engine's own floor.
 //    `bytes` and `chunk` are multiples of 16.
-//  - kiln_tile_stream(map_b, map_a, boxes, stages, burst, flags, strips): the GEMM's operand stream
+//  - kiln_tile_stream(map_b, map_a, boxes, stages, burst, flags, strips, out): the GEMM's operand stream
 //    without its math (kiln_stream_bench): block b copies `boxes` 64 x 64 bf16 boxes of a 2D
 //    tensor map (8 KB, 128-byte swizzle) along strip b into a ring of `stages`, the GEMM's
 //    producer / consumer protocol or bare copies, `burst` at a time, optionally with an A box per
-//    stage, or with the grid sharing all `strips` x `boxes` evenly (stream-K) (flags:
-//    read_ceiling_ptx.cpp). 64 threads a block.
+//    stage, or with the grid sharing all `strips` x `boxes` evenly (stream-K), or ending with an
+//    8 KB bulk store per block to `out` (flags: read_ceiling_ptx.cpp). 64 threads a block.
 // The _stream entries and the tile stream mark every line they bring into L2 evict_first, as
 // l2_hint=reuse does for an operand the GEMM streams.
 inline constexpr int kReadTmaMaxStages = 32;

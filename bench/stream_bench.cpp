@@ -15,6 +15,7 @@
 // neighbouring 128 bytes are the next block's) and A of N = 64 (an M x K row-major matrix: each box
 // 64 rows, and the block's next box continues the same rows). It prints figures; it decides nothing.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
@@ -44,7 +45,8 @@ int main(int argc, char** argv) {
                  "For B operands, the GEMM's producer protocol (a consumer warp releases each stage) as "
                  "STAGESxBURSTxFLAGS, comma-separated: flags bit 0 adds an A box per stage, bit 1 issues it after B, "
                  "bit 2 starts each block's K walk at a different step, bit 5 (32) shares all strips' boxes evenly "
-                 "among one block per SM (stream-K)");
+                 "among one block per SM (stream-K), bit 6 (64) ends each block with an 8 KB bulk store (a tile's "
+                 "TMA-store epilogue)");
   CLI11_PARSE(app, argc, argv);
 
   std::string why;
@@ -96,10 +98,10 @@ int main(int argc, char** argv) {
     if (end == std::string::npos) end = gemmArg.size();
     unsigned s = 0, b = 0, f = 0;
     if (std::sscanf(gemmArg.substr(at, end - at).c_str(), "%ux%ux%u", &s, &b, &f) != 3 || s < 2 || b < 1 || b >= s ||
-        (f & ~39u) != 0 || s * ((f & 1) ? 16384u : 8192u) > unsigned(kRing)) {
+        (f & ~103u) != 0 || s * ((f & 1) ? 16384u : 8192u) > unsigned(kRing)) {
       std::fprintf(stderr,
                    "kiln_stream_bench: --gemm-issue wants STAGESxBURSTxFLAGS with 1 <= BURST < STAGES, FLAGS of bits "
-                   "0, 1, 2 and 5, "
+                   "0, 1, 2, 5 and 6, "
                    "and the ring within %d bytes; got '%s'\n",
                    kRing, gemmArg.substr(at, end - at).c_str());
       return 2;
@@ -122,6 +124,8 @@ int main(int argc, char** argv) {
       entry["reads"].push_back({{"how", how}, {"ms", ms}, {"gbps", bytes / ms / 1e6}});
     };
     uint64_t srcPtr = uint64_t(src.ptr), bytes64 = bytes;
+    bench::DeviceBuffer out(uint64_t(std::max<uint32_t>(strips, uint32_t(sms))) * 8192);  // flags bit 6's tiles
+    uint64_t outPtr = uint64_t(out.ptr);
     for (uint32_t blocks : {uint32_t(sms), strips}) {
       uint32_t chunk = 16384, stages = 12;
       double ms = bench::medianMs(
@@ -149,7 +153,7 @@ int main(int argc, char** argv) {
       double ms = bench::medianMs(
           [&](cudaStream_t st) {
             runtime::launch(tile, runtime::Dim3{strips}, runtime::Dim3{64}, {}, stages * 8192,
-                            runtime::Stream::adopt(ctx, CUstream(st)), {&map, &map, &boxes, &stages, &burst, &landed, &strips});
+                            runtime::Stream::adopt(ctx, CUstream(st)), {&map, &map, &boxes, &stages, &burst, &landed, &strips, &outPtr});
           },
           warmup, reps, nullptr);
       record(fmt::format("tile strips, {} x 8 KB boxes in flight, bursts of {}", stages, burst), ms);
@@ -174,13 +178,14 @@ int main(int argc, char** argv) {
             [&](cudaStream_t st) {
               runtime::launch(tile, runtime::Dim3{grid}, runtime::Dim3{64}, {}, stages * slot,
                               runtime::Stream::adopt(ctx, CUstream(st)),
-                              {&map, &mapA, &boxes, &stages, &burst, &flags, &strips});
+                              {&map, &mapA, &boxes, &stages, &burst, &flags, &strips, &outPtr});
             },
             warmup, reps, nullptr);
-        record(fmt::format("GEMM protocol, {} stages, bursts of {}{}{}{}", stages, burst,
+        record(fmt::format("GEMM protocol, {} stages, bursts of {}{}{}{}{}", stages, burst,
                            (flags & 1) ? ((flags & 2) ? ", small box after" : ", small box before") : "",
                            (flags & 4) ? ", K walk rotated per block" : "",
-                           (flags & 32) ? fmt::format(", stream-K on {} blocks", grid) : ""),
+                           (flags & 32) ? fmt::format(", stream-K on {} blocks", grid) : "",
+                           (flags & 64) ? ", then an 8 KB bulk store" : ""),
                ms);
       }
     }
