@@ -196,7 +196,8 @@ EXIT:
 // bit 2 starts block b's K walk at step b * boxes / grid, wrapping. Flags bit 5 (stream-K) has the
 // grid's blocks share the `strips` x `boxes` pairs evenly, block b taking the b-th run of them in
 // strip-major order (so a block's run may end one strip and start the next). Flags bit 6 ends
-// each block with a bulk store of 8 KB to `out` (a 64 x 64 bf16 tile's epilogue).
+// each block with a bulk store of 8 KB to `out` (a 64 x 64 bf16 tile's epilogue), waited for
+// until written or, with bit 7, until read.
 constexpr const char* kTileEntry = R"(
 .visible .entry kiln_tile_stream(.param .align 64 .b8 p_map_b[128], .param .align 64 .b8 p_map_a[128],
                                  .param .u32 p_boxes, .param .u32 p_stages, .param .u32 p_burst,
@@ -372,7 +373,8 @@ FULL:
   selp.u32 %r14, %r31, %r14, %p1;
   bra CLOOP;
   // Flags bit 6: then write 8 KB (ring slot 0) to out + block * 8 KB with one bulk store and wait
-  // for it, as the GEMM's TMA-store epilogue ends a 64 x 64 bf16 tile.
+  // for it (with bit 7 only until it has read shared memory), as the GEMM's TMA-store epilogue
+  // ends a 64 x 64 bf16 tile.
 STORE:
   and.b32 %r43, %r6, 64;
   setp.eq.u32 %p1, %r43, 0;
@@ -383,7 +385,10 @@ STORE:
   add.u64 %rd6, %rd6, %rd7;
   cp.async.bulk.global.shared::cta.bulk_group [%rd6], [%r9], 8192;
   cp.async.bulk.commit_group;
-  cp.async.bulk.wait_group 0;
+  and.b32 %r43, %r6, 128;
+  setp.ne.u32 %p1, %r43, 0;
+  @%p1 cp.async.bulk.wait_group.read 0;
+  @!%p1 cp.async.bulk.wait_group 0;
 EXIT:
   ret;
 }

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
                  "STAGESxBURSTxFLAGS, comma-separated: flags bit 0 adds an A box per stage, bit 1 issues it after B, "
                  "bit 2 starts each block's K walk at a different step, bit 5 (32) shares all strips' boxes evenly "
                  "among one block per SM (stream-K), bit 6 (64) ends each block with an 8 KB bulk store (a tile's "
-                 "TMA-store epilogue)");
+                 "TMA-store epilogue), bit 7 (128) waits only until the store has read shared memory");
   CLI11_PARSE(app, argc, argv);
 
   std::string why;
@@ -98,10 +98,10 @@ int main(int argc, char** argv) {
     if (end == std::string::npos) end = gemmArg.size();
     unsigned s = 0, b = 0, f = 0;
     if (std::sscanf(gemmArg.substr(at, end - at).c_str(), "%ux%ux%u", &s, &b, &f) != 3 || s < 2 || b < 1 || b >= s ||
-        (f & ~103u) != 0 || s * ((f & 1) ? 16384u : 8192u) > unsigned(kRing)) {
+        (f & ~231u) != 0 || s * ((f & 1) ? 16384u : 8192u) > unsigned(kRing)) {
       std::fprintf(stderr,
                    "kiln_stream_bench: --gemm-issue wants STAGESxBURSTxFLAGS with 1 <= BURST < STAGES, FLAGS of bits "
-                   "0, 1, 2, 5 and 6, "
+                   "0, 1, 2, 5, 6 and 7, "
                    "and the ring within %d bytes; got '%s'\n",
                    kRing, gemmArg.substr(at, end - at).c_str());
       return 2;
@@ -185,7 +185,9 @@ int main(int argc, char** argv) {
                            (flags & 1) ? ((flags & 2) ? ", small box after" : ", small box before") : "",
                            (flags & 4) ? ", K walk rotated per block" : "",
                            (flags & 32) ? fmt::format(", stream-K on {} blocks", grid) : "",
-                           (flags & 64) ? ", then an 8 KB bulk store" : ""),
+                           (flags & 64) ? ((flags & 128) ? ", then an 8 KB bulk store, waited until read"
+                                                         : ", then an 8 KB bulk store, waited until written")
+                                        : ""),
                ms);
       }
     }
