@@ -20,6 +20,14 @@ constexpr double kH200FlopsPerByte = 989.0 / 4.0;
 // the H200's DRAM busy: past it, more SMs streaming a read-once operand do not read faster
 // (sm90Preference's memory and split terms).
 constexpr double kStreamingSmsToSaturate = 0.375;
+// stream_k=1's extra cost per block, in K steps of 64: the pipeline fill of a run that starts
+// inside a tile and the hand-over of its partial sums (fitted on eight shapes of
+// bench/results/2026-11-30-h200-unseen/waves_*, where it puts each one on the measured side of
+// its data-parallel twin: 1536x1536x6144 +25%, 2560x2560x4096 +10%, 2048^3 -17%, 1000^3 -22%).
+constexpr double kStreamKOverheadSteps = 20.0;
+// split_k's hand-over of partial sums, in K steps of 64, compute-bound (the same fit for the
+// sums of the last slice: 1000^3's 16 K steps in two slices lose 12%, 128 in two gain).
+constexpr double kSplitKOverheadSteps = 10.0;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -35,6 +43,7 @@ struct Sm90Shape {
   int clusterN = 1;         // 2: pairs of CTAs along N share the A tile through TMA multicast (none
                             // registered: 64x64 s13 pairs lost to the lone tile once 128-byte fills
                             // let it stream B; bench/results/2026-11-30-h200-stream-fill/)
+  int streamK = 0;          // 1: the last partial wave's K steps shared out over all SMs (stream_k)
 };
 // Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus with the TMA-store
 // epilogue two 64-column slots of output staging per consumer row: bm x 256 bytes, twice that with
@@ -57,6 +66,10 @@ constexpr Sm90Shape kSm90Shapes[] = {
     // bulk store instead of each thread's pairs, 2% faster than 64x64 s13 where each block has
     // several N = 64 tiles (bench/results/2026-11-30-h200-stream-k-tma-store/pingpong_*).
     {64, 64, 1, 13, true},
+    // Compute-bound shapes whose tiles quantize badly into waves (a partial last wave, or fewer
+    // tiles than SMs with a long K): 128x256 with the last wave's K steps shared out (stream_k=1;
+    // bench/results/2026-11-30-h200-unseen/waves_*: +10% to +43% over its twin there).
+    {128, 256, 2, 4, true, false, 1, false, 1, false, 8, 1, 1},
 };
 
 
@@ -84,11 +97,12 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
   std::vector<GemmVariant> t;
   for (const Sm90Shape& s : kSm90Shapes) {
     GemmVariant v;
-    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
+    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
                          s.pingpong ? "_pp" : "", s.clusterM > 1 ? fmt::format("_c{}", s.clusterM) : "",
                          s.clusterN > 1 ? fmt::format("_cn{}", s.clusterN) : "", s.stmatrix ? "_stsm" : "",
                          s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "", s.reuseStage ? "_rs" : "",
-                         s.groupM != 8 ? fmt::format("_g{}", s.groupM) : "");
+                         s.groupM != 8 ? fmt::format("_g{}", s.groupM) : "",
+                         s.streamK ? fmt::format("_streamk{}", s.streamK) : "");
     v.config.strategy = "sm90_ws_persistent";
     v.config.bm = s.bm;
     v.config.bn = s.bn;
@@ -106,6 +120,7 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     if (s.stmatrix) v.config.stageStore = StageStore::Stmatrix;
     v.config.splitK = s.splitK;
     v.config.reuseStage = s.reuseStage;
+    v.config.streamK = s.streamK;
     t.push_back(std::move(v));
   }
   return t;
@@ -243,19 +258,49 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     int64_t units = tiles * c.splitK;
     bool full = p.m >= c.bm && p.n >= c.bn;
     if (units > sms) split = 0.5;
-    else if (!full) split = 0.93;
-    else if (!memoryBound) split = double(c.splitK) * 0.93;
+    else if (!full && !(memoryBound && streamsAny)) split = 0.93;
+    else if (!memoryBound) {
+      // Compute-bound, a unit takes ksteps / S K steps plus the hand-over's ~kSplitKOverheadSteps:
+      // worth it on long K, not at 1000^3 (16 K steps: 128x128 s6 tma in two slices 0.75x cuBLAS
+      // against 0.83-0.85x unsplit; bench/results/2026-11-30-h200-unseen/).
+      double ksteps = double(ceilDiv(p.k, c.bk));
+      split = ksteps / (ksteps / double(c.splitK) + kSplitKOverheadSteps);
+    }
     else {
-      double busy = streamsAny ? std::min(double(units), std::max(double(tiles), saturated)) : double(units);
+      // The saturation was measured with the small operand filling its box (M = 64 or N = 64),
+      // whose re-reads from L2 double each block's intake. A box mostly past M (or N) reads
+      // little, and its blocks stream further before DRAM is busy: the saturation scales by the
+      // small box's bytes over the streamed one's (1x4096x4096: the split 0.97x cuBLAS against
+      // 0.82x; 16x4096x4096 1.02x against 0.93x; bench/results/2026-11-30-h200-unseen/).
+      double smallShare = streams.b ? double(std::min<int64_t>(p.m, c.bm)) / c.bn
+                                    : double(std::min<int64_t>(p.n, c.bn)) / c.bm;
+      double saturatedHere = saturated / std::clamp(smallShare, 0.01, 1.0);
+      double busy = streamsAny ? std::min(double(units), std::max(double(tiles), saturatedHere)) : double(units);
       split = coverage(busy) / coverage(double(tiles)) * 0.93;
     }
+  }
+  // stream_k=1: the data-parallel waves but the last, whose tiles' K steps are shared out in runs
+  // over all SMs, so each SM works tiles / SMs tile-times plus the runs' overhead
+  // (kStreamKOverheadSteps) instead of ceil(tiles / SMs) tile-times: this replaces
+  // tileShapeScore's last-wave fill. Where the tiles fill whole waves nothing is shared. On
+  // memory-bound shapes it was slower than the lone 64-row tiles everywhere measured (4-29%,
+  // bench/results/2026-11-30-h200-stream-k-tma-store/), hence 0.9 there.
+  double streamK = 1.0;
+  if (c.streamK) {
+    double dataParallel = double(ceilDiv(tiles, sms));
+    double shared = tiles % sms == 0
+                        ? dataParallel
+                        : double(tiles) / double(sms) + kStreamKOverheadSteps / double(ceilDiv(p.k, c.bk));
+    // 0.97: where the waves fill it gives nothing back for running without reuse_stage and
+    // group_m 16 (1-3% behind the 128x256 twin on the long-K BENCH.md shapes, fifth session).
+    streamK = memoryBound ? 0.9 : 0.97 * dataParallel / shared;
   }
   // Bytes in flight per SM, a tie-breaker of at most 2%: between tiles of equal shape terms the
   // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;
   // 128x64 s8, 192 KB, 0.93x).
   double inflight = 1.0 + 0.02 * double(c.stages) * double(c.bm + c.bn) * c.bk * 2 / double(t.maxSmemPerBlock);
   return 2.0 * tileShapeScore(c, p, t) * epilogue * depth * cluster * stageStore * reuse * group * inflight * memory *
-         split;
+         split * streamK;
 }
 
 }  // namespace kiln::ops

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdio>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -180,7 +181,7 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
   std::vector<Run> runs;
   for (const char* file : {"2026-11-30-h200-stream-fill/family_alt_2.json", "2026-11-30-h200-stream-fill/small_extra.json",
                            "2026-11-30-h200-few-tiles/few_tiles.json",
-                           "2026-11-30-h200-stream-k-tma-store/family_small.json", "2026-11-30-h200-unseen/unseen.json"}) {
+                           "2026-11-30-h200-stream-k-tma-store/family_small.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
     runs.push_back({file, nlohmann::json::parse(in)});
@@ -214,6 +215,47 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
   for (const auto& [shape, n] : checked)
     EXPECT_GT(n, 0) << shape[0] << "x" << shape[1] << "x" << shape[2] << ": no run measured the pick";
   EXPECT_EQ(checked.size(), 30u);
+}
+
+// The same heuristic on shapes its factors were not fitted on (bench/results/2026-11-30-h200-unseen/:
+// sixteen LLM-like and ragged shapes, the whole family; eight where the waves quantize, with the
+// stream-K and split variants that compete there; fourteen more, the whole family, measured after
+// the last change to the heuristic). It carries over less well than on its own shapes, and the
+// bounds say what it does: no pick below 80% of the fastest registered variant measured, and the
+// picks at 95% of it or better in geometric mean. The shapes under 95% are printed.
+TEST(GemmBf16Family, Sm90HeuristicOnShapesItWasNotFittedOn) {
+  const std::string results = std::string(KILN_SOURCE_DIR) + "/bench/results/2026-11-30-h200-unseen/";
+  double logSum = 0, worst = 1;
+  int measured = 0;
+  for (const char* file : {"unseen.json", "waves_1.json", "fresh.json"}) {
+    std::ifstream in(results + file);
+    ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
+    for (const auto& r : nlohmann::json::parse(in)["results"]) {
+      int64_t m = r["M"], n = r["N"], k = r["K"];
+      ir::DiagnosticEngine diag;
+      auto pick = selectGemmBf16(problem(m, n, k), Target::sm90a(), diag);
+      ASSERT_TRUE(pick) << diag.str();
+      double best = 0, picked = -1;
+      for (const auto& v : r["kiln"]) {
+        const GemmVariant* variant = registeredAs(v["config"].get<std::string>());
+        if (!variant) continue;
+        best = std::max(best, v["vs_cublas"].get<double>());
+        if (variant == pick->variant) picked = v["vs_cublas"].get<double>();
+      }
+      if (picked < 0) continue;  // this run did not time the pick
+      ++measured;
+      logSum += std::log(picked / best);
+      worst = std::min(worst, picked / best);
+      if (picked < 0.95 * best)
+        std::printf("%ldx%ldx%ld (%s): %s at %.3f of the best\n", long(m), long(n), long(k), file,
+                    pick->variant->name.c_str(), picked / best);
+      EXPECT_GE(picked, 0.80 * best) << m << "x" << n << "x" << k << " in " << file << ": picked " << pick->str();
+    }
+  }
+  EXPECT_GE(measured, 30);
+  double geomean = std::exp(logSum / std::max(1, measured));
+  std::printf("picks over %d measured shape runs: geomean %.3f of the best, worst %.3f\n", measured, geomean, worst);
+  EXPECT_GE(geomean, 0.95);
 }
 
 // The heuristic against the H200 measurements: on every BENCH.md shape its pick must be within 10%
