@@ -220,8 +220,12 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     // or columns of A): the raster walks them one after the other, so the second read hits L2 and
     // DRAM reads the bulk once, without the hint's 1.1 (64x64 s13 at M = 128: 0.91x cuBLAS at
     // 128x3072x4096 where the 64x128 pair along M, which streams B, is 0.82x;
-    // bench/results/2026-11-30-h200-few-tiles/few_tiles*).
-    else if (std::min(ceilDiv(p.m, c.bm), ceilDiv(p.n, c.bn)) <= 2) memory *= 64.0 / intensity(c.bm, c.bn);
+    // bench/results/2026-11-30-h200-few-tiles/few_tiles*). Only where both are whole tiles: at
+    // 12288x96x4096 the second 64-column tile re-reads all of A for 32 columns, and 64x64 s13 is
+    // 0.73x cuBLAS where 128x128 tiles, reading A once, are 1.0x (bench/results/2026-11-30-h200-unseen/).
+    else if (bool rowsSmall = ceilDiv(p.m, c.bm) <= ceilDiv(p.n, c.bn);
+             std::min(ceilDiv(p.m, c.bm), ceilDiv(p.n, c.bn)) <= 2 && (rowsSmall ? p.m % c.bm : p.n % c.bn) == 0)
+      memory *= 64.0 / intensity(c.bm, c.bn);
     // Otherwise, with the DRAM bytes fixed, what a cluster changes is L2's output: the cluster reads each
     // shared operand tile once and multicasts it, as one tile of the cluster's shape would. So where
     // the cluster's tile lies within M x N, and the operand it shares is the bulk of the bytes (B,

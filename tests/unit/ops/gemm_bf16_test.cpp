@@ -230,7 +230,8 @@ TEST(GemmBf16Family, Sm90HeuristicOnShapesItWasNotFittedOn) {
   for (const char* file : {"unseen.json", "waves_1.json", "fresh.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
-    for (const auto& r : nlohmann::json::parse(in)["results"]) {
+    const nlohmann::json run = nlohmann::json::parse(in);
+    for (const auto& r : run["results"]) {
       int64_t m = r["M"], n = r["N"], k = r["K"];
       ir::DiagnosticEngine diag;
       auto pick = selectGemmBf16(problem(m, n, k), Target::sm90a(), diag);
