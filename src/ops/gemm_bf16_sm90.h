@@ -2,7 +2,7 @@
 // The Hopper part of the gemm_bf16 family: sm90_ws_persistent schedules (TMA + mbarrier ring,
 // warp-specialized producer / wgmma consumers, persistent tile loop; docs/sm90-strategy.md).
 //
-// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_cn2][_stsm][_sk<S>][_rs][_g<G>]" (table in
+// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_cn2][_stsm][_sk<S>][_rs][_g<G>][_streamk1]" (table in
 // gemm_bf16_sm90.cpp): 128x128, 128x256, 256x128 and 128x64 with two consumer warpgroups
 // (setmaxnreg 40 / 232); 64x64, 64x128 and 64x256 with one, and deep-ring 64x64 s13 / 64x128 s9 for
 // memory-bound small M; "_tma" stores the output through shared memory with TMA (epilogue=tma),
@@ -13,8 +13,9 @@
 // them through the runtime's workspace (split_k=S: 128x128 s6 tma for M = 128, 64x64 s13 for
 // few-tile memory-bound shapes), "_rs" stages the boxes past the two slots in
 // the ring stage the tile read last (reuse_stage=true), "_g<G>" walks groups of G tile rows
-// (group_m=G; 8 otherwise). (stream_k is not registered: on the H200 it
-// lost to its data-parallel twin on every BENCH.md shape; docs/perf-notes.md.) Every variant loads a read-once operand L2
+// (group_m=G; 8 otherwise), "_streamk1" shares the last partial wave's K steps out over all SMs
+// (stream_k=1: 128x256 s4 tma, for compute-bound shapes whose tiles quantize badly into waves; it
+// loses to its twin where the waves fill). Every variant loads a read-once operand L2
 // evict_first (l2_hint=reuse) through 128-byte L2 fills (stream_fill=128).
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
 //    + TMA (sm_90a); N % 8 == 0 (16-byte global strides for TMA, for either B layout); shared
@@ -33,12 +34,15 @@
 //    its tile), as (without the 1.1) does one whose bulk operand at most two tiles re-read; a
 //    cluster that does not stream but shares the bulk operand counts the intensity of the
 //    cluster's tile where that tile lies within M x N (it reads L2 as one such tile would), and one
-//    that shares the small operand 0.97; a split_k=S variant counts 0.93 for the hand-over of
-//    partial sums, 0.5 past one wave, and for full tiles the coverage of its units (of a streamer:
-//    up to the saturation) over its tiles' (memory-bound) or S (compute-bound); 1.01 for
+//    that shares the small operand 0.97; a split_k=S variant counts 0.5 past one wave;
+//    compute-bound, K steps / (K steps / S + 10) (the hand-over costs ~10 K steps); memory-bound,
+//    0.93 for the hand-over times the coverage of its units over its tiles' (of a streamer: up to
+//    the saturation, scaled by the small operand's box bytes over the streamed one's); stream_k=1
+//    compute-bound replaces the last-wave fill with tiles / SMs over tiles / SMs + 20 / K steps,
+//    times 0.97 (0.9 memory-bound); 1.01 for
 //    reuse_stage; between twins that differ only in group_m, the smaller footprint of the first
 //    wave of tiles (the operand bytes it reads), ties to group_m 8. Against the recorded H200 runs
-//    (bench/results/2026-11-30-h200-stream-fill/family_alt_2.json and small_extra.json, and
-//    bench/results/2026-11-30-h200-few-tiles/few_tiles.json: 30 shapes) every pick is the
-//    fastest registered variant measured but at 8192^3 (1.2% behind); a unit test checks 5%.
+//    it was fitted on (30 shapes) every pick is within 5% of the fastest registered variant
+//    measured (a unit test); on 35 held-out shape runs (bench/results/2026-11-30-h200-unseen/) the
+//    picks are at 0.96 of it in geometric mean, the worst 0.82 (another unit test: 0.80 and 0.95).
 #include "ops/gemm_bf16.h"
