@@ -29,7 +29,7 @@
 //    staging (which does not beat its twin), a tie-break of at most 2% for bytes in flight; and for memory-bound problems (fewer flops per
 //    byte than the H200's balance) one wave counts the blocks streaming (coverage: the square root
 //    of their share of the SMs, linear below the ~37.5% that keep DRAM busy), more waves the
-//    square root of the last wave's fill; a variant that streams an operand evict_first for the
+//    last wave's fill; a variant that streams an operand evict_first for the
 //    problem gets 1.1 and drops its tile-intensity term (it reads the bulk from DRAM once, whatever
 //    its tile), as (without the 1.1) does one whose bulk operand at most two tiles re-read; a
 //    cluster that does not stream but shares the bulk operand counts the intensity of the
