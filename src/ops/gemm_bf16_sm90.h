@@ -43,6 +43,6 @@
 //    reuse_stage; between twins that differ only in group_m, the smaller footprint of the first
 //    wave of tiles (the operand bytes it reads), ties to group_m 8. Against the recorded H200 runs
 //    it was fitted on (30 shapes) every pick is within 5% of the fastest registered variant
-//    measured (a unit test); on 35 held-out shape runs (bench/results/2026-11-30-h200-unseen/) the
+//    measured (a unit test); on 41 held-out shape runs (bench/results/2026-11-30-h200-unseen/) the
 //    picks are at 0.96 of it in geometric mean, the worst 0.82 (another unit test: 0.80 and 0.95).
 #include "ops/gemm_bf16.h"
