@@ -140,8 +140,29 @@ bool sm90Eligible(const GemmVariant& v, const GemmProblem& p, const Target& t, s
   return true;
 }
 
-double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& t) {
-  const Config& c = v.config;
+namespace {
+
+// What the memory, split-K and stream-K terms share: one variant's tiles on one problem.
+struct TileWork {
+  const Config& c;
+  const GemmProblem& p;
+  int64_t tiles, sms;
+  double saturated;  // blocks streaming that keep DRAM busy (kStreamingSmsToSaturate of the SMs)
+  bool memoryBound;  // fewer flops per byte than the H200's balance
+  Sm90Streams streams;
+  bool streamsAny() const { return streams.a || streams.b; }
+  double kSteps() const { return double(ceilDiv(p.k, c.bk)); }
+  // In one wave, below the saturation each block streaming counts in full: coverage(n) is the
+  // square root of n's share of the SMs times its share of the saturation (linear below it, the
+  // square root above).
+  double coverage(double n) const { return std::sqrt(n / double(sms) * std::min(1.0, n / saturated)); }
+};
+
+double intensity(double bm, double bn) { return bm * bn / (bm + bn); }
+
+// Between twins: the epilogue's store, the ring's depth, clusters' handshakes and padding,
+// stmatrix staging, reuse_stage, group_m's first-wave footprint, and bytes in flight.
+double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   // Between variants of one tile shape (bench/results/2026-11-29-h200-sm90-pp/ and -final/): the TMA-store
   // epilogue beats the direct one on every large shape (it overlaps the global writes with the next
   // tile), and the deepest registered ring wins where the operand stream is memory-bound (64x64
@@ -187,127 +208,137 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
     if (d == c) fpMin = std::min(fpMin, waveFootprint(w.config, p, t));
   }
   double group = 1.0 / (1.0 + 0.01 * (waveFootprint(c, p, t) / fpMin - 1.0));
-  // Memory-bound problems (fewer flops per byte than the H200's balance, 989 TFLOP/s over the 4.0
-  // TB/s copy ceiling): bandwidth bounds the time more than the count of busy SMs, so idle SMs cost
-  // less than in tileShapeScore's waves term, which enters as its square root here; and a variant
-  // that streams its read-once operand L2 evict_first (l2_hint=reuse) gains 11-20% over its twin
-  // without the hint (64x128 s9 at 64x{4096,5120,8192}; 64x64 s13 streaming A at 8192x64x4096 or
-  // B at 64x5120x5120, 12-17%). Fitted on bench/results/2026-11-29-h200-hint/: any exponent near
-  // 0.5 and any bonus from 1.1 to 1.3 gives the same picks.
-  // In one wave, below the share of the SMs that keeps DRAM busy (kStreamingSmsToSaturate), each
-  // block streaming counts in full: coverage(n) is the square root of n's share of the SMs times
-  // its share of that saturation (linear below it, the square root above).
-  double memory = 1.0, split = 1.0;
-  double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
-  double bytes = 2.0 * (double(p.m) * p.k + double(p.k) * p.n + double(p.m) * p.n);
-  bool memoryBound = flops / bytes < kH200FlopsPerByte;
-  int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn), sms = std::max(1, t.referenceSms);
-  double saturated = kStreamingSmsToSaturate * double(sms);
-  auto coverage = [&](double n) { return std::sqrt(n / double(sms) * std::min(1.0, n / saturated)); };
-  Sm90Streams streams = sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2);
-  bool streamsAny = streams.a || streams.b;
-  if (memoryBound) {
-    double waves = double(tiles) / double(ceilDiv(tiles, sms) * sms);
-    // With more tiles than SMs the last wave's fill counts in full, as compute-bound: the blocks
-    // with one tile more set the time (32x11008x4096: one wave of 86 64x128 tiles is 16% faster
-    // than 1.3 waves of 64x64; it was the square root of the fill until the twelfth session).
-    memory = tiles <= sms ? coverage(double(tiles)) / waves : 1.0;
-    // A variant that streams its read-once operand reads that bulk from DRAM once at DRAM's pace,
-    // whatever its tile: the tile's intensity (the L2 traffic of re-reading the small operand) no
-    // longer orders the variants (8192x128x4096: 64x128 s9 1.16x cuBLAS, 128x128 split in two 1.05x;
-    // 128x8192x8192: the 64x128 pair 1.06x, 128x64 s8 1.02x, 128x128 split 1.01x;
-    // bench/results/2026-11-30-h200-stream-fill/family.* and small_extra.*), so it drops out.
-    auto intensity = [](double bm, double bn) { return bm * bn / (bm + bn); };
-    if (streamsAny) memory *= 1.1 * 64.0 / intensity(c.bm, c.bn);
-    // Nor does it where at most two tiles re-read each line of the bulk operand (two tile rows of B,
-    // or columns of A): the raster walks them one after the other, so the second read hits L2 and
-    // DRAM reads the bulk once, without the hint's 1.1 (64x64 s13 at M = 128: 0.91x cuBLAS at
-    // 128x3072x4096 where the 64x128 pair along M, which streams B, is 0.82x;
-    // bench/results/2026-11-30-h200-few-tiles/few_tiles*). Only where both are whole tiles: at
-    // 12288x96x4096 the second 64-column tile re-reads all of A for 32 columns, and 64x64 s13 is
-    // 0.73x cuBLAS where 128x128 tiles, reading A once, are 1.0x (bench/results/2026-11-30-h200-unseen/).
-    else if (bool rowsSmall = ceilDiv(p.m, c.bm) <= ceilDiv(p.n, c.bn);
-             std::min(ceilDiv(p.m, c.bm), ceilDiv(p.n, c.bn)) <= 2 && (rowsSmall ? p.m % c.bm : p.n % c.bn) == 0)
-      memory *= 64.0 / intensity(c.bm, c.bn);
-    // Otherwise, with the DRAM bytes fixed, what a cluster changes is L2's output: the cluster reads each
-    // shared operand tile once and multicasts it, as one tile of the cluster's shape would. So where
-    // the cluster's tile lies within M x N, and the operand it shares is the bulk of the bytes (B,
-    // shared along M, where N >= M; A, shared along N, where M >= N), the intensity term is the
-    // cluster tile's (a 64x128 pair along M reads L2 like a 128x128 tile: 42.0 us at 128x8192x8192
-    // against 44.1 for 128x128 split in two, 45.4 for 64x128 alone;
-    // bench/results/2026-11-30-h200-cluster-n/m128_c2.*). Where it lies outside, the pair shares
-    // little and pads much (64x128 pairs at 8192x64x4096: 0.62x cuBLAS); where the shared operand is
-    // the small one, sharing it saves little (64x64 pairs along N at 64x5120x5120: 21.3 us against
-    // 19.5 for 64x64 alone; bench/results/2026-11-30-h200-stream-fill/).
-    bool sharesBulk = (c.clusterM > 1 && p.n >= p.m) || (c.clusterN > 1 && p.m >= p.n);
-    if (!streamsAny && sharesBulk && p.m >= int64_t(c.bm) * c.clusterM && p.n >= int64_t(c.bn) * c.clusterN)
-      memory *= intensity(double(c.bm) * c.clusterM, double(c.bn) * c.clusterN) / intensity(c.bm, c.bn);
-    // A cluster that shares the small operand pays its handshakes for nothing: 3-4% behind the lone
-    // tile (the 64x64 pair along N at 64x5120x5120, 1.08x cuBLAS against 1.11x; the 64x128 pair along
-    // M at 8192x128x4096, 1.11x against 1.16x for 64x128 s9; same files).
-    if (c.clusterM * c.clusterN > 1 && !sharesBulk) memory *= 0.97;
-  }
-  // split_k=S: a problem with fewer tiles than SMs keeps S times as many SMs busy, at the cost of
-  // handing the partial sums over through L2 (stores, a GPU-scope release, the finishing slice's
-  // acquire and loads: about 3 us measured), so the hand-over costs 0.93; with more units than SMs
-  // a second wave of slices costs more than it gains (0.5). Compute-bound, the units count in the
-  // waves term instead of the tiles (x S). Memory-bound, the units count in the coverage instead of
-  // the tiles, and where the variant streams its bulk operand, only up to the saturation: 64x64 s13
-  // in two slices (bench/results/2026-11-30-h200-few-tiles/few_tiles*, two runs) gains +21% to +40%
-  // at 16 to 40 tiles of M = 64 or N = 64, loses 2-3% at 48 and 60 and 3-7% at 64; where it cannot
-  // stream (M = 128: two tile rows read B) it gains at 64 tiles too (+14% at 128x2048x4096, +25% at
-  // 128x2048x8192). Hence the saturation at 37.5% of the SMs (49.5 of 132): split wins below ~46
-  // tiles of a streamer.
-  // The gain is counted only for full tiles (M >= bm, N >= bn), where it was measured: at
-  // 64x5120x5120 a 128-row tile is half padding and its split loses to 64x128 s9 (0.77x against
-  // 1.00x cuBLAS) though it beats its own unsplit twin (0.72x).
-  if (c.splitK > 1) {
-    int64_t units = tiles * c.splitK;
-    bool full = p.m >= c.bm && p.n >= c.bn;
-    if (units > sms) split = 0.5;
-    else if (!full && !(memoryBound && streamsAny)) split = 0.93;
-    else if (!memoryBound) {
-      // Compute-bound, a unit takes ksteps / S K steps plus the hand-over's ~kSplitKOverheadSteps:
-      // worth it on long K, not at 1000^3 (16 K steps: 128x128 s6 tma in two slices 0.75x cuBLAS
-      // against 0.83-0.85x unsplit; bench/results/2026-11-30-h200-unseen/).
-      double ksteps = double(ceilDiv(p.k, c.bk));
-      split = ksteps / (ksteps / double(c.splitK) + kSplitKOverheadSteps);
-    }
-    else {
-      // The saturation was measured with the small operand filling its box (M = 64 or N = 64),
-      // whose re-reads from L2 double each block's intake. A box mostly past M (or N) reads
-      // little, and its blocks stream further before DRAM is busy: the saturation scales by the
-      // small box's bytes over the streamed one's (1x4096x4096: the split 0.97x cuBLAS against
-      // 0.82x; 16x4096x4096 1.02x against 0.93x; bench/results/2026-11-30-h200-unseen/).
-      double smallShare = streams.b ? double(std::min<int64_t>(p.m, c.bm)) / c.bn
-                                    : double(std::min<int64_t>(p.n, c.bn)) / c.bm;
-      double saturatedHere = saturated / std::clamp(smallShare, 0.01, 1.0);
-      double busy = streamsAny ? std::min(double(units), std::max(double(tiles), saturatedHere)) : double(units);
-      split = coverage(busy) / coverage(double(tiles)) * 0.93;
-    }
-  }
-  // stream_k=1: the data-parallel waves but the last, whose tiles' K steps are shared out in runs
-  // over all SMs, so each SM works tiles / SMs tile-times plus the runs' overhead
-  // (kStreamKOverheadSteps) instead of ceil(tiles / SMs) tile-times: this replaces
-  // tileShapeScore's last-wave fill. Where the tiles fill whole waves nothing is shared. On
-  // memory-bound shapes it was slower than the lone 64-row tiles everywhere measured (4-29%,
-  // bench/results/2026-11-30-h200-stream-k-tma-store/), hence 0.9 there.
-  double streamK = 1.0;
-  if (c.streamK) {
-    double dataParallel = double(ceilDiv(tiles, sms));
-    double shared = tiles % sms == 0
-                        ? dataParallel
-                        : double(tiles) / double(sms) + kStreamKOverheadSteps / double(ceilDiv(p.k, c.bk));
-    // 0.97: where the waves fill it gives nothing back for running without reuse_stage and
-    // group_m 16 (1-3% behind the 128x256 twin on the long-K BENCH.md shapes, fifth session).
-    streamK = memoryBound ? 0.9 : 0.97 * dataParallel / shared;
-  }
   // Bytes in flight per SM, a tie-breaker of at most 2%: between tiles of equal shape terms the
   // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;
   // 128x64 s8, 192 KB, 0.93x).
   double inflight = 1.0 + 0.02 * double(c.stages) * double(c.bm + c.bn) * c.bk * 2 / double(t.maxSmemPerBlock);
-  return 2.0 * tileShapeScore(c, p, t) * epilogue * depth * cluster * stageStore * reuse * group * inflight * memory *
-         split * streamK;
+  return epilogue * depth * cluster * stageStore * reuse * group * inflight;
+}
+
+// Memory-bound problems (fewer flops per byte than the H200's balance, 989 TFLOP/s over the 4.0
+// TB/s copy ceiling): bandwidth bounds the time more than the count of busy SMs, so in one wave
+// idle SMs cost less than in tileShapeScore's waves term (coverage replaces it); and a variant
+// that streams its read-once operand L2 evict_first (l2_hint=reuse) gains 11-20% over its twin
+// without the hint (64x128 s9 at 64x{4096,5120,8192}; 64x64 s13 streaming A at 8192x64x4096 or
+// B at 64x5120x5120, 12-17%). Fitted on bench/results/2026-11-29-h200-hint/: any exponent near
+// 0.5 and any bonus from 1.1 to 1.3 gives the same picks.
+double memoryTerm(const TileWork& w) {
+  const Config& c = w.c;
+  const GemmProblem& p = w.p;
+  if (!w.memoryBound) return 1.0;
+  double waves = double(w.tiles) / double(ceilDiv(w.tiles, w.sms) * w.sms);
+  // With more tiles than SMs the last wave's fill counts in full, as compute-bound: the blocks
+  // with one tile more set the time (32x11008x4096: one wave of 86 64x128 tiles is 16% faster
+  // than 1.3 waves of 64x64; it was the square root of the fill until the twelfth session).
+  double memory = w.tiles <= w.sms ? w.coverage(double(w.tiles)) / waves : 1.0;
+  // The bulk operand re-read by at most two tiles along the small dimension, both whole (below).
+  int64_t tileRows = ceilDiv(p.m, c.bm), tileCols = ceilDiv(p.n, c.bn);
+  bool twoWholeTiles = std::min(tileRows, tileCols) <= 2 && (tileRows <= tileCols ? p.m % c.bm : p.n % c.bn) == 0;
+  // A variant that streams its read-once operand reads that bulk from DRAM once at DRAM's pace,
+  // whatever its tile: the tile's intensity (the L2 traffic of re-reading the small operand) no
+  // longer orders the variants (8192x128x4096: 64x128 s9 1.16x cuBLAS, 128x128 split in two 1.05x;
+  // 128x8192x8192: the 64x128 pair 1.06x, 128x64 s8 1.02x, 128x128 split 1.01x;
+  // bench/results/2026-11-30-h200-stream-fill/family.* and small_extra.*), so it drops out.
+  if (w.streamsAny()) memory *= 1.1 * 64.0 / intensity(c.bm, c.bn);
+  // Nor does it where at most two tiles re-read each line of the bulk operand (two tile rows of B,
+  // or columns of A): the raster walks them one after the other, so the second read hits L2 and
+  // DRAM reads the bulk once, without the hint's 1.1 (64x64 s13 at M = 128: 0.91x cuBLAS at
+  // 128x3072x4096 where the 64x128 pair along M, which streams B, is 0.82x;
+  // bench/results/2026-11-30-h200-few-tiles/few_tiles*). Only where both are whole tiles: at
+  // 12288x96x4096 the second 64-column tile re-reads all of A for 32 columns, and 64x64 s13 is
+  // 0.73x cuBLAS where 128x128 tiles, reading A once, are 1.0x (bench/results/2026-11-30-h200-unseen/).
+  else if (twoWholeTiles) memory *= 64.0 / intensity(c.bm, c.bn);
+  // Otherwise, with the DRAM bytes fixed, what a cluster changes is L2's output: the cluster reads each
+  // shared operand tile once and multicasts it, as one tile of the cluster's shape would. So where
+  // the cluster's tile lies within M x N, and the operand it shares is the bulk of the bytes (B,
+  // shared along M, where N >= M; A, shared along N, where M >= N), the intensity term is the
+  // cluster tile's (a 64x128 pair along M reads L2 like a 128x128 tile: 42.0 us at 128x8192x8192
+  // against 44.1 for 128x128 split in two, 45.4 for 64x128 alone;
+  // bench/results/2026-11-30-h200-cluster-n/m128_c2.*). Where it lies outside, the pair shares
+  // little and pads much (64x128 pairs at 8192x64x4096: 0.62x cuBLAS); where the shared operand is
+  // the small one, sharing it saves little (64x64 pairs along N at 64x5120x5120: 21.3 us against
+  // 19.5 for 64x64 alone; bench/results/2026-11-30-h200-stream-fill/).
+  bool sharesBulk = (c.clusterM > 1 && p.n >= p.m) || (c.clusterN > 1 && p.m >= p.n);
+  if (!w.streamsAny() && sharesBulk && p.m >= int64_t(c.bm) * c.clusterM && p.n >= int64_t(c.bn) * c.clusterN)
+    memory *= intensity(double(c.bm) * c.clusterM, double(c.bn) * c.clusterN) / intensity(c.bm, c.bn);
+  // A cluster that shares the small operand pays its handshakes for nothing: 3-4% behind the lone
+  // tile (the 64x64 pair along N at 64x5120x5120, 1.08x cuBLAS against 1.11x; the 64x128 pair along
+  // M at 8192x128x4096, 1.11x against 1.16x for 64x128 s9; same files).
+  if (c.clusterM * c.clusterN > 1 && !sharesBulk) memory *= 0.97;
+  return memory;
+}
+
+// split_k=S: a problem with fewer tiles than SMs keeps S times as many SMs busy, at the cost of
+// handing the partial sums over through L2 (stores, a GPU-scope release, the finishing slice's
+// acquire and loads); with more units than SMs a second wave of slices costs more than it gains
+// (0.5). Compute-bound, a unit takes K steps / S plus the hand-over's ~kSplitKOverheadSteps.
+// Memory-bound, the hand-over costs 0.93 and the units count in the coverage instead of the
+// tiles, and where the variant streams its bulk operand, only up to the saturation: 64x64 s13 in
+// two slices (bench/results/2026-11-30-h200-few-tiles/few_tiles*, two runs) gains +21% to +40% at
+// 16 to 40 tiles of M = 64 or N = 64, loses 2-3% at 48 and 60 and 3-7% at 64; where it cannot
+// stream (M = 128: two tile rows read B) it gains at 64 tiles too (+14% at 128x2048x4096, +25% at
+// 128x2048x8192). Hence the saturation at 37.5% of the SMs (49.5 of 132): split wins below ~46
+// tiles of a streamer. Other than for a memory-bound streamer, the gain is counted only for full
+// tiles (M >= bm, N >= bn), where it was measured: at 64x5120x5120 a 128-row tile is half padding
+// and its split loses to 64x128 s9 (0.77x against 1.00x cuBLAS) though it beats its own unsplit
+// twin (0.72x).
+double splitTerm(const TileWork& w) {
+  const Config& c = w.c;
+  const GemmProblem& p = w.p;
+  if (c.splitK <= 1) return 1.0;
+  int64_t units = w.tiles * c.splitK;
+  bool full = p.m >= c.bm && p.n >= c.bn;
+  if (units > w.sms) return 0.5;
+  if (!full && !(w.memoryBound && w.streamsAny())) return 0.93;
+  if (!w.memoryBound) {
+    // Worth it on long K, not at 1000^3 (16 K steps: 128x128 s6 tma in two slices 0.75x cuBLAS
+    // against 0.83-0.85x unsplit; bench/results/2026-11-30-h200-unseen/).
+    return w.kSteps() / (w.kSteps() / double(c.splitK) + kSplitKOverheadSteps);
+  }
+  // The saturation was measured with the small operand filling its box (M = 64 or N = 64),
+  // whose re-reads from L2 double each block's intake. A box mostly past M (or N) reads
+  // little, and its blocks stream further before DRAM is busy: the saturation scales by the
+  // small box's bytes over the streamed one's (1x4096x4096: the split 0.97x cuBLAS against
+  // 0.82x; 16x4096x4096 1.02x against 0.93x; bench/results/2026-11-30-h200-unseen/).
+  double smallShare = w.streams.b ? double(std::min<int64_t>(p.m, c.bm)) / c.bn
+                                  : double(std::min<int64_t>(p.n, c.bn)) / c.bm;
+  double saturatedHere = w.saturated / std::clamp(smallShare, 0.01, 1.0);
+  double busy = w.streamsAny() ? std::min(double(units), std::max(double(w.tiles), saturatedHere)) : double(units);
+  return w.coverage(busy) / w.coverage(double(w.tiles)) * 0.93;
+}
+
+// stream_k=1: the data-parallel waves but the last, whose tiles' K steps are shared out in runs
+// over all SMs, so each SM works tiles / SMs tile-times plus the runs' overhead
+// (kStreamKOverheadSteps) instead of ceil(tiles / SMs) tile-times: this replaces
+// tileShapeScore's last-wave fill. Where the tiles fill whole waves nothing is shared. On
+// memory-bound shapes it was slower than the lone 64-row tiles everywhere measured (4-29%,
+// bench/results/2026-11-30-h200-stream-k-tma-store/), hence 0.9 there.
+double streamKTerm(const TileWork& w) {
+  if (!w.c.streamK) return 1.0;
+  if (w.memoryBound) return 0.9;
+  double dataParallel = double(ceilDiv(w.tiles, w.sms));
+  double shared = w.tiles % w.sms == 0 ? dataParallel
+                                       : double(w.tiles) / double(w.sms) + kStreamKOverheadSteps / w.kSteps();
+  // 0.97: where the waves fill it gives nothing back for running without reuse_stage and
+  // group_m 16 (1-3% behind the 128x256 twin on the long-K BENCH.md shapes, fifth session).
+  return 0.97 * dataParallel / shared;
+}
+
+}  // namespace
+
+double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& t) {
+  const Config& c = v.config;
+  double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
+  double bytes = 2.0 * (double(p.m) * p.k + double(p.k) * p.n + double(p.m) * p.n);
+  int64_t sms = std::max(1, t.referenceSms);
+  TileWork w{c,
+             p,
+             ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn),
+             sms,
+             kStreamingSmsToSaturate * double(sms),
+             flops / bytes < kH200FlopsPerByte,
+             sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2)};
+  return 2.0 * tileShapeScore(c, p, t) * twinTerms(c, p, t) * memoryTerm(w) * splitTerm(w) * streamKTerm(w);
 }
 
 }  // namespace kiln::ops
