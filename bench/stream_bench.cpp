@@ -42,26 +42,15 @@ int main(int argc, char** argv) {
   app.add_option("--only", onlyArg, "Only operands whose name contains this (A or B)");
   std::string gemmArg = "13x1x0,13x2x0,13x1x1,13x2x1,13x1x3,13x1x5";
   app.add_option("--gemm-issue", gemmArg,
-                 "For B operands, the GEMM's producer protocol (a consumer warp releases each stage) as "
-                 "STAGESxBURSTxFLAGS, comma-separated: flags bit 0 adds an A box per stage, bit 1 issues it after B, "
+                 "The GEMM's producer protocol (a consumer warp releases each stage) as STAGESxBURSTxFLAGS, "
+                 "comma-separated: flags bit 0 adds the small operand's box per stage (A at M = 64, B at N = 64), "
+                 "bit 1 issues it after the streamed one, "
                  "bit 2 starts each block's K walk at a different step, bit 5 (32) shares all strips' boxes evenly "
                  "among one block per SM (stream-K), bit 6 (64) ends each block with an 8 KB bulk store (a tile's "
                  "TMA-store epilogue), bit 7 (128) waits only until the store has read shared memory");
   CLI11_PARSE(app, argc, argv);
 
-  std::string why;
-  runtime::Driver* drv = runtime::Driver::get(&why);
-  if (!drv) {
-    std::fprintf(stderr, "kiln_stream_bench: needs a GPU: %s\n", why.c_str());
-    return 3;
-  }
-  runtime::Context ctx = runtime::Context::primary(*drv);
-  std::printf("GPU: %s\n", bench::gpuDescription().c_str());
-  constexpr int kRing = 26 * 8192;
-  runtime::Module module = runtime::Module::load(ctx, bench::readCeilingPtx(), "stream bench");
-  runtime::Function bulk = module.function("kiln_read_ceiling_tma_stream", 12 * 16384);
-  runtime::Function tile = module.function("kiln_tile_stream", kRing);
-  int sms = ctx.properties().smCount;
+  constexpr int kRing = 26 * 8192;  // the tile stream's ring, at most
 
   struct Operand {
     const char* name;
@@ -109,6 +98,19 @@ int main(int argc, char** argv) {
     gemmIssues.push_back({s, b, f});
     at = end + 1;
   }
+  // The GPU only once the arguments are known good.
+  std::string why;
+  runtime::Driver* drv = runtime::Driver::get(&why);
+  if (!drv) {
+    std::fprintf(stderr, "kiln_stream_bench: needs a GPU: %s\n", why.c_str());
+    return 3;
+  }
+  runtime::Context ctx = runtime::Context::primary(*drv);
+  std::printf("GPU: %s\n", bench::gpuDescription().c_str());
+  runtime::Module module = runtime::Module::load(ctx, bench::readCeilingPtx(), "stream bench");
+  runtime::Function bulk = module.function("kiln_read_ceiling_tma_stream", 12 * 16384);
+  runtime::Function tile = module.function("kiln_tile_stream", kRing);
+  int sms = ctx.properties().smCount;
   nlohmann::json results = nlohmann::json::array();
   for (const Operand& op : operands) {
     if (!onlyArg.empty() && std::string(op.name).find(onlyArg) == std::string::npos) continue;
