@@ -163,6 +163,25 @@ const GemmVariant* registeredAs(const std::string& measured) {
   return nullptr;
 }
 
+// One benchmark entry (a shape, every kernel it timed) against a pick: the pick's score and the
+// best registered variant's (vs_cublas where the run has it, else TFLOP/s); picked < 0 when the
+// run did not time the pick.
+struct PickAgainstBest {
+  double picked = -1, best = 0;
+};
+PickAgainstBest pickAgainstBest(const nlohmann::json& entry, const GemmVariant* pick) {
+  PickAgainstBest r;
+  for (const auto& v : entry["kiln"]) {
+    // Registered variants only, by name or (a config line the run timed) by config.
+    const GemmVariant* measured = registeredAs(v["config"].get<std::string>());
+    if (!measured) continue;
+    double score = v.contains("vs_cublas") ? v["vs_cublas"].get<double>() : v["tflops"].get<double>();
+    r.best = std::max(r.best, score);
+    if (measured == pick) r.picked = score;
+  }
+  return r;
+}
+
 // The same for the Hopper variants on sm_90a, against the latest H200 runs. At every shape the pick
 // must be within 5% of the fastest registered variant measured, in each run that measured the pick
 // there; every shape must have such a run.
@@ -194,15 +213,7 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
       auto pick = selectGemmBf16(problem(m, n, k), Target::sm90a(), diag);
       ASSERT_TRUE(pick) << diag.str();
       EXPECT_EQ(pick->variant->config.strategy, "sm90_ws_persistent");
-      double best = 0, picked = -1;
-      for (const auto& v : r["kiln"]) {
-        // Registered variants only, by name or (a config line the run timed) by config.
-        const GemmVariant* measured = registeredAs(v["config"].get<std::string>());
-        if (!measured) continue;
-        double score = v.contains("vs_cublas") ? v["vs_cublas"].get<double>() : v["tflops"].get<double>();
-        best = std::max(best, score);
-        if (measured == pick->variant) picked = score;
-      }
+      auto [picked, best] = pickAgainstBest(r, pick->variant);
       std::printf("%ldx%ldx%ld (%s): %s, %.3f (best %.3f)\n", long(m), long(n), long(k), run.file.c_str(),
                   pick->variant->name.c_str(), picked, best);
       int& runsOfShape = checked[{m, n, k}];
@@ -236,13 +247,7 @@ TEST(GemmBf16Family, Sm90HeuristicOnShapesItWasNotFittedOn) {
       ir::DiagnosticEngine diag;
       auto pick = selectGemmBf16(problem(m, n, k), Target::sm90a(), diag);
       ASSERT_TRUE(pick) << diag.str();
-      double best = 0, picked = -1;
-      for (const auto& v : r["kiln"]) {
-        const GemmVariant* variant = registeredAs(v["config"].get<std::string>());
-        if (!variant) continue;
-        best = std::max(best, v["vs_cublas"].get<double>());
-        if (variant == pick->variant) picked = v["vs_cublas"].get<double>();
-      }
+      auto [picked, best] = pickAgainstBest(r, pick->variant);
       if (picked < 0) continue;  // this run did not time the pick
       ++measured;
       logSum += std::log(picked / best);
