@@ -70,6 +70,14 @@ constexpr Sm90Shape kSm90Shapes[] = {
     // tiles than SMs with a long K): 128x256 with the last wave's K steps shared out (stream_k=1;
     // bench/results/2026-11-30-h200-unseen/waves_*: +10% to +43% over its twin there).
     {128, 256, 2, 4, true, false, 1, false, 1, false, 8, 1, 1},
+    // 128x192: a third more tiles than 128x256, where those fill the last wave better (3072^3: 384
+    // tiles, 2.9 waves, 0.98x cuBLAS where 128x256's 2.2 waves run 0.77x; 1024x3072x3072 1.00x
+    // against 0.84x), alone, in pairs along M sharing B (whose rows off 128-byte lines cost the
+    // lone tile 20%: 3072x3000x3072 0.97x against 0.79x), and with stream-K (1536x1536x6144 0.92x);
+    // bench/results/2026-11-30-h200-tile-192/tiles.*. cuBLAS runs 192x192 tiles there.
+    {128, 192, 2, 4, true},
+    {128, 192, 2, 4, true, false, 2},
+    {128, 192, 2, 4, true, false, 1, false, 1, false, 8, 1, 1},
 };
 
 
@@ -324,6 +332,19 @@ double streamKTerm(const TileWork& w) {
   return 0.97 * dataParallel / shared;
 }
 
+// B's rows off 128-byte lines (row-major B, N * 2 bytes not a multiple of 128): each 128-byte
+// box row spans two L2 lines, and the lone tile's B loads run the SM ~20% slower wherever each SM
+// has a tile to run (3072x3000x3072: 128x192 0.79x cuBLAS, its pair along M, which loads each B
+// box once for both CTAs, 0.97x; 3000^3 0.62x against 0.82x; 1456x3000x1000 0.62x against 0.75x;
+// 128x256 the same; rows on lines, at 3072^3, the pair is 1.5% behind). A's rows off lines cost
+// every variant alike (3-5%), and below a wave of tiles the pair gained nothing (777x1240x2048);
+// bench/results/2026-11-30-h200-tile-192/tiles.*.
+double pitchTerm(const TileWork& w) {
+  bool bOffLines = !w.p.bKMajor && (w.p.n * 2) % 128 != 0;
+  if (!bOffLines || w.memoryBound || w.tiles < w.sms) return 1.0;
+  return w.c.clusterM > 1 ? 1.0 : 0.8;
+}
+
 }  // namespace
 
 double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& t) {
@@ -338,7 +359,8 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
              kStreamingSmsToSaturate * double(sms),
              flops / bytes < kH200FlopsPerByte,
              sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2)};
-  return 2.0 * tileShapeScore(c, p, t) * twinTerms(c, p, t) * memoryTerm(w) * splitTerm(w) * streamKTerm(w);
+  return 2.0 * tileShapeScore(c, p, t) * twinTerms(c, p, t) * memoryTerm(w) * splitTerm(w) * streamKTerm(w) *
+         pitchTerm(w);
 }
 
 }  // namespace kiln::ops
