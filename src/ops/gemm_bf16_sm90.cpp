@@ -338,11 +338,24 @@ double streamKTerm(const TileWork& w) {
 // box once for both CTAs, 0.97x; 3000^3 0.62x against 0.82x; 1456x3000x1000 0.62x against 0.75x;
 // 128x256 the same; rows on lines, at 3072^3, the pair is 1.5% behind). A's rows off lines cost
 // every variant alike (3-5%), and below a wave of tiles the pair gained nothing (777x1240x2048);
-// bench/results/2026-11-30-h200-tile-192/tiles.*.
+// bench/results/2026-11-30-h200-tile-192/tiles.*. Not the whole story (ab.*): at 768x3000x8192,
+// under a wave, the pair gains 7%, and at 2304x2000x8192 (rows on 32-byte sectors) nothing.
+// Counting the term at any tile count, or for rows off sectors only, lost more than it won.
 double pitchTerm(const TileWork& w) {
   bool bOffLines = !w.p.bKMajor && (w.p.n * 2) % 128 != 0;
   if (!bOffLines || w.memoryBound || w.tiles < w.sms) return 1.0;
   return w.c.clusterM > 1 ? 1.0 : 0.8;
+}
+
+// Compute-bound, a larger tile's lower L2 traffic per flop buys less than tileShapeScore's linear
+// intensity term says: 128x256 runs 3-7% more per SM-wave than 128x128 on the large shapes, not
+// 33% (bench/results/2026-11-30-h200-tile-192/family.* and heldout.*), so that term overrode the
+// waves. Counted here as its square root: at 23 shapes where the two exponents pick differently
+// the square root's picks ran at 0.971 of the fastest variant in geometric mean, the linear term's
+// at 0.882 (ab.*: 19 better, 4 worse).
+double computeIntensityTerm(const TileWork& w) {
+  if (w.memoryBound) return 1.0;
+  return 1.0 / std::sqrt(intensity(w.c.bm, w.c.bn) / 64.0);
 }
 
 }  // namespace
@@ -360,7 +373,7 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
              flops / bytes < kH200FlopsPerByte,
              sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2)};
   return 2.0 * tileShapeScore(c, p, t) * twinTerms(c, p, t) * memoryTerm(w) * splitTerm(w) * streamKTerm(w) *
-         pitchTerm(w);
+         pitchTerm(w) * computeIntensityTerm(w);
 }
 
 }  // namespace kiln::ops

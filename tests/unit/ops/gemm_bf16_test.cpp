@@ -200,7 +200,7 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
   std::vector<Run> runs;
   for (const char* file : {"2026-11-30-h200-stream-fill/family_alt_2.json", "2026-11-30-h200-stream-fill/small_extra.json",
                            "2026-11-30-h200-few-tiles/few_tiles.json",
-                           "2026-11-30-h200-stream-k-tma-store/family_small.json"}) {
+                           "2026-11-30-h200-stream-k-tma-store/family_small.json", "2026-11-30-h200-tile-192/family.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
     runs.push_back({file, nlohmann::json::parse(in)});
@@ -240,7 +240,8 @@ TEST(GemmBf16Family, Sm90HeuristicOnShapesItWasNotFittedOn) {
   int measured = 0;
   for (const char* file : {"2026-11-30-h200-unseen/unseen.json", "2026-11-30-h200-unseen/waves_1.json",
                            "2026-11-30-h200-unseen/fresh.json", "2026-11-30-h200-unseen/fresh2.json",
-                           "2026-11-30-h200-tile-192/tiles.json"}) {
+                           "2026-11-30-h200-tile-192/tiles.json", "2026-11-30-h200-tile-192/heldout.json",
+                           "2026-11-30-h200-tile-192/ab.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
     const nlohmann::json run = nlohmann::json::parse(in);
