@@ -228,20 +228,23 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
   EXPECT_EQ(checked.size(), 30u);
 }
 
-// The same heuristic on shapes its factors were not fitted on (bench/results/2026-11-30-h200-unseen/:
-// sixteen LLM-like and ragged shapes, the whole family; eight where the waves quantize, with the
-// stream-K and split variants that compete there; fourteen more, the whole family, measured after
-// its first changes; six more after the last). It carries over less well than on its own shapes, and the
-// bounds say what it does: no pick below 80% of the fastest registered variant measured, and the
-// picks at 95% of it or better in geometric mean. The shapes under 95% are printed.
-TEST(GemmBf16Family, Sm90HeuristicOnShapesItWasNotFittedOn) {
+// The same heuristic on shapes beyond the fitted ones. Each run was held out when it was measured
+// (after the change it checked), and some then led to a change, for which they are no longer held
+// out: bench/results/2026-11-30-h200-unseen/ (sixteen LLM-like and ragged shapes; eight where the
+// waves quantize, which led to the stream-K term; fourteen more, which led to the two-tile rule; six
+// more) and -tile-192/ (tiles: the 128x192 tiles and the pitch term; heldout and ab: the square root
+// of the intensity; fresh3, twenty shapes, ten of them random, measured after the last change). It
+// carries over less well than on its own shapes, and the bounds say what it does: no pick below 80%
+// of the fastest registered variant measured, and the picks at 95% of it or better in geometric
+// mean. The shapes under 95% are printed.
+TEST(GemmBf16Family, Sm90HeuristicOnMoreShapes) {
   const std::string results = std::string(KILN_SOURCE_DIR) + "/bench/results/";
   double logSum = 0, worst = 1;
   int measured = 0;
   for (const char* file : {"2026-11-30-h200-unseen/unseen.json", "2026-11-30-h200-unseen/waves_1.json",
                            "2026-11-30-h200-unseen/fresh.json", "2026-11-30-h200-unseen/fresh2.json",
                            "2026-11-30-h200-tile-192/tiles.json", "2026-11-30-h200-tile-192/heldout.json",
-                           "2026-11-30-h200-tile-192/ab.json"}) {
+                           "2026-11-30-h200-tile-192/ab.json", "2026-11-30-h200-tile-192/fresh3.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
     const nlohmann::json run = nlohmann::json::parse(in);
