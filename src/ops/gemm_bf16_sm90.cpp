@@ -78,6 +78,10 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 192, 2, 4, true},
     {128, 192, 2, 4, true, false, 2},
     {128, 192, 2, 4, true, false, 1, false, 1, false, 8, 1, 1},
+    // Stream-K in pairs along M: the wave fill of stream-K where B's rows off 128-byte lines make
+    // the lone tile slow (pitchTerm).
+    {128, 256, 2, 4, true, false, 2, false, 1, false, 8, 1, 1},
+    {128, 192, 2, 4, true, false, 2, false, 1, false, 8, 1, 1},
 };
 
 
@@ -321,12 +325,16 @@ double splitTerm(const TileWork& w) {
 // tileShapeScore's last-wave fill. Where the tiles fill whole waves nothing is shared. On
 // memory-bound shapes it was slower than the lone 64-row tiles everywhere measured (4-29%,
 // bench/results/2026-11-30-h200-stream-k-tma-store/), hence 0.9 there.
+// In clusters the walkers are the clusters, over cluster tiles.
 double streamKTerm(const TileWork& w) {
   if (!w.c.streamK) return 1.0;
   if (w.memoryBound) return 0.9;
-  double dataParallel = double(ceilDiv(w.tiles, w.sms));
-  double shared = w.tiles % w.sms == 0 ? dataParallel
-                                       : double(w.tiles) / double(w.sms) + kStreamKOverheadSteps / w.kSteps();
+  int64_t cs = int64_t(w.c.clusterM) * w.c.clusterN;
+  int64_t units = ceilDiv(w.p.m, int64_t(w.c.bm) * w.c.clusterM) * ceilDiv(w.p.n, int64_t(w.c.bn) * w.c.clusterN);
+  int64_t slots = std::max<int64_t>(1, w.sms / cs);
+  double dataParallel = double(ceilDiv(units, slots));
+  double shared = units % slots == 0 ? dataParallel
+                                     : double(units) / double(slots) + kStreamKOverheadSteps / w.kSteps();
   // 0.97: where the waves fill it gives nothing back for running without reuse_stage and
   // group_m 16 (1-3% behind the 128x256 twin on the long-K BENCH.md shapes, fifth session).
   return 0.97 * dataParallel / shared;

@@ -123,14 +123,11 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                     << " is not supported by " << who
                     << ": split K slices across blocks, or share an operand within a cluster, not both";
   // stream_k: a block's run of K steps may start and end inside tiles, so the units are not whole
-  // tiles (split_k's slices, cluster_m's tile pairs, ping-pong's alternating tiles).
+  // tiles (split_k's slices, ping-pong's alternating tiles). A cluster walks the runs as one: its
+  // blocks take the same units of cluster tiles, each its sub-tile.
   if (c.streamK && c.splitK > 1)
     diag.error(loc) << "stream_k=" << c.streamK << " with split_k=" << c.splitK << " is not supported by " << who
                     << ": stream-K already splits the K steps of the tail tiles; use one or the other";
-  if (c.streamK && multicast)
-    diag.error(loc) << "stream_k=" << c.streamK << " with cluster_m=" << c.clusterM << " cluster_n=" << c.clusterN
-                    << " is not supported by " << who
-                    << ": the blocks of a cluster walk cluster tiles, stream-K blocks walk runs of K steps";
   if (c.streamK && pingpong)
     diag.error(loc) << "stream_k=" << c.streamK << " with consumers=pingpong is not supported by " << who
                     << ": use consumers=cooperative";

@@ -217,11 +217,13 @@ std::vector<Value*> addClusterPartials(Plan& p, Value* wg, const GroupSlot& gs, 
 // stream_k: the unit that finishes a tile lower blocks began (peers > 0). One thread waits for
 // each of blocks b-1 .. b-peers to release its sums and resets its flag; after the group's
 // barrier every thread adds them, nearest block first (a fixed order: the result does not depend
-// on timing). With peers == 0 both loops run no iterations.
+// on timing). With peers == 0 both loops run no iterations. In clusters of cs blocks the walkers
+// are the clusters, and a block's peers are the blocks of its rank in the clusters below.
 std::vector<Value*> addPeerPartials(Plan& p, Value* wg, const GroupSlot& gs, std::vector<Value*> acc) {
   KernBuilder& b = p.b;
   Value* block = b.op1("kern.block_id", {}, types::i32(), {{"dim", "x"}});
-  auto peer = [&](Value* j) { return b.sub(b.addConst(block, -1), j); };  // block b-1-j
+  int64_t cs = p.clusterSize();
+  auto peer = [&](Value* j) { return b.sub(b.addConst(block, -cs), b.mulConst(j, cs)); };  // block b-cs(1+j)
   ifElected(p, gs, [&] {
     Operation* wait = b.create("scf.for", {b.i32(0), p.peers, b.i32(1)}, {}, {}, 1);
     Block* body = wait->region(0).addBlock();

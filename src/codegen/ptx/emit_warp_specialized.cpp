@@ -171,15 +171,21 @@ Reg mulDivWide(PtxBuilder& b, const Reg& x, const Reg& y, const Reg& z, const Re
 // {stream_k}: data-parallel waves, then each block's run of K steps (kern_ops.h, where the walk is
 // specified). Units come from one of three places, chosen per iteration: the block's next
 // data-parallel tile (iter < D), the next unit of its run (pos < e), or the run's first unit when
-// it ends a tile begun by lower blocks (walked last, `rot`).
+// it ends a tile begun by lower blocks (walked last, `rot`). With {cluster} the walkers are the
+// clusters, over cluster tiles, and each block takes its sub-tile by rank.
 bool emitStreamKLoop(KernelEmitter& e, const Operation& op) {
   PtxBuilder& b = e.b();
   const Block& body = op.body();
   Reg iter = e.def(body.argument(0)), kbase = e.def(body.argument(4)), ksteps = e.def(body.argument(5)),
       done = e.def(body.argument(6)), peers = e.def(body.argument(7));
-  TileGrid g = tileGrid(e, op, 1, 1);
+  auto cl = op.intsAttr("cluster");
+  int64_t cm = cl.size() == 2 ? cl[0] : 1, cn = cl.size() == 2 ? cl[1] : 1;
+  bool clustered = cm * cn > 1;
+  if (clustered) e.requirePtxIsa(7, 8);
+  TileGrid g = tileGrid(e, op, cm, cn);
   Reg ks = e.use(op.operand(3));
-  Reg bid = special(b, "%ctaid.x"), nb = special(b, "%nctaid.x");
+  Reg bid = special(b, clustered ? "%clusterid.x" : "%ctaid.x"), nb = special(b, clustered ? "%nclusterid.x" : "%nctaid.x");
+  Reg rank = clustered ? special(b, "%cluster_ctarank") : Reg{};
   // D data-parallel waves: all of them when the tiles fill whole waves, else all but the last
   // {stream_k} = W (the partial one, and with W = 2 the whole one before it).
   int64_t w = op.intAttr("stream_k", 1);
@@ -254,7 +260,7 @@ bool emitStreamKLoop(KernelEmitter& e, const Operation& op) {
   b.inst(fmt::format("sub.s32 {}, {}, {}", peers.str(), binary(b, "add.s32", bid, "1").str(), owner1.str()));
   b.inst(fmt::format("mov.u32 {}, 0", rotLeft.str()));
   b.placeLabel(join);
-  placeTile(e, op, g, tileIdx, 1, 1, Reg{});
+  placeTile(e, op, g, tileIdx, cm, cn, rank);
   if (!e.emitBlock(body)) return false;
   b.inst(fmt::format("add.s32 {}, {}, 1", iter.str(), iter.str()));
   b.instIf(more(), "bra.uni " + head);

@@ -83,7 +83,10 @@
 //    for a unit with kbase > 0 that ends its tile, the number of lower blocks b-1, ..., b-peers
 //    whose runs hold the tile's earlier K steps, else 0). A block contributes at most once per
 //    launch, and a finisher waits only on lower blocks, whose contributions need no waiting:
-//    blocks dispatched in order cannot deadlock.
+//    blocks dispatched in order cannot deadlock. With {cluster = [cm, cn]} the walk is the same
+//    over clusters (P = the clusters, b = the cluster id, the tiles cluster tiles): the blocks of
+//    a cluster take the same units, each its sub-tile by rank, and peers counts lower clusters
+//    (a block's peers are the blocks of its rank in them).
 //  * kern.setmaxnreg {action, regs}: setmaxnreg.{inc|dec}.sync.aligned.u32 (PTX ISA "setmaxnreg"):
 //    must sit in a kern.role (all warps of each warpgroup execute it) of a kernel with {max_regs}.
 //  * mbarriers: kern.mbarrier_alloc places n 8-byte barriers at {offset} (a multiple of 8) of the

@@ -30,9 +30,9 @@ bool verifyTileLoopSplits(const Operation& op, DiagnosticEngine& d) {
     if (w != 1 && w != 2)
       return d.error(op.loc()) << "'kern.tile_loop' {stream_k = W} shares out the tiles of the last W waves: W is 1 "
                                   "or 2";
-    if (op.attr("splits") || op.attr("cluster"))
-      return d.error(op.loc()) << "'kern.tile_loop' {stream_k} walks runs of K steps of single-block tiles; it "
-                                  "does not take {splits} or {cluster}";
+    if (op.attr("splits"))
+      return d.error(op.loc()) << "'kern.tile_loop' {stream_k} walks runs of K steps of whole tiles; it does not "
+                                  "take {splits}";
     if (body.numArguments() != 8)
       return d.error(op.loc()) << "'kern.tile_loop' {stream_k} body takes (iter, m0, n0, batch, kbase, ksteps, "
                                   "done, peers) : i32";

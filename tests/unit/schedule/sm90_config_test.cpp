@@ -140,25 +140,20 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("bm=64 bn=128 warps_m=1 stages=9 split_k=3 split_handover=cluster"),
             "error: the pipeline needs 254112 bytes of shared memory (9 stages x 24576 bytes, 32768 bytes of partial "
             "sums, 160 bytes of barriers), but sm_90a allows at most 232448 bytes per block; lower stages, bm or bn\n");
-  // stream_k: runs of K steps per block, so not with split_k's slices, cluster_m's tile pairs or
-  // ping-pong's alternating tiles.
+  // stream_k: runs of K steps per block (or cluster), so not with split_k's slices or ping-pong's
+  // alternating tiles.
   EXPECT_EQ(errors("warps_m=2 stream_k=2 split_k=2"),
             "error: stream_k=2 with split_k=2 is not supported by sm90_ws_persistent: stream-K already splits the K "
             "steps of the tail tiles; use one or the other\n");
-  EXPECT_EQ(errors("warps_m=2 bn=256 stages=3 stream_k=1 cluster_m=2"),
-            "error: stream_k=1 with cluster_m=2 cluster_n=1 is not supported by sm90_ws_persistent: the blocks of a "
-            "cluster walk cluster tiles, stream-K blocks walk runs of K steps\n");
-  EXPECT_EQ(errors("warps_m=2 stream_k=1 cluster_n=4"),
-            "error: stream_k=1 with cluster_m=1 cluster_n=4 is not supported by sm90_ws_persistent: the blocks of a "
-            "cluster walk cluster tiles, stream-K blocks walk runs of K steps\n");
   EXPECT_EQ(errors("warps_m=2 stream_k=2 consumers=pingpong"),
             "error: stream_k=2 with consumers=pingpong is not supported by sm90_ws_persistent: use "
             "consumers=cooperative\n");
-  for (const char* w : {"1", "2"}) {
+  for (const char* extra : {"stream_k=1", "stream_k=2", "bn=256 stages=3 stream_k=1 cluster_m=2",
+                            "stream_k=1 cluster_n=4"}) {
     ir::DiagnosticEngine ok;
-    auto c = Config::parse(std::string(kBase) + "bk=64 warps_m=2 stream_k=" + w, ok);
+    auto c = Config::parse(std::string(kBase) + "bk=64 warps_m=2 " + extra, ok);
     ASSERT_TRUE(c) << ok.str();
-    EXPECT_TRUE(validate(*c, Target::sm90a(), OperandInfo{}, ok)) << ok.str();
+    EXPECT_TRUE(validate(*c, Target::sm90a(), OperandInfo{}, ok)) << extra << ": " << ok.str();
   }
   EXPECT_EQ(errors("warps_m=2 regs_producer=40"),
             "error: regs_producer and regs_consumer are set together (or both left 0)\n");

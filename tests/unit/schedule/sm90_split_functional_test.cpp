@@ -124,6 +124,22 @@ TEST(Sm90Functional, StreamKRunsSumThroughTheWorkspace) {
   check(sk64 + " epilogue=tma", {72, 64, 200, false, 3, 4});  // batched: 6 tiles of 4 steps
 }
 
+// In clusters the walkers are the clusters: both blocks of a pair take the same units of the
+// cluster tile, each its sub-tile (sharing one operand's boxes by multicast), and a finisher's
+// peers are the blocks of its rank in the clusters below.
+TEST(Sm90Functional, StreamKRunsInClusters) {
+  const std::string sk64 = std::string(k64) + " stream_k=2", tail64 = std::string(k64) + " stream_k=1";
+  check(sk64 + " cluster_m=2", {200, 72, 320, false, 0, 6});    // 4 pair tiles x 5 steps on 3 pairs: runs of 6-7
+  check(tail64 + " cluster_m=2", {264, 136, 640, false, 0, 8});  // 9 pair tiles on 4 pairs: 2 waves, 1 tile in runs (3 peers)
+  check(tail64 + " cluster_n=2", {136, 200, 448, false, 0, 6});  // pairs along N sharing A, sub-tiles past N
+  check(std::string(k128) + " stream_k=1 cluster_m=2 epilogue=tma", {264, 136, 392, true, 0, 4});
+  check(sk64 + " cluster_m=2 epilogue=tma", {136, 64, 200, false, 2, 4});  // batched
+  // The peers are counted in clusters: a wait on the block just below (another rank of the same
+  // cluster, or of the wrong one) reads sums nobody released for this tile.
+  check(tail64 + " cluster_m=2", {264, 136, 640, false, 0, 8}, dropAll("kern.spin_wait"),
+        "without acquiring that release first");
+}
+
 // The simulator can fail: each edit below breaks the stream-K hand-over.
 TEST(Sm90Functional, StreamKProtocolErrorsAreCaught) {
   const std::string sk = std::string(k64) + " stream_k=2";

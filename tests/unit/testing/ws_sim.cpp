@@ -400,7 +400,8 @@ void Agent::tileLoop(const Operation& op, const Mask& m) {
   int64_t first = int64_t(b_.bx_) / cs, step = int64_t(b_.l_.blocks) / cs, rank = cs > 1 ? b_.rank_ : 0;
   std::vector<StreamKUnit> streamK;
   if (op.attr("stream_k")) {
-    streamK = streamKWalk(total, uniform(op.operand(3), m), int64_t(b_.l_.blocks), int64_t(b_.bx_),
+    // In clusters the walkers are the clusters (kern_ops.h).
+    streamK = streamKWalk(total, uniform(op.operand(3), m), int64_t(b_.l_.blocks) / cs, int64_t(b_.bx_) / cs,
                           op.intAttr("stream_k", 1));
     first = 0;
     step = 1;
@@ -437,7 +438,7 @@ BlockSim::BlockSim(const WsLaunch& l, GlobalMemory& mem, uint32_t bx, ClusterSim
       smem_(size_t(l.kernel->intAttr("smem_bytes", 0)), 0xFF), all_(*this, -1), progress_(cluster.progress_) {}
 
 BlockSim& BlockSim::peer(int64_t rank) {
-  BlockSim& p = cluster_.block(rank);
+  BlockSim& p = cluster_.block(*this, rank);
   if (&p != this) {
     if (cluster_.barriersPassed_ == 0)
       throw std::runtime_error("a block accessed its peer's shared memory before a cluster barrier (the peer may "
@@ -460,9 +461,16 @@ void BlockSim::waitUntil(int me, const std::function<bool()>& cond) { cluster_.w
 void BlockSim::handOver(int me) { cluster_.handOver(me); }
 
 ClusterSim::ClusterSim(const WsLaunch& l, GlobalMemory& mem, uint32_t firstBlock, int size, int clusterSize)
-    : clusterSize_(clusterSize) {
+    : clusterSize_(clusterSize), firstBlock_(firstBlock) {
   for (int r = 0; r < size; ++r)
     blocks_.push_back(std::make_unique<BlockSim>(l, mem, firstBlock + uint32_t(r), *this, r % clusterSize));
+}
+
+BlockSim& ClusterSim::block(const BlockSim& from, int64_t rank) {
+  if (rank < 0 || rank >= clusterSize_)
+    throw std::runtime_error("rank " + std::to_string(rank) + " is outside the cluster");
+  size_t first = size_t((from.bx_ - firstBlock_) / uint32_t(clusterSize_)) * size_t(clusterSize_);
+  return *blocks_[first + size_t(rank)];
 }
 
 // The kernel body in segments: the lockstep ops of each block in turn, up to a group of roles (run
@@ -570,8 +578,7 @@ std::string simulateWarpSpecialized(const WsLaunch& launch, GlobalMemory& mem) {
     // co-resident blocks do on the GPU; otherwise one cluster at a time.
     bool flags = launch.kernel->attr("workspace") != nullptr;
     launch.kernel->walk([&](const Operation& op) { flags |= op.is("kern.spin_wait") || op.is("kern.red_release"); });
-    if (flags && size > 1) return "the simulator runs split-K flags without clusters only";
-    if (flags) wssim::ClusterSim(launch, mem, 0, int(launch.blocks), 1).run();
+    if (flags) wssim::ClusterSim(launch, mem, 0, int(launch.blocks), size).run();
     else
       for (uint32_t x = 0; x < launch.blocks; x += uint32_t(size)) wssim::ClusterSim(launch, mem, x, size, size).run();
   } catch (const std::exception& e) {

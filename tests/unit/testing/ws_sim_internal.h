@@ -151,17 +151,15 @@ class BlockSim {
 // turns (ws_sim.h).
 class ClusterSim {
  public:
-  // `size` blocks from firstBlock, in clusters of `clusterSize` (all of them: one cluster; 1 with
-  // split-K, whose blocks wait on each other's flags and so run together though not clustered).
+  // `size` blocks from firstBlock, in clusters of `clusterSize` (all of them: one cluster; the
+  // whole grid with split-K or stream-K, whose blocks wait on each other's flags and so run
+  // together, in clusters or not).
   ClusterSim(const WsLaunch& l, GlobalMemory& mem, uint32_t firstBlock, int size, int clusterSize);
   int clusterSize() const { return clusterSize_; }
   void run();
 
-  BlockSim& block(int64_t rank) {
-    if (rank < 0 || rank >= int64_t(blocks_.size()))
-      throw std::runtime_error("rank " + std::to_string(rank) + " is outside the cluster");
-    return *blocks_[size_t(rank)];
-  }
+  // The block of rank `rank` in the cluster of `from`.
+  BlockSim& block(const BlockSim& from, int64_t rank);
   int size() const { return int(blocks_.size()); }
   uint64_t progress_ = 0;    // barrier arrivals and completed copies so far
   // Global stores, for the cross-block visibility check of ld.global: per 4-byte word, the block
@@ -212,6 +210,7 @@ class ClusterSim {
 
   std::vector<std::unique_ptr<BlockSim>> blocks_;
   int clusterSize_ = 1;
+  uint32_t firstBlock_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
   int turn_ = 0, agents_ = 0;
