@@ -193,12 +193,17 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   // 64x5120x5120: 21.2 us against 23.3 alone, bench/results/2026-11-30-h200-cluster-n/), and no more.
   // A cluster also computes its sub-tiles past M or N (zero-filled, clipped): their share of the
   // cluster tiles is work no SM needed to do (half at N = 64 with cluster_n=2).
+  // And its waves are those of its cluster tiles on SMs / cluster size slots, not those of the
+  // sub-tiles on the SMs that tileShapeScore counts (4932x1736x2168: 390 128x192 tiles fill three
+  // waves of 132, but their 200 pairs take four of 66).
   double cluster = c.clusterM * c.clusterN > 1 ? 0.99 : 1.0;
   {
     int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn);
-    int64_t walked = ceilDiv(p.m, int64_t(c.bm) * c.clusterM) * c.clusterM * ceilDiv(p.n, int64_t(c.bn) * c.clusterN) *
-                     c.clusterN;
-    cluster *= double(tiles) / double(walked);
+    int64_t units = ceilDiv(p.m, int64_t(c.bm) * c.clusterM) * ceilDiv(p.n, int64_t(c.bn) * c.clusterN);
+    int64_t cs = int64_t(c.clusterM) * c.clusterN, sms = std::max(1, t.referenceSms), slots = std::max<int64_t>(1, sms / cs);
+    cluster *= double(tiles) / double(units * cs);
+    auto fill = [](int64_t n, int64_t per) { return double(n) / double(ceilDiv(n, per) * per); };
+    cluster *= fill(units, slots) / fill(tiles, sms);
   }
   // stage_store=stmatrix: one stmatrix per 16 x 16 block instead of four st.shared per thread,
   // and yet 1-2% slower than its twin on the long-K shapes, the same on short K
@@ -340,19 +345,18 @@ double streamKTerm(const TileWork& w) {
   return 0.97 * dataParallel / shared;
 }
 
-// B's rows off 128-byte lines (row-major B, N * 2 bytes not a multiple of 128): each 128-byte
-// box row spans two L2 lines, and the lone tile's B loads run the SM ~20% slower wherever each SM
-// has a tile to run (3072x3000x3072: 128x192 0.79x cuBLAS, its pair along M, which loads each B
-// box once for both CTAs, 0.97x; 3000^3 0.62x against 0.82x; 1456x3000x1000 0.62x against 0.75x;
-// 128x256 the same; rows on lines, at 3072^3, the pair is 1.5% behind). A's rows off lines cost
-// every variant alike (3-5%), and below a wave of tiles the pair gained nothing (777x1240x2048);
-// bench/results/2026-11-30-h200-tile-192/tiles.*. Not the whole story (ab.*): at 768x3000x8192,
-// under a wave, the pair gains 7%, and at 2304x2000x8192 (rows on 32-byte sectors) nothing.
-// Counting the term at any tile count, or for rows off sectors only, lost more than it won.
+// B's rows off 32-byte sectors (row-major B, N * 2 bytes not a multiple of 32): each 128-byte box
+// row spans five sectors on two L2 lines, and the lone tile's B loads run the SM ~20% slower
+// (3072x3000x3072: 128x192 0.79x cuBLAS, its pair along M, which loads each B box once for both
+// CTAs, 0.97x; 3000^3 0.62x against 0.82x; 1456x3000x1000 0.62x against 0.75x; 128x256 the same;
+// 768x3000x8192, under a wave, 0.74x against 0.94x with stream-K; rows on lines, at 3072^3, the
+// pair is 1.5% behind). Rows on sectors but off lines cost less and not everywhere: nothing at
+// 2304x2000x8192 or 6000^3, 5-12% at 3265x4688x808, 4000x1200x3000 and 12000x4000x1000, but 0.9
+// for them lost more picks than it won (604x2640x6688: the lone 128x128 tile 0.95x, its pair
+// 0.64x). A's rows off lines cost every variant alike (3-5%). bench/results/2026-11-30-h200-tile-192/.
 double pitchTerm(const TileWork& w) {
-  bool bOffLines = !w.p.bKMajor && (w.p.n * 2) % 128 != 0;
-  if (!bOffLines || w.memoryBound || w.tiles < w.sms) return 1.0;
-  return w.c.clusterM > 1 ? 1.0 : 0.8;
+  bool bOffSectors = !w.p.bKMajor && (w.p.n * 2) % 32 != 0;
+  return bOffSectors && !w.memoryBound && w.c.clusterM == 1 ? 0.8 : 1.0;
 }
 
 // Compute-bound, a larger tile's lower L2 traffic per flop buys less than tileShapeScore's linear

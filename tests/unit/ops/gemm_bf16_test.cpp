@@ -244,7 +244,8 @@ TEST(GemmBf16Family, Sm90HeuristicOnMoreShapes) {
   for (const char* file : {"2026-11-30-h200-unseen/unseen.json", "2026-11-30-h200-unseen/waves_1.json",
                            "2026-11-30-h200-unseen/fresh.json", "2026-11-30-h200-unseen/fresh2.json",
                            "2026-11-30-h200-tile-192/tiles.json", "2026-11-30-h200-tile-192/heldout.json",
-                           "2026-11-30-h200-tile-192/ab.json", "2026-11-30-h200-tile-192/fresh3.json"}) {
+                           "2026-11-30-h200-tile-192/ab.json", "2026-11-30-h200-tile-192/fresh3.json",
+                           "2026-11-30-h200-tile-192/sk_cluster.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
     const nlohmann::json run = nlohmann::json::parse(in);
