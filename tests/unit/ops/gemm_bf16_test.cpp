@@ -233,7 +233,9 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
 // out: bench/results/2026-11-30-h200-unseen/ (sixteen LLM-like and ragged shapes; eight where the
 // waves quantize, which led to the stream-K term; fourteen more, which led to the two-tile rule; six
 // more) and -tile-192/ (tiles: the 128x192 tiles and the pitch term; heldout and ab: the square root
-// of the intensity; fresh3, twenty shapes, ten of them random, measured after the last change). It
+// of the intensity; fresh3, twenty shapes, ten of them random; sk_cluster: stream-K in pairs, the
+// cluster waves and the pitch term for rows off sectors; fresh4, twenty more, twelve of them random,
+// measured after the last change). It
 // carries over less well than on its own shapes, and the bounds say what it does: no pick below 80%
 // of the fastest registered variant measured, and the picks at 95% of it or better in geometric
 // mean. The shapes under 95% are printed.
@@ -245,7 +247,7 @@ TEST(GemmBf16Family, Sm90HeuristicOnMoreShapes) {
                            "2026-11-30-h200-unseen/fresh.json", "2026-11-30-h200-unseen/fresh2.json",
                            "2026-11-30-h200-tile-192/tiles.json", "2026-11-30-h200-tile-192/heldout.json",
                            "2026-11-30-h200-tile-192/ab.json", "2026-11-30-h200-tile-192/fresh3.json",
-                           "2026-11-30-h200-tile-192/sk_cluster.json"}) {
+                           "2026-11-30-h200-tile-192/sk_cluster.json", "2026-11-30-h200-tile-192/fresh4.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
     const nlohmann::json run = nlohmann::json::parse(in);
