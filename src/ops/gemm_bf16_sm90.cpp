@@ -72,14 +72,15 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 256, 2, 4, true, false, 1, false, 1, false, 8, 1, 1},
     // 128x192: a third more tiles than 128x256, where those fill the last wave better (3072^3: 384
     // tiles, 2.9 waves, 0.98x cuBLAS where 128x256's 2.2 waves run 0.77x; 1024x3072x3072 1.00x
-    // against 0.84x), alone, in pairs along M sharing B (whose rows off 128-byte lines cost the
+    // against 0.84x), alone, in pairs along M sharing B (whose rows off 32-byte sectors cost the
     // lone tile 20%: 3072x3000x3072 0.97x against 0.79x), and with stream-K (1536x1536x6144 0.92x);
     // bench/results/2026-11-30-h200-tile-192/tiles.*. cuBLAS runs 192x192 tiles there.
     {128, 192, 2, 4, true},
     {128, 192, 2, 4, true, false, 2},
     {128, 192, 2, 4, true, false, 1, false, 1, false, 8, 1, 1},
-    // Stream-K in pairs along M: the wave fill of stream-K where B's rows off 128-byte lines make
-    // the lone tile slow (pitchTerm).
+    // Stream-K in pairs along M: stream-K's wave fill where B's rows off sectors make the lone tile
+    // slow (pitchTerm): 2000x5000x8192 0.95x cuBLAS against the pair's 0.84x, 1472x8840x2664 0.90x
+    // against 0.85x (bench/results/2026-11-30-h200-tile-192/sk_cluster.*).
     {128, 256, 2, 4, true, false, 2, false, 1, false, 8, 1, 1},
     {128, 192, 2, 4, true, false, 2, false, 1, false, 8, 1, 1},
 };
@@ -200,7 +201,8 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   {
     int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn);
     int64_t units = ceilDiv(p.m, int64_t(c.bm) * c.clusterM) * ceilDiv(p.n, int64_t(c.bn) * c.clusterN);
-    int64_t cs = int64_t(c.clusterM) * c.clusterN, sms = std::max(1, t.referenceSms), slots = std::max<int64_t>(1, sms / cs);
+    int64_t cs = int64_t(c.clusterM) * c.clusterN, sms = std::max(1, t.referenceSms);
+    int64_t slots = std::max<int64_t>(1, sms / cs);
     cluster *= double(tiles) / double(units * cs);
     auto fill = [](int64_t n, int64_t per) { return double(n) / double(ceilDiv(n, per) * per); };
     cluster *= fill(units, slots) / fill(tiles, sms);

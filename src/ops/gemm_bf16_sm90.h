@@ -3,20 +3,22 @@
 // warp-specialized producer / wgmma consumers, persistent tile loop; docs/sm90-strategy.md).
 //
 // Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_cn2][_stsm][_sk<S>][_rs][_g<G>][_streamk1]" (table in
-// gemm_bf16_sm90.cpp): 128x128, 128x256, 256x128 and 128x64 with two consumer warpgroups
+// gemm_bf16_sm90.cpp): 128x128, 128x192, 128x256, 256x128 and 128x64 with two consumer warpgroups
 // (setmaxnreg 40 / 232); 64x64, 64x128 and 64x256 with one, and deep-ring 64x64 s13 / 64x128 s9 for
 // memory-bound small M; "_tma" stores the output through shared memory with TMA (epilogue=tma),
 // "_pp" alternates whole tiles between the consumer warpgroups (consumers=pingpong), "_c2" runs
-// clusters of two with B multicast (cluster_m=2: 128x256 and 128x128 ping-pong for the large
-// shapes, 64x128 s8 for M = 128, where the pair reads B once and streams it), "_cn2" clusters of
+// clusters of two with B multicast (cluster_m=2: 128x256, 128x192 and 128x128 ping-pong for the
+// large shapes, where B's rows off 32-byte sectors slow the lone tile, 64x128 s8 for M = 128,
+// where the pair reads B once and streams it), "_cn2" clusters of
 // two along N with A multicast (cluster_n=2; none registered now), "_stsm" stages the output with stmatrix (stage_store=stmatrix), "_sk<S>" computes each tile's K in S slices on separate blocks and sums
 // them through the runtime's workspace (split_k=S: 128x128 s6 tma for M = 128, 64x64 s13 for
 // few-tile memory-bound shapes), "_rs" stages the boxes past the two slots in
 // the ring stage the tile read last (reuse_stage=true), "_g<G>" walks groups of G tile rows
 // (group_m=G; 8 otherwise), "_streamk1" shares the last partial wave's K steps out over all SMs
-// (stream_k=1: 128x256 s4 tma, for compute-bound shapes whose tiles quantize badly into waves; it
-// loses to its twin where the waves fill). Every variant loads a read-once operand L2
-// evict_first (l2_hint=reuse) through 128-byte L2 fills (stream_fill=128).
+// (stream_k=1: 128x256 and 128x192 s4 tma, alone and in pairs, for compute-bound shapes whose
+// tiles quantize badly into waves; it loses to its twin where the waves fill). Every variant
+// loads a read-once operand L2 evict_first (l2_hint=reuse) through 128-byte L2 fills
+// (stream_fill=128).
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
 //    + TMA (sm_90a); N % 8 == 0 (16-byte global strides for TMA, for either B layout); shared
 //    memory fits.
@@ -24,8 +26,9 @@
 //    * waves * intensity) times 2 (wgmma's rate is twice mma.sync's, so on sm_90a a Hopper schedule
 //    beats any sm80 one), times factors measured on the H200 (docs/perf-notes.md): 0.97 for the
 //    direct store against the TMA store, 0.97 for a ring shallower than the deepest registered for
-//    the same tile, 0.99 for clusters (times the share of their sub-tiles inside M x N; a cluster
-//    gains only through what it lets stream or share, counted below) and 0.98 for stmatrix
+//    the same tile, 0.99 for clusters (times the share of their sub-tiles inside M x N, and with
+//    their waves counted as cluster tiles on SMs / cluster size slots; a cluster gains only
+//    through what it lets stream or share, counted below) and 0.98 for stmatrix
 //    staging (which does not beat its twin), a tie-break of at most 2% for bytes in flight; and for memory-bound problems (fewer flops per
 //    byte than the H200's balance) one wave counts the blocks streaming (coverage: the square root
 //    of their share of the SMs, linear below the ~37.5% that keep DRAM busy), more waves the
@@ -38,11 +41,14 @@
 //    compute-bound, K steps / (K steps / S + 10) (the hand-over costs ~10 K steps); memory-bound,
 //    0.93 for the hand-over times the coverage of its units over its tiles' (of a streamer: up to
 //    the saturation, scaled by the small operand's box bytes over the streamed one's); stream_k=1
-//    compute-bound replaces the last-wave fill with tiles / SMs over tiles / SMs + 20 / K steps,
-//    times 0.97 (0.9 memory-bound); 1.01 for
+//    compute-bound replaces the last-wave fill with tiles / SMs over tiles / SMs + 20 / K steps
+//    (cluster tiles over cluster slots in clusters), times 0.97 (0.9 memory-bound); compute-bound,
+//    the square root of the tile's intensity instead of the intensity itself, and 0.8 for a
+//    variant that does not share B where B's rows are off 32-byte sectors; 1.01 for
 //    reuse_stage; between twins that differ only in group_m, the smaller footprint of the first
 //    wave of tiles (the operand bytes it reads), ties to group_m 8. Against the recorded H200 runs
 //    it was fitted on (30 shapes) every pick is within 5% of the fastest registered variant
-//    measured (a unit test); on 41 held-out shape runs (bench/results/2026-11-30-h200-unseen/) the
-//    picks are at 0.96 of it in geometric mean, the worst 0.82 (another unit test: 0.80 and 0.95).
+//    measured (a unit test); on 137 more shape runs (bench/results/2026-11-30-h200-unseen/ and
+//    -tile-192/, each measured after the change it checked) the picks are at 0.979 of it in
+//    geometric mean, the worst 0.84 (another unit test: 0.80 and 0.95).
 #include "ops/gemm_bf16.h"

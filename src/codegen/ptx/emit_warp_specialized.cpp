@@ -184,7 +184,8 @@ bool emitStreamKLoop(KernelEmitter& e, const Operation& op) {
   if (clustered) e.requirePtxIsa(7, 8);
   TileGrid g = tileGrid(e, op, cm, cn);
   Reg ks = e.use(op.operand(3));
-  Reg bid = special(b, clustered ? "%clusterid.x" : "%ctaid.x"), nb = special(b, clustered ? "%nclusterid.x" : "%nctaid.x");
+  Reg bid = special(b, clustered ? "%clusterid.x" : "%ctaid.x");
+  Reg nb = special(b, clustered ? "%nclusterid.x" : "%nctaid.x");
   Reg rank = clustered ? special(b, "%cluster_ctarank") : Reg{};
   // D data-parallel waves: all of them when the tiles fill whole waves, else all but the last
   // {stream_k} = W (the partial one, and with W = 2 the whole one before it).

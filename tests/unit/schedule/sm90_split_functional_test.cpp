@@ -130,7 +130,8 @@ TEST(Sm90Functional, StreamKRunsSumThroughTheWorkspace) {
 TEST(Sm90Functional, StreamKRunsInClusters) {
   const std::string sk64 = std::string(k64) + " stream_k=2", tail64 = std::string(k64) + " stream_k=1";
   check(sk64 + " cluster_m=2", {200, 72, 320, false, 0, 6});    // 4 pair tiles x 5 steps on 3 pairs: runs of 6-7
-  check(tail64 + " cluster_m=2", {264, 136, 640, false, 0, 8});  // 9 pair tiles on 4 pairs: 2 waves, 1 tile in runs (3 peers)
+  check(tail64 + " cluster_m=2", {264, 136, 640, false, 0, 8});  // 9 pair tiles on 4 pairs: 2 waves, then
+                                                                 // 1 tile in runs (3 peers)
   check(tail64 + " cluster_n=2", {136, 200, 448, false, 0, 6});  // pairs along N sharing A, sub-tiles past N
   check(std::string(k128) + " stream_k=1 cluster_m=2 epilogue=tma", {264, 136, 392, true, 0, 4});
   check(sk64 + " cluster_m=2 epilogue=tma", {136, 64, 200, false, 2, 4});  // batched
