@@ -31,6 +31,20 @@ constexpr double kSplitKOverheadSteps = 10.0;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The share of the slots that n units fill over their waves, `per` slots a wave (1: whole waves).
+double waveFill(int64_t n, int64_t per) { return double(n) / double(ceilDiv(n, per) * per); }
+
+// What the persistent loop walks (kern_ops.h): cluster tiles (tiles without clusters), one per
+// slot of SMs / cluster size.
+struct ClusterWalk {
+  int64_t units, slots;
+};
+ClusterWalk clusterWalk(const Config& c, const GemmProblem& p, int64_t sms) {
+  int64_t cs = int64_t(c.clusterM) * c.clusterN;
+  return {ceilDiv(p.m, int64_t(c.bm) * c.clusterM) * ceilDiv(p.n, int64_t(c.bn) * c.clusterN),
+          std::max<int64_t>(1, sms / cs)};
+}
+
 struct Sm90Shape {
   int bm, bn, consumers, stages;
   bool tmaStore = false;
@@ -199,13 +213,10 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   // waves of 132, but their 200 pairs take four of 66).
   double cluster = c.clusterM * c.clusterN > 1 ? 0.99 : 1.0;
   {
-    int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn);
-    int64_t units = ceilDiv(p.m, int64_t(c.bm) * c.clusterM) * ceilDiv(p.n, int64_t(c.bn) * c.clusterN);
-    int64_t cs = int64_t(c.clusterM) * c.clusterN, sms = std::max(1, t.referenceSms);
-    int64_t slots = std::max<int64_t>(1, sms / cs);
-    cluster *= double(tiles) / double(units * cs);
-    auto fill = [](int64_t n, int64_t per) { return double(n) / double(ceilDiv(n, per) * per); };
-    cluster *= fill(units, slots) / fill(tiles, sms);
+    int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn), sms = std::max(1, t.referenceSms);
+    ClusterWalk walk = clusterWalk(c, p, sms);
+    cluster *= double(tiles) / double(walk.units * c.clusterM * c.clusterN);
+    cluster *= waveFill(walk.units, walk.slots) / waveFill(tiles, sms);
   }
   // stage_store=stmatrix: one stmatrix per 16 x 16 block instead of four st.shared per thread,
   // and yet 1-2% slower than its twin on the long-K shapes, the same on short K
@@ -245,7 +256,7 @@ double memoryTerm(const TileWork& w) {
   const Config& c = w.c;
   const GemmProblem& p = w.p;
   if (!w.memoryBound) return 1.0;
-  double waves = double(w.tiles) / double(ceilDiv(w.tiles, w.sms) * w.sms);
+  double waves = waveFill(w.tiles, w.sms);
   // With more tiles than SMs the last wave's fill counts in full, as compute-bound: the blocks
   // with one tile more set the time (32x11008x4096: one wave of 86 64x128 tiles is 16% faster
   // than 1.3 waves of 64x64; it was the square root of the fill until the twelfth session).
@@ -336,9 +347,7 @@ double splitTerm(const TileWork& w) {
 double streamKTerm(const TileWork& w) {
   if (!w.c.streamK) return 1.0;
   if (w.memoryBound) return 0.9;
-  int64_t cs = int64_t(w.c.clusterM) * w.c.clusterN;
-  int64_t units = ceilDiv(w.p.m, int64_t(w.c.bm) * w.c.clusterM) * ceilDiv(w.p.n, int64_t(w.c.bn) * w.c.clusterN);
-  int64_t slots = std::max<int64_t>(1, w.sms / cs);
+  auto [units, slots] = clusterWalk(w.c, w.p, w.sms);
   double dataParallel = double(ceilDiv(units, slots));
   double shared = units % slots == 0 ? dataParallel
                                      : double(units) / double(slots) + kStreamKOverheadSteps / w.kSteps();
