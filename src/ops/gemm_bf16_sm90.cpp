@@ -97,6 +97,15 @@ constexpr Sm90Shape kSm90Shapes[] = {
     // against 0.85x (bench/results/2026-11-30-h200-tile-192/sk_cluster.*).
     {128, 256, 2, 4, true, false, 2, false, 1, false, 8, 1, 1},
     {128, 192, 2, 4, true, false, 2, false, 1, false, 8, 1, 1},
+    // 192-row tiles, three consumer warpgroups of 64 rows (warps_m=3, 152 registers each): what
+    // cuBLAS runs at the mid-size shapes where 128x256 and 128x192 leave a wave part-empty
+    // (3000^3, 3008^3: nvjet 192x192 in pairs, bench/results/2026-11-30-h200-tile-192/ncu_names.txt).
+    // 192x192 holds 96 accumulators per thread; three stages and the output staging take 192 KB.
+    {192, 192, 3, 3, true},
+    {192, 192, 3, 3, true, false, 2},
+    {192, 192, 3, 3, true, false, 1, false, 1, false, 8, 1, 1},
+    {192, 128, 3, 4, true},
+    {192, 128, 3, 4, true, false, 2},
 };
 
 

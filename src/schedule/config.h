@@ -158,9 +158,10 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, ir::Diag
 // The sm90_ws_persistent rules (sm90_config.cpp); validate() dispatches to it.
 bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
                               const ir::Location& loc);
-// sm90_ws_persistent's shape of a config: warps_m consumer warpgroups (1 or 2) after one producer
-// warpgroup (consumers=pingpong: two, each owning whole bm x bn tiles in turn); the register split between them (regs_producer / regs_consumer, or the default:
-// 40 / 232 with two consumer warpgroups, none with one); shared memory of the ring and barriers.
+// sm90_ws_persistent's shape of a config: warps_m consumer warpgroups (1 to 3) after one producer
+// warpgroup (consumers=pingpong: two, each owning whole bm x bn tiles in turn); the register split
+// between them (regs_producer / regs_consumer, or the default: 40 / 232 with two consumer
+// warpgroups, 40 / 152 with three, none with one); shared memory of the ring and barriers.
 struct Sm90Shape {
   int consumerWarpgroups = 1;
   int threads = 256;

@@ -17,6 +17,12 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
     // the TMA warpgroup (128 * 40 + 256 * 232 = 64512 of the 65536).
     s.regsProducer = 40;
     s.regsConsumer = 232;
+  } else if (c.warpsM == 3) {
+    // Three consumer warpgroups (192-row tiles, 64 rows each): 152 registers for them, 40 for the
+    // TMA warpgroup (128 * 40 + 384 * 152 = 63488 of the 65536); a 64 x 192 share is 96 f32
+    // accumulators per thread.
+    s.regsProducer = 40;
+    s.regsConsumer = 152;
   }
   // setmaxnreg needs the register count at entry; the CTA's share of the register file, rounded
   // down to a multiple of 8 (384 threads: 168).
@@ -79,12 +85,12 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   }
   if (ops.aElemBytes != 2 || ops.bElemBytes != 2)
     diag.error(loc) << who << " multiplies 16-bit operands (bf16 or f16)";
-  if (c.bk * ops.aElemBytes != 128)
+  else if (c.bk * ops.aElemBytes != 128)
     diag.error(loc) << "bk=" << c.bk << " is not supported by " << who
                     << ": use bk=64 (one 128-byte swizzled row of 16-bit elements per TMA box row)";
-  if (c.warpsM != 1 && c.warpsM != 2)
+  if (c.warpsM < 1 || c.warpsM > 3)
     diag.error(loc) << "warps_m=" << c.warpsM << " is not supported by " << who
-                    << ": it counts consumer warpgroups, 1 or 2";
+                    << ": it counts consumer warpgroups, 1 to 3";
   if (c.warpsN != 1) diag.error(loc) << "warps_n=" << c.warpsN << " is not supported by " << who << ": use warps_n=1";
   bool pingpong = c.consumers == Consumers::Pingpong;
   if (pingpong && c.warpsM != 2)
@@ -104,13 +110,17 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     diag.error(loc) << "stream_fill sets how l2_hint=reuse streams an operand, but l2_hint=none streams none: "
                     << "add l2_hint=reuse or drop stream_fill";
   if (diag.errorCount() == errors) {
-    // A consumer thread holds rows x bn / 128 f32 accumulators; 128 leave room for addresses and
-    // the epilogue in the 232 registers setmaxnreg gives it.
+    // A consumer thread holds rows x bn / 128 f32 accumulators; 56 registers beside them hold
+    // addresses, descriptors and the epilogue: 128 fit in the 232 setmaxnreg gives two consumer
+    // warpgroups, 96 in the 152 of three.
     int rows = pingpong ? c.bm : c.bm / c.warpsM;
-    if (rows * c.bn / 128 > 128)
+    int regs = sm90Shape(c, ops.aElemBytes).regsConsumer;
+    int maxAcc = regs ? std::min(128, regs - 56) : 128;
+    if (rows * c.bn / 128 > maxAcc)
       diag.error(loc) << "bm=" << c.bm << " bn=" << c.bn << " gives each consumer thread " << rows * c.bn / 128
-                      << " f32 accumulators; at most 128 fit in its registers (use a smaller tile"
-                      << (pingpong ? "" : " or more consumer warpgroups") << ")";
+                      << " f32 accumulators; at most " << maxAcc << " fit in its " << (regs ? regs : 255)
+                      << " registers (use a smaller tile" << (pingpong || c.warpsM == 3 ? "" : " or more consumer warpgroups")
+                      << ")";
   }
   // split_k: the K slices of a tile are separate units of the persistent loop, so clusters (which
   // walk tile pairs) and slices do not combine.

@@ -45,6 +45,22 @@ using namespace ir;
 
 namespace {
 
+// The bulk groups the elected thread may leave reading when box `box` of a tile is about to be
+// staged in slot box % slots: those committed after the store that last used the slot. Within a
+// tile that is box - slots, followed by slots - 1 groups. The first boxes of a tile reuse slots of
+// the tile this warpgroup stored before, whose boxes all went out in the same order (a tile that
+// hands its sums over without storing commits none, so the count is the same): the last box
+// there with this slot, followed by that tile's later boxes and this tile's first `box`. With an
+// odd number of boxes over two slots (bn = 192) box 0 must wait for all of them: the previous
+// tile's box 2 used slot 0 last. With reuse_stage only boxes below `slots` use the slots.
+int64_t slotWaitPending(int box, int boxes, int slots, bool reuseStage) {
+  if (box >= slots) return slots - 1;
+  int last = box;  // the last box of a tile that uses this slot
+  if (!reuseStage)
+    while (last + slots < boxes) last += slots;
+  return (boxes - 1 - last) + box;
+}
+
 // Gives stage s back to the producers: to this block's, and in a cluster to every peer's too, whose
 // multicast also overwrites this block's copy of the stage. All arrives are issued after this
 // warp's wait_group retired its wgmma groups, so its reads of the stage are complete before any
@@ -425,8 +441,8 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
 
   // epilogue=tma: the warpgroup's rows go out one 64-column box at a time, through cSlots slots of
   // its region of sC (each rows x 64, 128B-swizzled, the TMA box layout). Per box: the elected
-  // thread waits until the store that last used the slot has read it (at most cSlots - 1 groups
-  // still reading), a named barrier, every thread writes its pairs of the box, a proxy fence, a
+  // thread waits until the store that last used the slot has read it (slotWaitPending), a named
+  // barrier, every thread writes its pairs of the box, a proxy fence, a
   // named barrier, and the elected thread stores the box (TMA clips it at the tensor's edges). So
   // a box's global write overlaps the next box's staging, and the last ones the next tile's K loop.
   Value* elected = isElected(b);
@@ -470,9 +486,8 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
     if (inRing && box == p.cSlots) {
       b.create("kern.named_barrier", {b.i32(1 + c.warpsM)}, {}, {{"threads", int64_t(128 * c.warpsM)}});
     } else if (!inRing) {
-      b.ifThen(elected, [&] {
-        b.create("kern.bulk_wait", {}, {}, {{"pending", int64_t(p.cSlots - 1)}, {"read", true}});
-      });
+      int64_t pending = slotWaitPending(box, boxes, p.cSlots, ringStage != nullptr);
+      b.ifThen(elected, [&] { b.create("kern.bulk_wait", {}, {}, {{"pending", pending}, {"read", true}}); });
     }
     b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
     cx.warpCol0 = b.addConst(p.n0, 64 * box);

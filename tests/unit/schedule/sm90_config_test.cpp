@@ -62,6 +62,26 @@ TEST(Sm90Config, OneConsumerWarpgroupNeedsNoRegisterSplit) {
   EXPECT_EQ(forced.maxRegsAtEntry, 255);
 }
 
+TEST(Sm90Config, ThreeConsumerWarpgroupsSplitTheRegisters) {
+  Sm90Shape s = sm90Shape(Config::parse(std::string(kBase) + "bk=64 bm=192 bn=192 stages=3 warps_m=3 epilogue=tma"), 2);
+  EXPECT_EQ(s.threads, 512);
+  EXPECT_EQ(s.regsProducer, 40);
+  EXPECT_EQ(s.regsConsumer, 152);
+  EXPECT_EQ(s.maxRegsAtEntry, 128);
+  EXPECT_LE(128 * (s.regsProducer + 3 * s.regsConsumer), 65536);
+  ir::DiagnosticEngine diag;
+  EXPECT_TRUE(validate(Config::parse(std::string(kBase) + "bk=64 bm=192 bn=192 stages=3 warps_m=3 epilogue=tma"),
+                       Target::sm90a(), OperandInfo{}, diag))
+      << diag.str();
+}
+
+// 8-bit operands are refused once, without a bk advice that only fits 16-bit elements.
+TEST(Sm90Config, EightBitOperandsGetOneError) {
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(validate(Config::parse(std::string(kBase) + "bk=64 warps_m=2"), Target::sm90a(), OperandInfo{1, 1}, diag));
+  EXPECT_EQ(diag.str(), "error: sm90_ws_persistent multiplies 16-bit operands (bf16 or f16)\n");
+}
+
 TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2", Target::sm80()),
             "error: strategy sm90_ws_persistent needs wgmma, TMA and setmaxnreg, which sm_80 does not have (use "
@@ -72,8 +92,14 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2 bk=32"),
             "error: bk=32 is not supported by sm90_ws_persistent: use bk=64 (one 128-byte swizzled row of 16-bit "
             "elements per TMA box row)\n");
-  EXPECT_EQ(errors("warps_m=3 bm=192"),
-            "error: warps_m=3 is not supported by sm90_ws_persistent: it counts consumer warpgroups, 1 or 2\n");
+  EXPECT_EQ(errors("warps_m=4 bm=256"),
+            "error: warps_m=4 is not supported by sm90_ws_persistent: it counts consumer warpgroups, 1 to 3\n");
+  // Three consumer warpgroups get 152 registers each: 96 accumulators, a 64 x 192 share.
+  EXPECT_EQ(errors("warps_m=3 bm=192 bn=256 stages=3"),
+            "error: bm=192 bn=256 gives each consumer thread 128 f32 accumulators; at most 96 fit in its 152 "
+            "registers (use a smaller tile)\n");
+  EXPECT_EQ(errors("warps_m=3 bm=128"),
+            "error: bm=128 does not split into warps_m=3 consumer warpgroups of 64 or 128 rows (m64 wgmma blocks)\n");
   EXPECT_EQ(errors("warps_m=2 bm=64"),
             "error: bm=64 does not split into warps_m=2 consumer warpgroups of 64 or 128 rows (m64 wgmma blocks)\n");
   EXPECT_EQ(errors("warps_m=2 bn=96"),
@@ -162,7 +188,7 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2 regs_producer=64 regs_consumer=248"),
             "error: regs_producer=64 and regs_consumer=248 need 71680 registers, over the 65536 of an SM\n");
   EXPECT_EQ(errors("warps_m=2 bm=256 bn=256 stages=2"),
-            "error: bm=256 bn=256 gives each consumer thread 256 f32 accumulators; at most 128 fit in its registers "
+            "error: bm=256 bn=256 gives each consumer thread 256 f32 accumulators; at most 128 fit in its 232 registers "
             "(use a smaller tile or more consumer warpgroups)\n");
   EXPECT_EQ(errors("warps_m=2 bm=256 bn=128 stages=7"),
             "error: the pipeline needs 344176 bytes of shared memory (7 stages x 49152 bytes, 112 bytes of "
@@ -175,7 +201,7 @@ TEST(Sm90Config, ExactMessages) {
             "error: bm=256 is not a tile one consumer warpgroup can own with consumers=pingpong: use 64 or 128 "
             "rows (m64 wgmma blocks)\n");
   EXPECT_EQ(errors("warps_m=2 bm=128 bn=256 stages=2 consumers=pingpong"),
-            "error: bm=128 bn=256 gives each consumer thread 256 f32 accumulators; at most 128 fit in its registers "
+            "error: bm=128 bn=256 gives each consumer thread 256 f32 accumulators; at most 128 fit in its 232 registers "
             "(use a smaller tile)\n");
   EXPECT_EQ(errors("warps_m=2 bm=128 bn=128 stages=6 consumers=pingpong epilogue=tma"),
             "error: the pipeline needs 262256 bytes of shared memory (6 stages x 32768 bytes, 65536 bytes of output "

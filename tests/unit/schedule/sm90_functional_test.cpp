@@ -3,8 +3,8 @@
 // descriptors through the PTX ISA's canonical layouts, roles taking turns so the producer runs as
 // far ahead as the barriers let it, and a hazard check on all shared memory a wgmma or a TMA store
 // read), through the harness of sm90_sim_check.h. Ragged M, N and K, both B layouts, fewer blocks
-// than tiles (the persistent loop wraps and the ring carries over between tiles), both rasters, one
-// and two consumer warpgroups, two m64 blocks per warpgroup, batched, the TMA-store epilogue,
+// than tiles (the persistent loop wraps and the ring carries over between tiles), both rasters, one,
+// two and three consumer warpgroups, two m64 blocks per warpgroup, batched, the TMA-store epilogue,
 // ping-pong, clusters, reuse_stage, and the protocol breakers the simulator must catch. L2 hints:
 // sm90_l2_hint_test.cpp; split-K and stream-K: sm90_split_functional_test.cpp.
 #include <gtest/gtest.h>
@@ -38,6 +38,17 @@ TEST(Sm90Functional, TwoM64BlocksPerWarpgroupAndWideN) {
   check("strategy=sm90_ws_persistent bm=128 bn=256 bk=64 stages=2 warps_m=2 warps_n=1", {128, 264, 192, true, 0, 1});
 }
 
+// warps_m=3: 192-row tiles, three consumer warpgroups of 64 rows after the producer (512 threads,
+// the named barrier of the epilogue counts 384).
+TEST(Sm90Functional, ThreeConsumerWarpgroups) {
+  const std::string k192 = "strategy=sm90_ws_persistent bm=192 bn=128 bk=64 stages=3 warps_m=3 warps_n=1";
+  check(k192, {200, 136, 264, false, 0, 2});                       // ragged M, N, K; 4 tiles on 2 blocks
+  check(k192 + " epilogue=tma", {392, 200, 200, true, 0, 3});      // K-major B, 6 tiles on 3 blocks
+  check("strategy=sm90_ws_persistent bm=192 bn=192 bk=64 stages=3 warps_m=3 warps_n=1 epilogue=tma cluster_m=2",
+        {392, 200, 328, false, 0, 4});                              // pairs along M sharing B
+  check(k192 + " epilogue=tma stream_k=1", {600, 264, 392, false, 2, 5});  // batched, tail tiles in runs
+}
+
 TEST(Sm90Functional, Batched) { check(k64, {72, 64, 96, false, 2, 3}); }
 
 // epilogue=tma: the output staged in shared memory per consumer warpgroup and stored by TMA, which
@@ -48,6 +59,10 @@ TEST(Sm90Functional, TmaStoreEpilogue) {
   check("strategy=sm90_ws_persistent bm=256 bn=128 bk=64 stages=2 warps_m=2 warps_n=1 epilogue=tma",
         {264, 136, 128, false, 0, 1});
   check(std::string(k64) + " epilogue=tma", {72, 64, 96, false, 2, 3});  // batched: 3-D output map
+  // Three boxes over two slots: box 0 of a block's next tile reuses the slot of the last box of
+  // the one before, whose store must have read it (a wait that leaves one group pending fails).
+  check("strategy=sm90_ws_persistent bm=128 bn=192 bk=64 stages=3 warps_m=2 warps_n=1 epilogue=tma",
+        {392, 200, 328, false, 0, 4});
 }
 
 // stage_store=stmatrix: the same tiles staged by stmatrix .x4 (the simulator models which lane's
