@@ -54,8 +54,8 @@ struct Sm90Shape {
   int splitK = 1;         // K slices of each tile on separate blocks (split_k)
   bool reuseStage = false;  // boxes past the two staging slots go to the ring stage read last (reuse_stage)
   int groupM = 8;           // raster=grouped: rows of tiles per group
-  int clusterN = 1;         // 2: pairs of CTAs along N share the A tile through TMA multicast (none
-                            // registered: 64x64 s13 pairs lost to the lone tile once 128-byte fills
+  int clusterN = 1;         // 2: pairs of CTAs along N share the A tile through TMA multicast (not
+                            // for 64x64 s13, whose pairs lost to the lone tile once 128-byte fills
                             // let it stream B; bench/results/2026-11-30-h200-stream-fill/)
   int streamK = 0;          // 1: the last partial wave's K steps shared out over all SMs (stream_k)
 };
@@ -98,14 +98,20 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 256, 2, 4, true, false, 2, false, 1, false, 8, 1, 1},
     {128, 192, 2, 4, true, false, 2, false, 1, false, 8, 1, 1},
     // 192-row tiles, three consumer warpgroups of 64 rows (warps_m=3, 152 registers each): what
-    // cuBLAS runs at the mid-size shapes where 128x256 and 128x192 leave a wave part-empty
-    // (3000^3, 3008^3: nvjet 192x192 in pairs, bench/results/2026-11-30-h200-tile-192/ncu_names.txt).
-    // 192x192 holds 96 accumulators per thread; three stages and the output staging take 192 KB.
-    {192, 192, 3, 3, true},
+    // cuBLAS runs at the mid-size shapes where 128x256 and 128x192 leave a wave part-empty (3000^3:
+    // nvjet 192x192 in pairs, bench/results/2026-11-30-h200-tile-192/ncu_names.txt). 192x192 holds
+    // 96 accumulators per thread; three stages and the output staging take 192 KB. Alone it runs ~5%
+    // behind 128x256 per SM-wave (8192^3 0.965x cuBLAS against 1.012x) and was the fastest nowhere
+    // measured; in pairs along M it is at 3000^3 (0.88x against 0.82x), in pairs along N at
+    // 8798x1376x5560 (0.96x against 0.83x; bench/results/2026-11-30-h200-three-warpgroups/).
     {192, 192, 3, 3, true, false, 2},
-    {192, 192, 3, 3, true, false, 1, false, 1, false, 8, 1, 1},
-    {192, 128, 3, 4, true},
-    {192, 128, 3, 4, true, false, 2},
+    {192, 192, 3, 3, true, false, 1, false, 1, false, 8, 2},
+    // Pairs along N sharing A through multicast: where A's rows are off 32-byte sectors (K * 2 bytes
+    // not a multiple of 32) the lone tile's A loads cost what B's do in pitchTerm, and the pair loads
+    // each A box once for both CTAs (5457x1072x6696: 128x192 0.98x cuBLAS in pairs along N, 0.76x
+    // alone, 0.82x in pairs along M; a_pitch.* in the same directory).
+    {128, 256, 2, 4, true, false, 1, false, 1, false, 8, 2},
+    {128, 192, 2, 4, true, false, 1, false, 1, false, 8, 2},
 };
 
 
@@ -251,7 +257,12 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;
   // 128x64 s8, 192 KB, 0.93x).
   double inflight = 1.0 + 0.02 * double(c.stages) * double(c.bm + c.bn) * c.bk * 2 / double(t.maxSmemPerBlock);
-  return epilogue * depth * cluster * stageStore * reuse * group * inflight;
+  // Three consumer warpgroups (192-row tiles, three stages): 192x192 runs 4.6% behind 128x256 per
+  // SM-wave where both fill their waves (8192^3 0.965x cuBLAS against 1.012x, 4096x14336x4096 0.943x
+  // against 0.989x; bench/results/2026-11-30-h200-three-warpgroups/tile192.*), where the intensity
+  // term counts it 6% ahead.
+  double warpgroups = c.warpsM == 3 ? 0.9 : 1.0;
+  return epilogue * depth * cluster * stageStore * reuse * group * inflight * warpgroups;
 }
 
 // Memory-bound problems (fewer flops per byte than the H200's balance, 989 TFLOP/s over the 4.0
@@ -374,9 +385,17 @@ double streamKTerm(const TileWork& w) {
 // 2304x2000x8192 or 6000^3, 5-12% at 3265x4688x808, 4000x1200x3000 and 12000x4000x1000, but 0.9
 // for them lost more picks than it won (604x2640x6688: the lone 128x128 tile 0.95x, its pair
 // 0.64x). A's rows off lines cost every variant alike (3-5%). bench/results/2026-11-30-h200-tile-192/.
+//
+// A's rows off sectors (K * 2 bytes not a multiple of 32) cost less and less evenly: pairs along N,
+// which load each A box once for both CTAs, ran against the same tile alone from -8% (8192x2048x3000)
+// to +31% (5457x1072x6696), +5% in the median over ten such shapes, where with A's rows on sectors
+// they were 1-10% behind (bench/results/2026-11-30-h200-three-warpgroups/a_pitch.*). Hence 0.92 for
+// a variant that does not share A there.
 double pitchTerm(const TileWork& w) {
+  if (w.memoryBound) return 1.0;
   bool bOffSectors = !w.p.bKMajor && (w.p.n * 2) % 32 != 0;
-  return bOffSectors && !w.memoryBound && w.c.clusterM == 1 ? 0.8 : 1.0;
+  bool aOffSectors = (w.p.k * 2) % 32 != 0;
+  return (bOffSectors && w.c.clusterM == 1 ? 0.8 : 1.0) * (aOffSectors && w.c.clusterN == 1 ? 0.92 : 1.0);
 }
 
 // Compute-bound, a larger tile's lower L2 traffic per flop buys less than tileShapeScore's linear

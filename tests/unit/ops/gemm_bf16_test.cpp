@@ -247,7 +247,8 @@ TEST(GemmBf16Family, Sm90HeuristicOnMoreShapes) {
                            "2026-11-30-h200-unseen/fresh.json", "2026-11-30-h200-unseen/fresh2.json",
                            "2026-11-30-h200-tile-192/tiles.json", "2026-11-30-h200-tile-192/heldout.json",
                            "2026-11-30-h200-tile-192/ab.json", "2026-11-30-h200-tile-192/fresh3.json",
-                           "2026-11-30-h200-tile-192/sk_cluster.json", "2026-11-30-h200-tile-192/fresh4.json"}) {
+                           "2026-11-30-h200-tile-192/sk_cluster.json", "2026-11-30-h200-tile-192/fresh4.json",
+                           "2026-11-30-h200-three-warpgroups/tile192.json", "2026-11-30-h200-three-warpgroups/a_pitch.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
     const nlohmann::json run = nlohmann::json::parse(in);
