@@ -4,13 +4,13 @@
 //
 // Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_cn2][_stsm][_sk<S>][_rs][_g<G>][_streamk1]" (table in
 // gemm_bf16_sm90.cpp): 128x128, 128x192, 128x256, 256x128 and 128x64 with two consumer warpgroups
-// (setmaxnreg 40 / 232); 192x192 and 192x128 with three (40 / 152); 64x64, 64x128 and 64x256 with one, and deep-ring 64x64 s13 / 64x128 s9 for
+// (setmaxnreg 40 / 232); 192x192 with three (40 / 152); 64x64, 64x128 and 64x256 with one, and deep-ring 64x64 s13 / 64x128 s9 for
 // memory-bound small M; "_tma" stores the output through shared memory with TMA (epilogue=tma),
 // "_pp" alternates whole tiles between the consumer warpgroups (consumers=pingpong), "_c2" runs
-// clusters of two with B multicast (cluster_m=2: 128x256, 128x192 and 128x128 ping-pong for the
-// large shapes, where B's rows off 32-byte sectors slow the lone tile, 64x128 s8 for M = 128,
-// where the pair reads B once and streams it), "_cn2" clusters of
-// two along N with A multicast (cluster_n=2; none registered now), "_stsm" stages the output with stmatrix (stage_store=stmatrix), "_sk<S>" computes each tile's K in S slices on separate blocks and sums
+// clusters of two with B multicast (cluster_m=2: 128x256, 128x192, 192x192 and 128x128 ping-pong
+// for the large shapes, where B's rows off 32-byte sectors slow the lone tile, 64x128 s8 for
+// M = 128, where the pair reads B once and streams it), "_cn2" clusters of two along N with A
+// multicast (cluster_n=2: 128x256, 128x192 and 192x192, where A's rows are off sectors), "_stsm" stages the output with stmatrix (stage_store=stmatrix), "_sk<S>" computes each tile's K in S slices on separate blocks and sums
 // them through the runtime's workspace (split_k=S: 128x128 s6 tma for M = 128, 64x64 s13 for
 // few-tile memory-bound shapes), "_rs" stages the boxes past the two slots in
 // the ring stage the tile read last (reuse_stage=true), "_g<G>" walks groups of G tile rows
@@ -43,12 +43,13 @@
 //    the saturation, scaled by the small operand's box bytes over the streamed one's); stream_k=1
 //    compute-bound replaces the last-wave fill with tiles / SMs over tiles / SMs + 20 / K steps
 //    (cluster tiles over cluster slots in clusters), times 0.97 (0.9 memory-bound); compute-bound,
-//    the square root of the tile's intensity instead of the intensity itself, and 0.8 for a
-//    variant that does not share B where B's rows are off 32-byte sectors; 1.01 for
+//    the square root of the tile's intensity instead of the intensity itself, 0.8 for a
+//    variant that does not share B where B's rows are off 32-byte sectors and 0.92 for one that
+//    does not share A where A's are; 0.9 for three consumer warpgroups; 1.01 for
 //    reuse_stage; between twins that differ only in group_m, the smaller footprint of the first
 //    wave of tiles (the operand bytes it reads), ties to group_m 8. Against the recorded H200 runs
 //    it was fitted on (30 shapes) every pick is within 5% of the fastest registered variant
-//    measured (a unit test); on 137 more shape runs (bench/results/2026-11-30-h200-unseen/ and
-//    -tile-192/, each measured after the change it checked) the picks are at 0.979 of it in
-//    geometric mean, the worst 0.84 (another unit test: 0.80 and 0.95).
+//    measured (a unit test); on 175 more shape runs (bench/results/2026-11-30-h200-unseen/,
+//    -tile-192/ and -three-warpgroups/, each measured after the change it checked) the picks are
+//    at 0.980 of it in geometric mean, the worst 0.81 (another unit test: 0.80 and 0.95).
 #include "ops/gemm_bf16.h"
