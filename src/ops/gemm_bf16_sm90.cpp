@@ -58,6 +58,7 @@ struct Sm90Shape {
                             // for 64x64 s13, whose pairs lost to the lone tile once 128-byte fills
                             // let it stream B; bench/results/2026-11-30-h200-stream-fill/)
   int streamK = 0;          // 1: the last partial wave's K steps shared out over all SMs (stream_k)
+  int storeSlots = 0;       // 1: one output staging slot per warpgroup (store_slots), a ring stage more
 };
 // Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus with the TMA-store
 // epilogue two 64-column slots of output staging per consumer row: bm x 256 bytes, twice that with
@@ -106,6 +107,10 @@ constexpr Sm90Shape kSm90Shapes[] = {
     // 8798x1376x5560 (0.96x against 0.83x; bench/results/2026-11-30-h200-three-warpgroups/).
     {192, 192, 3, 3, true, false, 2},
     {192, 192, 3, 3, true, false, 1, false, 1, false, 8, 2},
+    // The same with four stages and one staging slot (221 KB): ncu had the three-stage ring run dry
+    // at 8192^3 (bench/results/2026-11-30-h200-three-warpgroups/ncu_192.txt).
+    {192, 192, 3, 4, true, false, 2, false, 1, false, 8, 1, 0, 1},
+    {192, 192, 3, 4, true, false, 1, false, 1, false, 8, 2, 0, 1},
     // Pairs along N sharing A through multicast: where A's rows are off 32-byte sectors (K * 2 bytes
     // not a multiple of 32) the lone tile's A loads cost what B's do in pitchTerm, and the pair loads
     // each A box once for both CTAs (5457x1072x6696: 128x192 0.98x cuBLAS in pairs along N, 0.76x
@@ -139,12 +144,12 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
   std::vector<GemmVariant> t;
   for (const Sm90Shape& s : kSm90Shapes) {
     GemmVariant v;
-    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
+    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
                          s.pingpong ? "_pp" : "", s.clusterM > 1 ? fmt::format("_c{}", s.clusterM) : "",
                          s.clusterN > 1 ? fmt::format("_cn{}", s.clusterN) : "", s.stmatrix ? "_stsm" : "",
                          s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "", s.reuseStage ? "_rs" : "",
                          s.groupM != 8 ? fmt::format("_g{}", s.groupM) : "",
-                         s.streamK ? fmt::format("_streamk{}", s.streamK) : "");
+                         s.streamK ? fmt::format("_streamk{}", s.streamK) : "", s.storeSlots == 1 ? "_1slot" : "");
     v.config.strategy = "sm90_ws_persistent";
     v.config.bm = s.bm;
     v.config.bn = s.bn;
@@ -163,6 +168,7 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     v.config.splitK = s.splitK;
     v.config.reuseStage = s.reuseStage;
     v.config.streamK = s.streamK;
+    v.config.storeSlots = s.storeSlots;
     t.push_back(std::move(v));
   }
   return t;

@@ -122,6 +122,7 @@ const std::vector<Key>& keys() {
           [](Config& c, std::string_view v) { return parseEnum("reuse_stage", v, kBools, c.reuseStage); }},
       Key{"split_handover", [](const Config& c) { return std::string(enumName(kSplitHandovers, c.splitHandover)); },
           [](Config& c, std::string_view v) { return parseEnum("split_handover", v, kSplitHandovers, c.splitHandover); }},
+      INT_KEY("store_slots", storeSlots, 0, 2),
   };
   return k;
 }
@@ -285,6 +286,9 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (c.splitHandover != SplitHandover::Workspace)
     diag.error(loc) << "split_handover=cluster reduces split-K slices through a thread-block cluster, which "
                     << c.strategy << " does not split into; leave split_handover=workspace";
+  if (c.storeSlots != 0)
+    diag.error(loc) << "store_slots sets the staging of the TMA-store epilogue, which " << c.strategy
+                    << " does not have; leave store_slots=0";
   return diag.errorCount() == errors;
 }
 

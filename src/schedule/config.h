@@ -124,6 +124,11 @@ struct Config {
   // epilogue never waits for a store to read a slot (docs/sm90-strategy.md, "reuse_stage").
   bool reuseStage = false;
   SplitHandover splitHandover = SplitHandover::Workspace;
+  // sm90_ws_persistent, epilogue=tma: staging slots per consumer warpgroup, each one 64-column box
+  // of its rows (0: two, or one at bn = 64). One slot costs the epilogue a wait for each box's
+  // store to read it before the next is staged, and frees rows x 128 bytes per warpgroup for the
+  // ring (192x192: a fourth stage).
+  int storeSlots = 0;
 
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,

@@ -33,7 +33,7 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   // warpgroups cooperate, a whole tile each when they take turns), one 64-column box per slot.
   if (c.epilogue == EpilogueStore::Tma) {
     int rowsStaged = c.consumers == Consumers::Pingpong ? c.warpsM * c.bm : c.bm;
-    s.cSlots = std::max(1, std::min(2, c.bn / 64));
+    s.cSlots = std::max(1, std::min(c.storeSlots ? c.storeSlots : 2, c.bn / 64));
     s.cBytes = int64_t(rowsStaged) * 64 * s.cSlots * elemBytes;
     if (c.reuseStage) s.ringBoxes = std::max(0, c.bn / 64 - s.cSlots);
   }
@@ -163,6 +163,11 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     diag.error(loc) << "epilogue=smem is not supported by " << who << " yet; use epilogue=direct or epilogue=tma";
   if (c.stageStore == StageStore::Stmatrix && c.epilogue != EpilogueStore::Tma)
     diag.error(loc) << "stage_store=stmatrix writes the tile staged for the TMA store; it needs epilogue=tma";
+  if (c.storeSlots != 0 && c.epilogue != EpilogueStore::Tma)
+    diag.error(loc) << "store_slots=" << c.storeSlots << " sets the staging of the TMA-store epilogue; it needs epilogue=tma";
+  if (c.storeSlots == 1 && c.reuseStage)
+    diag.error(loc) << "store_slots=1 with reuse_stage=true is not supported by " << who
+                    << ": the ring stage holds only the boxes past two slots";
   if (c.storeHint != StoreHint::None && c.epilogue != EpilogueStore::Tma)
     diag.error(loc) << "store_hint=evict_first is the L2 policy of the output's TMA stores; it needs epilogue=tma";
   // reuse_stage: the ring stage a tile's K loop read last holds the boxes past the own slots until

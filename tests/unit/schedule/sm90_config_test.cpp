@@ -98,6 +98,11 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=3 bm=192 bn=256 stages=3"),
             "error: bm=192 bn=256 gives each consumer thread 128 f32 accumulators; at most 96 fit in its 152 "
             "registers (use a smaller tile)\n");
+  EXPECT_EQ(errors("warps_m=2 store_slots=1"),
+            "error: store_slots=1 sets the staging of the TMA-store epilogue; it needs epilogue=tma\n");
+  EXPECT_EQ(errors("warps_m=2 bn=256 stages=3 epilogue=tma reuse_stage=true store_slots=1"),
+            "error: store_slots=1 with reuse_stage=true is not supported by sm90_ws_persistent: the ring stage holds "
+            "only the boxes past two slots\n");
   EXPECT_EQ(errors("warps_m=3 bm=128"),
             "error: bm=128 does not split into warps_m=3 consumer warpgroups of 64 or 128 rows (m64 wgmma blocks)\n");
   EXPECT_EQ(errors("warps_m=2 bm=64"),

@@ -47,6 +47,11 @@ TEST(Sm90Functional, ThreeConsumerWarpgroups) {
   check("strategy=sm90_ws_persistent bm=192 bn=192 bk=64 stages=3 warps_m=3 warps_n=1 epilogue=tma cluster_m=2",
         {392, 200, 328, false, 0, 4});                              // pairs along M sharing B
   check(k192 + " epilogue=tma stream_k=1", {600, 264, 392, false, 2, 5});  // batched, tail tiles in runs
+  // store_slots=1: one staging slot, so each box waits until the store before it has read it
+  // (192x192 then fits four stages); pairs along N sharing A, two tiles per block.
+  check("strategy=sm90_ws_persistent bm=192 bn=192 bk=64 stages=4 warps_m=3 warps_n=1 epilogue=tma store_slots=1 "
+        "cluster_n=2",
+        {392, 520, 200, false, 0, 4});
 }
 
 TEST(Sm90Functional, Batched) { check(k64, {72, 64, 96, false, 2, 3}); }
