@@ -101,14 +101,13 @@ constexpr Sm90Shape kSm90Shapes[] = {
     // 192-row tiles, three consumer warpgroups of 64 rows (warps_m=3, 152 registers each): what
     // cuBLAS runs at the mid-size shapes where 128x256 and 128x192 leave a wave part-empty (3000^3:
     // nvjet 192x192 in pairs, bench/results/2026-11-30-h200-tile-192/ncu_names.txt). 192x192 holds
-    // 96 accumulators per thread; three stages and the output staging take 192 KB. Alone it runs ~5%
-    // behind 128x256 per SM-wave (8192^3 0.965x cuBLAS against 1.012x) and was the fastest nowhere
-    // measured; in pairs along M it is at 3000^3 (0.88x against 0.82x), in pairs along N at
-    // 8798x1376x5560 (0.96x against 0.83x; bench/results/2026-11-30-h200-three-warpgroups/).
-    {192, 192, 3, 3, true, false, 2},
-    {192, 192, 3, 3, true, false, 1, false, 1, false, 8, 2},
-    // The same with four stages and one staging slot (221 KB): ncu had the three-stage ring run dry
-    // at 8192^3 (bench/results/2026-11-30-h200-three-warpgroups/ncu_192.txt).
+    // 96 accumulators per thread. With three stages and two staging slots (192 KB) it ran ~5% behind
+    // 128x256 per SM-wave alone (8192^3 0.965x cuBLAS against 1.012x) and was the fastest nowhere;
+    // in pairs along M it was at 3000^3 (0.88x against 0.82x), in pairs along N at 8798x1376x5560
+    // (0.96x against 0.83x; bench/results/2026-11-30-h200-three-warpgroups/tile192.*, a_pitch.*).
+    // ncu then had its three-stage ring run dry (ncu_192.txt): with four stages and one staging slot
+    // (221 KB) the pairs are 1-4% faster at 14 of 16 shape-pairs measured (slot1.*: 3000^3 0.91x,
+    // 3072x1536x8192 0.99x, 8798x1376x5560 along N 0.98x), and replace the three-stage ones.
     {192, 192, 3, 4, true, false, 2, false, 1, false, 8, 1, 0, 1},
     {192, 192, 3, 4, true, false, 1, false, 1, false, 8, 2, 0, 1},
     // Pairs along N sharing A through multicast: where A's rows are off 32-byte sectors (K * 2 bytes
@@ -393,15 +392,19 @@ double streamKTerm(const TileWork& w) {
 // 0.64x). A's rows off lines cost every variant alike (3-5%). bench/results/2026-11-30-h200-tile-192/.
 //
 // A's rows off sectors (K * 2 bytes not a multiple of 32) cost less and less evenly: pairs along N,
-// which load each A box once for both CTAs, ran against the same tile alone from -8% (8192x2048x3000)
-// to +31% (5457x1072x6696), +5% in the median over ten such shapes, where with A's rows on sectors
-// they were 1-10% behind (bench/results/2026-11-30-h200-three-warpgroups/a_pitch.*). Hence 0.92 for
-// a variant that does not share A there.
+// which load each A box once for both CTAs, ran against the same tile alone from -9% (8192x2048x3000)
+// to +31% (5457x1072x6696), +5% in the median over ten such shapes and three tiles, where with A's
+// rows on sectors they were 1-10% behind (bench/results/2026-11-30-h200-three-warpgroups/a_pitch.*).
+// A variant that does not share A counts 1 - 0.25 x A's share of the rows each K step loads (bm /
+// (bm + bn): 0.92 for 128x256, 0.83 for 256x128, whose 256 A rows make it 22% slower than 192x192
+// pairs along N at 8798x1376x5560). A flat 0.92 picked 256x128 there (0.78 of the best; over the
+// recorded runs 0.980 of the best in geometric mean against 0.983 with the share).
 double pitchTerm(const TileWork& w) {
   if (w.memoryBound) return 1.0;
   bool bOffSectors = !w.p.bKMajor && (w.p.n * 2) % 32 != 0;
   bool aOffSectors = (w.p.k * 2) % 32 != 0;
-  return (bOffSectors && w.c.clusterM == 1 ? 0.8 : 1.0) * (aOffSectors && w.c.clusterN == 1 ? 0.92 : 1.0);
+  double aShare = double(w.c.bm) / double(w.c.bm + w.c.bn);  // A's share of the rows a K step loads
+  return (bOffSectors && w.c.clusterM == 1 ? 0.8 : 1.0) * (aOffSectors && w.c.clusterN == 1 ? 1.0 - 0.25 * aShare : 1.0);
 }
 
 // Compute-bound, a larger tile's lower L2 traffic per flop buys less than tileShapeScore's linear
