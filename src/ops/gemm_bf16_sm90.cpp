@@ -262,10 +262,12 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   // larger ring feeds a memory-bound shape better (128x8192x8192: 64x128 s9, 216 KB, 0.98x cuBLAS;
   // 128x64 s8, 192 KB, 0.93x).
   double inflight = 1.0 + 0.02 * double(c.stages) * double(c.bm + c.bn) * c.bk * 2 / double(t.maxSmemPerBlock);
-  // Three consumer warpgroups (192-row tiles, three stages): 192x192 runs 4.6% behind 128x256 per
-  // SM-wave where both fill their waves (8192^3 0.965x cuBLAS against 1.012x, 4096x14336x4096 0.943x
-  // against 0.989x; bench/results/2026-11-30-h200-three-warpgroups/tile192.*), where the intensity
-  // term counts it 6% ahead.
+  // Three consumer warpgroups (192-row tiles): 192x192 ran 4.6% behind 128x256 per SM-wave where
+  // both fill their waves (8192^3 0.965x cuBLAS against 1.012x, 4096x14336x4096 0.943x against
+  // 0.989x; bench/results/2026-11-30-h200-three-warpgroups/tile192.*), where the intensity term
+  // counts it 6% ahead. With four stages its pairs are still 4.6% behind at 8192^3 (slot1.*), but
+  // ahead by 3-7% at some shapes where 128x256 is picked (fresh6.*: 3742x8656x4176 0.99x against
+  // 0.92x): a factor fitted on them needs the older shapes measured with the four-stage pairs.
   double warpgroups = c.warpsM == 3 ? 0.9 : 1.0;
   return epilogue * depth * cluster * stageStore * reuse * group * inflight * warpgroups;
 }

@@ -2,7 +2,7 @@
 // The Hopper part of the gemm_bf16 family: sm90_ws_persistent schedules (TMA + mbarrier ring,
 // warp-specialized producer / wgmma consumers, persistent tile loop; docs/sm90-strategy.md).
 //
-// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_cn2][_stsm][_sk<S>][_rs][_g<G>][_streamk1]" (table in
+// Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_cn2][_stsm][_sk<S>][_rs][_g<G>][_streamk1][_1slot]" (table in
 // gemm_bf16_sm90.cpp): 128x128, 128x192, 128x256, 256x128 and 128x64 with two consumer warpgroups
 // (setmaxnreg 40 / 232); 192x192 with three (40 / 152); 64x64, 64x128 and 64x256 with one, and deep-ring 64x64 s13 / 64x128 s9 for
 // memory-bound small M; "_tma" stores the output through shared memory with TMA (epilogue=tma),
@@ -16,7 +16,8 @@
 // the ring stage the tile read last (reuse_stage=true), "_g<G>" walks groups of G tile rows
 // (group_m=G; 8 otherwise), "_streamk1" shares the last partial wave's K steps out over all SMs
 // (stream_k=1: 128x256 and 128x192 s4 tma, alone and in pairs, for compute-bound shapes whose
-// tiles quantize badly into waves; it loses to its twin where the waves fill). Every variant
+// tiles quantize badly into waves; it loses to its twin where the waves fill), "_1slot" stages the
+// output in one slot per warpgroup, which leaves 192x192 room for a fourth stage (store_slots=1). Every variant
 // loads a read-once operand L2 evict_first (l2_hint=reuse) through 128-byte L2 fills
 // (stream_fill=128).
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
@@ -44,12 +45,14 @@
 //    compute-bound replaces the last-wave fill with tiles / SMs over tiles / SMs + 20 / K steps
 //    (cluster tiles over cluster slots in clusters), times 0.97 (0.9 memory-bound); compute-bound,
 //    the square root of the tile's intensity instead of the intensity itself, 0.8 for a
-//    variant that does not share B where B's rows are off 32-byte sectors and 0.92 for one that
-//    does not share A where A's are; 0.9 for three consumer warpgroups; 1.01 for
+//    variant that does not share B where B's rows are off 32-byte sectors and 1 - 0.25 x A's share
+//    of the tile's rows (bm / (bm + bn)) for one that does not share A where A's are; 0.9 for three
+//    consumer warpgroups; 1.01 for
 //    reuse_stage; between twins that differ only in group_m, the smaller footprint of the first
 //    wave of tiles (the operand bytes it reads), ties to group_m 8. Against the recorded H200 runs
 //    it was fitted on (30 shapes) every pick is within 5% of the fastest registered variant
-//    measured (a unit test); on 175 more shape runs (bench/results/2026-11-30-h200-unseen/,
-//    -tile-192/ and -three-warpgroups/, each measured after the change it checked) the picks are
-//    at 0.980 of it in geometric mean, the worst 0.81 (another unit test: 0.80 and 0.95).
+//    measured (a unit test); on 180 more shape runs whose pick was timed
+//    (bench/results/2026-11-30-h200-unseen/, -tile-192/ and -three-warpgroups/, each measured after
+//    the change it checked) the picks are at 0.983 of it in geometric mean, the worst 0.85 (another
+//    unit test: 0.80 and 0.95).
 #include "ops/gemm_bf16.h"
