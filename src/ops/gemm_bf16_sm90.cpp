@@ -406,7 +406,9 @@ double pitchTerm(const TileWork& w) {
   bool bOffSectors = !w.p.bKMajor && (w.p.n * 2) % 32 != 0;
   bool aOffSectors = (w.p.k * 2) % 32 != 0;
   double aShare = double(w.c.bm) / double(w.c.bm + w.c.bn);  // A's share of the rows a K step loads
-  return (bOffSectors && w.c.clusterM == 1 ? 0.8 : 1.0) * (aOffSectors && w.c.clusterN == 1 ? 1.0 - 0.25 * aShare : 1.0);
+  double b = bOffSectors && w.c.clusterM == 1 ? 0.8 : 1.0;
+  double a = aOffSectors && w.c.clusterN == 1 ? 1.0 - 0.25 * aShare : 1.0;
+  return a * b;
 }
 
 // Compute-bound, a larger tile's lower L2 traffic per flop buys less than tileShapeScore's linear

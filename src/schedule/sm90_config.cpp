@@ -119,8 +119,8 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     if (rows * c.bn / 128 > maxAcc)
       diag.error(loc) << "bm=" << c.bm << " bn=" << c.bn << " gives each consumer thread " << rows * c.bn / 128
                       << " f32 accumulators; at most " << maxAcc << " fit in its " << (regs ? regs : 255)
-                      << " registers (use a smaller tile" << (pingpong || c.warpsM == 3 ? "" : " or more consumer warpgroups")
-                      << ")";
+                      << " registers (use a smaller tile"
+                      << (pingpong || c.warpsM == 3 ? "" : " or more consumer warpgroups") << ")";
   }
   // split_k: the K slices of a tile are separate units of the persistent loop, so clusters (which
   // walk tile pairs) and slices do not combine.
@@ -164,7 +164,8 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   if (c.stageStore == StageStore::Stmatrix && c.epilogue != EpilogueStore::Tma)
     diag.error(loc) << "stage_store=stmatrix writes the tile staged for the TMA store; it needs epilogue=tma";
   if (c.storeSlots != 0 && c.epilogue != EpilogueStore::Tma)
-    diag.error(loc) << "store_slots=" << c.storeSlots << " sets the staging of the TMA-store epilogue; it needs epilogue=tma";
+    diag.error(loc) << "store_slots=" << c.storeSlots
+                    << " sets the staging of the TMA-store epilogue; it needs epilogue=tma";
   if (c.storeSlots == 1 && c.reuseStage)
     diag.error(loc) << "store_slots=1 with reuse_stage=true is not supported by " << who
                     << ": the ring stage holds only the boxes past two slots";
