@@ -23,21 +23,29 @@ DeviceBuffer::~DeviceBuffer() { cudaFree(ptr); }
 
 float bf16ToFloat(uint16_t b) { return bf16BitsToFloat(b); }
 
-std::vector<uint16_t> randomBf16(size_t n, uint64_t seed) {
+float float16ToFloat(uint16_t bits, Float16 f) {
+  return f == Float16::BF16 ? bf16BitsToFloat(bits) : f16BitsToFloat(bits);
+}
+
+namespace {
+uint16_t roundToFloat16(float x, Float16 f) { return f == Float16::BF16 ? floatToBf16Bits(x) : floatToF16Bits(x); }
+}  // namespace
+
+std::vector<uint16_t> randomFloat16(size_t n, uint64_t seed, Float16 f) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<uint16_t> v(n);
-  for (auto& x : v) x = floatToBf16Bits(dist(rng));
+  for (auto& x : v) x = roundToFloat16(dist(rng), f);
   return v;
 }
 
-std::vector<uint16_t> patternedBf16(size_t rows, size_t cols, int salt) {
-  // Values in {-4..4} / 4: exact in BF16, and their products and sums stay exact in f32 for the
-  // K used by tests, so any misplaced element changes the result.
+std::vector<uint16_t> patternedFloat16(size_t rows, size_t cols, int salt, Float16 f) {
+  // Values in {-4..4} / 4: exact in BF16 and FP16, and their products and sums stay exact in f32
+  // for the K used by tests, so any misplaced element changes the result.
   std::vector<uint16_t> v(rows * cols);
   for (size_t r = 0; r < rows; ++r)
     for (size_t c = 0; c < cols; ++c)
-      v[r * cols + c] = floatToBf16Bits(static_cast<float>(static_cast<int>((r * 7 + c * 13 + salt) % 9) - 4) / 4.0f);
+      v[r * cols + c] = roundToFloat16(static_cast<float>(static_cast<int>((r * 7 + c * 13 + salt) % 9) - 4) / 4.0f, f);
   return v;
 }
 
@@ -114,24 +122,24 @@ std::pair<double, double> alternatingMedianMs(const std::function<void(cudaStrea
   return {median(ta), median(tb)};
 }
 
-void cublasGemmBf16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,
-                    cudaStream_t s) {
+void cublasGemm16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,
+                  cudaStream_t s, Float16 f) {
   // cuBLAS is column-major: row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ, i.e. gemm(N, M, K) with
   // B first. A row-major [K, N] B is a column-major N×K... (ld N, no transpose); a K-major B is
   // column-major K×N, used transposed.
   const float alpha = 1.0f, beta = 0.0f;
   check(cublasSetStream(h, s), "cublasSetStream");
-  check(cublasGemmEx(h, bKMajor ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_16BF,
-                     bKMajor ? K : N, A, CUDA_R_16BF, K, &beta, C, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
-                     CUBLAS_GEMM_DEFAULT),
+  cudaDataType t = f == Float16::BF16 ? CUDA_R_16BF : CUDA_R_16F;
+  check(cublasGemmEx(h, bKMajor ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, t, bKMajor ? K : N, A,
+                     t, K, &beta, C, t, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
         "cublasGemmEx");
 }
 
-Comparison compareBf16(const std::vector<uint16_t>& x, const std::vector<uint16_t>& ref) {
+Comparison compareFloat16(const std::vector<uint16_t>& x, const std::vector<uint16_t>& ref, Float16 f) {
   Comparison c;
   double num = 0, den = 0;
   for (size_t i = 0; i < x.size() && i < ref.size(); ++i) {
-    double a = bf16ToFloat(x[i]), b = bf16ToFloat(ref[i]);
+    double a = float16ToFloat(x[i], f), b = float16ToFloat(ref[i], f);
     if (!std::isfinite(a) && std::isfinite(b)) {
       ++c.nonFinite;
       continue;

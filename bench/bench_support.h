@@ -1,6 +1,6 @@
 #pragma once
 // Shared pieces of Kiln's GPU benchmarks and GPU tests (shared/BENCH.md is the method):
-// device buffers, seeded random-normal BF16 inputs, an L2 flush between repetitions, CUDA-event
+// device buffers, seeded random-normal BF16 or FP16 inputs, an L2 flush between repetitions, CUDA-event
 // timing with the median of many repetitions, the cuBLAS baseline, and output comparison.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -26,12 +26,20 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-// Host BF16 data (bit patterns) drawn from N(0, 1) with a fixed seed, never zeros.
-std::vector<uint16_t> randomBf16(size_t n, uint64_t seed);
-// A pattern where each element identifies its position: small integers exact in BF16.
-std::vector<uint16_t> patternedBf16(size_t rows, size_t cols, int salt);
+// The 16-bit float formats of the GEMMs' operands and outputs.
+enum class Float16 { BF16, F16 };
+float float16ToFloat(uint16_t bits, Float16 f);
 
-// Fills a buffer with a poison pattern (NaN in BF16: 0x7fc0 0x7fc0 ...), so unwritten outputs show.
+// Host data (bit patterns) drawn from N(0, 1) with a fixed seed, never zeros.
+std::vector<uint16_t> randomFloat16(size_t n, uint64_t seed, Float16 f);
+inline std::vector<uint16_t> randomBf16(size_t n, uint64_t seed) { return randomFloat16(n, seed, Float16::BF16); }
+// A pattern where each element identifies its position: small multiples of 1/4, exact in both formats.
+std::vector<uint16_t> patternedFloat16(size_t rows, size_t cols, int salt, Float16 f);
+inline std::vector<uint16_t> patternedBf16(size_t rows, size_t cols, int salt) {
+  return patternedFloat16(rows, cols, salt, Float16::BF16);
+}
+
+// Fills a buffer with a poison pattern (0x7f7f: NaN in BF16 and in FP16), so unwritten outputs show.
 void poisonBf16(DeviceBuffer& buf, cudaStream_t s);
 
 // Times `launch` with CUDA events: `warmup` untimed runs, then `reps` timed runs, flushing L2
@@ -46,17 +54,24 @@ std::pair<double, double> alternatingMedianMs(const std::function<void(cudaStrea
                                               const std::function<void(cudaStream_t)>& b, int warmup, int reps,
                                               cudaStream_t s);
 
-// C[M,N] (row-major, bf16) = A[M,K] (row-major) · B[K,N] (row-major, or K-major when bKMajor),
-// f32 accumulation, through cublasGemmEx.
-void cublasGemmBf16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,
-                    cudaStream_t s);
+// C[M,N] (row-major) = A[M,K] (row-major) · B[K,N] (row-major, or K-major when bKMajor), all in
+// format f, f32 accumulation, through cublasGemmEx.
+void cublasGemm16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,
+                  cudaStream_t s, Float16 f);
+inline void cublasGemmBf16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,
+                           cudaStream_t s) {
+  cublasGemm16(h, M, N, K, A, B, C, bKMajor, s, Float16::BF16);
+}
 
 struct Comparison {
   double relFrobenius = 0;  // ‖x − ref‖ / ‖ref‖
   double maxAbs = 0;
   size_t nonFinite = 0;      // NaN or inf in x where ref is finite: unwritten or broken output
 };
-Comparison compareBf16(const std::vector<uint16_t>& x, const std::vector<uint16_t>& ref);
+Comparison compareFloat16(const std::vector<uint16_t>& x, const std::vector<uint16_t>& ref, Float16 f);
+inline Comparison compareBf16(const std::vector<uint16_t>& x, const std::vector<uint16_t>& ref) {
+  return compareFloat16(x, ref, Float16::BF16);
+}
 
 std::string gpuDescription();  // name, SM count, clocks, driver — printed once per run
 float bf16ToFloat(uint16_t b);

@@ -22,6 +22,7 @@ std::unique_ptr<ir::Module> gemmBf16();
 std::unique_ptr<ir::Module> gemmBiasGelu();
 std::unique_ptr<ir::Module> batchedGemm();
 std::unique_ptr<ir::Module> gemmKMajorB();
+std::unique_ptr<ir::Module> gemmF16(bool kMajorB = false);
 std::unique_ptr<ir::Module> fp8RowwiseGemm();
 std::unique_ptr<ir::Module> groupedGemm();
 

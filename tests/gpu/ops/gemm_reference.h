@@ -1,6 +1,7 @@
 #pragma once
-// The host reference the GEMM GPU tests compare against: C = A·B in fp64 on BF16 inputs, and the
-// relative Frobenius error of a BF16 output against it; and the sm_90a tests' skip rule.
+// The host reference the GEMM GPU tests compare against: C = A·B in fp64 on BF16 (or, through
+// `decode`, FP16) inputs, and the relative Frobenius error of an output in the same format against
+// it; and the sm_90a tests' skip rule.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,11 +18,11 @@ namespace kiln::testing {
 // widened once (B to row-major), and rows of C are shared out among the host's threads: the large
 // stream-K shapes are billions of multiply-adds.
 inline std::vector<double> gemmReference(const std::vector<uint16_t>& A, const std::vector<uint16_t>& B, int M, int N,
-                                         int K, bool kMajor) {
+                                         int K, bool kMajor, float (*decode)(uint16_t) = bf16BitsToFloat) {
   std::vector<double> a(A.size()), b(size_t(K) * N);
-  for (size_t i = 0; i < A.size(); ++i) a[i] = bf16BitsToFloat(A[i]);
+  for (size_t i = 0; i < A.size(); ++i) a[i] = decode(A[i]);
   for (int k = 0; k < K; ++k)
-    for (int n = 0; n < N; ++n) b[size_t(k) * N + n] = bf16BitsToFloat(kMajor ? B[size_t(n) * K + k] : B[size_t(k) * N + n]);
+    for (int n = 0; n < N; ++n) b[size_t(k) * N + n] = decode(kMajor ? B[size_t(n) * K + k] : B[size_t(k) * N + n]);
   std::vector<double> C(size_t(M) * N, 0.0);
   auto rows = [&](int first, int step) {
     for (int m = first; m < M; m += step)
@@ -40,11 +41,12 @@ inline std::vector<double> gemmReference(const std::vector<uint16_t>& A, const s
 }
 
 // ||out - ref|| / ||ref|| over the finite outputs; the non-finite ones are counted in *nonFinite.
-inline double relError(const std::vector<uint16_t>& out, const std::vector<double>& ref, size_t* nonFinite) {
+inline double relError(const std::vector<uint16_t>& out, const std::vector<double>& ref, size_t* nonFinite,
+                       float (*decode)(uint16_t) = bf16BitsToFloat) {
   double num = 0, den = 0;
   *nonFinite = 0;
   for (size_t i = 0; i < out.size(); ++i) {
-    double x = bf16BitsToFloat(out[i]);
+    double x = decode(out[i]);
     if (!std::isfinite(x)) ++*nonFinite;
     else num += (x - ref[i]) * (x - ref[i]);
     den += ref[i] * ref[i];

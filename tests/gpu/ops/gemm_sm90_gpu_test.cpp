@@ -2,8 +2,8 @@
 // reference and cuBLAS: every bf16_gemm_sm90_* variant, both B layouts; square, skinny, ragged
 // (M, N, K not multiples of the tile; K below one K step), M = 1, more tiles than SMs (the
 // persistent loop wraps), random-normal and patterned inputs, outputs poisoned (NaN) before every
-// launch. Also the batched GEMM (3-D tensor maps) and the fused bias + GELU epilogue. Skips, saying
-// why, where there is no GPU or it is not an sm_90 part.
+// launch. Also FP16 operands and output, the batched GEMM (3-D tensor maps) and the fused bias +
+// GELU epilogue. Skips, saying why, where there is no GPU or it is not an sm_90 part.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -32,10 +32,10 @@ struct Shape {
 const Shape kShapes[] = {{128, 128, 64},  {256, 256, 512}, {64, 1024, 256}, {1024, 64, 192}, {77, 136, 264},
                          {200, 136, 40},  {1, 64, 32},     {300, 520, 1000}, {1024, 1024, 128}};
 
-std::vector<double> reference(const std::vector<uint16_t>& A, const std::vector<uint16_t>& B, Shape s, bool kMajor) {
-  return testing::gemmReference(A, B, s.M, s.N, s.K, kMajor);
-}
+using bench::Float16;
 using testing::relError;
+
+float (*decoderOf(Float16 f))(uint16_t) { return f == Float16::BF16 ? bf16BitsToFloat : f16BitsToFloat; }
 
 using testing::needHopper;
 
@@ -55,9 +55,10 @@ class GemmSm90Gpu : public ::testing::TestWithParam<std::string> {
 };
 
 // Every shape of kShapes, both B layouts, random and patterned inputs: against the fp64 reference
-// and cuBLAS.
+// and cuBLAS, with operands and output in format f (the tolerances are BF16's, the looser).
 void matchesReferenceAndCublas(const std::string& name, const Config& config,
-                               const std::function<std::unique_ptr<ir::Module>(bool kMajor)>& program) {
+                               const std::function<std::unique_ptr<ir::Module>(bool kMajor)>& program,
+                               Float16 f = Float16::BF16) {
   runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
   cublasHandle_t handle;
   bench::check(cublasCreate(&handle), "cublasCreate");
@@ -70,9 +71,10 @@ void matchesReferenceAndCublas(const std::string& name, const Config& config,
         SCOPED_TRACE(name + (kMajor ? " kmajor" : " rowmajor") + " M=" + std::to_string(s.M) + " N=" +
                      std::to_string(s.N) + " K=" + std::to_string(s.K) + (patterned ? " patterned" : " random"));
         std::map<std::string, int64_t> dims{{"M", s.M}, {"N", s.N}, {"K", s.K}};
-        auto A = patterned ? bench::patternedBf16(s.M, s.K, 1) : bench::randomBf16(size_t(s.M) * s.K, 11 + s.M);
-        auto B = patterned ? bench::patternedBf16(kMajor ? s.N : s.K, kMajor ? s.K : s.N, 2)
-                           : bench::randomBf16(size_t(s.K) * s.N, 12 + s.N);
+        auto A = patterned ? bench::patternedFloat16(s.M, s.K, 1, f)
+                           : bench::randomFloat16(size_t(s.M) * s.K, 11 + s.M, f);
+        auto B = patterned ? bench::patternedFloat16(kMajor ? s.N : s.K, kMajor ? s.K : s.N, 2, f)
+                           : bench::randomFloat16(size_t(s.K) * s.N, 12 + s.N, f);
         bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dC(size_t(s.M) * s.N * 2), dR(size_t(s.M) * s.N * 2);
         bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
         bench::check(cudaMemcpy(dB.ptr, B.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
@@ -82,13 +84,14 @@ void matchesReferenceAndCublas(const std::string& name, const Config& config,
         std::vector<uint16_t> C(size_t(s.M) * s.N);
         bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
         size_t nonFinite = 0;
-        double err = relError(C, reference(A, B, s, kMajor), &nonFinite);
+        double err = relError(C, testing::gemmReference(A, B, s.M, s.N, s.K, kMajor, decoderOf(f)), &nonFinite,
+                              decoderOf(f));
         EXPECT_EQ(nonFinite, 0u) << "elements left unwritten (poison) or not finite";
         EXPECT_LT(err, 8e-3);
-        bench::cublasGemmBf16(handle, s.M, s.N, s.K, dA.ptr, dB.ptr, dR.ptr, kMajor, nullptr);
+        bench::cublasGemm16(handle, s.M, s.N, s.K, dA.ptr, dB.ptr, dR.ptr, kMajor, nullptr, f);
         std::vector<uint16_t> R(C.size());
         bench::check(cudaMemcpy(R.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy cuBLAS");
-        EXPECT_LT(bench::compareBf16(C, R).relFrobenius, 1e-2) << "differs from cuBLAS";
+        EXPECT_LT(bench::compareFloat16(C, R, f).relFrobenius, 1e-2) << "differs from cuBLAS";
       }
     }
   }
@@ -131,6 +134,23 @@ INSTANTIATE_TEST_SUITE_P(Configs, GemmSm90GpuClusters, ::testing::ValuesIn(kClus
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return n;
                          });
+
+// The FP16 program (examples::gemmF16) through the schedules of registered variants: one and two
+// consumer warpgroups, ping-pong, the TMA store, clusters along M and N, three warpgroups.
+class GemmSm90GpuF16 : public GemmSm90Gpu {};
+
+TEST_P(GemmSm90GpuF16, MatchesReferenceAndCublas) {
+  const ops::GemmVariant* v = ops::findGemmBf16Variant(GetParam());
+  ASSERT_NE(v, nullptr);
+  matchesReferenceAndCublas(GetParam() + " f16", v->config, examples::gemmF16, Float16::F16);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90GpuF16,
+                         ::testing::Values("bf16_gemm_sm90_64x128x64_s8", "bf16_gemm_sm90_128x256x64_s4_tma_c2",
+                                           "bf16_gemm_sm90_128x128x64_s5_tma_pp",
+                                           "bf16_gemm_sm90_128x256x64_s4_tma_cn2",
+                                           "bf16_gemm_sm90_192x192x64_s4_tma_c2_1slot"),
+                         testing::ParamName());
 
 // Batched: C[b] = A[b] · B[b] through 3-D tensor maps (box depth 1), batch walked by the tile loop.
 TEST(GemmSm90GpuBatched, MatchesReference) {

@@ -24,6 +24,7 @@
 #include "backend/assembler.h"
 #include "backend/ptx_compiler.h"
 #include "backend/sass_stats.h"
+#include "examples/examples.h"
 #include "ops/gemm_bf16_sm90.h"
 
 namespace kiln::ops {
@@ -229,6 +230,50 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
   std::string out = path ? path : ::testing::TempDir() + "gemm_bf16_sm90_gates.md";
   std::ofstream(out) << table.str();
   std::printf("gemm_bf16 sm90 gates table: %s\n%s", out.c_str(), table.str().c_str());
+}
+
+// The FP16 program (examples::gemmF16) through the schedules of a few registered variants: the
+// same kernels on FP16 wgmma (HGMMA.64xBNx16.F32, no .BF16), with the FP16 output packed by
+// F2FP.F16.F32.PACK_AB, and the same resources (the operand format changes no register).
+TEST(GemmBf16Sm90Gates, F16ProgramsRunOnF16Hgmma) {
+  {
+    ir::DiagnosticEngine diag;
+    if (!backend::sassStats({}, diag) && diag.str().find("install") != std::string::npos)
+      GTEST_SKIP() << "no SASS disassembler: " << diag.str();
+  }
+  for (const char* name : {"bf16_gemm_sm90_128x256x64_s4_tma_c2", "bf16_gemm_sm90_64x128x64_s8",
+                           "bf16_gemm_sm90_128x128x64_s5_tma_pp", "bf16_gemm_sm90_192x192x64_s4_tma_c2_1slot"}) {
+    const GemmVariant* v = findGemmBf16Variant(name);
+    ASSERT_NE(v, nullptr) << name;
+    const Config& c = v->config;
+    for (bool kMajor : {false, true}) {
+      std::string what = std::string(name) + (kMajor ? " f16 (K-major B)" : " f16 (row-major B)");
+      ir::DiagnosticEngine diag;
+      auto r = compile(*examples::gemmF16(kMajor), Target::sm90a(), c, diag);
+      ASSERT_TRUE(r) << what << ": " << diag.str();
+      EXPECT_NE(r->ptx.find("wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32.f16.f16"),
+                std::string::npos)
+          << what;
+      auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
+      ASSERT_TRUE(cubin) << what << ": " << diag.str();
+      auto sass = backend::sassStats(cubin->cubin, diag);
+      ASSERT_TRUE(sass) << diag.str();
+      const auto& report = cubin->resources.begin()->second;
+      EXPECT_EQ(report.stackFrameBytes, 0) << what;
+      EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0) << what;
+      int blocks = (c.consumers == Consumers::Pingpong ? c.bm : c.bm / c.warpsM) / 64;
+      EXPECT_EQ(sass->count("HGMMA.64x" + std::to_string(c.bn) + "x16.F32"), (c.bk / 16) * blocks) << what;
+      EXPECT_EQ(sass->count("HGMMA.64x" + std::to_string(c.bn) + "x16.F32.BF16"), 0) << what;
+      EXPECT_EQ(sass->count("HMMA"), 0) << what;
+      EXPECT_GT(sass->count("F2FP.F16.F32.PACK_AB"), 0) << what;
+      EXPECT_EQ(sass->count("F2FP.BF16.F32.PACK_AB"), 0) << what;
+      auto bf16 = v->compile(kMajor, Target::sm90a(), diag);
+      ASSERT_TRUE(bf16) << diag.str();
+      auto bf16Cubin = backend::assemble(bf16->ptx, Target::sm90a().ptxTarget, diag);
+      ASSERT_TRUE(bf16Cubin) << diag.str();
+      EXPECT_EQ(report.registers, bf16Cubin->resources.begin()->second.registers) << what;
+    }
+  }
 }
 
 }  // namespace

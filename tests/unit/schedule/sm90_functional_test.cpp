@@ -4,7 +4,7 @@
 // far ahead as the barriers let it, and a hazard check on all shared memory a wgmma or a TMA store
 // read), through the harness of sm90_sim_check.h. Ragged M, N and K, both B layouts, fewer blocks
 // than tiles (the persistent loop wraps and the ring carries over between tiles), both rasters, one,
-// two and three consumer warpgroups, two m64 blocks per warpgroup, batched, the TMA-store epilogue,
+// two and three consumer warpgroups, two m64 blocks per warpgroup, batched, FP16, the TMA-store epilogue,
 // ping-pong, clusters, reuse_stage, and the protocol breakers the simulator must catch. L2 hints:
 // sm90_l2_hint_test.cpp; split-K and stream-K: sm90_split_functional_test.cpp.
 #include <gtest/gtest.h>
@@ -55,6 +55,20 @@ TEST(Sm90Functional, ThreeConsumerWarpgroups) {
 }
 
 TEST(Sm90Functional, Batched) { check(k64, {72, 64, 96, false, 2, 3}); }
+
+// FP16 operands and output (the gemm_f16 program): wgmma .f16, cvt.rn.f16x2 in the epilogue, FP16
+// tensor maps; through the direct and TMA-store epilogues, both B layouts, one and two consumer
+// warpgroups and a cluster pair. The check's tolerance is FP16's, so a BF16 rounding anywhere fails.
+TEST(Sm90Functional, F16OperandsAndOutput) {
+  Problem p{200, 136, 264, false, 0, 2};
+  p.f16 = true;
+  check(k128, p);
+  check(std::string(k128) + " epilogue=tma stage_store=stmatrix", p);
+  p.kMajor = true;
+  check(std::string(k64) + " epilogue=tma", p);
+  check("strategy=sm90_ws_persistent bm=128 bn=256 bk=64 stages=2 warps_m=2 warps_n=1 epilogue=tma cluster_n=2",
+        {136, 520, 128, false, 0, 4, true});
+}
 
 // epilogue=tma: the output staged in shared memory per consumer warpgroup and stored by TMA, which
 // clips it at the tensor's edges (the guard after C must stay poisoned).

@@ -33,7 +33,11 @@ void check(const std::string& configText, const Problem& p,
            const std::function<void(ir::Operation& kernel)>& mutate, const std::string& expectError,
            std::vector<int64_t>* evictFirstBytes) {
   Config config = Config::parse(configText);
-  auto program = p.batch ? examples::batchedGemm() : p.kMajor ? examples::gemmKMajorB() : examples::gemmBf16();
+  auto program = p.f16     ? examples::gemmF16(p.kMajor)
+                 : p.batch ? examples::batchedGemm()
+                 : p.kMajor ? examples::gemmKMajorB()
+                            : examples::gemmBf16();
+  auto decode = p.f16 ? f16BitsToFloat : bf16BitsToFloat;
   ir::DiagnosticEngine diag;
   auto r = compile(*program, Target::sm90a(), config, diag);
   ASSERT_TRUE(r) << diag.str();
@@ -45,7 +49,8 @@ void check(const std::string& configText, const Problem& p,
   ASSERT_TRUE(r->launch.validate(dims, diag)) << diag.str();
 
   testing::SeededInputs inputs(uint32_t(p.m * 131 + p.n * 7 + p.k));
-  auto a = inputs.bf16(size_t(nb * p.m * p.k)), b = inputs.bf16(size_t(nb * p.k * p.n));
+  auto a = p.f16 ? inputs.f16(size_t(nb * p.m * p.k)) : inputs.bf16(size_t(nb * p.m * p.k));
+  auto b = p.f16 ? inputs.f16(size_t(nb * p.k * p.n)) : inputs.bf16(size_t(nb * p.k * p.n));
   testing::GlobalMemory mem;
   uint64_t da = mem.add(bytesOf(a)), db = mem.add(bytesOf(b));
   uint64_t dc = mem.add(bytesOf(std::vector<uint16_t>(size_t(nb * p.m * p.n + kGuard), kPoison)));
@@ -99,13 +104,15 @@ void check(const std::string& configText, const Problem& p,
         const uint16_t* ab = a.data() + bi * p.m * p.k;
         const uint16_t* bb = b.data() + bi * p.k * p.n;
         for (int64_t kk = 0; kk < p.k; ++kk)
-          acc += double(bf16BitsToFloat(ab[size_t(i * p.k + kk)])) *
-                 double(bf16BitsToFloat(bb[size_t(p.kMajor ? j * p.k + kk : kk * p.n + j)]));
-        double got = bf16BitsToFloat(c[size_t((bi * p.m + i) * p.n + j)]);
-        double tol = std::fabs(acc) / 128 + 1e-3 * std::sqrt(double(p.k));
+          acc += double(decode(ab[size_t(i * p.k + kk)])) *
+                 double(decode(bb[size_t(p.kMajor ? j * p.k + kk : kk * p.n + j)]));
+        double got = decode(c[size_t((bi * p.m + i) * p.n + j)]);
+        // One rounding of the output (8 significant bits in BF16, 11 in FP16) and f32 sums.
+        double tol = std::fabs(acc) / (p.f16 ? 1024 : 128) + 1e-3 * std::sqrt(double(p.k));
         if (!(std::fabs(got - acc) <= tol)) {
           ++bad;
           ADD_FAILURE() << "[" << configText << "] " << p.m << "x" << p.n << "x" << p.k << (p.kMajor ? " K-major" : "")
+                        << (p.f16 ? " f16" : "")
                         << ": C[" << bi << "][" << i << "][" << j << "] = " << got << ", expected " << acc;
         }
       }

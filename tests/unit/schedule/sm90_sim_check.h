@@ -17,6 +17,7 @@ struct Problem {
   bool kMajor = false;
   int64_t batch = 0;  // > 0: the batched program, dim "B"
   uint32_t blocks = 0;  // 0: one per tile (capped at 4)
+  bool f16 = false;     // the FP16 program (examples::gemmF16) instead of the BF16 one
 };
 
 // `mutate` edits the compiled kernel before it runs (to show the simulator catches a broken

@@ -15,16 +15,19 @@ class SeededInputs {
  public:
   explicit SeededInputs(uint32_t seed) : rng_(seed) {}
   float uniform() { return dist_(rng_); }
-  std::vector<uint16_t> bf16(size_t n) {
+  std::vector<uint16_t> bf16(size_t n) { return sixteenBit(n, floatToBf16Bits); }
+  std::vector<uint16_t> f16(size_t n) { return sixteenBit(n, floatToF16Bits); }
+
+ private:
+  std::vector<uint16_t> sixteenBit(size_t n, uint16_t (*round)(float)) {
     std::vector<uint16_t> v(n);
     for (auto& x : v) {
       float f = uniform();
-      x = floatToBf16Bits(f + (uniform() > 0 ? 0.01f : -0.01f));
+      x = round(f + (uniform() > 0 ? 0.01f : -0.01f));
     }
     return v;
   }
 
- private:
   std::mt19937 rng_;
   std::uniform_real_distribution<float> dist_{-1.f, 1.f};
 };

@@ -80,6 +80,7 @@ void Agent::exec(const Operation& op, const Mask& m) {
     for (int t = 0; t < T; ++t) {
       uint64_t x = get(op.operand(0))[size_t(t)];
       if (from.isScalar(ScalarType::F32) && rt.isScalar(ScalarType::BF16)) r[size_t(t)] = floatToBf16Bits(asF(x));
+      else if (from.isScalar(ScalarType::F32) && rt.isScalar(ScalarType::F16)) r[size_t(t)] = floatToF16Bits(asF(x));
       else if (from.isScalar(ScalarType::F32) || rt.isScalar(ScalarType::F32)) throw std::runtime_error("unsupported cast");
       else r[size_t(t)] = fromI(asI(x, from), rt);
     }
@@ -280,9 +281,10 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
       r[size_t(t)] = get(op.operand(0))[size_t(t)] + uint64_t(int64_t(get(op.operand(1))[size_t(t)]) * eb);
   } else if (n == "kern.cvt_pack") {
     Lanes& r = set(op.result());
+    auto round = op.result()->type().elem() == ScalarType::BF16 ? floatToBf16Bits : floatToF16Bits;
     for (int t = 0; t < T; ++t)
-      r[size_t(t)] = floatToBf16Bits(asF(get(op.operand(0))[size_t(t)])) |
-                     uint64_t(floatToBf16Bits(asF(get(op.operand(1))[size_t(t)]))) << 16;
+      r[size_t(t)] =
+          round(asF(get(op.operand(0))[size_t(t)])) | uint64_t(round(asF(get(op.operand(1))[size_t(t)]))) << 16;
   } else if (n == "kern.ld_global") {
     size_t each = size_t(bitWidth(op.result()->type().elem()) / 8), count = op.numResults();
     uint64_t other = op.attr("other") ? fromF(float(op.attr("other")->asNumber())) : 0;

@@ -2,6 +2,7 @@
 // descriptors and the canonical shared-memory layouts, wgmma and TMA-store groups and their hazard
 // checks, and swizzled shared stores (contracts in ws_sim.h).
 #include <cstring>
+#include <string>
 
 #include "dialects/kern/kern_ops.h"
 #include "kiln/float_formats.h"
@@ -26,6 +27,9 @@ void Agent::wgmma(const Operation& op, const Mask& m) {
   auto shape = op.intsAttr("shape");
   int N = int(shape[1]), nacc = N / 2;
   bool transB = op.attr("trans_b")->asBool();
+  std::string ab = op.stringAttr("ab");
+  if (ab != "bf16" && ab != "f16") throw std::runtime_error("wgmma of unsupported operands ." + ab);
+  auto decode = ab == "bf16" ? bf16BitsToFloat : f16BitsToFloat;
   std::vector<Lanes> out(static_cast<size_t>(nacc), Lanes(static_cast<size_t>(T)));
   for (int wg = 0; wg < T / 128; ++wg) {
     int active = 0;
@@ -41,7 +45,7 @@ void Agent::wgmma(const Operation& op, const Mask& m) {
       uint16_t v;
       std::memcpy(&v, b_.shared(addr, 2), 2);
       open_[wg].push_back({addr, v});
-      return double(bf16BitsToFloat(v));
+      return double(decode(v));
     };
     std::vector<double> A(64 * 16), B(16 * size_t(N));
     for (int r = 0; r < 64; ++r)
