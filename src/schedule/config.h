@@ -173,9 +173,15 @@ struct Sm90Shape {
   int regsProducer = 0, regsConsumer = 0;  // 0: no setmaxnreg
   int maxRegsAtEntry = 0;                  // 0: not stated
   int64_t smemBytes = 0;
+  // A ring stage: bm rows of A and bStageRows of B, bk elements each. B's rows are bn rounded up
+  // to whole 64-column boxes (a row-major B is copied in 64-column boxes; with bn not a multiple
+  // of 64 the last box's columns past bn are copied and left unread; a K-major B copies bn rows).
+  int bStageRows = 0;
+  int64_t stageBytes = 0;
   // epilogue=tma: the output staging buffer. Each consumer warpgroup stages its rows 64 columns
   // (one TMA box) at a time in cSlots slots, so one box's store can be in flight while the next
-  // is written: rows x 64 x cSlots per warpgroup, whatever bn is.
+  // is written: rows x 64 x cSlots per warpgroup, whatever bn is. The columns past the last whole
+  // box (bn not a multiple of 64) are stored directly from registers.
   int64_t cOffset = 0, cBytes = 0;
   int cSlots = 0;
   // reuse_stage: the boxes per warpgroup beyond cSlots, staged in the B part of the ring stage

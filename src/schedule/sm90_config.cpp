@@ -27,8 +27,9 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   // setmaxnreg needs the register count at entry; the CTA's share of the register file, rounded
   // down to a multiple of 8 (384 threads: 168).
   if (s.regsProducer || s.regsConsumer) s.maxRegsAtEntry = std::min(255, (65536 / s.threads) / 8 * 8);
-  int64_t stage = int64_t(c.bm + c.bn) * c.bk * elemBytes;
-  s.cOffset = c.stages * stage;
+  s.bStageRows = (c.bn + 63) / 64 * 64;
+  s.stageBytes = int64_t(c.bm + s.bStageRows) * c.bk * elemBytes;
+  s.cOffset = c.stages * s.stageBytes;
   // epilogue=tma stages each consumer warpgroup's rows (a share of the CTA's tile when the
   // warpgroups cooperate, a whole tile each when they take turns), one 64-column box per slot.
   if (c.epilogue == EpilogueStore::Tma) {
@@ -101,9 +102,11 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   if (!pingpong && c.warpsM >= 1 && (c.bm % (64 * c.warpsM) != 0 || c.bm / c.warpsM > 128))
     diag.error(loc) << "bm=" << c.bm << " does not split into warps_m=" << c.warpsM
                     << " consumer warpgroups of 64 or 128 rows (m64 wgmma blocks)";
-  if (c.bn % 64 != 0 || c.bn > 256)
+  if (c.bn % 16 != 0 || c.bn < 16 || c.bn > 256)
     diag.error(loc) << "bn=" << c.bn << " is not supported by " << who
-                    << ": use a multiple of 64 up to 256 (64-element TMA boxes of a row-major B; wgmma N <= 256)";
+                    << ": use a multiple of 16 up to 256 (wgmma N <= 256, in the 16 x 16 blocks of the epilogue)";
+  if (c.epilogue == EpilogueStore::Tma && c.bn < 64)
+    diag.error(loc) << "epilogue=tma stores 64-column boxes, and bn=" << c.bn << " has none: use epilogue=direct";
   if (c.stages < 2)
     diag.error(loc) << "stages=" << c.stages << " is too few: " << who << " needs at least 2";
   if (c.streamFill != Config{}.streamFill && c.l2Hint != L2Hint::Reuse)
@@ -186,6 +189,9 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     if (c.bn <= 128)
       diag.error(loc) << "reuse_stage=true has nothing to do at bn=" << c.bn
                       << ": the two staging slots of a warpgroup already hold every 64-column box";
+    else if (c.bn % 64 != 0)
+      diag.error(loc) << "reuse_stage=true stages whole 64-column boxes in the B ring, which bn=" << c.bn
+                      << " does not split into: use a multiple of 64";
   }
   if (c.fragPrefetch != FragPrefetch::A)
     diag.error(loc) << "frag_prefetch=" << (c.fragPrefetch == FragPrefetch::AB ? "ab" : "none")
@@ -204,7 +210,7 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                     << t.registersPerSm << " of an SM";
   if (s.smemBytes > t.maxSmemPerBlock)
     diag.error(loc) << "the pipeline needs " << s.smemBytes << " bytes of shared memory (" << c.stages << " stages x "
-                    << c.stageBytes(ops.aElemBytes, ops.bElemBytes) << " bytes, "
+                    << s.stageBytes << " bytes, "
                     << (s.cBytes ? std::to_string(s.cBytes) + " bytes of output staging, " : std::string())
                     << (s.partialBytes ? std::to_string(s.partialBytes) + " bytes of partial sums, " : std::string())
                     << s.smemBytes - s.barrierOffset << " bytes of barriers), but " << t.name << " allows at most "

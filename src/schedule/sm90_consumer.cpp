@@ -525,6 +525,18 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
       b.create("kern.bulk_commit", {}, {});
     });
   }
+  // bn not a multiple of 64: the columns past the last whole box are stored directly from
+  // registers, masked at the tensor's edges (a box that narrow would need a tensor map of its own).
+  if (int tail = c.bn % 64 / 8) {
+    cx.nTilesOverride = tail;
+    cx.warpCol0 = b.addConst(p.n0, 64 * boxes);
+    cx.storeToSmem = nullptr;
+    std::vector<Value*> part;
+    for (int i = 0; i < blocks; ++i)
+      for (int j = 0; j < tail; ++j)
+        for (int e = 0; e < 4; ++e) part.push_back(out[size_t(i * nacc + (boxes * perBox + j) * 4 + e)]);
+    if (!sm80::buildEpilogue(cx, part)) return false;
+  }
   return true;
 }
 

@@ -136,10 +136,11 @@ void buildProducer(Plan& p) {
           int64_t rows = c.bn / halves;
           load(p.tmB, p.sB, coords(k0, b.addConst(p.n0, rows * half)), rows * half, mask);
         } else {
-          // Row-major B: boxes of 64 columns (128 bytes) x bk rows, side by side in the stage; in a
-          // cluster each block loads rows [h bk/2, (h+1) bk/2) of every box.
+          // Row-major B: boxes of 64 columns (128 bytes) x bk rows, side by side in the stage (the
+          // last one whole even where bn is not a multiple of 64); in a cluster each block loads
+          // rows [h bk/2, (h+1) bk/2) of every box.
           int64_t rows = c.bk / halves;
-          for (int j = 0; j < c.bn / 64; ++j)
+          for (int j = 0; j < (c.bn + 63) / 64; ++j)
             load(p.tmB, p.sB, coords(b.addConst(p.n0, 64 * j), b.addConst(k0, rows * half)),
                  int64_t(j) * c.bk + rows * half, mask);
         }

@@ -71,7 +71,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   std::string nameA = tensorName(g->tensorA), nameB = tensorName(g->tensorB);
 
   // Tensor maps: dims fastest first. A [M][K]: box (64 of K, bm rows). B K-major [N][K]: (64 of K,
-  // bn rows). B row-major [K][N]: (64 of N, bk rows), bn / 64 boxes per stage.
+  // bn rows). B row-major [K][N]: (64 of N, bk rows), ceil(bn / 64) boxes per stage.
   auto withBatch = [&](std::vector<int64_t> box) {
     if (batched) box.push_back(1);
     return box;
@@ -227,7 +227,9 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   b.setLoc(g->loadA->loc());
   p.sA = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(g->abType, c.stages, c.bm, c.bk, sw), {{"offset", int64_t{0}}}), "sA");
   b.setLoc(g->loadB->loc());
-  p.sB = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(g->abType, c.stages, c.bn, c.bk, sw), {{"offset", bytesA}}), "sB");
+  p.sB = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(g->abType, c.stages, shape.bStageRows, c.bk, sw),
+                       {{"offset", bytesA}}),
+                 "sB");
   b.setLoc(g->reduce->loc());
   p.full = b.named(b.op1("kern.mbarrier_alloc", {}, kern::mbarrierType(c.stages), {{"offset", shape.barrierOffset}}), "full");
   p.empty = b.named(b.op1("kern.mbarrier_alloc", {}, kern::mbarrierType(c.stages),
@@ -237,7 +239,9 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     p.turn = b.named(b.op1("kern.mbarrier_alloc", {}, kern::mbarrierType(2),
                            {{"offset", shape.barrierOffset + 16 * int64_t(c.stages)}}),
                      "turn");
-  p.stageTxBytes = int64_t(c.bm + c.bn) * c.bk * eb;
+  // The bytes a stage's copies deliver: whole boxes, zero-filled past the tensor's edges (a
+  // row-major B's last box is 64 columns wide whatever bn is).
+  p.stageTxBytes = int64_t(c.bm + (g->bKMajor ? c.bn : shape.bStageRows)) * c.bk * eb;
   if (tmaStore) {
     // One staging region per consumer warpgroup (a "stage" each): cSlots boxes of its rows x 64.
     b.setLoc(g->forTiles->loc());

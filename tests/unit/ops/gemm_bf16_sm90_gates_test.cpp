@@ -232,6 +232,46 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
   std::printf("gemm_bf16 sm90 gates table: %s\n%s", out.c_str(), table.str().c_str());
 }
 
+// Tiles whose bn is not a multiple of 64: wgmma N = bn, every row-major B box copied whole
+// (ceil(bn / 64) UTMALDG), the whole 64-column output boxes stored by TMA and the rest directly
+// (STG), without spills.
+TEST(GemmBf16Sm90Gates, NarrowTilesRunOnHgmmaOfTheirWidth) {
+  {
+    ir::DiagnosticEngine diag;
+    if (!backend::sassStats({}, diag) && diag.str().find("install") != std::string::npos)
+      GTEST_SKIP() << "no SASS disassembler: " << diag.str();
+  }
+  const std::string base = "strategy=sm90_ws_persistent bk=64 warps_n=1 raster=grouped group_m=8 ";
+  for (const char* extra : {"bm=128 bn=160 stages=4 warps_m=2 epilogue=tma", "bm=192 bn=144 stages=4 warps_m=3 epilogue=tma store_slots=1",
+                            "bm=128 bn=208 stages=4 warps_m=2 epilogue=tma", "bm=128 bn=96 stages=6 warps_m=2"}) {
+    Config c = Config::parse(base + extra);
+    GemmVariant v = *findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma");
+    v.config = c;
+    for (bool kMajor : {false, true}) {
+      std::string what = std::string(extra) + (kMajor ? " (K-major B)" : " (row-major B)");
+      ir::DiagnosticEngine diag;
+      auto r = v.compile(kMajor, Target::sm90a(), diag);
+      ASSERT_TRUE(r) << what << ": " << diag.str();
+      auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
+      ASSERT_TRUE(cubin) << what << ": " << diag.str();
+      auto sass = backend::sassStats(cubin->cubin, diag);
+      ASSERT_TRUE(sass) << diag.str();
+      const auto& report = cubin->resources.begin()->second;
+      EXPECT_EQ(report.stackFrameBytes, 0) << what;
+      EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0) << what;
+      int blocks = c.bm / c.warpsM / 64;
+      EXPECT_EQ(sass->count("HGMMA.64x" + std::to_string(c.bn) + "x16.F32.BF16"), (c.bk / 16) * blocks) << what;
+      EXPECT_EQ(sass->count("HGMMA"), (c.bk / 16) * blocks) << what;
+      Sm90StreamRules rules = sm90StreamRules(c, kMajor, 2, 2);
+      int bBoxes = kMajor ? 1 : (c.bn + 63) / 64;
+      EXPECT_EQ(sass->count("UTMALDG"), (rules.a.possible ? 2 : 1) + bBoxes * (rules.b.possible ? 2 : 1)) << what;
+      bool tma = c.epilogue == EpilogueStore::Tma;
+      EXPECT_EQ(sass->count("UTMASTG"), tma ? c.bn / 64 : 0) << what;
+      EXPECT_EQ(sass->count("STG") > 0, !tma || c.bn % 64 != 0) << what;
+    }
+  }
+}
+
 // The FP16 program (examples::gemmF16) through the schedules of a few registered variants: the
 // same kernels on FP16 wgmma (HGMMA.64xBNx16.F32, no .BF16), with the FP16 output packed by
 // F2FP.F16.F32.PACK_AB, and the same resources (the operand format changes no register).

@@ -62,6 +62,25 @@ TEST(Sm90Config, OneConsumerWarpgroupNeedsNoRegisterSplit) {
   EXPECT_EQ(forced.maxRegsAtEntry, 255);
 }
 
+// bn not a multiple of 64: the B stage keeps whole 64-column boxes (a row-major B is copied in
+// them), so 128x160 takes a 128 x 192 B stage, and the smem bound counts it.
+TEST(Sm90Config, NarrowTilesKeepWholeBoxesOfB) {
+  Sm90Shape s = sm90Shape(Config::parse(std::string(kBase) + "bk=64 bm=128 bn=160 stages=4 warps_m=2"), 2);
+  EXPECT_EQ(s.bStageRows, 192);
+  EXPECT_EQ(s.stageBytes, (128 + 192) * 64 * 2);
+  EXPECT_EQ(s.cOffset, 4 * s.stageBytes);
+  EXPECT_EQ(sm90Shape(Config::parse(std::string(kBase) + "bk=64 bm=128 bn=256 stages=4 warps_m=2"), 2).bStageRows, 256);
+  ir::DiagnosticEngine diag;
+  for (const char* extra : {"bm=128 bn=160 stages=4 warps_m=2 epilogue=tma", "bm=192 bn=144 stages=4 warps_m=3",
+                            "bm=64 bn=16 stages=8 warps_m=1", "bm=128 bn=208 stages=3 warps_m=2 cluster_m=2"})
+    EXPECT_TRUE(validate(Config::parse(std::string(kBase) + "bk=64 " + extra), Target::sm90a(), OperandInfo{}, diag))
+        << extra << ": " << diag.str();
+  // 128x144 s6 would fit at 144 rows of B (6 x 34 KB), not at the 192 it stages (6 x 40 KB > 227 KB).
+  EXPECT_FALSE(validate(Config::parse(std::string(kBase) + "bk=64 bm=128 bn=144 stages=6 warps_m=2"), Target::sm90a(),
+                        OperandInfo{}, diag));
+  EXPECT_NE(diag.str().find("6 stages x 40960 bytes"), std::string::npos) << diag.str();
+}
+
 TEST(Sm90Config, ThreeConsumerWarpgroupsSplitTheRegisters) {
   Sm90Shape s = sm90Shape(Config::parse(std::string(kBase) + "bk=64 bm=192 bn=192 stages=3 warps_m=3 epilogue=tma"), 2);
   EXPECT_EQ(s.threads, 512);
@@ -107,9 +126,17 @@ TEST(Sm90Config, ExactMessages) {
             "error: bm=128 does not split into warps_m=3 consumer warpgroups of 64 or 128 rows (m64 wgmma blocks)\n");
   EXPECT_EQ(errors("warps_m=2 bm=64"),
             "error: bm=64 does not split into warps_m=2 consumer warpgroups of 64 or 128 rows (m64 wgmma blocks)\n");
-  EXPECT_EQ(errors("warps_m=2 bn=96"),
-            "error: bn=96 is not supported by sm90_ws_persistent: use a multiple of 64 up to 256 (64-element TMA "
-            "boxes of a row-major B; wgmma N <= 256)\n");
+  EXPECT_EQ(errors("warps_m=2 bn=200"),
+            "error: bn=200 is not supported by sm90_ws_persistent: use a multiple of 16 up to 256 (wgmma N <= 256, in "
+            "the 16 x 16 blocks of the epilogue)\n");
+  EXPECT_EQ(errors("warps_m=2 bn=272"),
+            "error: bn=272 is not supported by sm90_ws_persistent: use a multiple of 16 up to 256 (wgmma N <= 256, in "
+            "the 16 x 16 blocks of the epilogue)\n");
+  EXPECT_EQ(errors("warps_m=2 bn=48 epilogue=tma"),
+            "error: epilogue=tma stores 64-column boxes, and bn=48 has none: use epilogue=direct\n");
+  EXPECT_EQ(errors("warps_m=2 bn=208 epilogue=tma reuse_stage=true"),
+            "error: reuse_stage=true stages whole 64-column boxes in the B ring, which bn=208 does not split into: use "
+            "a multiple of 64\n");
   EXPECT_EQ(errors("warps_m=2 frag_prefetch=ab"),
             "error: frag_prefetch=ab is an sm80_multistage choice (ldmatrix fragments carried across K tiles); "
             "sm90_ws_persistent's wgmma reads its operands from shared memory (leave frag_prefetch=a)\n");

@@ -70,6 +70,25 @@ TEST(Sm90Functional, F16OperandsAndOutput) {
         {136, 520, 128, false, 0, 4, true});
 }
 
+// bn not a multiple of 64 (a multiple of 16): wgmma N = bn; a row-major B still copied in whole
+// 64-column boxes, whose columns past bn are left unread; with epilogue=tma the whole boxes go out
+// by TMA and the columns past them directly. Ragged N puts the tile's tail across the tensor's edge.
+TEST(Sm90Functional, TilesNotAMultipleOf64Wide) {
+  const std::string base = "strategy=sm90_ws_persistent bk=64 warps_n=1 ";
+  for (bool kMajor : {false, true}) {
+    check(base + "bm=128 bn=160 stages=3 warps_m=2", {200, 296, 264, kMajor, 0, 3});
+    check(base + "bm=128 bn=160 stages=3 warps_m=2 epilogue=tma", {264, 328, 200, kMajor, 0, 4});
+    check(base + "bm=128 bn=208 stages=2 warps_m=2 epilogue=tma stage_store=stmatrix", {136, 424, 128, kMajor, 0, 2});
+    check(base + "bm=64 bn=48 stages=4 warps_m=1", {130, 104, 136, kMajor, 0, 3});
+    check(base + "bm=192 bn=144 stages=2 warps_m=3 epilogue=tma store_slots=1", {200, 296, 128, kMajor, 0, 4});
+  }
+  check(base + "bm=128 bn=96 stages=3 warps_m=2 consumers=pingpong epilogue=tma", {264, 200, 136, false, 0, 2});
+  check(base + "bm=128 bn=160 stages=3 warps_m=2 epilogue=tma cluster_m=2", {264, 328, 136, false, 0, 4});
+  check(base + "bm=128 bn=160 stages=3 warps_m=2 epilogue=tma cluster_m=2", {264, 328, 136, true, 0, 4});
+  check(base + "bm=128 bn=144 stages=3 warps_m=2 epilogue=tma cluster_n=2", {136, 296, 200, false, 0, 4});
+  check(base + "bm=64 bn=80 stages=3 warps_m=1 epilogue=tma", {72, 88, 96, false, 2, 3});  // batched
+}
+
 // epilogue=tma: the output staged in shared memory per consumer warpgroup and stored by TMA, which
 // clips it at the tensor's edges (the guard after C must stay poisoned).
 TEST(Sm90Functional, TmaStoreEpilogue) {
