@@ -268,7 +268,13 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   // counts it 6% ahead. With four stages its pairs are still 4.6% behind at 8192^3 (slot1.*), but
   // ahead by 3-7% at some shapes where 128x256 is picked (fresh6.*: 3742x8656x4176 0.99x against
   // 0.92x): a factor fitted on them needs the older shapes measured with the four-stage pairs.
-  double warpgroups = c.warpsM == 3 ? 0.9 : 1.0;
+  // The factor was fitted on the three-stage ring. The four-stage pairs with one staging slot
+  // (store_slots=1) count 0.96, refitted in the fifteenth session on the 84 shape runs that measured
+  // them (bench/results/2026-11-30-h200-narrow-tiles/refit.* and the runs named in
+  // Sm90HeuristicOnMoreShapes): 0.976 of the best measured variant with 0.9, 0.982 with 0.96; at the
+  // 28 shapes where some factor from 0.9 to 1.0 moves a pick, 0.954x cuBLAS -> 0.960x (3000^3
+  // 0.82x -> 0.92x, 3742x8656x4176 0.90x -> 0.98x; 3000x6144x512 1.04x -> 0.99x). No BENCH.md pick moves.
+  double warpgroups = c.warpsM == 3 ? (c.storeSlots == 1 ? 0.96 : 0.9) : 1.0;
   return epilogue * depth * cluster * stageStore * reuse * group * inflight * warpgroups;
 }
 

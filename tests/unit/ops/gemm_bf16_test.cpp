@@ -239,7 +239,9 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
 // sectors, which led to the A pitch term and the three-warpgroup factor; fresh5, ten random shapes
 // and fourteen whose picks those changes moved, measured after them; slot1: 192x192 with four stages
 // and one staging slot, which replaced the three-stage pairs; fresh6, nine random shapes measured
-// after the session's last change). It
+// after the session's last change) and -narrow-tiles/ (narrow and narrow_sweep: the 33 shapes of
+// fresh5 and fresh6 again, with tiles whose bn is not a multiple of 64; refit: 28 shapes whose
+// picks the four-stage pairs' factor moves, which led to its 0.96). It
 // carries over less well than on its own shapes, and the bounds say what it does: no pick below 80%
 // of the fastest registered variant measured, and the picks at 95% of it or better in geometric
 // mean. The shapes under 95% are printed.
@@ -254,7 +256,8 @@ TEST(GemmBf16Family, Sm90HeuristicOnMoreShapes) {
                            "2026-11-30-h200-tile-192/sk_cluster.json", "2026-11-30-h200-tile-192/fresh4.json",
                            "2026-11-30-h200-three-warpgroups/tile192.json", "2026-11-30-h200-three-warpgroups/a_pitch.json",
                            "2026-11-30-h200-three-warpgroups/fresh5.json", "2026-11-30-h200-three-warpgroups/slot1.json",
-                           "2026-11-30-h200-three-warpgroups/fresh6.json"}) {
+                           "2026-11-30-h200-three-warpgroups/fresh6.json", "2026-11-30-h200-narrow-tiles/narrow.json",
+                           "2026-11-30-h200-narrow-tiles/narrow_sweep.json", "2026-11-30-h200-narrow-tiles/refit.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
     const nlohmann::json run = nlohmann::json::parse(in);
