@@ -155,13 +155,16 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
       diag.error(loc) << "split_handover=cluster is supported by " << who << " only with consumers=cooperative";
   }
   if (c.swapAB) diag.error(loc) << "swap_ab=true is not supported by " << who << " yet";
-  // Clusters: pairs of CTAs along M that share (multicast) the B tile, or 2 or 4 CTAs along N that
-  // share the A tile; other shapes are not built.
+  // Clusters: pairs of CTAs along M that share (multicast) the B tile, 2 or 4 CTAs along N that
+  // share the A tile, or 2 x 2 CTAs that share both (each A tile along its row of the cluster, each
+  // B tile along its column); other shapes are not built.
   bool pairM = c.clusterM == 2 && c.clusterN == 1, rowN = c.clusterM == 1 && (c.clusterN == 2 || c.clusterN == 4);
-  if (multicast && !pairM && !rowN)
+  bool square = c.clusterM == 2 && c.clusterN == 2;
+  if (multicast && !pairM && !rowN && !square)
     diag.error(loc) << "cluster_m=" << c.clusterM << " cluster_n=" << c.clusterN << " is not supported by " << who
                     << ": use cluster_m=2 cluster_n=1 (two CTAs along M sharing the B tile through TMA multicast), "
-                       "cluster_m=1 with cluster_n=2 or 4 (CTAs along N sharing the A tile), or no cluster";
+                       "cluster_m=1 with cluster_n=2 or 4 (CTAs along N sharing the A tile), cluster_m=2 "
+                       "cluster_n=2 (both), or no cluster";
   if (c.epilogue == EpilogueStore::Smem)
     diag.error(loc) << "epilogue=smem is not supported by " << who << " yet; use epilogue=direct or epilogue=tma";
   if (c.stageStore == StageStore::Stmatrix && c.epilogue != EpilogueStore::Tma)

@@ -122,16 +122,18 @@ void buildProducer(Plan& p) {
       };
       const int64_t everyone = (int64_t{1} << p.clusterSize()) - 1;
       // The A stage, or (cluster_n=cn) piece r of its cn row ranges, multicast to every block.
-      auto loadA = [&](int piece, int pieces) {
+      // mask (0: every block of the cluster): the blocks a piece goes to.
+      auto loadA = [&](int piece, int pieces, int64_t mask = 0) {
         b.setLoc(p.g.loadA->loc());
         int64_t rows = c.bm / pieces;
         KILN_ASSERT(rows % 8 == 0, "sm90: an A piece starts on the 128-byte swizzle's 8-row period");
-        load(p.tmA, p.sA, coords(k0, b.addConst(p.m0, rows * piece)), rows * piece, pieces > 1 ? everyone : 0);
+        load(p.tmA, p.sA, coords(k0, b.addConst(p.m0, rows * piece)), rows * piece,
+             pieces > 1 ? (mask ? mask : everyone) : 0);
       };
       // The B stage, or (cluster_m=2) half h of it, multicast to both blocks of the cluster.
-      auto loadB = [&](int half, int halves) {
+      auto loadB = [&](int half, int halves, int64_t to = 0) {
         b.setLoc(p.g.loadB->loc());
-        int64_t mask = halves > 1 ? everyone : 0;
+        int64_t mask = halves > 1 ? (to ? to : everyone) : 0;
         if (p.g.bKMajor) {
           int64_t rows = c.bn / halves;
           load(p.tmB, p.sB, coords(k0, b.addConst(p.n0, rows * half)), rows * half, mask);
@@ -146,11 +148,26 @@ void buildProducer(Plan& p) {
         }
       };
       // The operand a cluster shares is copied in pieces, one per rank; the other whole (A first).
+      // In a 2 x 2 cluster block r = (r % 2 along M, r / 2 along N) copies piece r / 2 of its A
+      // stage to its row of the cluster (the blocks of its M index) and half r % 2 of its B stage to
+      // its column (the blocks of its N index).
+      const bool square = c.clusterM > 1 && c.clusterN > 1;
       if (c.clusterN == 1) loadA(0, 1);
       if (p.clustered()) {
         // The TMA destination row is a compile-time displacement, so the rank picks one of the
         // cluster's copies of the loads: if rank == 0 {..} else if rank == 1 {..} ... else {..}.
-        auto piece = [&](int r) { c.clusterN > 1 ? loadA(r, c.clusterN) : loadB(r, c.clusterM); };
+        auto piece = [&](int r) {
+          if (square) {
+            int rm = r % c.clusterM, rn = r / c.clusterM;
+            int64_t row = 0, column = 0;
+            for (int j = 0; j < c.clusterN; ++j) row |= int64_t{1} << (rm + c.clusterM * j);
+            for (int i = 0; i < c.clusterM; ++i) column |= int64_t{1} << (i + c.clusterM * rn);
+            loadA(rn, c.clusterN, row);
+            loadB(rm, c.clusterM, column);
+            return;
+          }
+          c.clusterN > 1 ? loadA(r, c.clusterN) : loadB(r, c.clusterM);
+        };
         std::function<void(int)> byRank = [&](int r) {
           if (r + 1 == p.clusterSize()) return piece(r);
           Operation* test = b.create("scf.if", {b.cmp("eq", p.rank, b.i32(r))}, {}, {}, 2);

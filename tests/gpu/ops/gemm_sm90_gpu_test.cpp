@@ -106,7 +106,8 @@ TEST_P(GemmSm90Gpu, MatchesReferenceAndCublas) {
 INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90Gpu, ::testing::ValuesIn(sm90Variants()), testing::ParamName());
 
 // Cluster shapes not (or not all) registered as variants, through the same checks: rows of 2 and
-// 4 blocks along N sharing the A tile (cluster_n), with the epilogues and consumers they combine with.
+// 4 blocks along N sharing the A tile (cluster_n), and 2 x 2 clusters sharing both, with the
+// epilogues and consumers they combine with.
 const std::vector<std::string> kClusterConfigs = {
     "bm=64 bn=64 stages=13 warps_m=1 cluster_n=4",
     "bm=64 bn=64 stages=13 warps_m=1 cluster_n=2",
@@ -114,6 +115,9 @@ const std::vector<std::string> kClusterConfigs = {
     "bm=128 bn=128 stages=6 warps_m=2 epilogue=tma cluster_n=2",
     "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma reuse_stage=true cluster_n=2",
     "bm=128 bn=128 stages=5 warps_m=2 consumers=pingpong epilogue=tma cluster_n=2",
+    "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma cluster_m=2 cluster_n=2",
+    "bm=192 bn=192 stages=4 warps_m=3 epilogue=tma store_slots=1 cluster_m=2 cluster_n=2",
+    "bm=64 bn=128 stages=9 warps_m=1 cluster_m=2 cluster_n=2",
 };
 
 class GemmSm90GpuConfigs : public GemmSm90Gpu {};

@@ -272,6 +272,41 @@ TEST(GemmBf16Sm90Gates, NarrowTilesRunOnHgmmaOfTheirWidth) {
   }
 }
 
+// 2 x 2 clusters: each rank's branch copies one A piece (to its row of the cluster) and one half
+// of every B box (to its column), so 4 x (1 + B boxes) UTMALDG, all multicast; HGMMA as alone.
+TEST(GemmBf16Sm90Gates, SquareClustersMulticastBothOperands) {
+  {
+    ir::DiagnosticEngine diag;
+    if (!backend::sassStats({}, diag) && diag.str().find("install") != std::string::npos)
+      GTEST_SKIP() << "no SASS disassembler: " << diag.str();
+  }
+  const std::string base = "strategy=sm90_ws_persistent bk=64 warps_n=1 raster=grouped group_m=8 cluster_m=2 cluster_n=2 ";
+  for (const char* extra : {"bm=128 bn=256 stages=4 warps_m=2 epilogue=tma",
+                            "bm=192 bn=192 stages=4 warps_m=3 epilogue=tma store_slots=1"}) {
+    GemmVariant v = *findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma");
+    v.config = Config::parse(base + extra);
+    const Config& c = v.config;
+    for (bool kMajor : {false, true}) {
+      std::string what = std::string(extra) + (kMajor ? " (K-major B)" : " (row-major B)");
+      ir::DiagnosticEngine diag;
+      auto r = v.compile(kMajor, Target::sm90a(), diag);
+      ASSERT_TRUE(r) << what << ": " << diag.str();
+      auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
+      ASSERT_TRUE(cubin) << what << ": " << diag.str();
+      auto sass = backend::sassStats(cubin->cubin, diag);
+      ASSERT_TRUE(sass) << diag.str();
+      const auto& report = cubin->resources.begin()->second;
+      EXPECT_EQ(report.stackFrameBytes, 0) << what;
+      EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0) << what;
+      int bBoxes = kMajor ? 1 : c.bn / 64;
+      EXPECT_EQ(sass->count("UTMALDG"), 4 * (1 + bBoxes)) << what;
+      EXPECT_EQ(sass->count("UTMALDG.2D.MULTICAST"), 4 * (1 + bBoxes)) << what;
+      EXPECT_EQ(sass->count("HGMMA"), (c.bk / 16) * (c.bm / c.warpsM / 64)) << what;
+      EXPECT_EQ(sass->count("UCGABAR_ARV"), 2) << what;
+    }
+  }
+}
+
 // The FP16 program (examples::gemmF16) through the schedules of a few registered variants: the
 // same kernels on FP16 wgmma (HGMMA.64xBNx16.F32, no .BF16), with the FP16 output packed by
 // F2FP.F16.F32.PACK_AB, and the same resources (the operand format changes no register).

@@ -52,6 +52,16 @@ TEST(Sm90Config, ClustersAlongNAreAccepted) {
   }
 }
 
+TEST(Sm90Config, SquareClustersAreAccepted) {
+  for (const char* extra : {"bm=128 bn=256 stages=4 warps_m=2 epilogue=tma cluster_m=2 cluster_n=2",
+                            "bm=192 bn=192 stages=4 warps_m=3 epilogue=tma store_slots=1 cluster_m=2 cluster_n=2",
+                            "bm=64 bn=128 stages=9 warps_m=1 cluster_m=2 cluster_n=2"}) {
+    ir::DiagnosticEngine diag;
+    EXPECT_TRUE(validate(Config::parse(std::string(kBase) + "bk=64 " + extra), Target::sm90a(), OperandInfo{}, diag))
+        << extra << ": " << diag.str();
+  }
+}
+
 TEST(Sm90Config, OneConsumerWarpgroupNeedsNoRegisterSplit) {
   Sm90Shape s = sm90Shape(Config::parse(std::string(kBase) + "bk=64 bm=64 bn=256 stages=5 warps_m=1"), 2);
   EXPECT_EQ(s.threads, 256);
@@ -166,15 +176,16 @@ TEST(Sm90Config, ExactMessages) {
   }
   EXPECT_EQ(errors("warps_m=2 epilogue=smem"),
             "error: epilogue=smem is not supported by sm90_ws_persistent yet; use epilogue=direct or epilogue=tma\n");
-  // Clusters: pairs along M, or rows of 2 or 4 along N (accepted: ClusterOfTwoAlongMIsAccepted,
-  // ClustersAlongNAreAccepted).
+  // Clusters: pairs along M, rows of 2 or 4 along N, or 2 x 2 (accepted: ClusterOfTwoAlongMIsAccepted,
+  // ClustersAlongNAreAccepted, SquareClustersAreAccepted).
   const std::string clusterHint =
       " is not supported by sm90_ws_persistent: use cluster_m=2 cluster_n=1 (two CTAs along M sharing the B tile "
-      "through TMA multicast), cluster_m=1 with cluster_n=2 or 4 (CTAs along N sharing the A tile), or no cluster\n";
+      "through TMA multicast), cluster_m=1 with cluster_n=2 or 4 (CTAs along N sharing the A tile), cluster_m=2 "
+      "cluster_n=2 (both), or no cluster\n";
   EXPECT_EQ(errors("warps_m=2 cluster_m=4"), "error: cluster_m=4 cluster_n=1" + clusterHint);
   EXPECT_EQ(errors("warps_m=2 cluster_n=3"), "error: cluster_m=1 cluster_n=3" + clusterHint);
   EXPECT_EQ(errors("warps_m=2 cluster_n=8"), "error: cluster_m=1 cluster_n=8" + clusterHint);
-  EXPECT_EQ(errors("warps_m=2 cluster_m=2 cluster_n=2"), "error: cluster_m=2 cluster_n=2" + clusterHint);
+  EXPECT_EQ(errors("warps_m=2 cluster_m=2 cluster_n=4"), "error: cluster_m=2 cluster_n=4" + clusterHint);
   // split_k: up to 64 slices, not across a cluster.
   EXPECT_EQ(errors("warps_m=2 split_k=65"),
             "error: split_k=65 is more slices than sm90_ws_persistent takes (at most 64; a slice should keep several "

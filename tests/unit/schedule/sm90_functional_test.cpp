@@ -166,6 +166,22 @@ const char* kReuseForClusters =
     "strategy=sm90_ws_persistent bm=128 bn=256 bk=64 stages=3 warps_m=2 warps_n=1 epilogue=tma reuse_stage=true";
 const std::string n4k64 = std::string(k64) + " cluster_n=4";
 
+// cluster_m=2 cluster_n=2: block r computes sub-tile (r % 2, r / 2) of a 2 x 2 cluster tile; it
+// copies half its A rows to the two blocks of its M index and half its B stage to the two of its N
+// index, so each block's stage fills from three producers (its own, its row's, its column's).
+TEST(Sm90Functional, SquareClustersShareAAndB) {
+  const std::string sq = std::string(k128) + " cluster_m=2 cluster_n=2";
+  check(sq, {264, 264, 264, false, 0, 4});                    // one cluster; ragged past M and N
+  check(sq, {520, 392, 200, true, 0, 8});                     // K-major B; 6 cluster tiles on 2 clusters
+  check(sq + " epilogue=tma", {200, 600, 136, false, 0, 4});  // 3 cluster tiles on one cluster (the ring wraps)
+  check(std::string(k64) + " cluster_m=2 cluster_n=2 epilogue=tma", {136, 136, 328, false, 2, 8});  // batched
+  check("strategy=sm90_ws_persistent bm=192 bn=160 bk=64 stages=2 warps_m=3 warps_n=1 epilogue=tma store_slots=1 "
+        "cluster_m=2 cluster_n=2",
+        {400, 328, 128, false, 0, 4});
+  check(sq + " consumers=pingpong epilogue=tma", {520, 264, 200, false, 0, 4});  // tiles in turn, 2 per block
+  check(sq + " epilogue=tma stream_k=1", {264, 520, 640, false, 0, 4});          // 4 cluster tiles over 1 cluster
+}
+
 TEST(Sm90Functional, ClusterRowsShareAThroughMulticast) {
   check(n2, {264, 328, 264, false, 0, 2});     // 3 N tiles: the second cluster tile's right half lies past N
   check(n2, {200, 200, 200, true, 0, 4});      // K-major B, 2 clusters, 64-row A pieces
