@@ -116,6 +116,14 @@ constexpr Sm90Shape kSm90Shapes[] = {
     // alone, 0.82x in pairs along M; a_pitch.* in the same directory).
     {128, 256, 2, 4, true, false, 1, false, 1, false, 8, 2},
     {128, 192, 2, 4, true, false, 1, false, 1, false, 8, 2},
+    // 2 x 2 clusters sharing A along their rows and B along their columns: where both operands'
+    // rows are off 32-byte sectors, what a pair saves on one operand it saves on both (5000^3: 0.93x
+    // cuBLAS in 2 x 2, 0.80x in pairs along M; 3839x2840x2376 0.92x against 0.80x;
+    // bench/results/2026-11-30-h200-narrow-tiles/square.*). Elsewhere the handshakes of four blocks
+    // cost 8-16% (8192^3 0.91x against 1.00x): pitchTerm. 192x192 in 2 x 2 is not registered: the
+    // fastest at 6968x6456x7384 (0.93x), but 0.71x at 3000^3, whose 64 cluster tiles take three
+    // rounds of the ~30 clusters of four that fit at once, which the wave terms do not know.
+    {128, 256, 2, 4, true, false, 2, false, 1, false, 8, 2},
 };
 
 
@@ -414,7 +422,12 @@ double pitchTerm(const TileWork& w) {
   double aShare = double(w.c.bm) / double(w.c.bm + w.c.bn);  // A's share of the rows a K step loads
   double b = bOffSectors && w.c.clusterM == 1 ? 0.8 : 1.0;
   double a = aOffSectors && w.c.clusterN == 1 ? 1.0 - 0.25 * aShare : 1.0;
-  return a * b;
+  // 2 x 2 clusters escape both terms; where both apply, that is what they are for (they ran 5-16%
+  // ahead of the same tile in pairs along M at four such shapes with several waves of tiles). Where
+  // at most one does, a pair shares that operand as well, and the four blocks' handshakes cost
+  // 8-16% (8192^3, 4096^3; bench/results/2026-11-30-h200-narrow-tiles/square.*): 0.88.
+  double square = w.c.clusterM > 1 && w.c.clusterN > 1 && !(aOffSectors && bOffSectors) ? 0.88 : 1.0;
+  return a * b * square;
 }
 
 // Compute-bound, a larger tile's lower L2 traffic per flop buys less than tileShapeScore's linear
