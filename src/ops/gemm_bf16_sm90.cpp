@@ -35,14 +35,16 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 double waveFill(int64_t n, int64_t per) { return double(n) / double(ceilDiv(n, per) * per); }
 
 // What the persistent loop walks (kern_ops.h): cluster tiles (tiles without clusters), one per
-// slot of SMs / cluster size.
+// slot of SMs / cluster size; clusters of four have the target's own count of slots
+// (Target::referenceClustersOf4) where it gives one.
 struct ClusterWalk {
   int64_t units, slots;
 };
-ClusterWalk clusterWalk(const Config& c, const GemmProblem& p, int64_t sms) {
+ClusterWalk clusterWalk(const Config& c, const GemmProblem& p, int64_t sms, int64_t clustersOf4) {
   int64_t cs = int64_t(c.clusterM) * c.clusterN;
+  int64_t slots = cs == 4 && clustersOf4 > 0 ? clustersOf4 : sms / cs;
   return {ceilDiv(p.m, int64_t(c.bm) * c.clusterM) * ceilDiv(p.n, int64_t(c.bn) * c.clusterN),
-          std::max<int64_t>(1, sms / cs)};
+          std::max<int64_t>(1, slots)};
 }
 
 struct Sm90Shape {
@@ -205,6 +207,7 @@ struct TileWork {
   double saturated;  // blocks streaming that keep DRAM busy (kStreamingSmsToSaturate of the SMs)
   bool memoryBound;  // fewer flops per byte than the H200's balance
   Sm90Streams streams;
+  int64_t clustersOf4;  // Target::referenceClustersOf4
   bool streamsAny() const { return streams.a || streams.b; }
   double kSteps() const { return double(ceilDiv(p.k, c.bk)); }
   // In one wave, below the saturation each block streaming counts in full: coverage(n) is the
@@ -242,7 +245,7 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   double cluster = c.clusterM * c.clusterN > 1 ? 0.99 : 1.0;
   {
     int64_t tiles = ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn), sms = std::max(1, t.referenceSms);
-    ClusterWalk walk = clusterWalk(c, p, sms);
+    ClusterWalk walk = clusterWalk(c, p, sms, t.referenceClustersOf4);
     cluster *= double(tiles) / double(walk.units * c.clusterM * c.clusterN);
     cluster *= waveFill(walk.units, walk.slots) / waveFill(tiles, sms);
   }
@@ -388,7 +391,7 @@ double splitTerm(const TileWork& w) {
 double streamKTerm(const TileWork& w) {
   if (!w.c.streamK) return 1.0;
   if (w.memoryBound) return 0.9;
-  auto [units, slots] = clusterWalk(w.c, w.p, w.sms);
+  auto [units, slots] = clusterWalk(w.c, w.p, w.sms, w.clustersOf4);
   double dataParallel = double(ceilDiv(units, slots));
   double shared = units % slots == 0 ? dataParallel
                                      : double(units) / double(slots) + kStreamKOverheadSteps / w.kSteps();
@@ -454,7 +457,8 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
              sms,
              kStreamingSmsToSaturate * double(sms),
              flops / bytes < kH200FlopsPerByte,
-             sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2)};
+             sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2),
+             t.referenceClustersOf4};
   return 2.0 * tileShapeScore(c, p, t) * twinTerms(c, p, t) * memoryTerm(w) * splitTerm(w) * streamKTerm(w) *
          pitchTerm(w) * computeIntensityTerm(w);
 }

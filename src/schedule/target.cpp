@@ -53,6 +53,7 @@ Target Target::sm90() {
   t.maxSmemPerBlock = 227 * 1024;
   t.smemPerSm = 228 * 1024;
   t.referenceSms = 132;
+  t.referenceClustersOf4 = 30;
   return t;
 }
 

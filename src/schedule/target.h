@@ -63,6 +63,11 @@ struct Target {
   // SMs of the reference part (A100: 108, L40S: 142, H100 SXM: 132, B200: 148, RTX 5090: 170). Only
   // selection heuristics use it (wave quantization); a real device may have more or fewer.
   int referenceSms = 108;
+  // Clusters of four blocks the reference part runs at once (0: referenceSms / 4). A cluster's
+  // blocks share a GPC, so a GPC whose SM count is not a multiple of four leaves SMs out: on the
+  // H200, 30 (a persistent 2 x 2-cluster GEMM's grid is 120 blocks by cuOccupancyMaxActiveClusters,
+  // bench/results/2026-11-30-h200-narrow-tiles/ncu_grid.csv; cuBLAS runs its clusters of 8 on 120).
+  int referenceClustersOf4 = 0;
 
   bool has(MmaKind k) const;
   std::string ptxVersion() const;  // "7.0"

@@ -171,7 +171,7 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     EXPECT_EQ(tnsp, j.kMajor ? 0 : (c.bk / 16) * blocks) << what;
     // With cluster_m=2 each block's producer holds two copies of its half of the B loads (one per
     // cluster rank), all multicast; with cluster_n=cn, cn copies of its piece of the A load, all
-    // multicast; and a clustered kernel opens and closes with a cluster barrier.
+    // multicast; with both, four of each; and a clustered kernel opens and closes with a cluster barrier.
     // l2_hint=reuse: an operand whose copies cover whole L2 fills (stream_fill; with the default
     // 128-byte fills, both) may stream (sm90_producer.cpp); each of its copies then exists twice,
     // evict_first and plain, picked per launch.
@@ -179,7 +179,11 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     bool cluster = c.clusterM * c.clusterN > 1;
     Sm90StreamRules rules = sm90StreamRules(c, j.kMajor, 2, 2);
     bool streamsA = rules.a.possible, streamsB = rules.b.possible;
-    int aCopies = c.clusterN * (streamsA ? 2 : 1), bCopies = c.clusterM * bBoxes * (streamsB ? 2 : 1);
+    // In a 2 x 2 cluster each of the four ranks' branches copies an A piece and a half of every B box.
+    int cs = c.clusterM * c.clusterN;
+    bool square = c.clusterM > 1 && c.clusterN > 1;
+    int aCopies = (square ? cs : c.clusterN) * (streamsA ? 2 : 1);
+    int bCopies = (square ? cs : c.clusterM) * bBoxes * (streamsB ? 2 : 1);
     EXPECT_EQ(o.sass->count("UTMALDG"), aCopies + bCopies) << what;
     EXPECT_EQ(o.sass->count("UTMALDG.2D.MULTICAST"), (c.clusterM > 1 ? bCopies : 0) + (c.clusterN > 1 ? aCopies : 0))
         << what;

@@ -241,7 +241,10 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
 // and one staging slot, which replaced the three-stage pairs; fresh6, nine random shapes measured
 // after the session's last change) and -narrow-tiles/ (narrow and narrow_sweep: the 33 shapes of
 // fresh5 and fresh6 again, with tiles whose bn is not a multiple of 64; refit: 28 shapes whose
-// picks the four-stage pairs' factor moves, which led to its 0.96). It
+// picks the four-stage pairs' factor moves, which led to its 0.96; fresh7, twelve random shapes
+// measured after it; square: 2 x 2 clusters at eight shapes, which led to registering 128x256 in
+// them; square_heldout: twelve shapes with both operands' rows off sectors measured after that,
+// which showed clusters of four need the 30 slots the H200 runs them in). It
 // carries over less well than on its own shapes, and the bounds say what it does: no pick below 80%
 // of the fastest registered variant measured, and the picks at 95% of it or better in geometric
 // mean. The shapes under 95% are printed.
@@ -257,7 +260,9 @@ TEST(GemmBf16Family, Sm90HeuristicOnMoreShapes) {
                            "2026-11-30-h200-three-warpgroups/tile192.json", "2026-11-30-h200-three-warpgroups/a_pitch.json",
                            "2026-11-30-h200-three-warpgroups/fresh5.json", "2026-11-30-h200-three-warpgroups/slot1.json",
                            "2026-11-30-h200-three-warpgroups/fresh6.json", "2026-11-30-h200-narrow-tiles/narrow.json",
-                           "2026-11-30-h200-narrow-tiles/narrow_sweep.json", "2026-11-30-h200-narrow-tiles/refit.json"}) {
+                           "2026-11-30-h200-narrow-tiles/narrow_sweep.json", "2026-11-30-h200-narrow-tiles/refit.json",
+                           "2026-11-30-h200-narrow-tiles/fresh7.json", "2026-11-30-h200-narrow-tiles/square.json",
+                           "2026-11-30-h200-narrow-tiles/square_heldout.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
     const nlohmann::json run = nlohmann::json::parse(in);
