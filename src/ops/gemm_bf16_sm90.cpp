@@ -248,6 +248,8 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
     ClusterWalk walk = clusterWalk(c, p, sms, t.referenceClustersOf4);
     cluster *= double(tiles) / double(walk.units * c.clusterM * c.clusterN);
     cluster *= waveFill(walk.units, walk.slots) / waveFill(tiles, sms);
+    // Clusters of four leave the SMs out that their slots do not cover (12 of the H200's 132).
+    cluster *= std::min(1.0, double(walk.slots * c.clusterM * c.clusterN) / double(sms));
   }
   // stage_store=stmatrix: one stmatrix per 16 x 16 block instead of four st.shared per thread,
   // and yet 1-2% slower than its twin on the long-K shapes, the same on short K
