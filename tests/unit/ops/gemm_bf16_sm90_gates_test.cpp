@@ -246,7 +246,8 @@ TEST(GemmBf16Sm90Gates, NarrowTilesRunOnHgmmaOfTheirWidth) {
       GTEST_SKIP() << "no SASS disassembler: " << diag.str();
   }
   const std::string base = "strategy=sm90_ws_persistent bk=64 warps_n=1 raster=grouped group_m=8 ";
-  for (const char* extra : {"bm=128 bn=160 stages=4 warps_m=2 epilogue=tma", "bm=192 bn=144 stages=4 warps_m=3 epilogue=tma store_slots=1",
+  for (const char* extra : {"bm=128 bn=160 stages=4 warps_m=2 epilogue=tma",
+                            "bm=192 bn=144 stages=4 warps_m=3 epilogue=tma store_slots=1",
                             "bm=128 bn=208 stages=4 warps_m=2 epilogue=tma", "bm=128 bn=96 stages=6 warps_m=2"}) {
     Config c = Config::parse(base + extra);
     GemmVariant v = *findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma");
@@ -284,7 +285,8 @@ TEST(GemmBf16Sm90Gates, SquareClustersMulticastBothOperands) {
     if (!backend::sassStats({}, diag) && diag.str().find("install") != std::string::npos)
       GTEST_SKIP() << "no SASS disassembler: " << diag.str();
   }
-  const std::string base = "strategy=sm90_ws_persistent bk=64 warps_n=1 raster=grouped group_m=8 cluster_m=2 cluster_n=2 ";
+  const std::string base =
+      "strategy=sm90_ws_persistent bk=64 warps_n=1 raster=grouped group_m=8 cluster_m=2 cluster_n=2 ";
   for (const char* extra : {"bm=128 bn=256 stages=4 warps_m=2 epilogue=tma",
                             "bm=192 bn=192 stages=4 warps_m=3 epilogue=tma store_slots=1"}) {
     GemmVariant v = *findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma");
