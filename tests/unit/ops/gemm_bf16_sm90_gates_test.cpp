@@ -18,6 +18,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <sstream>
 
@@ -33,6 +34,7 @@ namespace {
 struct Job {
   const GemmVariant* variant;
   bool kMajor;
+  bool f16 = false;  // the FP16 program (examples::gemmF16) through the variant's config
 };
 
 struct Outcome {
@@ -46,7 +48,8 @@ Outcome runJob(const Job& j) {
   Outcome o;
   ir::DiagnosticEngine diag;
   Target t = Target::sm90a();
-  auto r = j.variant->compile(j.kMajor, t, diag);
+  auto r = j.f16 ? compile(*examples::gemmF16(j.kMajor), t, j.variant->config, diag)
+                 : j.variant->compile(j.kMajor, t, diag);
   if (!r) {
     o.errors = diag.str();
     return o;
@@ -62,6 +65,19 @@ Outcome runJob(const Job& j) {
   o.sass = backend::sassStats(cubin->cubin, diag);
   if (!o.sass) o.errors = diag.str();
   return o;
+}
+
+// Why the SASS gates cannot run here (no disassembler), or "" when they can.
+std::string noDisassembler() {
+  ir::DiagnosticEngine diag;
+  return !backend::sassStats({}, diag) && diag.str().find("install") != std::string::npos ? diag.str() : "";
+}
+
+// A variant with its config replaced (the gates of configs not registered).
+GemmVariant withConfig(const std::string& config) {
+  GemmVariant v = *findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma");
+  v.config = Config::parse(config);
+  return v;
 }
 
 std::vector<const GemmVariant*> sm90Variants() {
@@ -118,11 +134,7 @@ TEST(GemmBf16Sm90Gates, SelectionPrefersHopperSchedulesOnSm90a) {
 }
 
 TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
-  {
-    ir::DiagnosticEngine diag;
-    if (!backend::sassStats({}, diag) && diag.str().find("install") != std::string::npos)
-      GTEST_SKIP() << "no SASS disassembler: " << diag.str();
-  }
+  if (std::string why = noDisassembler(); !why.empty()) GTEST_SKIP() << "no SASS disassembler: " << why;
   std::vector<Job> jobs;
   for (const GemmVariant* v : sm90Variants())
     for (bool kMajor : {false, true}) jobs.push_back({v, kMajor});
@@ -236,80 +248,58 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
   std::printf("gemm_bf16 sm90 gates table: %s\n%s", out.c_str(), table.str().c_str());
 }
 
+// An unregistered config for both B layouts: assembled without stack or spills, then `check`ed.
+using ConfigCheck = std::function<void(const Config& c, bool kMajor, const backend::SassStats& sass)>;
+void gateBothLayouts(const std::string& config, const ConfigCheck& check) {
+  GemmVariant v = withConfig(config);
+  for (bool kMajor : {false, true}) {
+    SCOPED_TRACE(config + (kMajor ? " (K-major B)" : " (row-major B)"));
+    Outcome o = runJob({&v, kMajor});
+    ASSERT_TRUE(o.sass) << o.errors;
+    EXPECT_EQ(o.report.stackFrameBytes, 0);
+    EXPECT_EQ(o.report.spillStoreBytes + o.report.spillLoadBytes, 0);
+    check(v.config, kMajor, *o.sass);
+  }
+}
+
 // Tiles whose bn is not a multiple of 64: wgmma N = bn, every row-major B box copied whole
 // (ceil(bn / 64) UTMALDG), the whole 64-column output boxes stored by TMA and the rest directly
 // (STG), without spills.
 TEST(GemmBf16Sm90Gates, NarrowTilesRunOnHgmmaOfTheirWidth) {
-  {
-    ir::DiagnosticEngine diag;
-    if (!backend::sassStats({}, diag) && diag.str().find("install") != std::string::npos)
-      GTEST_SKIP() << "no SASS disassembler: " << diag.str();
-  }
+  if (std::string why = noDisassembler(); !why.empty()) GTEST_SKIP() << "no SASS disassembler: " << why;
   const std::string base = "strategy=sm90_ws_persistent bk=64 warps_n=1 raster=grouped group_m=8 ";
   for (const char* extra : {"bm=128 bn=160 stages=4 warps_m=2 epilogue=tma",
                             "bm=192 bn=144 stages=4 warps_m=3 epilogue=tma store_slots=1",
                             "bm=128 bn=208 stages=4 warps_m=2 epilogue=tma", "bm=128 bn=96 stages=6 warps_m=2"}) {
-    Config c = Config::parse(base + extra);
-    GemmVariant v = *findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma");
-    v.config = c;
-    for (bool kMajor : {false, true}) {
-      std::string what = std::string(extra) + (kMajor ? " (K-major B)" : " (row-major B)");
-      ir::DiagnosticEngine diag;
-      auto r = v.compile(kMajor, Target::sm90a(), diag);
-      ASSERT_TRUE(r) << what << ": " << diag.str();
-      auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
-      ASSERT_TRUE(cubin) << what << ": " << diag.str();
-      auto sass = backend::sassStats(cubin->cubin, diag);
-      ASSERT_TRUE(sass) << diag.str();
-      const auto& report = cubin->resources.begin()->second;
-      EXPECT_EQ(report.stackFrameBytes, 0) << what;
-      EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0) << what;
+    gateBothLayouts(base + extra, [](const Config& c, bool kMajor, const backend::SassStats& sass) {
       int blocks = c.bm / c.warpsM / 64;
-      EXPECT_EQ(sass->count("HGMMA.64x" + std::to_string(c.bn) + "x16.F32.BF16"), (c.bk / 16) * blocks) << what;
-      EXPECT_EQ(sass->count("HGMMA"), (c.bk / 16) * blocks) << what;
+      EXPECT_EQ(sass.count("HGMMA.64x" + std::to_string(c.bn) + "x16.F32.BF16"), (c.bk / 16) * blocks);
+      EXPECT_EQ(sass.count("HGMMA"), (c.bk / 16) * blocks);
       Sm90StreamRules rules = sm90StreamRules(c, kMajor, 2, 2);
       int bBoxes = kMajor ? 1 : (c.bn + 63) / 64;
-      EXPECT_EQ(sass->count("UTMALDG"), (rules.a.possible ? 2 : 1) + bBoxes * (rules.b.possible ? 2 : 1)) << what;
+      EXPECT_EQ(sass.count("UTMALDG"), (rules.a.possible ? 2 : 1) + bBoxes * (rules.b.possible ? 2 : 1));
       bool tma = c.epilogue == EpilogueStore::Tma;
-      EXPECT_EQ(sass->count("UTMASTG"), tma ? c.bn / 64 : 0) << what;
-      EXPECT_EQ(sass->count("STG") > 0, !tma || c.bn % 64 != 0) << what;
-    }
+      EXPECT_EQ(sass.count("UTMASTG"), tma ? c.bn / 64 : 0);
+      EXPECT_EQ(sass.count("STG") > 0, !tma || c.bn % 64 != 0);
+    });
   }
 }
 
 // 2 x 2 clusters: each rank's branch copies one A piece (to its row of the cluster) and one half
 // of every B box (to its column), so 4 x (1 + B boxes) UTMALDG, all multicast; HGMMA as alone.
 TEST(GemmBf16Sm90Gates, SquareClustersMulticastBothOperands) {
-  {
-    ir::DiagnosticEngine diag;
-    if (!backend::sassStats({}, diag) && diag.str().find("install") != std::string::npos)
-      GTEST_SKIP() << "no SASS disassembler: " << diag.str();
-  }
+  if (std::string why = noDisassembler(); !why.empty()) GTEST_SKIP() << "no SASS disassembler: " << why;
   const std::string base =
       "strategy=sm90_ws_persistent bk=64 warps_n=1 raster=grouped group_m=8 cluster_m=2 cluster_n=2 ";
   for (const char* extra : {"bm=128 bn=256 stages=4 warps_m=2 epilogue=tma",
                             "bm=192 bn=192 stages=4 warps_m=3 epilogue=tma store_slots=1"}) {
-    GemmVariant v = *findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma");
-    v.config = Config::parse(base + extra);
-    const Config& c = v.config;
-    for (bool kMajor : {false, true}) {
-      std::string what = std::string(extra) + (kMajor ? " (K-major B)" : " (row-major B)");
-      ir::DiagnosticEngine diag;
-      auto r = v.compile(kMajor, Target::sm90a(), diag);
-      ASSERT_TRUE(r) << what << ": " << diag.str();
-      auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
-      ASSERT_TRUE(cubin) << what << ": " << diag.str();
-      auto sass = backend::sassStats(cubin->cubin, diag);
-      ASSERT_TRUE(sass) << diag.str();
-      const auto& report = cubin->resources.begin()->second;
-      EXPECT_EQ(report.stackFrameBytes, 0) << what;
-      EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0) << what;
+    gateBothLayouts(base + extra, [](const Config& c, bool kMajor, const backend::SassStats& sass) {
       int bBoxes = kMajor ? 1 : c.bn / 64;
-      EXPECT_EQ(sass->count("UTMALDG"), 4 * (1 + bBoxes)) << what;
-      EXPECT_EQ(sass->count("UTMALDG.2D.MULTICAST"), 4 * (1 + bBoxes)) << what;
-      EXPECT_EQ(sass->count("HGMMA"), (c.bk / 16) * (c.bm / c.warpsM / 64)) << what;
-      EXPECT_EQ(sass->count("UCGABAR_ARV"), 2) << what;
-    }
+      EXPECT_EQ(sass.count("UTMALDG"), 4 * (1 + bBoxes));
+      EXPECT_EQ(sass.count("UTMALDG.2D.MULTICAST"), 4 * (1 + bBoxes));
+      EXPECT_EQ(sass.count("HGMMA"), (c.bk / 16) * (c.bm / c.warpsM / 64));
+      EXPECT_EQ(sass.count("UCGABAR_ARV"), 2);
+    });
   }
 }
 
@@ -317,11 +307,7 @@ TEST(GemmBf16Sm90Gates, SquareClustersMulticastBothOperands) {
 // same kernels on FP16 wgmma (HGMMA.64xBNx16.F32, no .BF16), with the FP16 output packed by
 // F2FP.F16.F32.PACK_AB, and the same resources (the operand format changes no register).
 TEST(GemmBf16Sm90Gates, F16ProgramsRunOnF16Hgmma) {
-  {
-    ir::DiagnosticEngine diag;
-    if (!backend::sassStats({}, diag) && diag.str().find("install") != std::string::npos)
-      GTEST_SKIP() << "no SASS disassembler: " << diag.str();
-  }
+  if (std::string why = noDisassembler(); !why.empty()) GTEST_SKIP() << "no SASS disassembler: " << why;
   for (const char* name : {"bf16_gemm_sm90_128x256x64_s4_tma_c2", "bf16_gemm_sm90_64x128x64_s8",
                            "bf16_gemm_sm90_128x128x64_s5_tma_pp", "bf16_gemm_sm90_192x192x64_s4_tma_c2_1slot"}) {
     const GemmVariant* v = findGemmBf16Variant(name);
@@ -329,30 +315,22 @@ TEST(GemmBf16Sm90Gates, F16ProgramsRunOnF16Hgmma) {
     const Config& c = v->config;
     for (bool kMajor : {false, true}) {
       std::string what = std::string(name) + (kMajor ? " f16 (K-major B)" : " f16 (row-major B)");
-      ir::DiagnosticEngine diag;
-      auto r = compile(*examples::gemmF16(kMajor), Target::sm90a(), c, diag);
-      ASSERT_TRUE(r) << what << ": " << diag.str();
-      EXPECT_NE(r->ptx.find("wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32.f16.f16"),
+      Outcome o = runJob({v, kMajor, true}), bf16 = runJob({v, kMajor});
+      ASSERT_TRUE(o.sass) << what << ": " << o.errors;
+      ASSERT_TRUE(bf16.sass) << name << ": " << bf16.errors;
+      const auto& sass = o.sass;
+      EXPECT_NE(o.ptx.find("wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32.f16.f16"),
                 std::string::npos)
           << what;
-      auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
-      ASSERT_TRUE(cubin) << what << ": " << diag.str();
-      auto sass = backend::sassStats(cubin->cubin, diag);
-      ASSERT_TRUE(sass) << diag.str();
-      const auto& report = cubin->resources.begin()->second;
-      EXPECT_EQ(report.stackFrameBytes, 0) << what;
-      EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0) << what;
+      EXPECT_EQ(o.report.stackFrameBytes, 0) << what;
+      EXPECT_EQ(o.report.spillStoreBytes + o.report.spillLoadBytes, 0) << what;
       int blocks = (c.consumers == Consumers::Pingpong ? c.bm : c.bm / c.warpsM) / 64;
       EXPECT_EQ(sass->count("HGMMA.64x" + std::to_string(c.bn) + "x16.F32"), (c.bk / 16) * blocks) << what;
       EXPECT_EQ(sass->count("HGMMA.64x" + std::to_string(c.bn) + "x16.F32.BF16"), 0) << what;
       EXPECT_EQ(sass->count("HMMA"), 0) << what;
       EXPECT_GT(sass->count("F2FP.F16.F32.PACK_AB"), 0) << what;
       EXPECT_EQ(sass->count("F2FP.BF16.F32.PACK_AB"), 0) << what;
-      auto bf16 = v->compile(kMajor, Target::sm90a(), diag);
-      ASSERT_TRUE(bf16) << diag.str();
-      auto bf16Cubin = backend::assemble(bf16->ptx, Target::sm90a().ptxTarget, diag);
-      ASSERT_TRUE(bf16Cubin) << diag.str();
-      EXPECT_EQ(report.registers, bf16Cubin->resources.begin()->second.registers) << what;
+      EXPECT_EQ(o.report.registers, bf16.report.registers) << what;
     }
   }
 }
