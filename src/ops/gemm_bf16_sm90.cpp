@@ -123,8 +123,8 @@ constexpr Sm90Shape kSm90Shapes[] = {
     // cuBLAS in 2 x 2, 0.80x in pairs along M; 3839x2840x2376 0.92x against 0.80x;
     // bench/results/2026-11-30-h200-narrow-tiles/square.*). Elsewhere the handshakes of four blocks
     // cost 8-16% (8192^3 0.91x against 1.00x): pitchTerm. 192x192 in 2 x 2 is not registered: the
-    // fastest at 6968x6456x7384 (0.93x), but 0.71x at 3000^3, whose 64 cluster tiles take three
-    // rounds of the ~30 clusters of four that fit at once, which the wave terms do not know.
+    // fastest at 6968x6456x7384 (0.93x), but 0.71x at 3000^3 (its 64 cluster tiles take three rounds
+    // of the 30 clusters of four the H200 runs) and 0.83x at 5000^3 against 128x256's 0.93x.
     {128, 256, 2, 4, true, false, 2, false, 1, false, 8, 2},
 };
 
@@ -280,8 +280,7 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   // 0.989x; bench/results/2026-11-30-h200-three-warpgroups/tile192.*), where the intensity term
   // counts it 6% ahead. With four stages its pairs are still 4.6% behind at 8192^3 (slot1.*), but
   // ahead by 3-7% at some shapes where 128x256 is picked (fresh6.*: 3742x8656x4176 0.99x against
-  // 0.92x): a factor fitted on them needs the older shapes measured with the four-stage pairs.
-  // The factor was fitted on the three-stage ring. The four-stage pairs with one staging slot
+  // 0.92x). The 0.9 was fitted on the three-stage ring. The four-stage pairs with one staging slot
   // (store_slots=1) count 0.96, refitted in the fifteenth session on the 84 shape runs that measured
   // them (bench/results/2026-11-30-h200-narrow-tiles/refit.* and the runs named in
   // Sm90HeuristicOnMoreShapes): 0.976 of the best measured variant with 0.9, 0.982 with 0.96; at the

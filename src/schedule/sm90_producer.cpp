@@ -130,7 +130,8 @@ void buildProducer(Plan& p) {
         load(p.tmA, p.sA, coords(k0, b.addConst(p.m0, rows * piece)), rows * piece,
              pieces > 1 ? (mask ? mask : everyone) : 0);
       };
-      // The B stage, or (cluster_m=2) half h of it, multicast to both blocks of the cluster.
+      // The B stage, or (cluster_m=2) half h of it, multicast to both blocks of the cluster (in a
+      // 2 x 2 cluster, to the blocks `to` of its column).
       auto loadB = [&](int half, int halves, int64_t to = 0) {
         b.setLoc(p.g.loadB->loc());
         int64_t mask = halves > 1 ? (to ? to : everyone) : 0;
