@@ -14,6 +14,17 @@ TEST(Target, SharedMemoryLimits) {
   EXPECT_EQ(Target::sm120().maxSmemPerBlock, 101376);
 }
 
+// What the selection heuristics count on the reference parts: the H100/H200's 132 SMs run 30
+// clusters of four (measured: bench/results/2026-11-30-h200-narrow-tiles/ncu_grid.csv); elsewhere
+// it is not measured, and SMs / 4 stands.
+TEST(Target, ReferenceSmsAndClustersOfFour) {
+  EXPECT_EQ(Target::sm90a().referenceSms, 132);
+  EXPECT_EQ(Target::sm90a().referenceClustersOf4, 30);
+  EXPECT_EQ(Target::sm90().referenceClustersOf4, 30);
+  for (const Target& t : {Target::sm80(), Target::sm100a(), Target::sm120()})
+    EXPECT_EQ(t.referenceClustersOf4, 0) << t.name;
+}
+
 TEST(Target, MmaFamilies) {
   for (const Target& t : Target::all()) EXPECT_TRUE(t.has(MmaKind::MmaSync)) << t.name;
   EXPECT_TRUE(Target::sm90a().has(MmaKind::Wgmma));
