@@ -11,7 +11,8 @@
 // (cluster_m=2: 128x256, 128x192, 192x192 and 128x128 ping-pong for the large shapes, where B's rows
 // off 32-byte sectors slow the lone tile, 64x128 s8 for M = 128, where the pair reads B once and
 // streams it); "_cn2" clusters of two along N with A multicast (cluster_n=2: 128x256, 128x192 and
-// 192x192, where A's rows are off sectors); "_stsm" stages the output with stmatrix
+// 192x192, where A's rows are off sectors); "_c2_cn2" clusters of 2 x 2 sharing both (128x256,
+// where both operands' rows are off sectors); "_stsm" stages the output with stmatrix
 // (stage_store=stmatrix); "_sk<S>" computes each tile's K in S slices on separate blocks and sums
 // them through the runtime's workspace (split_k=S: 128x128 s6 tma for M = 128, 64x64 s13 for
 // few-tile memory-bound shapes); "_rs" stages the boxes past the two slots in the ring stage the

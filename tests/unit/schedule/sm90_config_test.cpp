@@ -1,6 +1,8 @@
 // sm90_ws_persistent's config rules (sm90_config.cpp): the shape it derives and each exact message.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include "schedule/config.h"
 
 namespace kiln {
@@ -32,34 +34,31 @@ TEST(Sm90Config, ShapeOfTwoConsumerWarpgroups) {
   EXPECT_EQ(s.smemBytes, 4 * (128 + 256) * 128 + 4 * 16);
 }
 
-TEST(Sm90Config, ClusterOfTwoAlongMIsAccepted) {
-  for (const char* extra : {"bm=128 bn=256 stages=3 warps_m=2 epilogue=tma cluster_m=2",
-                            "bm=128 bn=128 stages=5 warps_m=2 consumers=pingpong epilogue=tma cluster_m=2",
-                            "bm=64 bn=64 stages=4 warps_m=1 cluster_m=2"}) {
+// Each config line (after kBase) validates for sm_90a without a diagnostic.
+void expectAccepted(std::initializer_list<const char*> extras) {
+  for (const char* extra : extras) {
     ir::DiagnosticEngine diag;
     EXPECT_TRUE(validate(Config::parse(std::string(kBase) + "bk=64 " + extra), Target::sm90a(), OperandInfo{}, diag))
         << extra << ": " << diag.str();
   }
+}
+
+TEST(Sm90Config, ClusterOfTwoAlongMIsAccepted) {
+  expectAccepted({"bm=128 bn=256 stages=3 warps_m=2 epilogue=tma cluster_m=2",
+                  "bm=128 bn=128 stages=5 warps_m=2 consumers=pingpong epilogue=tma cluster_m=2",
+                  "bm=64 bn=64 stages=4 warps_m=1 cluster_m=2"});
 }
 
 TEST(Sm90Config, ClustersAlongNAreAccepted) {
-  for (const char* extra : {"bm=64 bn=64 stages=13 warps_m=1 cluster_n=4", "bm=64 bn=128 stages=9 warps_m=1 cluster_n=2",
-                            "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma reuse_stage=true cluster_n=2",
-                            "bm=128 bn=128 stages=5 warps_m=2 consumers=pingpong epilogue=tma cluster_n=2"}) {
-    ir::DiagnosticEngine diag;
-    EXPECT_TRUE(validate(Config::parse(std::string(kBase) + "bk=64 " + extra), Target::sm90a(), OperandInfo{}, diag))
-        << extra << ": " << diag.str();
-  }
+  expectAccepted({"bm=64 bn=64 stages=13 warps_m=1 cluster_n=4", "bm=64 bn=128 stages=9 warps_m=1 cluster_n=2",
+                  "bm=128 bn=256 stages=4 warps_m=2 epilogue=tma reuse_stage=true cluster_n=2",
+                  "bm=128 bn=128 stages=5 warps_m=2 consumers=pingpong epilogue=tma cluster_n=2"});
 }
 
 TEST(Sm90Config, SquareClustersAreAccepted) {
-  for (const char* extra : {"bm=128 bn=256 stages=4 warps_m=2 epilogue=tma cluster_m=2 cluster_n=2",
-                            "bm=192 bn=192 stages=4 warps_m=3 epilogue=tma store_slots=1 cluster_m=2 cluster_n=2",
-                            "bm=64 bn=128 stages=9 warps_m=1 cluster_m=2 cluster_n=2"}) {
-    ir::DiagnosticEngine diag;
-    EXPECT_TRUE(validate(Config::parse(std::string(kBase) + "bk=64 " + extra), Target::sm90a(), OperandInfo{}, diag))
-        << extra << ": " << diag.str();
-  }
+  expectAccepted({"bm=128 bn=256 stages=4 warps_m=2 epilogue=tma cluster_m=2 cluster_n=2",
+                  "bm=192 bn=192 stages=4 warps_m=3 epilogue=tma store_slots=1 cluster_m=2 cluster_n=2",
+                  "bm=64 bn=128 stages=9 warps_m=1 cluster_m=2 cluster_n=2"});
 }
 
 TEST(Sm90Config, OneConsumerWarpgroupNeedsNoRegisterSplit) {
@@ -80,12 +79,10 @@ TEST(Sm90Config, NarrowTilesKeepWholeBoxesOfB) {
   EXPECT_EQ(s.stageBytes, (128 + 192) * 64 * 2);
   EXPECT_EQ(s.cOffset, 4 * s.stageBytes);
   EXPECT_EQ(sm90Shape(Config::parse(std::string(kBase) + "bk=64 bm=128 bn=256 stages=4 warps_m=2"), 2).bStageRows, 256);
-  ir::DiagnosticEngine diag;
-  for (const char* extra : {"bm=128 bn=160 stages=4 warps_m=2 epilogue=tma", "bm=192 bn=144 stages=4 warps_m=3",
-                            "bm=64 bn=16 stages=8 warps_m=1", "bm=128 bn=208 stages=3 warps_m=2 cluster_m=2"})
-    EXPECT_TRUE(validate(Config::parse(std::string(kBase) + "bk=64 " + extra), Target::sm90a(), OperandInfo{}, diag))
-        << extra << ": " << diag.str();
+  expectAccepted({"bm=128 bn=160 stages=4 warps_m=2 epilogue=tma", "bm=192 bn=144 stages=4 warps_m=3",
+                  "bm=64 bn=16 stages=8 warps_m=1", "bm=128 bn=208 stages=3 warps_m=2 cluster_m=2"});
   // 128x144 s6 would fit at 144 rows of B (6 x 34 KB), not at the 192 it stages (6 x 40 KB > 227 KB).
+  ir::DiagnosticEngine diag;
   EXPECT_FALSE(validate(Config::parse(std::string(kBase) + "bk=64 bm=128 bn=144 stages=6 warps_m=2"), Target::sm90a(),
                         OperandInfo{}, diag));
   EXPECT_NE(diag.str().find("6 stages x 40960 bytes"), std::string::npos) << diag.str();
