@@ -47,6 +47,9 @@ struct Context {
   int mTilesOverride = 0, nTilesOverride = 0;
   int mTileStride = 16;                             // rows between the warp's consecutive m16 tiles
   ir::Value *warpRow0 = nullptr, *warpCol0 = nullptr;  // first row / column of the warp tile, if set
+  // sm90 swap_ab: the fragment holds the tile transposed, its rows along N and its columns along M
+  // (warpRow0 is then a column of the output and warpCol0 a row). Stores go through storeToSmem.
+  bool transposed = false;
   // When set (sm90 epilogue=tma), the output store hands each packed pair (m16 tile i, row half h,
   // n8 tile j) here instead of storing it to global memory; the strategy stages it in shared memory.
   std::function<void(int i, int h, int j, ir::Value* packed)> storeToSmem;

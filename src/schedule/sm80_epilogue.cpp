@@ -3,13 +3,17 @@
 //
 // Each thread owns, for MMA tile (i, j) of its warp, the four accumulator elements of the m16n8
 // fragment (fragment_layout.h): rows g and g + 8, columns 2t and 2t + 1 (g = lane / 4, t = lane %
-// 4). Every tile value of the epilogue is kept per thread in the cheapest form its shape allows:
+// 4). The fragment's rows are the output's rows (M) and its columns the output's columns (N), or,
+// for a transposed fragment (sm90 swap_ab), the other way round. Every tile value of the epilogue
+// is kept per thread in the cheapest form its shape allows:
 //   Full    [M, N]: one value per accumulator element
-//   Row     [N]:    one value per owned column  (2 per n8 tile)
-//   Col     [M]:    one value per owned row     (2 per m16 tile)
+//   Row:            one value per owned fragment column (2 per n8 tile): a [N] value, or a [M]
+//                   value of a transposed fragment
+//   Col:            one value per owned fragment row (2 per m16 tile): a [M] value, or a [N] value
+//                   of a transposed fragment
 //   Scalar:         one value
 // tile.broadcast only changes the shape, never the storage: reading a Row value at (i, j, e) picks
-// the value of column (j, e % 2). Math on narrow floats is done in f32 and rounded once to the
+// the value of fragment column (j, e % 2). Math on narrow floats is done in f32 and rounded once to the
 // op's element type, as the tile dialect specifies. Loads and stores are predicated on the element
 // being inside the tensor; a pair of adjacent columns is stored with one 4-byte (bf16/f16) or
 // 8-byte (f32) store, which needs an even row length (a launch requirement, see compile.h).
@@ -60,19 +64,26 @@ class Epilogue {
     Value* col0 = cx_.warpCol0 ? cx_.warpCol0 : b_.add(cx_.n0, b_.mulConst(cx_.warpN, cx_.warpTileN()));
     rowBase_ = b_.named(b_.add(row0, g), "erow");
     colBase_ = b_.named(b_.add(col0, b_.mulConst(t, 2)), "ecol");
+    Value* rowDim = cx_.transposed ? cx_.dimN : cx_.dimM;
+    Value* colDim = cx_.transposed ? cx_.dimM : cx_.dimN;
     for (int i = 0; i < cx_.mTiles(); ++i)
       for (int h = 0; h < 2; ++h) {
         Value* r = b_.addConst(rowBase_, cx_.mTileStride * i + 8 * h);
         rows_.push_back(r);
-        rowOk_.push_back(b_.cmp("slt", r, cx_.dimM));
+        rowOk_.push_back(b_.cmp("slt", r, rowDim));
       }
     for (int j = 0; j < cx_.nTiles(); ++j)
       for (int e = 0; e < 2; ++e) {
         Value* c = b_.addConst(colBase_, 8 * j + e);
         cols_.push_back(c);
-        colOk_.push_back(b_.cmp("slt", c, cx_.dimN));
+        colOk_.push_back(b_.cmp("slt", c, colDim));
       }
   }
+  // The output row (M) and column (N) of accumulator element (i, j, e), and whether each is inside.
+  Value* rowAt(int i, int j, int e) const { return cx_.transposed ? cols_[colSlot(j, e)] : rows_[rowSlot(i, e)]; }
+  Value* rowOkAt(int i, int j, int e) const { return cx_.transposed ? colOk_[colSlot(j, e)] : rowOk_[rowSlot(i, e)]; }
+  Value* colAt(int i, int j, int e) const { return cx_.transposed ? rows_[rowSlot(i, e)] : cols_[colSlot(j, e)]; }
+  Value* colOkAt(int i, int j, int e) const { return cx_.transposed ? rowOk_[rowSlot(i, e)] : colOk_[colSlot(j, e)]; }
   int rowSlot(int i, int e) const { return 2 * i + (e >= 2 ? 1 : 0); }
   int colSlot(int j, int e) const { return 2 * j + (e & 1); }
 
@@ -204,11 +215,11 @@ class Epilogue {
         Value* n = b_.cast(extent(t.shape()[a]), types::i64());
         inb = b_.andi(b_.cmp("sle", b_.i64(0), p), b_.cmp("slt", p, n));
       } else if (idx == coordM_) {
-        p = blockStart ? cx_.m0 : rows_[rowSlot(i, e)];
-        inb = blockStart ? b_.cmp("slt", p, cx_.dimM) : rowOk_[rowSlot(i, e)];
+        p = blockStart ? cx_.m0 : rowAt(i, j, e);
+        inb = blockStart ? b_.cmp("slt", p, cx_.dimM) : rowOkAt(i, j, e);
       } else if (idx == coordN_) {
-        p = blockStart ? cx_.n0 : cols_[colSlot(j, e)];
-        inb = blockStart ? b_.cmp("slt", p, cx_.dimN) : colOk_[colSlot(j, e)];
+        p = blockStart ? cx_.n0 : colAt(i, j, e);
+        inb = blockStart ? b_.cmp("slt", p, cx_.dimN) : colOkAt(i, j, e);
       } else if (const Operation* d = idx->definingOp(); d && d->is("arith.constant") && d->attr("value")->isInt()) {
         int64_t v = d->attr("value")->asInt();
         p = b_.i32(v);
@@ -246,7 +257,10 @@ class Epilogue {
       usesM |= op.operand(1 + a) == coordM_;
       usesN |= op.operand(1 + a) == coordN_;
     }
-    if (!scalar) r.kind = usesM && usesN ? Kind::Full : usesM ? Kind::Col : usesN ? Kind::Row : Kind::Scalar;
+    // In fragment terms: varying along its rows (Col), its columns (Row), or both.
+    bool alongRows = cx_.transposed ? usesN : usesM, alongCols = cx_.transposed ? usesM : usesN;
+    if (!scalar)
+      r.kind = alongRows && alongCols ? Kind::Full : alongRows ? Kind::Col : alongCols ? Kind::Row : Kind::Scalar;
     bool failed = false;
     EpiValue loaded{r.kind, elem, {}};
     auto each = [&](int i, int j, int e) {
@@ -308,6 +322,10 @@ class Epilogue {
             cx_.storeToSmem(i, h, j, packed);
           }
       return true;
+    }
+    if (cx_.transposed) {  // a transposed fragment's pairs lie along M, not along a row of C
+      diag() << cx_.cfg.strategy << " stores a transposed tile (swap_ab) through shared memory only";
+      return false;
     }
     Value* base = cx_.matrixBase(op.operand(0));
     Value* ld = b_.cast(extent(t.shape()[t.rank() - 1]), types::i64());

@@ -96,12 +96,33 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   bool pingpong = c.consumers == Consumers::Pingpong;
   if (pingpong && c.warpsM != 2)
     diag.error(loc) << "consumers=pingpong alternates tiles between two consumer warpgroups: use warps_m=2";
-  if (pingpong && (c.bm % 64 != 0 || c.bm > 128))
-    diag.error(loc) << "bm=" << c.bm << " is not a tile one consumer warpgroup can own with consumers=pingpong"
-                    << ": use 64 or 128 rows (m64 wgmma blocks)";
-  if (!pingpong && c.warpsM >= 1 && (c.bm % (64 * c.warpsM) != 0 || c.bm / c.warpsM > 128))
-    diag.error(loc) << "bm=" << c.bm << " does not split into warps_m=" << c.warpsM
-                    << " consumer warpgroups of 64 or 128 rows (m64 wgmma blocks)";
+  if (c.swapAB) {
+    // swap_ab (docs/sm90-strategy.md, "Swapped operands"): a warpgroup's rows of the tile are
+    // wgmma's N (a multiple of 8 up to 256), the tile's columns its m64 blocks, staged transposed by
+    // stmatrix .trans for the TMA store.
+    int rows = pingpong ? c.bm : c.warpsM >= 1 ? c.bm / c.warpsM : 0;
+    if (c.warpsM >= 1 && (c.bm % c.warpsM != 0 || rows % 8 != 0 || rows < 8 || rows > 256))
+      diag.error(loc) << "bm=" << c.bm << " with swap_ab=true gives each of " << (pingpong ? 1 : c.warpsM)
+                      << " consumer warpgroup(s) " << (pingpong ? "the whole tile" : "an equal share of its rows")
+                      << ", which must be a multiple of 8 from 8 to 256 rows (wgmma's N)";
+    if (c.bn % 64 != 0 || c.bn < 64 || c.bn > 256)
+      diag.error(loc) << "bn=" << c.bn << " with swap_ab=true is not whole m64 wgmma blocks: use 64, 128, 192 or 256";
+    if (c.epilogue != EpilogueStore::Tma || c.stageStore != StageStore::Stmatrix)
+      diag.error(loc) << "swap_ab=true holds the tile transposed in registers and stages it through stmatrix .trans: "
+                         "add epilogue=tma stage_store=stmatrix";
+    if (c.reuseStage)
+      diag.error(loc) << "reuse_stage=true with swap_ab=true is not supported by " << who;
+    if (c.clusterN > 1 && c.bm % (8 * c.clusterN) != 0)
+      diag.error(loc) << "bm=" << c.bm << " does not split into cluster_n=" << c.clusterN
+                      << " pieces of A on the 128-byte swizzle's 8-row period: use a multiple of " << 8 * c.clusterN;
+  } else {
+    if (pingpong && (c.bm % 64 != 0 || c.bm > 128))
+      diag.error(loc) << "bm=" << c.bm << " is not a tile one consumer warpgroup can own with consumers=pingpong"
+                      << ": use 64 or 128 rows (m64 wgmma blocks)";
+    if (!pingpong && c.warpsM >= 1 && (c.bm % (64 * c.warpsM) != 0 || c.bm / c.warpsM > 128))
+      diag.error(loc) << "bm=" << c.bm << " does not split into warps_m=" << c.warpsM
+                      << " consumer warpgroups of 64 or 128 rows (m64 wgmma blocks)";
+  }
   if (c.bn % 16 != 0 || c.bn < 16 || c.bn > 256)
     diag.error(loc) << "bn=" << c.bn << " is not supported by " << who
                     << ": use a multiple of 16 up to 256 (wgmma N <= 256, in the 16 x 16 blocks of the epilogue)";
@@ -118,7 +139,8 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     // warpgroups, 96 in the 152 of three.
     int rows = pingpong ? c.bm : c.bm / c.warpsM;
     int regs = sm90Shape(c, ops.aElemBytes).regsConsumer;
-    int maxAcc = regs ? std::min(128, regs - 56) : 128;
+    // With swapped operands a warpgroup's share is not whole m64 blocks (192 x 192 in two: 144).
+    int maxAcc = regs ? (c.swapAB ? regs - 56 : std::min(128, regs - 56)) : 128;
     if (rows * c.bn / 128 > maxAcc)
       diag.error(loc) << "bm=" << c.bm << " bn=" << c.bn << " gives each consumer thread " << rows * c.bn / 128
                       << " f32 accumulators; at most " << maxAcc << " fit in its " << (regs ? regs : 255)
@@ -154,7 +176,6 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     if (pingpong)
       diag.error(loc) << "split_handover=cluster is supported by " << who << " only with consumers=cooperative";
   }
-  if (c.swapAB) diag.error(loc) << "swap_ab=true is not supported by " << who << " yet";
   // Clusters: pairs of CTAs along M that share (multicast) the B tile, 2 or 4 CTAs along N that
   // share the A tile, or 2 x 2 CTAs that share both (each A tile along its row of the cluster, each
   // B tile along its column); other shapes are not built.

@@ -274,7 +274,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   KernBuilder& b = p.b;
   const Config& c = p.cfg;
   const GemmProgram& g = p.g;
-  int rows = p.rowsPerConsumer(), blocks = rows / 64, nacc = c.bn / 2;
+  int rows = p.rowsPerConsumer(), blocks = p.wgmmaBlocks(), nacc = p.accPerBlock();
   Value* zero = b.i32(0);
   // The warpgroup's first row of the A stage: its share of the tile, or (ping-pong) the tile.
   Value* rowA = p.pingpong() ? zero : b.named(b.mulConst(wg, rows), "arow");
@@ -330,23 +330,40 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     Value* on = b.i1(true);
     Value* accumulate = firstIgnoresAcc ? b.cmp("ne", kt, zero) : on;  // scale_d of the K step's first wgmma
     std::string ab(scalarName(g.abType));
+    // Descriptors of the stage's operands for k16 step kk: A's rows `row` on from rowA (K-major),
+    // and B's columns from 64 j (K-major B: its rows; row-major B: its box j, whose K rows follow
+    // one another, the next box LBO further).
+    auto descA = [&](int kk, int64_t row) {
+      return b.op1("kern.wgmma_desc", {p.sA, s, rowA}, types::i64(),
+                   {{"row", row}, {"col", int64_t(16 * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
+                    {"sbo", wgmma::kKMajorSbo}});
+    };
+    auto descB = [&](int kk, int64_t j) {
+      if (g.bKMajor)
+        return b.op1("kern.wgmma_desc", {p.sB, s, zero}, types::i64(),
+                     {{"row", 64 * j}, {"col", int64_t(16 * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
+                      {"sbo", wgmma::kKMajorSbo}});
+      return b.op1("kern.wgmma_desc", {p.sB, s, zero}, types::i64(),
+                   {{"row", j * c.bk + 16 * kk}, {"col", int64_t{0}}, {"major", "mn"},
+                    {"lbo", wgmma::mnMajorLbo(c.bk)}, {"sbo", wgmma::kMnMajorSbo}});
+    };
+    std::vector<NamedAttr> mmaAttrs = {{"shape", Attribute::ints({64, p.wgmmaN(), 16})}, {"ab", ab}};
+    if (p.swapped()) {
+      mmaAttrs.push_back({"trans_b", false});
+      mmaAttrs.push_back({"trans_a", !g.bKMajor});
+    } else {
+      mmaAttrs.push_back({"trans_b", !g.bKMajor});
+    }
     for (int kk = 0; kk < c.bk / 16; ++kk) {
-      Value* descB =
-          g.bKMajor
-              ? b.op1("kern.wgmma_desc", {p.sB, s, zero}, types::i64(),
-                      {{"row", int64_t{0}}, {"col", int64_t(16 * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
-                       {"sbo", wgmma::kKMajorSbo}})
-              : b.op1("kern.wgmma_desc", {p.sB, s, zero}, types::i64(),
-                      {{"row", int64_t(16 * kk)}, {"col", int64_t{0}}, {"major", "mn"},
-                       {"lbo", wgmma::mnMajorLbo(c.bk)}, {"sbo", wgmma::kMnMajorSbo}});
+      // Block i: A's rows 64 i .. 64 i + 63 of the warpgroup times the whole B stage; swap_ab: B's
+      // columns 64 i .. 64 i + 63 as wgmma's A (MN-major for a row-major B) times the warpgroup's
+      // A rows as its B (K-major).
+      Value* shared = p.swapped() ? descA(kk, 0) : descB(kk, 0);
       for (int i = 0; i < blocks; ++i) {
-        Value* descA = b.op1("kern.wgmma_desc", {p.sA, s, rowA}, types::i64(),
-                             {{"row", int64_t(64 * i)}, {"col", int64_t(16 * kk)}, {"major", "k"},
-                              {"lbo", wgmma::kKMajorLbo}, {"sbo", wgmma::kKMajorSbo}});
-        std::vector<Value*> ops = {kk == 0 ? accumulate : on, descA, descB};
+        Value* own = p.swapped() ? descB(kk, i) : descA(kk, 64 * i);
+        std::vector<Value*> ops = {kk == 0 ? accumulate : on, own, shared};
         ops.insert(ops.end(), acc.begin() + i * nacc, acc.begin() + (i + 1) * nacc);
-        Operation* mma = b.create("kern.wgmma", ops, std::vector<Type>(size_t(nacc), types::f32()),
-                                  {{"shape", Attribute::ints({64, c.bn, 16})}, {"ab", ab}, {"trans_b", !g.bKMajor}});
+        Operation* mma = b.create("kern.wgmma", ops, std::vector<Type>(size_t(nacc), types::f32()), mmaAttrs);
         for (int r = 0; r < nacc; ++r) acc[size_t(i * nacc + r)] = b.named(mma->result(unsigned(r)), "d");
       }
     }
@@ -419,8 +436,7 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   KernBuilder& b = p.b;
   const Config& c = p.cfg;
   const GemmProgram& g = p.g;
-  int rows = p.rowsPerConsumer(), blocks = rows / 64, nacc = c.bn / 2;
-  Value* zero = b.i32(0);
+  int rows = p.rowsPerConsumer(), blocks = p.wgmmaBlocks(), nacc = p.accPerBlock();
   sm80::Context cx{g, c, p.target, b, p.diag};
   cx.args = p.args;
   cx.dims = p.dims;
@@ -438,6 +454,13 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   cx.warpRow0 = b.named(b.add(b.add(p.m0, rowA), b.mulConst(v, 16)), "wrow");
   cx.warpCol0 = p.n0;
   if (!p.sC) return sm80::buildEpilogue(cx, out);
+  // swap_ab: block i holds columns n0 + 64 i .. of the tile as the fragment's rows (warp v's 16 of
+  // them) and the warpgroup's rows of the tile as its columns; one block per 64-column box.
+  if (p.swapped()) {
+    cx.transposed = true;
+    cx.mTilesOverride = 1;
+    cx.warpCol0 = b.add(p.m0, rowA);
+  }
 
   // epilogue=tma: the warpgroup's rows go out one 64-column box at a time, through cSlots slots of
   // its region of sC (each rows x 64, 128B-swizzled, the TMA box layout). Per box: the elected
@@ -453,7 +476,13 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   // 16 x 16 block of the warp's rows.
   const bool stmatrix = c.stageStore == StageStore::Stmatrix;
   Value *rowBase, *colBase;
-  if (stmatrix) {
+  if (p.swapped()) {
+    // stmatrix .trans: the same four matrices stored transposed, so lane l addresses column l % 8
+    // of matrix l / 8 of the fragment's 16 x 16 block, which is row 8 (l / 16) + l % 8 of the
+    // warpgroup's rows in the box, at columns 16 v + 8 ((l / 8) % 2) of it.
+    rowBase = b.add(b.rem(lane, b.i32(8)), b.mulConst(b.div(lane, b.i32(16)), 8));
+    colBase = b.add(b.mulConst(v, 16), b.mulConst(b.rem(b.div(lane, b.i32(8)), b.i32(2)), 8));
+  } else if (stmatrix) {
     rowBase = b.add(b.mulConst(v, 16), b.add(b.rem(lane, b.i32(8)), b.mulConst(b.rem(b.div(lane, b.i32(8)), b.i32(2)), 8)));
     colBase = b.mulConst(b.div(lane, b.i32(16)), 8);
   } else {
@@ -467,7 +496,7 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   // from the thread's own: kern_ops.h), so a store costs a constant XOR and an immediate.
   Value* off = b.named(b.op1("kern.smem_offset", {p.sC, rowBase, colBase}, types::i32()), "soff");
   Value* mStore = b.add(p.m0, rowA);
-  int boxes = c.bn / 64, perBox = 64 / 8;  // n8 tiles per box
+  int boxes = c.bn / 64, perBox = p.swapped() ? rows / 8 : 64 / 8;  // the fragment's n8 tiles per box
   cx.nTilesOverride = perBox;
   // reuse_stage: boxes cSlots.. go to this warpgroup's region of ring stage ringStage (a fresh
   // region: no store of it is pending), once every consumer warpgroup is past its last wgmma, so
@@ -490,7 +519,10 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
       b.ifThen(elected, [&] { b.create("kern.bulk_wait", {}, {}, {{"pending", pending}, {"read", true}}); });
     }
     b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
-    cx.warpCol0 = b.addConst(p.n0, 64 * box);
+    if (p.swapped())
+      cx.warpRow0 = b.add(b.addConst(p.n0, 64 * box), b.mulConst(v, 16));
+    else
+      cx.warpCol0 = b.addConst(p.n0, 64 * box);
     // stage_store=stmatrix: the packed pairs of each 16 x 16 block, (h, j) = (0, j0), (1, j0),
     // (0, j0+1), (1, j0+1), go out as one stmatrix .x4 once the last of them is made (the epilogue
     // makes an m16 block's pairs h = 0 for every j, then h = 1): its four 8x8 matrices are exactly
@@ -503,14 +535,26 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
         return;
       }
       made[{h, j}] = packed;
-      if (h != 1 || j % 2 != 1) return;
-      b.create("kern.stmatrix",
-               {buf, slot, boxOff, made.at({0, j - 1}), made.at({1, j - 1}), made.at({0, j}), made.at({1, j})}, {},
-               {{"row", int64_t(64 * i + slotRow)}, {"col", int64_t(8 * (j - 1))}});
+      if (h != 1) return;
+      if (j % 2 == 1) {
+        std::vector<Value*> ops = {buf, slot, boxOff, made.at({0, j - 1}), made.at({1, j - 1}), made.at({0, j}), made.at({1, j})};
+        if (p.swapped())  // the block's matrices stored transposed: its 16 fragment columns are rows
+          b.create("kern.stmatrix", ops, {}, {{"row", int64_t(8 * (j - 1) + slotRow)}, {"col", int64_t{0}}, {"trans", true}});
+        else
+          b.create("kern.stmatrix", ops, {}, {{"row", int64_t(64 * i + slotRow)}, {"col", int64_t(8 * (j - 1))}});
+      } else if (j + 1 == perBox) {
+        // swap_ab with rows an odd number of 8s (104 of a 208-row tile in two): the last n8 tile's
+        // two matrices by .x2, whose addressing lanes 0..15 are those of the .x4's first two.
+        KILN_ASSERT(p.swapped(), "sm90: an odd count of n8 tiles per box comes only from swap_ab");
+        b.create("kern.stmatrix", {buf, slot, boxOff, made.at({0, j}), made.at({1, j})}, {},
+                 {{"row", int64_t(8 * j + slotRow)}, {"col", int64_t{0}}, {"trans", true}});
+      }
     };
     // The box's accumulators, in the epilogue's (m16 tile, n8 tile, element) order.
     std::vector<Value*> part;
-    for (int i = 0; i < blocks; ++i)
+    if (p.swapped())  // the box is block `box`, whole
+      part.assign(out.begin() + box * nacc, out.begin() + (box + 1) * nacc);
+    for (int i = 0; i < blocks && !p.swapped(); ++i)
       for (int j = 0; j < perBox; ++j)
         for (int e = 0; e < 4; ++e) part.push_back(out[size_t(i * nacc + (box * perBox + j) * 4 + e)]);
     if (!sm80::buildEpilogue(cx, part)) return false;

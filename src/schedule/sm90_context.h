@@ -76,6 +76,14 @@ struct Plan {
   // Rows of a tile one consumer warpgroup computes (64 or 128: its m64 blocks): a share of the
   // tile when the warpgroups cooperate, the whole tile when they take turns.
   int rowsPerConsumer() const { return pingpong() ? cfg.bm : cfg.bm / cfg.warpsM; }
+  // A consumer warpgroup's wgmma of one k16 step: `blocks` of them, each with `nacc` f32
+  // accumulators per thread. Normally its rows in m64 blocks, each as wide as the tile (wgmma N =
+  // bn). swap_ab: the tile's columns in m64 blocks, each as wide as its rows (wgmma N = rows), B's
+  // stage as wgmma's A and A's as its B, so each block holds its 64 columns x rows transposed.
+  bool swapped() const { return cfg.swapAB; }
+  int wgmmaBlocks() const { return swapped() ? cfg.bn / 64 : rowsPerConsumer() / 64; }
+  int wgmmaN() const { return swapped() ? rowsPerConsumer() : cfg.bn; }
+  int accPerBlock() const { return wgmmaN() / 2; }
 };
 
 // (stage, phase) after one more step of a ring of `stages`: the phase flips when the stage wraps.

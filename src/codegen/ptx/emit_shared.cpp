@@ -152,13 +152,16 @@ bool emitStSharedV4(KernelEmitter& e, const Operation& op) {
   return true;
 }
 
-// stmatrix .x4 (PTX ISA 7.8): each lane's address is the row segment at its (off, row, col).
+// stmatrix .x2 / .x4 (PTX ISA 7.8): each lane's address is the row segment at its (off, row, col);
+// {trans}: .trans, each matrix stored transposed.
 bool emitStmatrix(KernelEmitter& e, const Operation& op) {
   e.requirePtxIsa(7, 8);
   SharedAddress a = stageAddress(e, op);
-  e.b().inst(fmt::format("stmatrix.sync.aligned.m8n8.x4.shared.b16 {}, {{{}, {}, {}, {}}}", a.operand(),
-                         e.use(op.operand(3)).str(), e.use(op.operand(4)).str(), e.use(op.operand(5)).str(),
-                         e.use(op.operand(6)).str()));
+  const Attribute* trans = op.attr("trans");
+  std::string values;
+  for (unsigned i = 3; i < op.numOperands(); ++i) values += (i > 3 ? ", " : "") + e.use(op.operand(i)).str();
+  e.b().inst(fmt::format("stmatrix.sync.aligned.m8n8.x{}{}.shared.b16 {}, {{{}}}", op.numOperands() - 3,
+                         trans && trans->asBool() ? ".trans" : "", a.operand(), values));
   return true;
 }
 

@@ -3,7 +3,7 @@
 //   kern.wgmma_desc  ->  addr = stage(slot) + (r + row) * 128 + col * sizeof(e);
 //                        desc = ((addr & 0x3FFFF) >> 4) | descriptorConstant(lbo, sbo)
 //   kern.wgmma       ->  wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16|f16}.{bf16|f16}
-//                            {d...}, descA, descB, scale_d, 1, 1, 0, trans_b
+//                            {d...}, descA, descB, scale_d, 1, 1, trans_a, trans_b
 //                        (PTX ISA, "wgmma.mma_async": d is read and written, so the results
 //                        take the accumulator operands' registers)
 //   kern.wgmma_fence / commit / wait  ->  wgmma.fence / commit_group / wait_group N .sync.aligned
@@ -43,9 +43,10 @@ bool emitWgmma(KernelEmitter& e, const Operation& op) {
     d += (i ? ", " : "") + r.str();
   }
   d += "}";
-  e.b().inst(fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {}, {}, {}, {}, 1, 1, 0, {}", shape[1], ab,
+  const Attribute* transA = op.attr("trans_a");
+  e.b().inst(fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {}, {}, {}, {}, 1, 1, {}, {}", shape[1], ab,
                          ab, d, e.use(op.operand(1)).str(), e.use(op.operand(2)).str(), e.use(op.operand(0)).str(),
-                         op.attr("trans_b")->asBool() ? 1 : 0));
+                         transA && transA->asBool() ? 1 : 0, op.attr("trans_b")->asBool() ? 1 : 0));
   return true;
 }
 

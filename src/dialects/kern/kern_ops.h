@@ -111,7 +111,8 @@
 //    offsets (wgmma_desc.h).
 //  * kern.wgmma: wgmma.mma_async m64nNk16 with f32 accumulators (PTX ISA "wgmma.mma_async"); the
 //    accumulators are read and written in place, so each accumulator operand must have this op
-//    as its only use. kern.wgmma_fence / commit / wait are wgmma.fence / commit_group /
+//    as its only use. {trans_b}: B is MN-major (imm-trans-b); {trans_a} (optional, false when
+//    absent): A is MN-major (imm-trans-a), as when the operands' roles are swapped (swap_ab). kern.wgmma_fence / commit / wait are wgmma.fence / commit_group /
 //    wait_group.
 //  * The TMA-store epilogue: kern.st_shared(buf, slot, off, v) {row, col} stores v (an element, or
 //    a frag pair starting at an even column) at the element the stage addressing above gives
@@ -122,11 +123,14 @@
 //    writes visible first. kern.bulk_commit / kern.bulk_wait {pending, read} are
 //    cp.async.bulk.commit_group / wait_group(.read) on the thread's own store groups.
 //    kern.stmatrix(buf, slot, off, v0, v1, v2, v3) {row, col} is stmatrix.sync.aligned.m8n8.x4.b16
+//    (with two values v0, v1: .x2, lanes 0..15 addressing)
 //    (PTX ISA "stmatrix", 7.8, sm_90): warp-collective; lane l addresses the 8-element (16-byte)
 //    row segment at the element its (off, row, col) addresses, as for st_shared, and lanes
 //    8i..8i+7 give the rows of matrix i; lane l's v_i holds row l/4, elements 2(l%4) and 2(l%4)+1
 //    of matrix i (the mma / wgmma accumulator fragment of an 8x8 block). One instruction stores
-//    what four st_shared of frag pairs store per thread.
+//    what four st_shared of frag pairs store per thread. {trans = true} (.trans): each matrix is
+//    stored transposed, so the row segment lane 8i + r addresses receives column r of matrix i
+//    (element c of the segment from lane 4c + r / 2, half r % 2 of its v_i).
 //    kern.named_barrier(id) {threads} is bar.sync id, threads.
 //
 // Thread-block clusters and TMA multicast (sm_90a; docs/sm90-strategy.md, "Clusters and multicast"):

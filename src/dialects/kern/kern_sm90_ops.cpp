@@ -241,6 +241,8 @@ bool verifyWgmma(const Operation& op, DiagnosticEngine& d) {
     return d.error(op.loc()) << "'kern.wgmma' needs {ab = \"bf16\"|\"f16\"}, got \"" << ab << "\"";
   const Attribute* tb = op.attr("trans_b");
   if (!tb || !tb->isBool()) return d.error(op.loc()) << "'kern.wgmma' needs {trans_b = true|false}";
+  if (const Attribute* ta = op.attr("trans_a"); ta && !ta->isBool())
+    return d.error(op.loc()) << "'kern.wgmma' {trans_a} is true or false (A MN-major)";
   size_t nacc = size_t(shape[1] / 2);
   bool ok = op.numOperands() == 3 + nacc && op.numResults() == nacc && op.operand(0)->type().isScalar(ScalarType::I1) &&
             op.operand(1)->type().isScalar(ScalarType::I64) && op.operand(2)->type().isScalar(ScalarType::I64);
@@ -332,13 +334,17 @@ bool verifyStShared(const Operation& op, DiagnosticEngine& d) {
 
 bool verifyStmatrix(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;
+  if (op.numOperands() != 5 && op.numOperands() != 7)
+    return d.error(op.loc()) << "'kern.stmatrix' takes (buf, slot, off) and two matrices (.x2) or four (.x4)";
   auto layout = stageAddress(op, d);
   if (!layout) return false;
   bool ok = layout->elemBytes() == 2;
-  for (unsigned i = 3; ok && i < 7; ++i) ok = op.operand(i)->type() == fragType(layout->elem);
+  for (unsigned i = 3; ok && i < op.numOperands(); ++i) ok = op.operand(i)->type() == fragType(layout->elem);
   if (!ok)
-    return d.error(op.loc()) << "'kern.stmatrix' needs a buffer of 16-bit elements and four frags of two of its "
+    return d.error(op.loc()) << "'kern.stmatrix' needs a buffer of 16-bit elements and frags of two of its "
                                 "elements";
+  if (const Attribute* t = op.attr("trans"); t && !t->isBool())
+    return d.error(op.loc()) << "'kern.stmatrix' {trans} is true or false (each 8x8 matrix stored transposed)";
   return true;
 }
 

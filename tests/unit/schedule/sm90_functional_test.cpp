@@ -114,6 +114,45 @@ TEST(Sm90Functional, TmaStoreEpilogueThroughStmatrix) {
   check(std::string(k64) + stsm, {72, 64, 96, false, 2, 3});
 }
 
+// swap_ab=true: each consumer warpgroup computes the transpose of its share of the tile, wgmma's A
+// being the B stage's 64-column blocks (MN-major for a row-major B) and its B the warpgroup's A
+// rows (wgmma N = those rows, any multiple of 16), and stages it through stmatrix .trans. Tile
+// heights that are not multiples of 64, both B layouts, ragged edges, one, two and three
+// warpgroups, ping-pong, clusters, split-K, stream-K, batched, FP16, and an epilogue with per-row
+// and per-column values (where a transposed fragment's rows are C's columns).
+const std::string swapped = "strategy=sm90_ws_persistent bk=64 warps_n=1 swap_ab=true epilogue=tma stage_store=stmatrix ";
+
+TEST(Sm90Functional, SwappedOperandsTransposeTheTile) {
+  for (bool kMajor : {false, true}) {
+    check(swapped + "bm=128 bn=128 stages=3 warps_m=2", {200, 136, 264, kMajor, 0, 2});
+    check(swapped + "bm=208 bn=128 stages=3 warps_m=2", {424, 200, 136, kMajor, 0, 3});  // 104-row shares
+    check(swapped + "bm=192 bn=192 stages=2 warps_m=2", {200, 392, 128, kMajor, 0, 2});  // 144 accumulators
+    check(swapped + "bm=48 bn=64 stages=4 warps_m=1", {130, 136, 200, kMajor, 0, 3});
+  }
+  check(swapped + "bm=144 bn=256 stages=2 warps_m=3", {300, 264, 128, false, 0, 2});  // three warpgroups of 48
+  check(swapped + "bm=112 bn=128 stages=3 warps_m=2 consumers=pingpong", {330, 264, 200, false, 0, 2});
+  check(swapped + "bm=48 bn=64 stages=3 warps_m=1", {72, 136, 96, false, 2, 3});  // batched
+  Problem f16{200, 136, 264, false, 0, 2};
+  f16.f16 = true;
+  check(swapped + "bm=208 bn=128 stages=3 warps_m=2", f16);
+}
+
+TEST(Sm90Functional, SwappedOperandsWithPerRowAndPerColumnEpilogue) {
+  Problem p{424, 200, 136, false, 0, 3};
+  p.scaled = true;
+  check(swapped + "bm=208 bn=128 stages=3 warps_m=2", p);
+  check(std::string(k128) + " epilogue=tma stage_store=stmatrix", p);  // the same program unswapped
+  check(k128, p);                                                        // and stored directly
+}
+
+TEST(Sm90Functional, SwappedOperandsInClustersAndSplits) {
+  check(swapped + "bm=208 bn=128 stages=3 warps_m=2 cluster_m=2", {424, 200, 136, false, 0, 4});
+  check(swapped + "bm=208 bn=128 stages=3 warps_m=2 cluster_n=2", {200, 392, 136, true, 0, 4});  // 104-row A pieces
+  check(swapped + "bm=96 bn=128 stages=3 warps_m=2 cluster_m=2 cluster_n=2", {200, 264, 200, false, 0, 4});
+  check(swapped + "bm=208 bn=128 stages=3 warps_m=2 split_k=2", {200, 136, 520, false, 0, 4});
+  check(swapped + "bm=208 bn=128 stages=3 warps_m=2 stream_k=1", {424, 264, 392, false, 0, 5});
+}
+
 // consumers=pingpong: the two consumer warpgroups take whole tiles in turn (tile iter % 2), each
 // releasing the stages of its own tiles; odd tile counts per block leave one warpgroup a tile
 // ahead, and the ring carries over between them.

@@ -10,6 +10,7 @@
 #include "kiln/float_formats.h"
 #include "kiln/ir/parser.h"
 #include "kiln/kernel.h"
+#include "kiln/program_builder.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
 #include "tests/unit/testing/ws_sim.h"
@@ -21,10 +22,28 @@ namespace {
 constexpr uint16_t kPoison = 0xFFC1;
 constexpr int64_t kGuard = 64;
 
-std::vector<uint8_t> bytesOf(const std::vector<uint16_t>& v) {
-  std::vector<uint8_t> b(v.size() * 2);
+template <typename T>
+std::vector<uint8_t> bytesOf(const std::vector<T>& v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
   std::memcpy(b.data(), v.data(), b.size());
   return b;
+}
+
+// Problem::scaled's program: C = cast(bf16, scale(A·B, s(m)) + bias(n)).
+std::unique_ptr<ir::Module> scaledGemm() {
+  ProgramBuilder p("gemm_scaled");
+  auto [M, N, K] = p.dims("M", "N", "K");
+  auto A = p.input("A", bf16, {M, K});
+  auto B = p.input("B", bf16, {K, N});
+  auto s = p.input("s", f32, {M});
+  auto bias = p.input("bias", f32, {N});
+  auto C = p.output("C", bf16, {M, N});
+  p.tile({M, N}, [&](Coord m, Coord n) {
+    Tile acc = p.zeros(f32, {m, n});
+    p.reduce(K, [&](Coord k) { acc = dot(A(m, k), B(k, n), acc); });
+    C(m, n) = cast(bf16, scale(acc, s(m)) + bias(n));
+  });
+  return p.finish();
 }
 
 }  // namespace
@@ -33,7 +52,8 @@ void check(const std::string& configText, const Problem& p,
            const std::function<void(ir::Operation& kernel)>& mutate, const std::string& expectError,
            std::vector<int64_t>* evictFirstBytes) {
   Config config = Config::parse(configText);
-  auto program = p.f16     ? examples::gemmF16(p.kMajor)
+  auto program = p.scaled  ? scaledGemm()
+                 : p.f16   ? examples::gemmF16(p.kMajor)
                  : p.batch ? examples::batchedGemm()
                  : p.kMajor ? examples::gemmKMajorB()
                             : examples::gemmBf16();
@@ -54,7 +74,13 @@ void check(const std::string& configText, const Problem& p,
   testing::GlobalMemory mem;
   uint64_t da = mem.add(bytesOf(a)), db = mem.add(bytesOf(b));
   uint64_t dc = mem.add(bytesOf(std::vector<uint16_t>(size_t(nb * p.m * p.n + kGuard), kPoison)));
-  std::vector<uint64_t> tensors = {da, db, dc};
+  // Problem::scaled: row scales around 1 and biases around 0, distinct per row and column.
+  std::vector<float> rowScale(size_t(p.m)), colBias(size_t(p.n));
+  for (int64_t i = 0; i < p.m; ++i) rowScale[size_t(i)] = 0.5f + float(i % 7) * 0.25f;
+  for (int64_t j = 0; j < p.n; ++j) colBias[size_t(j)] = float(j % 11) * 0.5f - 2.5f;
+  uint64_t ds = p.scaled ? mem.add(bytesOf(rowScale)) : 0, dbias = p.scaled ? mem.add(bytesOf(colBias)) : 0;
+  std::vector<uint64_t> tensors = p.scaled ? std::vector<uint64_t>{da, db, ds, dbias, dc} : std::vector<uint64_t>{da, db, dc};
+  std::map<std::string, uint64_t> byName = {{"A", da}, {"B", db}, {"C", dc}, {"s", ds}, {"bias", dbias}};
 
   testing::WsLaunch launch;
   int64_t units = r->launch.gridFor(dims)[0];  // tiles (times split_k's slices, or stream_k's K steps)
@@ -66,7 +92,7 @@ void check(const std::string& configText, const Problem& p,
   auto sig = signatureOf(*program->body().front(), r->launch);
   for (const auto& prm : r->launch.params) {
     if (prm.kind == KernelParam::Kind::Pointer) {
-      launch.args.push_back(prm.name == "A" ? da : prm.name == "B" ? db : dc);
+      launch.args.push_back(byName.at(prm.name));
     } else if (prm.kind == KernelParam::Kind::TensorMap) {  // A, B and (epilogue=tma) C
       launch.args.push_back(launch.maps.size());
       launch.maps.push_back(tensorMapDescFor(prm, sig, tensors, dims));
@@ -106,6 +132,7 @@ void check(const std::string& configText, const Problem& p,
         for (int64_t kk = 0; kk < p.k; ++kk)
           acc += double(decode(ab[size_t(i * p.k + kk)])) *
                  double(decode(bb[size_t(p.kMajor ? j * p.k + kk : kk * p.n + j)]));
+        if (p.scaled) acc = acc * rowScale[size_t(i)] + colBias[size_t(j)];
         double got = decode(c[size_t((bi * p.m + i) * p.n + j)]);
         // One rounding of the output (8 significant bits in BF16, 11 in FP16) and f32 sums.
         double tol = std::fabs(acc) / (p.f16 ? 1024 : 128) + 1e-3 * std::sqrt(double(p.k));

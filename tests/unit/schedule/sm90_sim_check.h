@@ -18,6 +18,9 @@ struct Problem {
   int64_t batch = 0;  // > 0: the batched program, dim "B"
   uint32_t blocks = 0;  // 0: one per tile (capped at 4)
   bool f16 = false;     // the FP16 program (examples::gemmF16) instead of the BF16 one
+  // C = (A·B) scaled per row by s[M], plus bias[N] (f32): the epilogue's per-row and per-column
+  // values, with rows and columns past the tensor's edges (row-major B, BF16, no batch).
+  bool scaled = false;
 };
 
 // `mutate` edits the compiled kernel before it runs (to show the simulator catches a broken

@@ -105,9 +105,13 @@ void Agent::exec(const Operation& op, const Mask& m) {
       r[size_t(t)] = fromI(z, rt);
     }
     set(op.result()) = r;
-  } else if (n == "arith.addf") {  // split-K's sum of the slices' partials
+  } else if (n == "arith.addf" || n == "arith.mulf") {  // split-K's sums; the epilogue's scales and biases
     Lanes r = Lanes(size_t(T));
-    for (int t = 0; t < T; ++t) r[size_t(t)] = fromF(asF(get(op.operand(0))[size_t(t)]) + asF(get(op.operand(1))[size_t(t)]));
+    const bool add = n == "arith.addf";
+    for (int t = 0; t < T; ++t) {
+      float x = asF(get(op.operand(0))[size_t(t)]), y = asF(get(op.operand(1))[size_t(t)]);
+      r[size_t(t)] = fromF(add ? x + y : x * y);
+    }
     set(op.result()) = r;
   } else if (n == "scf.for") {
     int64_t lb = uniform(op.operand(0), m), ub = uniform(op.operand(1), m), step = uniform(op.operand(2), m);

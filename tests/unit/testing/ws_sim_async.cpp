@@ -27,6 +27,8 @@ void Agent::wgmma(const Operation& op, const Mask& m) {
   auto shape = op.intsAttr("shape");
   int N = int(shape[1]), nacc = N / 2;
   bool transB = op.attr("trans_b")->asBool();
+  const Attribute* transAttr = op.attr("trans_a");
+  bool transA = transAttr && transAttr->asBool();
   std::string ab = op.stringAttr("ab");
   if (ab != "bf16" && ab != "f16") throw std::runtime_error("wgmma of unsupported operands ." + ab);
   auto decode = ab == "bf16" ? bf16BitsToFloat : f16BitsToFloat;
@@ -49,7 +51,7 @@ void Agent::wgmma(const Operation& op, const Mask& m) {
     };
     std::vector<double> A(64 * 16), B(16 * size_t(N));
     for (int r = 0; r < 64; ++r)
-      for (int k = 0; k < 16; ++k) A[size_t(r * 16 + k)] = read(canonicalAddress(da, false, r, k));
+      for (int k = 0; k < 16; ++k) A[size_t(r * 16 + k)] = read(canonicalAddress(da, transA, r, k));
     for (int k = 0; k < 16; ++k)
       for (int c = 0; c < N; ++c) B[size_t(k * N + c)] = read(canonicalAddress(db, transB, c, k));
     for (int t = t0; t < t0 + 128; ++t) {
@@ -249,24 +251,39 @@ void Agent::ldSharedRemoteV4(const Operation& op, const Mask& m) {
   }
 }
 
-// stmatrix .x4 (PTX ISA "stmatrix"): lanes 8i..8i+7 of a warp address the rows of matrix i; lane l
-// holds row l/4, elements 2(l%4) and 2(l%4)+1, of each matrix, in v_i. Whole warps only.
+// stmatrix .x2 / .x4 (PTX ISA "stmatrix"): lanes 8i..8i+7 of a warp address the rows of matrix i; lane l
+// holds row l/4, elements 2(l%4) and 2(l%4)+1, of each matrix, in v_i. Whole warps only. With
+// .trans the matrix is stored transposed: the segment lane 8i + c addresses receives column c, its
+// element r from row r (lane 4r + c / 2, half c % 2 of its v_i).
 void Agent::stmatrix(const Operation& op, const Mask& m) {
   auto l = *kern::smemLayout(op.operand(0)->type());
+  const Attribute* transAttr = op.attr("trans");
+  const bool trans = transAttr && transAttr->asBool();
   for (int w = 0; w < b_.T_ / 32; ++w) {
     int active = 0;
     for (int t = 32 * w; t < 32 * w + 32; ++t) active += m[size_t(t)] ? 1 : 0;
     if (active == 0) continue;
     if (active != 32) throw std::runtime_error("kern.stmatrix with part of a warp active");
-    for (int i = 0; i < 4; ++i)
+    // The row segment lane `addresser` of the warp addresses (the 128B swizzle moves whole 16-byte
+    // segments, so the elements inside one stay in order).
+    auto segment = [&](int addresser) {
+      size_t t = size_t(32 * w + addresser);
+      uint64_t seg = displacedAddress(l, get(op.operand(0))[t], get(op.operand(1))[t], get(op.operand(2))[t], op);
+      if (seg % 16 != 0) throw std::runtime_error("kern.stmatrix row segment not 16-byte aligned");
+      return seg;
+    };
+    for (int i = 0; i < int(op.numOperands()) - 3; ++i)  // .x2 or .x4
       for (int lane = 0; lane < 32; ++lane) {
-        size_t src = size_t(32 * w + lane), addresser = size_t(32 * w + 8 * i + lane / 4);
-        uint64_t seg = displacedAddress(l, get(op.operand(0))[addresser], get(op.operand(1))[addresser],
-                                        get(op.operand(2))[addresser], op);
-        if (seg % 16 != 0) throw std::runtime_error("kern.stmatrix row segment not 16-byte aligned");
-        uint64_t a = seg + uint64_t(4 * (lane % 4));  // the 128B swizzle moves whole 16-byte segments
-        uint32_t v = uint32_t(get(op.operand(unsigned(3 + i)))[src]);
-        std::memcpy(b_.shared(a, 4), &v, 4);
+        uint32_t v = uint32_t(get(op.operand(unsigned(3 + i)))[size_t(32 * w + lane)]);
+        int r = lane / 4, c = 2 * (lane % 4);  // the matrix row and first column lane's v_i holds
+        if (!trans) {
+          std::memcpy(b_.shared(segment(8 * i + r) + uint64_t(2 * c), 4), &v, 4);
+          continue;
+        }
+        for (int h = 0; h < 2; ++h) {
+          uint16_t half = uint16_t(v >> (16 * h));
+          std::memcpy(b_.shared(segment(8 * i + c + h) + uint64_t(2 * r), 2), &half, 2);
+        }
       }
   }
 }
