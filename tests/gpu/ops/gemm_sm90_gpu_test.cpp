@@ -146,6 +146,22 @@ const std::vector<std::string> kNarrowConfigs = {
 
 INSTANTIATE_TEST_SUITE_P(Narrow, GemmSm90GpuConfigs, ::testing::ValuesIn(kNarrowConfigs), testing::ParamName());
 
+// swap_ab: the tile computed transposed (B's stage as wgmma's A, MN-major through imm-trans-a) and
+// staged by stmatrix .trans: tile heights that are not multiples of 64 (104- and 72-row shares,
+// whose last 8 rows go out by stmatrix .x2), 144 accumulators, clusters, ping-pong, stream-K.
+const std::string kSwap = "swap_ab=true epilogue=tma stage_store=stmatrix ";
+const std::vector<std::string> kSwappedConfigs = {
+    kSwap + "bm=208 bn=128 stages=4 warps_m=2",
+    kSwap + "bm=192 bn=192 stages=4 warps_m=2 store_slots=1",
+    kSwap + "bm=144 bn=256 stages=3 warps_m=2 cluster_m=2",
+    kSwap + "bm=208 bn=128 stages=4 warps_m=2 cluster_n=2",
+    kSwap + "bm=112 bn=128 stages=5 warps_m=2 consumers=pingpong",
+    kSwap + "bm=208 bn=128 stages=4 warps_m=2 stream_k=1",
+    kSwap + "bm=48 bn=128 stages=8 warps_m=1",
+};
+
+INSTANTIATE_TEST_SUITE_P(Swapped, GemmSm90GpuConfigs, ::testing::ValuesIn(kSwappedConfigs), testing::ParamName());
+
 // The FP16 program (examples::gemmF16) through the schedules of registered variants: one and two
 // consumer warpgroups, ping-pong, the TMA store, clusters along M and N, three warpgroups.
 class GemmSm90GpuF16 : public GemmSm90Gpu {};
