@@ -285,6 +285,28 @@ TEST(GemmBf16Sm90Gates, NarrowTilesRunOnHgmmaOfTheirWidth) {
   }
 }
 
+// swap_ab: per K step bn / 64 HGMMA of the warpgroup's rows as N (104 of a 208-row tile), B's
+// stage read MN-major as wgmma's A; the tile staged by stmatrix .trans (STSM.16.MT88: .4 per 16 x
+// 16 block, .2 for a last 8 rows) and stored by TMA only, without spills.
+TEST(GemmBf16Sm90Gates, SwappedOperandsRunOnHgmmaOfTheirHeight) {
+  if (std::string why = noDisassembler(); !why.empty()) GTEST_SKIP() << "no SASS disassembler: " << why;
+  const std::string base = "strategy=sm90_ws_persistent bk=64 warps_n=1 raster=grouped group_m=8 l2_hint=reuse "
+                           "swap_ab=true epilogue=tma stage_store=stmatrix ";
+  for (const char* extra : {"bm=208 bn=128 stages=4 warps_m=2", "bm=192 bn=192 stages=4 warps_m=2 store_slots=1"}) {
+    gateBothLayouts(base + extra, [](const Config& c, bool, const backend::SassStats& sass) {
+      int rows = c.bm / c.warpsM, blocks = c.bn / 64;
+      EXPECT_EQ(sass.count("HGMMA.64x" + std::to_string(rows) + "x16.F32.BF16"), (c.bk / 16) * blocks);
+      EXPECT_EQ(sass.count("HGMMA"), (c.bk / 16) * blocks);
+      EXPECT_EQ(sass.count("HMMA"), 0);
+      EXPECT_EQ(sass.count("STSM.16.MT88.4"), blocks * (rows / 16));
+      EXPECT_EQ(sass.count("STSM.16.MT88.2"), blocks * (rows % 16 / 8));
+      EXPECT_EQ(sass.count("STSM.16.M88"), 0);
+      EXPECT_EQ(sass.count("UTMASTG"), blocks);
+      EXPECT_EQ(sass.count("STG"), 0);
+    });
+  }
+}
+
 // 2 x 2 clusters: each rank's branch copies one A piece (to its row of the cluster) and one half
 // of every B box (to its column), so 4 x (1 + B boxes) UTMALDG, all multicast; HGMMA as alone.
 TEST(GemmBf16Sm90Gates, SquareClustersMulticastBothOperands) {

@@ -61,6 +61,36 @@ TEST(Sm90Config, SquareClustersAreAccepted) {
                   "bm=64 bn=128 stages=9 warps_m=1 cluster_m=2 cluster_n=2"});
 }
 
+// swap_ab: a warpgroup's rows are wgmma's N (any multiple of 8 up to 256), the tile's columns its
+// m64 blocks; the transposed tile goes out through stmatrix .trans and the TMA store.
+TEST(Sm90Config, SwappedOperandsTakeTileHeightsInEights) {
+  const std::string swap = "swap_ab=true epilogue=tma stage_store=stmatrix ";
+  for (const char* extra : {"bm=208 bn=128 stages=4 warps_m=2", "bm=192 bn=192 stages=4 warps_m=2 store_slots=1",
+                            "bm=112 bn=128 stages=5 warps_m=2 consumers=pingpong", "bm=8 bn=64 stages=4 warps_m=1",
+                            "bm=208 bn=128 stages=4 warps_m=2 cluster_n=2 cluster_m=2"})
+    expectAccepted({(swap + extra).c_str()});
+  // 192 x 192 in two warpgroups: 144 accumulators, more than unswapped tiles may hold (128).
+  EXPECT_EQ(errors("warps_m=2 bm=256 bn=256 stages=2 " + swap),
+            "error: bm=256 bn=256 gives each consumer thread 256 f32 accumulators; at most 176 fit in its 232 registers "
+            "(use a smaller tile or more consumer warpgroups)\n");
+  EXPECT_EQ(errors("warps_m=2 bm=200 " + swap),
+            "error: bm=200 with swap_ab=true gives each of 2 consumer warpgroup(s) an equal share of its rows, which "
+            "must be a multiple of 8 from 8 to 256 rows (wgmma's N)\n");
+  EXPECT_EQ(errors("warps_m=2 consumers=pingpong bm=264 " + swap),
+            "error: bm=264 with swap_ab=true gives each of 1 consumer warpgroup(s) the whole tile, which must be a "
+            "multiple of 8 from 8 to 256 rows (wgmma's N)\n");
+  EXPECT_EQ(errors("warps_m=2 bm=128 bn=96 " + swap),
+            "error: bn=96 with swap_ab=true is not whole m64 wgmma blocks: use 64, 128, 192 or 256\n");
+  EXPECT_EQ(errors("warps_m=2 bm=128 swap_ab=true epilogue=tma"),
+            "error: swap_ab=true holds the tile transposed in registers and stages it through stmatrix .trans: add "
+            "epilogue=tma stage_store=stmatrix\n");
+  EXPECT_EQ(errors("warps_m=2 bm=128 bn=256 reuse_stage=true " + swap),
+            "error: reuse_stage=true with swap_ab=true is not supported by sm90_ws_persistent\n");
+  EXPECT_EQ(errors("warps_m=2 bm=208 cluster_n=4 " + swap),
+            "error: bm=208 does not split into cluster_n=4 pieces of A on the 128-byte swizzle's 8-row period: use a "
+            "multiple of 32\n");
+}
+
 TEST(Sm90Config, OneConsumerWarpgroupNeedsNoRegisterSplit) {
   Sm90Shape s = sm90Shape(Config::parse(std::string(kBase) + "bk=64 bm=64 bn=256 stages=5 warps_m=1"), 2);
   EXPECT_EQ(s.threads, 256);
