@@ -29,6 +29,9 @@ constexpr double kStreamKOverheadSteps = 20.0;
 // sums of the last slice: 1000^3's 16 K steps in two slices lose 12%, 128 in two gain).
 constexpr double kSplitKOverheadSteps = 10.0;
 
+// swap_ab's factor between twins (twinTerms).
+double kSwapFactor = 1.0;
+
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The share of the slots that n units fill over their waves, `per` slots a wave (1: whole waves).
@@ -61,6 +64,7 @@ struct Sm90Shape {
                             // let it stream B; bench/results/2026-11-30-h200-stream-fill/)
   int streamK = 0;          // 1: the last partial wave's K steps shared out over all SMs (stream_k)
   int storeSlots = 0;       // 1: one output staging slot per warpgroup (store_slots), a ring stage more
+  bool swapAB = false;      // the tile computed transposed, its rows as wgmma's N (swap_ab; stmatrix staging)
 };
 // Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus with the TMA-store
 // epilogue two 64-column slots of output staging per consumer row: bm x 256 bytes, twice that with
@@ -126,6 +130,14 @@ constexpr Sm90Shape kSm90Shapes[] = {
     // fastest at 6968x6456x7384 (0.93x), but 0.71x at 3000^3 (its 64 cluster tiles take three rounds
     // of the 30 clusters of four the H200 runs) and 0.83x at 5000^3 against 128x256's 0.93x.
     {128, 256, 2, 4, true, false, 2, false, 1, false, 8, 2},
+    // Swapped operands (swap_ab): each warpgroup's rows are wgmma's N, so tile heights come in
+    // eights, not in 64s: 208, 224 and 240 rows, where M divides into them better than into 128 or
+    // 256 (1300x11008x4096: 224x128 1.01x cuBLAS, the best unswapped 0.94x; 9000x3072x3072 208x128
+    // 1.02x against 1.00x; bench/results/2026-11-30-h200-swap-ab/swap_sweep2.*). The same tile
+    // swapped runs ~3% behind its unswapped twin (128x256: 0.916 against 0.942 there).
+    {208, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 0, true},
+    {224, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 1, true},
+    {240, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 1, true},
 };
 
 
@@ -153,12 +165,13 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
   std::vector<GemmVariant> t;
   for (const Sm90Shape& s : kSm90Shapes) {
     GemmVariant v;
-    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
+    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
                          s.pingpong ? "_pp" : "", s.clusterM > 1 ? fmt::format("_c{}", s.clusterM) : "",
-                         s.clusterN > 1 ? fmt::format("_cn{}", s.clusterN) : "", s.stmatrix ? "_stsm" : "",
+                         s.clusterN > 1 ? fmt::format("_cn{}", s.clusterN) : "", s.stmatrix && !s.swapAB ? "_stsm" : "",
                          s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "", s.reuseStage ? "_rs" : "",
                          s.groupM != 8 ? fmt::format("_g{}", s.groupM) : "",
-                         s.streamK ? fmt::format("_streamk{}", s.streamK) : "", s.storeSlots == 1 ? "_1slot" : "");
+                         s.streamK ? fmt::format("_streamk{}", s.streamK) : "", s.storeSlots == 1 ? "_1slot" : "",
+                         s.swapAB ? "_swap" : "");
     v.config.strategy = "sm90_ws_persistent";
     v.config.bm = s.bm;
     v.config.bn = s.bn;
@@ -173,7 +186,8 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     v.config.clusterM = s.clusterM;
     v.config.clusterN = s.clusterN;
     v.config.l2Hint = L2Hint::Reuse;
-    if (s.stmatrix) v.config.stageStore = StageStore::Stmatrix;
+    if (s.stmatrix || s.swapAB) v.config.stageStore = StageStore::Stmatrix;
+    v.config.swapAB = s.swapAB;
     v.config.splitK = s.splitK;
     v.config.reuseStage = s.reuseStage;
     v.config.streamK = s.streamK;
@@ -287,7 +301,11 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   // 28 shapes where some factor from 0.9 to 1.0 moves a pick, 0.954x cuBLAS -> 0.960x (3000^3
   // 0.82x -> 0.92x, 3742x8656x4176 0.90x -> 0.98x; 3000x6144x512 1.04x -> 0.99x). No BENCH.md pick moves.
   double warpgroups = c.warpsM == 3 ? (c.storeSlots == 1 ? 0.96 : 0.9) : 1.0;
-  return epilogue * depth * cluster * stageStore * reuse * group * inflight * warpgroups;
+  // swap_ab: the same tile swapped ran 2.8% behind its unswapped twin (128x256 over 12 LLM-like
+  // shapes, 0.916 against 0.942 of cuBLAS; 2.4% over the seven large BENCH.md shapes), of which
+  // the stmatrix staging above counts 2%.
+  double swapped = c.swapAB ? kSwapFactor : 1.0;
+  return epilogue * depth * cluster * stageStore * reuse * group * inflight * warpgroups * swapped;
 }
 
 // Memory-bound problems (fewer flops per byte than the H200's balance, 989 TFLOP/s over the 4.0

@@ -172,15 +172,22 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     EXPECT_EQ(o.report.stackFrameBytes, 0) << what;
     EXPECT_EQ(o.report.spillStoreBytes, 0) << what;
     EXPECT_EQ(o.report.spillLoadBytes, 0) << what;
-    // m64 blocks per consumer warpgroup: its share of the tile, or with ping-pong the whole tile.
-    int blocks = (c.consumers == Consumers::Pingpong ? c.bm : c.bm / c.warpsM) / 64;
-    std::string hgmma = "HGMMA.64x" + std::to_string(c.bn) + "x16.F32.BF16";
+    // m64 blocks per consumer warpgroup: its share of the tile (or with ping-pong the whole tile),
+    // each as wide as the tile; swap_ab: the tile's 64-column blocks, each as wide as that share.
+    // The MN-major operand of a row-major B is wgmma's B (tnspB), or swapped its A (tnspA).
+    int rows = c.consumers == Consumers::Pingpong ? c.bm : c.bm / c.warpsM;
+    int blocks = c.swapAB ? c.bn / 64 : rows / 64, width = c.swapAB ? rows : c.bn;
+    std::string hgmma = "HGMMA.64x" + std::to_string(width) + "x16.F32.BF16";
     EXPECT_EQ(o.sass->count(hgmma), (c.bk / 16) * blocks) << what;
     EXPECT_EQ(o.sass->count("HGMMA"), (c.bk / 16) * blocks) << what;
     EXPECT_EQ(o.sass->count("HMMA"), 0) << what;
-    int tnsp = 0;
-    for (size_t pos = 0; (pos = o.sass->text.find("tnspB", pos)) != std::string::npos; ++pos) ++tnsp;
-    EXPECT_EQ(tnsp, j.kMajor ? 0 : (c.bk / 16) * blocks) << what;
+    auto occurrences = [&](const char* s) {
+      int n = 0;
+      for (size_t pos = 0; (pos = o.sass->text.find(s, pos)) != std::string::npos; ++pos) ++n;
+      return n;
+    };
+    EXPECT_EQ(occurrences(c.swapAB ? "tnspA" : "tnspB"), j.kMajor ? 0 : (c.bk / 16) * blocks) << what;
+    EXPECT_EQ(occurrences(c.swapAB ? "tnspB" : "tnspA"), 0) << what;
     // With cluster_m=2 each block's producer holds two copies of its half of the B loads (one per
     // cluster rank), all multicast; with cluster_n=cn, cn copies of its piece of the A load, all
     // multicast; with both, four of each; and a clustered kernel opens and closes with a cluster barrier.
@@ -207,15 +214,18 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     EXPECT_EQ(o.sass->count("UTMACCTL.PF"), tmaStore ? 3 : 2) << what << ": one descriptor prefetch per tensor map";
     // The staged epilogue writes shared memory with four st.shared.b32 per 16 x 16 block and
     // thread, or (stage_store=stmatrix) one stmatrix .x4 per block and warp; per m64 block of a
-    // consumer warpgroup there are bn / 16 such blocks per warp.
+    // consumer warpgroup there are width / 16 such blocks per warp (swap_ab: stored transposed,
+    // and a last 8 columns of the block by .x2).
     bool stsm = c.stageStore == StageStore::Stmatrix;
-    EXPECT_EQ(o.sass->count("STSM.16.M88.4"), tmaStore && stsm ? (c.bn / 16) * blocks : 0) << what;
+    EXPECT_EQ(o.sass->count("STSM.16.M88.4"), tmaStore && stsm && !c.swapAB ? (width / 16) * blocks : 0) << what;
+    EXPECT_EQ(o.sass->count("STSM.16.MT88.4"), c.swapAB ? (width / 16) * blocks : 0) << what;
+    EXPECT_EQ(o.sass->count("STSM.16.MT88.2"), c.swapAB ? (width % 16 / 8) * blocks : 0) << what;
     EXPECT_EQ(o.sass->count("STS"), tmaStore && !stsm ? 4 * (c.bn / 16) * blocks : 0) << what;
     // split_k, stream_k: each consumer thread hands its accumulators over in 16-byte stores (the
     // units that do not finish their tile) and adds the others' in 16-byte loads (the one that
     // does: S - 1 slices unrolled, or stream-K's loop over its peers' slots), with one GPU-scope
     // release (MEMBAR.ALL.GPU + REDG) and an acquiring poll.
-    int quads = blocks * c.bn / 2 / 4;
+    int quads = blocks * width / 2 / 4;
     bool handOver = c.splitK > 1 || c.streamK;
     EXPECT_EQ(o.sass->count("STG.E.128"), handOver ? quads : 0) << what;
     EXPECT_EQ(o.sass->count("LDG.E.128"), c.streamK ? quads : quads * (c.splitK - 1)) << what;

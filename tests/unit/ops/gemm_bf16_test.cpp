@@ -262,7 +262,8 @@ TEST(GemmBf16Family, Sm90HeuristicOnMoreShapes) {
                            "2026-11-30-h200-three-warpgroups/fresh6.json", "2026-11-30-h200-narrow-tiles/narrow.json",
                            "2026-11-30-h200-narrow-tiles/narrow_sweep.json", "2026-11-30-h200-narrow-tiles/refit.json",
                            "2026-11-30-h200-narrow-tiles/fresh7.json", "2026-11-30-h200-narrow-tiles/square.json",
-                           "2026-11-30-h200-narrow-tiles/square_heldout.json"}) {
+                           "2026-11-30-h200-narrow-tiles/square_heldout.json", "2026-11-30-h200-swap-ab/heldout_2x2.json",
+                           "2026-11-30-h200-swap-ab/swap_sweep.json", "2026-11-30-h200-swap-ab/swap_sweep2.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
     const nlohmann::json run = nlohmann::json::parse(in);
