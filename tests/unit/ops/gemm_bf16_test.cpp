@@ -244,7 +244,11 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
 // picks the four-stage pairs' factor moves, which led to its 0.96; fresh7, twelve random shapes
 // measured after it; square: 2 x 2 clusters at eight shapes, which led to registering 128x256 in
 // them; square_heldout: twelve shapes with both operands' rows off sectors measured after that,
-// which showed clusters of four need the 30 slots the H200 runs them in). It
+// which showed clusters of four need the 30 slots the H200 runs them in) and -swap-ab/
+// (heldout_2x2: eight shapes with both operands' rows off sectors, measured after the last 2 x 2
+// change; swap_sweep and swap_sweep2: swapped tiles beside the registered ones, which led to the
+// three _swap variants; swap_moved: the 25 recorded shapes whose picks those moved, measured
+// after; swap_heldout and swap_heldout_rest: twelve random shapes measured after that). It
 // carries over less well than on its own shapes, and the bounds say what it does: no pick below 80%
 // of the fastest registered variant measured, and the picks at 95% of it or better in geometric
 // mean. The shapes under 95% are printed.
@@ -263,7 +267,9 @@ TEST(GemmBf16Family, Sm90HeuristicOnMoreShapes) {
                            "2026-11-30-h200-narrow-tiles/narrow_sweep.json", "2026-11-30-h200-narrow-tiles/refit.json",
                            "2026-11-30-h200-narrow-tiles/fresh7.json", "2026-11-30-h200-narrow-tiles/square.json",
                            "2026-11-30-h200-narrow-tiles/square_heldout.json", "2026-11-30-h200-swap-ab/heldout_2x2.json",
-                           "2026-11-30-h200-swap-ab/swap_sweep.json", "2026-11-30-h200-swap-ab/swap_sweep2.json"}) {
+                           "2026-11-30-h200-swap-ab/swap_sweep.json", "2026-11-30-h200-swap-ab/swap_sweep2.json",
+                           "2026-11-30-h200-swap-ab/swap_moved.json", "2026-11-30-h200-swap-ab/swap_heldout.json",
+                           "2026-11-30-h200-swap-ab/swap_heldout_rest.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
     const nlohmann::json run = nlohmann::json::parse(in);
