@@ -29,9 +29,6 @@ constexpr double kStreamKOverheadSteps = 20.0;
 // sums of the last slice: 1000^3's 16 K steps in two slices lose 12%, 128 in two gain).
 constexpr double kSplitKOverheadSteps = 10.0;
 
-// swap_ab's factor between twins (twinTerms).
-double kSwapFactor = 1.0;
-
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The share of the slots that n units fill over their waves, `per` slots a wave (1: whole waves).
@@ -301,11 +298,11 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   // 28 shapes where some factor from 0.9 to 1.0 moves a pick, 0.954x cuBLAS -> 0.960x (3000^3
   // 0.82x -> 0.92x, 3742x8656x4176 0.90x -> 0.98x; 3000x6144x512 1.04x -> 0.99x). No BENCH.md pick moves.
   double warpgroups = c.warpsM == 3 ? (c.storeSlots == 1 ? 0.96 : 0.9) : 1.0;
-  // swap_ab: the same tile swapped ran 2.8% behind its unswapped twin (128x256 over 12 LLM-like
-  // shapes, 0.916 against 0.942 of cuBLAS; 2.4% over the seven large BENCH.md shapes), of which
-  // the stmatrix staging above counts 2%.
-  double swapped = c.swapAB ? kSwapFactor : 1.0;
-  return epilogue * depth * cluster * stageStore * reuse * group * inflight * warpgroups * swapped;
+  // swap_ab (always stage_store=stmatrix) counts that 0.98 and nothing more: the same tile swapped
+  // ran 2.8% behind its unswapped twin (128x256 over 12 LLM-like shapes, 0.916 against 0.942 of
+  // cuBLAS; 2.4% over the seven large BENCH.md shapes), but a further 0.99 moved one recorded pick
+  // where 1.0 moves 25, 22 of them measured faster (bench/results/2026-11-30-h200-swap-ab/swap_moved.*).
+  return epilogue * depth * cluster * stageStore * reuse * group * inflight * warpgroups;
 }
 
 // Memory-bound problems (fewer flops per byte than the H200's balance, 989 TFLOP/s over the 4.0

@@ -105,6 +105,9 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
       diag.error(loc) << "bm=" << c.bm << " with swap_ab=true gives each of " << (pingpong ? 1 : c.warpsM)
                       << " consumer warpgroup(s) " << (pingpong ? "the whole tile" : "an equal share of its rows")
                       << ", which must be a multiple of 8 from 8 to 256 rows (wgmma's N)";
+    else if (c.bm / c.clusterN > 256)
+      diag.error(loc) << "bm=" << c.bm << " is more rows than a TMA box of A holds (256"
+                      << (c.clusterN > 1 ? " per cluster_n piece" : "") << ")";
     if (c.bn % 64 != 0 || c.bn < 64 || c.bn > 256)
       diag.error(loc) << "bn=" << c.bn << " with swap_ab=true is not whole m64 wgmma blocks: use 64, 128, 192 or 256";
     if (c.epilogue != EpilogueStore::Tma || c.stageStore != StageStore::Stmatrix)

@@ -552,11 +552,13 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
     };
     // The box's accumulators, in the epilogue's (m16 tile, n8 tile, element) order.
     std::vector<Value*> part;
-    if (p.swapped())  // the box is block `box`, whole
+    if (p.swapped()) {  // the box is block `box`, whole
       part.assign(out.begin() + box * nacc, out.begin() + (box + 1) * nacc);
-    for (int i = 0; i < blocks && !p.swapped(); ++i)
-      for (int j = 0; j < perBox; ++j)
-        for (int e = 0; e < 4; ++e) part.push_back(out[size_t(i * nacc + (box * perBox + j) * 4 + e)]);
+    } else {
+      for (int i = 0; i < blocks; ++i)
+        for (int j = 0; j < perBox; ++j)
+          for (int e = 0; e < 4; ++e) part.push_back(out[size_t(i * nacc + (box * perBox + j) * 4 + e)]);
+    }
     if (!sm80::buildEpilogue(cx, part)) return false;
     b.create("kern.fence", {}, {}, {{"kind", "proxy_async"}});
     b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});

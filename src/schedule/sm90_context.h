@@ -73,8 +73,9 @@ struct Plan {
   // before the arrive). A cluster-scope acquire would add CCTL.IVALL (an L1 invalidation) after
   // every wait. CUTLASS's TMA pipelines synchronize the same way.
   std::vector<ir::NamedAttr> waitAttrs() const { return {}; }
-  // Rows of a tile one consumer warpgroup computes (64 or 128: its m64 blocks): a share of the
-  // tile when the warpgroups cooperate, the whole tile when they take turns.
+  // Rows of a tile one consumer warpgroup computes (64 or 128, its m64 blocks; with swap_ab any
+  // multiple of 8 up to 256): a share of the tile when the warpgroups cooperate, the whole tile
+  // when they take turns.
   int rowsPerConsumer() const { return pingpong() ? cfg.bm : cfg.bm / cfg.warpsM; }
   // A consumer warpgroup's wgmma of one k16 step: `blocks` of them, each with `nacc` f32
   // accumulators per thread. Normally its rows in m64 blocks, each as wide as the tile (wgmma N =

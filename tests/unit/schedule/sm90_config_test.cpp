@@ -86,6 +86,7 @@ TEST(Sm90Config, SwappedOperandsTakeTileHeightsInEights) {
             "epilogue=tma stage_store=stmatrix\n");
   EXPECT_EQ(errors("warps_m=2 bm=128 bn=256 reuse_stage=true " + swap),
             "error: reuse_stage=true with swap_ab=true is not supported by sm90_ws_persistent\n");
+  EXPECT_EQ(errors("warps_m=2 bm=384 bn=64 " + swap), "error: bm=384 is more rows than a TMA box of A holds (256)\n");
   EXPECT_EQ(errors("warps_m=2 bm=208 cluster_n=4 " + swap),
             "error: bm=208 does not split into cluster_n=4 pieces of A on the 128-byte swizzle's 8-row period: use a "
             "multiple of 32\n");
