@@ -130,8 +130,8 @@ constexpr Sm90Shape kSm90Shapes[] = {
     // Swapped operands (swap_ab): each warpgroup's rows are wgmma's N, so tile heights come in
     // eights, not in 64s: 208, 224 and 240 rows, where M divides into them better than into 128 or
     // 256 (1300x11008x4096: 224x128 1.01x cuBLAS, the best unswapped 0.94x; 9000x3072x3072 208x128
-    // 1.02x against 1.00x; bench/results/2026-11-30-h200-swap-ab/swap_sweep2.*). The same tile
-    // swapped runs ~3% behind its unswapped twin (128x256: 0.916 against 0.942 there).
+    // 1.02x against 1.00x; bench/results/2026-11-30-h200-swap-ab/swap_sweep2.*). A swapped tile runs
+    // at the speed of its wgmma shape: two m64n1xx per warpgroup, like unswapped 256x128 (swap_twin.*).
     {208, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 0, true},
     {224, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 1, true},
     {240, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 1, true},
@@ -298,10 +298,11 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   // 28 shapes where some factor from 0.9 to 1.0 moves a pick, 0.954x cuBLAS -> 0.960x (3000^3
   // 0.82x -> 0.92x, 3742x8656x4176 0.90x -> 0.98x; 3000x6144x512 1.04x -> 0.99x). No BENCH.md pick moves.
   double warpgroups = c.warpsM == 3 ? (c.storeSlots == 1 ? 0.96 : 0.9) : 1.0;
-  // swap_ab (always stage_store=stmatrix) counts that 0.98 and nothing more: the same tile swapped
-  // ran 2.8% behind its unswapped twin (128x256 over 12 LLM-like shapes, 0.916 against 0.942 of
-  // cuBLAS; 2.4% over the seven large BENCH.md shapes), but a further 0.99 moved one recorded pick
-  // where 1.0 moves 25, 22 of them measured faster (bench/results/2026-11-30-h200-swap-ab/swap_moved.*).
+  // swap_ab (always stage_store=stmatrix) counts that 0.98 and nothing more. A swapped tile runs at
+  // the speed of its wgmma shape: 256x128 swapped as fast as unswapped (two m64n128 each), 128x256
+  // swapped (four m64n64) 2.8% behind its twin (one m64n256); the registered ones, two m64n1xx,
+  // run like unswapped 256x128, about 0.98 of 128x256. A further 0.99 moved one recorded pick
+  // where none moves 25, 22 of them measured faster (bench/results/2026-11-30-h200-swap-ab/).
   return epilogue * depth * cluster * stageStore * reuse * group * inflight * warpgroups;
 }
 

@@ -163,7 +163,8 @@ const std::vector<std::string> kSwappedConfigs = {
 INSTANTIATE_TEST_SUITE_P(Swapped, GemmSm90GpuConfigs, ::testing::ValuesIn(kSwappedConfigs), testing::ParamName());
 
 // The FP16 program (examples::gemmF16) through the schedules of registered variants: one and two
-// consumer warpgroups, ping-pong, the TMA store, clusters along M and N, three warpgroups.
+// consumer warpgroups, ping-pong, the TMA store, clusters along M and N, three warpgroups, swapped
+// operands.
 class GemmSm90GpuF16 : public GemmSm90Gpu {};
 
 TEST_P(GemmSm90GpuF16, MatchesReferenceAndCublas) {
@@ -176,7 +177,8 @@ INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90GpuF16,
                          ::testing::Values("bf16_gemm_sm90_64x128x64_s8", "bf16_gemm_sm90_128x256x64_s4_tma_c2",
                                            "bf16_gemm_sm90_128x128x64_s5_tma_pp",
                                            "bf16_gemm_sm90_128x256x64_s4_tma_cn2",
-                                           "bf16_gemm_sm90_192x192x64_s4_tma_c2_1slot"),
+                                           "bf16_gemm_sm90_192x192x64_s4_tma_c2_1slot",
+                                           "bf16_gemm_sm90_208x128x64_s4_tma_swap"),
                          testing::ParamName());
 
 // Batched: C[b] = A[b] · B[b] through 3-D tensor maps (box depth 1), batch walked by the tile loop.
