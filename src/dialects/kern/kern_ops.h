@@ -112,8 +112,8 @@
 //  * kern.wgmma: wgmma.mma_async m64nNk16 with f32 accumulators (PTX ISA "wgmma.mma_async"); the
 //    accumulators are read and written in place, so each accumulator operand must have this op
 //    as its only use. {trans_b}: B is MN-major (imm-trans-b); {trans_a} (optional, false when
-//    absent): A is MN-major (imm-trans-a), as when the operands' roles are swapped (swap_ab). kern.wgmma_fence / commit / wait are wgmma.fence / commit_group /
-//    wait_group.
+//    absent): A is MN-major (imm-trans-a), as when the operands' roles are swapped (swap_ab).
+//    kern.wgmma_fence / commit / wait are wgmma.fence / commit_group / wait_group.
 //  * The TMA-store epilogue: kern.st_shared(buf, slot, off, v) {row, col} stores v (an element, or
 //    a frag pair starting at an even column) at the element the stage addressing above gives
 //    (off from kern.smem_offset: one swizzle per thread, then a constant XOR / add per store);
