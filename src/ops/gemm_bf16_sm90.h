@@ -3,7 +3,7 @@
 // warp-specialized producer / wgmma consumers, persistent tile loop; docs/sm90-strategy.md).
 //
 // Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_cn2][_stsm][_sk<S>][_rs][_g<G>]
-// [_streamk1][_1slot]" (table in gemm_bf16_sm90.cpp): 128x128, 128x192, 128x256, 256x128 and 128x64
+// [_streamk1][_1slot][_swap]" (table in gemm_bf16_sm90.cpp): 128x128, 128x192, 128x256, 256x128 and 128x64
 // with two consumer warpgroups (setmaxnreg 40 / 232); 192x192 with three (40 / 152); 64x64, 64x128
 // and 64x256 with one, and deep-ring 64x64 s13 / 64x128 s9 for memory-bound small M. "_tma" stores
 // the output through shared memory with TMA (epilogue=tma); "_pp" alternates whole tiles between
@@ -20,7 +20,9 @@
 // "_streamk1" shares the last partial wave's K steps out over all SMs (stream_k=1: 128x256 and
 // 128x192 s4 tma, alone and in pairs, for compute-bound shapes whose tiles quantize badly into
 // waves; it loses to its twin where the waves fill); "_1slot" stages the output in one slot per
-// warpgroup, which leaves 192x192 room for a fourth stage (store_slots=1). Every variant loads a
+// warpgroup, which leaves 192x192 room for a fourth stage (store_slots=1); "_swap" computes the tile
+// transposed, its rows as wgmma's N, staged by stmatrix .trans (swap_ab=true: 208x128, 224x128 and
+// 240x128 two warpgroups, for the shapes whose M those heights fit). Every variant loads a
 // read-once operand L2 evict_first (l2_hint=reuse) through 128-byte L2 fills (stream_fill=128).
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
 //    + TMA (sm_90a); N % 8 == 0 (16-byte global strides for TMA, for either B layout); shared
@@ -32,7 +34,7 @@
 //    the same tile, 0.99 for clusters (times the share of their sub-tiles inside M x N, and with
 //    their waves counted as cluster tiles on SMs / cluster size slots; a cluster gains only
 //    through what it lets stream or share, counted below) and 0.98 for stmatrix
-//    staging (which does not beat its twin), a tie-break of at most 2% for bytes in flight; and for memory-bound problems (fewer flops per
+//    staging (which does not beat its twin; a swapped tile counts only that), a tie-break of at most 2% for bytes in flight; and for memory-bound problems (fewer flops per
 //    byte than the H200's balance) one wave counts the blocks streaming (coverage: the square root
 //    of their share of the SMs, linear below the ~37.5% that keep DRAM busy), more waves the
 //    last wave's fill; a variant that streams an operand evict_first for the
@@ -54,7 +56,7 @@
 //    wave of tiles (the operand bytes it reads), ties to group_m 8. Against the recorded H200 runs
 //    it was fitted on (30 shapes) every pick is within 5% of the fastest registered variant
 //    measured (a unit test); on 180 more shape runs whose pick was timed
-//    (bench/results/2026-11-30-h200-unseen/, -tile-192/ and -three-warpgroups/, each measured after
-//    the change it checked) the picks are at 0.983 of it in geometric mean, the worst 0.85 (another
-//    unit test: 0.80 and 0.95).
+//    (bench/results/2026-11-30-h200-unseen/, -tile-192/, -three-warpgroups/, -narrow-tiles/ and
+//    -swap-ab/, each measured after the change it checked; 296 by the sixteenth session) the picks
+//    are at 0.984 of it in geometric mean, the worst 0.85 (another unit test: 0.80 and 0.95).
 #include "ops/gemm_bf16.h"
