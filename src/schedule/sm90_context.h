@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "dialects/kern/kern_ops.h"
 #include "schedule/config.h"
@@ -97,5 +98,17 @@ void buildProducer(Plan& p);
 // in flight while releasing the previous stage, then runs the fused epilogue. False after a
 // diagnostic from the epilogue.
 bool buildConsumer(Plan& p);
+
+// Inside the consumer role (sm90_consumer.cpp, sm90_epilogue.cpp):
+// the named barrier of consumer warpgroup wg's 128 threads (0 is kern.barrier's);
+ir::Value* groupBarrier(KernBuilder& b, ir::Value* wg);
+// whether this thread is its warpgroup's first, the one that issues and waits for TMA stores;
+ir::Value* isElected(KernBuilder& b);
+// the fused epilogue of one tile's accumulators `out` for consumer warpgroup wg (its warp cwarp
+// among the consumer warps, its first row rowA of the tile); reuse_stage: ringStage is the ring
+// stage the tile's K loop read last, which holds the boxes past the staging slots. False after a
+// diagnostic for an epilogue op it cannot lower.
+bool buildEpilogue(Plan& p, ir::Value* lane, ir::Value* cwarp, ir::Value* wg, ir::Value* rowA,
+                   const std::vector<ir::Value*>& out, ir::Value* ringStage = nullptr);
 
 }  // namespace kiln::sm90

@@ -1,0 +1,188 @@
+// The sm90 consumer's fused epilogue (contract in sm90_context.h): one tile's accumulators, through
+// the sm80 epilogue's view of them (each consumer warp as an sm80 warp: sm90_consumer.cpp), stored
+// from registers (epilogue=direct) or staged per 64-column box in shared memory and stored by TMA
+// (epilogue=tma), with swap_ab's transposed fragment staged by stmatrix .trans.
+#include <map>
+
+#include "schedule/sm80_context.h"
+#include "schedule/sm90_context.h"
+
+namespace kiln::sm90 {
+using namespace ir;
+
+namespace {
+
+// The bulk groups the elected thread may leave reading when box `box` of a tile is about to be
+// staged in slot box % slots: those committed after the store that last used the slot. Within a
+// tile that is box - slots, followed by slots - 1 groups. The first boxes of a tile reuse slots of
+// the tile this warpgroup stored before, whose boxes all went out in the same order (a tile that
+// hands its sums over without storing commits none, so the count is the same): the last box
+// there with this slot, followed by that tile's later boxes and this tile's first `box`. With an
+// odd number of boxes over two slots (bn = 192) box 0 must wait for all of them: the previous
+// tile's box 2 used slot 0 last. With reuse_stage only boxes below `slots` use the slots.
+int64_t slotWaitPending(int box, int boxes, int slots, bool reuseStage) {
+  if (box >= slots) return slots - 1;
+  int last = box;  // the last box of a tile that uses this slot
+  if (!reuseStage)
+    while (last + slots < boxes) last += slots;
+  return (boxes - 1 - last) + box;
+}
+
+}  // namespace
+
+bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, const std::vector<Value*>& out,
+                   Value* ringStage) {
+  KernBuilder& b = p.b;
+  const Config& c = p.cfg;
+  const GemmProgram& g = p.g;
+  int rows = p.rowsPerConsumer(), blocks = p.wgmmaBlocks(), nacc = p.accPerBlock();
+  sm80::Context cx{g, c, p.target, b, p.diag};
+  cx.args = p.args;
+  cx.dims = p.dims;
+  cx.dimM = p.dimM;
+  cx.dimN = p.dimN;
+  cx.dimK = p.dimK;
+  cx.lane = lane;
+  cx.m0 = p.m0;
+  cx.n0 = p.n0;
+  cx.batch = p.batched() ? p.batch : nullptr;
+  cx.mTilesOverride = blocks;
+  cx.nTilesOverride = c.bn / 8;
+  cx.mTileStride = 64;
+  Value* v = b.rem(cwarp, b.i32(4));
+  cx.warpRow0 = b.named(b.add(b.add(p.m0, rowA), b.mulConst(v, 16)), "wrow");
+  cx.warpCol0 = p.n0;
+  if (!p.sC) return sm80::buildEpilogue(cx, out);
+  // swap_ab: block i holds columns n0 + 64 i .. of the tile as the fragment's rows (warp v's 16 of
+  // them) and the warpgroup's rows of the tile as its columns; one block per 64-column box.
+  if (p.swapped()) {
+    cx.transposed = true;
+    cx.mTilesOverride = 1;
+    cx.warpCol0 = b.add(p.m0, rowA);
+  }
+
+  // epilogue=tma: the warpgroup's rows go out one 64-column box at a time, through cSlots slots of
+  // its region of sC (each rows x 64, 128B-swizzled, the TMA box layout). Per box: the elected
+  // thread waits until the store that last used the slot has read it (slotWaitPending), a named
+  // barrier, every thread writes its pairs of the box, a proxy fence, a
+  // named barrier, and the elected thread stores the box (TMA clips it at the tensor's edges). So
+  // a box's global write overlaps the next box's staging, and the last ones the next tile's K loop.
+  Value* elected = isElected(b);
+  Value* barrier = groupBarrier(b, wg);
+  // Where each thread's packed pairs go (stage_store=pairs): row l/4 of its m8 half, columns
+  // 2(l%4), 2(l%4)+1 of each n8 tile. stage_store=stmatrix: lane l addresses row l % 8 of matrix
+  // l / 8, the matrices being the (m8 half, n8 tile) blocks (0, 0), (1, 0), (0, 1), (1, 1) of a
+  // 16 x 16 block of the warp's rows.
+  const bool stmatrix = c.stageStore == StageStore::Stmatrix;
+  Value *rowBase, *colBase;
+  if (p.swapped()) {
+    // stmatrix .trans: the same four matrices stored transposed, so lane l addresses column l % 8
+    // of matrix l / 8 of the fragment's 16 x 16 block, which is row 8 (l / 16) + l % 8 of the
+    // warpgroup's rows in the box, at columns 16 v + 8 ((l / 8) % 2) of it.
+    rowBase = b.add(b.rem(lane, b.i32(8)), b.mulConst(b.div(lane, b.i32(16)), 8));
+    colBase = b.add(b.mulConst(v, 16), b.mulConst(b.rem(b.div(lane, b.i32(8)), b.i32(2)), 8));
+  } else if (stmatrix) {
+    rowBase = b.add(b.mulConst(v, 16), b.add(b.rem(lane, b.i32(8)), b.mulConst(b.rem(b.div(lane, b.i32(8)), b.i32(2)), 8)));
+    colBase = b.mulConst(b.div(lane, b.i32(16)), 8);
+  } else {
+    rowBase = b.add(b.mulConst(v, 16), b.div(lane, b.i32(4)));
+    colBase = b.mulConst(b.rem(lane, b.i32(4)), 2);
+  }
+  b.named(rowBase, "srow");
+  b.named(colBase, "scol");
+  // One swizzle per thread; each store's (row, col) is a compile-time displacement from it, which
+  // composes with the 128B swizzle (rows by multiples of 8, columns by whole 16-byte chunks apart
+  // from the thread's own: kern_ops.h), so a store costs a constant XOR and an immediate.
+  Value* off = b.named(b.op1("kern.smem_offset", {p.sC, rowBase, colBase}, types::i32()), "soff");
+  Value* mStore = b.add(p.m0, rowA);
+  int boxes = c.bn / 64, perBox = p.swapped() ? rows / 8 : 64 / 8;  // the fragment's n8 tiles per box
+  cx.nTilesOverride = perBox;
+  // reuse_stage: boxes cSlots.. go to this warpgroup's region of ring stage ringStage (a fresh
+  // region: no store of it is pending), once every consumer warpgroup is past its last wgmma, so
+  // nothing reads the stage any more.
+  Value *ringOff = nullptr, *ringSlot = nullptr;
+  if (ringStage) {
+    ringOff = b.named(b.op1("kern.smem_offset", {p.sR, rowBase, colBase}, types::i32()), "roff");
+    ringSlot = b.named(b.add(b.mulConst(ringStage, c.warpsM), wg), "rslot");
+  }
+  for (int box = 0; box < boxes; ++box) {
+    const bool inRing = ringStage && box >= p.cSlots;
+    Value* buf = inRing ? p.sR : p.sC;
+    Value* slot = inRing ? ringSlot : wg;
+    Value* boxOff = inRing ? ringOff : off;
+    int64_t slotRow = int64_t(inRing ? box - p.cSlots : box % p.cSlots) * rows;
+    if (inRing && box == p.cSlots) {
+      b.create("kern.named_barrier", {b.i32(1 + c.warpsM)}, {}, {{"threads", int64_t(128 * c.warpsM)}});
+    } else if (!inRing) {
+      int64_t pending = slotWaitPending(box, boxes, p.cSlots, ringStage != nullptr);
+      b.ifThen(elected, [&] { b.create("kern.bulk_wait", {}, {}, {{"pending", pending}, {"read", true}}); });
+    }
+    b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
+    if (p.swapped())
+      cx.warpRow0 = b.add(b.addConst(p.n0, 64 * box), b.mulConst(v, 16));
+    else
+      cx.warpCol0 = b.addConst(p.n0, 64 * box);
+    // stage_store=stmatrix: the packed pairs of each 16 x 16 block, (h, j) = (0, j0), (1, j0),
+    // (0, j0+1), (1, j0+1), go out as one stmatrix .x4 once the last of them is made (the epilogue
+    // makes an m16 block's pairs h = 0 for every j, then h = 1): its four 8x8 matrices are exactly
+    // the accumulator fragments of the two m8 halves of two n8 tiles.
+    std::map<std::pair<int, int>, Value*> made;  // (h, j) -> packed pair, of the current m16 block
+    cx.storeToSmem = [&, slotRow, buf, slot, boxOff](int i, int h, int j, Value* packed) {
+      if (!stmatrix) {
+        b.create("kern.st_shared", {buf, slot, boxOff, packed}, {},
+                 {{"row", int64_t(64 * i + 8 * h + slotRow)}, {"col", int64_t(8 * j)}});
+        return;
+      }
+      made[{h, j}] = packed;
+      if (h != 1) return;
+      if (j % 2 == 1) {
+        std::vector<Value*> ops = {buf, slot, boxOff, made.at({0, j - 1}), made.at({1, j - 1}), made.at({0, j}), made.at({1, j})};
+        if (p.swapped())  // the block's matrices stored transposed: its 16 fragment columns are rows
+          b.create("kern.stmatrix", ops, {}, {{"row", int64_t(8 * (j - 1) + slotRow)}, {"col", int64_t{0}}, {"trans", true}});
+        else
+          b.create("kern.stmatrix", ops, {}, {{"row", int64_t(64 * i + slotRow)}, {"col", int64_t(8 * (j - 1))}});
+      } else if (j + 1 == perBox) {
+        // swap_ab with rows an odd number of 8s (104 of a 208-row tile in two): the last n8 tile's
+        // two matrices by .x2, whose addressing lanes 0..15 are those of the .x4's first two.
+        KILN_ASSERT(p.swapped(), "sm90: an odd count of n8 tiles per box comes only from swap_ab");
+        b.create("kern.stmatrix", {buf, slot, boxOff, made.at({0, j}), made.at({1, j})}, {},
+                 {{"row", int64_t(8 * j + slotRow)}, {"col", int64_t{0}}, {"trans", true}});
+      }
+    };
+    // The box's accumulators, in the epilogue's (m16 tile, n8 tile, element) order.
+    std::vector<Value*> part;
+    if (p.swapped()) {  // the box is block `box`, whole
+      part.assign(out.begin() + box * nacc, out.begin() + (box + 1) * nacc);
+    } else {
+      for (int i = 0; i < blocks; ++i)
+        for (int j = 0; j < perBox; ++j)
+          for (int e = 0; e < 4; ++e) part.push_back(out[size_t(i * nacc + (box * perBox + j) * 4 + e)]);
+    }
+    if (!sm80::buildEpilogue(cx, part)) return false;
+    b.create("kern.fence", {}, {}, {{"kind", "proxy_async"}});
+    b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
+    b.ifThen(elected, [&] {
+      std::vector<Value*> ops = {p.tmC, buf, slot, b.addConst(p.n0, 64 * box), mStore};
+      if (p.batched()) ops.push_back(p.batch);
+      std::vector<NamedAttr> attrs = {{"row", slotRow}};
+      if (c.storeHint == StoreHint::EvictFirst) attrs.push_back({"evict_first", true});
+      b.create("kern.tma_store", ops, {}, attrs);
+      b.create("kern.bulk_commit", {}, {});
+    });
+  }
+  // bn not a multiple of 64: the columns past the last whole box are stored directly from
+  // registers, masked at the tensor's edges (a box that narrow would need a tensor map of its own).
+  if (int tail = c.bn % 64 / 8) {
+    cx.nTilesOverride = tail;
+    cx.warpCol0 = b.addConst(p.n0, 64 * boxes);
+    cx.storeToSmem = nullptr;
+    std::vector<Value*> part;
+    for (int i = 0; i < blocks; ++i)
+      for (int j = 0; j < tail; ++j)
+        for (int e = 0; e < 4; ++e) part.push_back(out[size_t(i * nacc + (boxes * perBox + j) * 4 + e)]);
+    if (!sm80::buildEpilogue(cx, part)) return false;
+  }
+  return true;
+}
+
+}  // namespace kiln::sm90
