@@ -7,17 +7,19 @@ namespace kiln {
 
 Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   Sm90Shape s;
-  s.consumerWarpgroups = c.warpsM;
-  s.threads = 128 * (1 + c.warpsM);
+  // Consumer warpgroups: warps_m along the tile's rows times warps_n along its columns (swap_ab).
+  const int groups = c.warpsM * c.warpsN;
+  s.consumerWarpgroups = groups;
+  s.threads = 128 * (1 + groups);
   if (c.regsProducer || c.regsConsumer) {
     s.regsProducer = c.regsProducer;
     s.regsConsumer = c.regsConsumer;
-  } else if (c.warpsM == 2) {
+  } else if (groups == 2) {
     // Two consumer warpgroups of up to 128 f32 accumulators each: 232 registers for them, 40 for
     // the TMA warpgroup (128 * 40 + 256 * 232 = 64512 of the 65536).
     s.regsProducer = 40;
     s.regsConsumer = 232;
-  } else if (c.warpsM == 3) {
+  } else if (groups == 3) {
     // Three consumer warpgroups (192-row tiles, 64 rows each): 152 registers for them, 40 for the
     // TMA warpgroup (128 * 40 + 384 * 152 = 63488 of the 65536); a 64 x 192 share is 96 f32
     // accumulators per thread.
@@ -31,10 +33,12 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   s.stageBytes = int64_t(c.bm + s.bStageRows) * c.bk * elemBytes;
   s.cOffset = c.stages * s.stageBytes;
   // epilogue=tma stages each consumer warpgroup's rows (a share of the CTA's tile when the
-  // warpgroups cooperate, a whole tile each when they take turns), one 64-column box per slot.
+  // warpgroups cooperate, a whole tile each when they take turns), one 64-column box of its
+  // columns (all of the tile's, or with warps_n its share) per slot.
   if (c.epilogue == EpilogueStore::Tma) {
-    int rowsStaged = c.consumers == Consumers::Pingpong ? c.warpsM * c.bm : c.bm;
-    s.cSlots = std::max(1, std::min(c.storeSlots ? c.storeSlots : 2, c.bn / 64));
+    const bool pingpong = c.consumers == Consumers::Pingpong;
+    int rowsStaged = groups * (pingpong ? c.bm : c.bm / c.warpsM);
+    s.cSlots = std::max(1, std::min(c.storeSlots ? c.storeSlots : 2, c.bn / c.warpsN / 64));
     s.cBytes = int64_t(rowsStaged) * 64 * s.cSlots * elemBytes;
     if (c.reuseStage) s.ringBoxes = std::max(0, c.bn / 64 - s.cSlots);
   }
@@ -44,7 +48,7 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   // Full and empty barriers, 8 bytes each per stage; with ping-pong two more that pass the turn
   // between the consumer warpgroups; with the cluster hand-over two per consumer group.
   s.handoverBarrierOffset = s.barrierOffset + 16 * int64_t(c.stages) + (c.consumers == Consumers::Pingpong ? 16 : 0);
-  s.smemBytes = s.handoverBarrierOffset + (s.partialBytes ? 16 * int64_t(c.warpsM) : 0);
+  s.smemBytes = s.handoverBarrierOffset + (s.partialBytes ? 16 * int64_t(groups) : 0);
   return s;
 }
 
@@ -89,17 +93,22 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   else if (c.bk * ops.aElemBytes != 128)
     diag.error(loc) << "bk=" << c.bk << " is not supported by " << who
                     << ": use bk=64 (one 128-byte swizzled row of 16-bit elements per TMA box row)";
-  if (c.warpsM < 1 || c.warpsM > 3)
-    diag.error(loc) << "warps_m=" << c.warpsM << " is not supported by " << who
-                    << ": it counts consumer warpgroups, 1 to 3";
-  if (c.warpsN != 1) diag.error(loc) << "warps_n=" << c.warpsN << " is not supported by " << who << ": use warps_n=1";
+  if (c.warpsM < 1 || c.warpsN < 1 || c.warpsM * c.warpsN > 3)
+    diag.error(loc) << "warps_m=" << c.warpsM << " warps_n=" << c.warpsN << " is not supported by " << who
+                    << ": they count consumer warpgroups along the tile's rows and columns, 1 to 3 in all";
   bool pingpong = c.consumers == Consumers::Pingpong;
-  if (pingpong && c.warpsM != 2)
-    diag.error(loc) << "consumers=pingpong alternates tiles between two consumer warpgroups: use warps_m=2";
+  if (pingpong && (c.warpsM != 2 || c.warpsN != 1))
+    diag.error(loc) << "consumers=pingpong alternates tiles between two consumer warpgroups: use warps_m=2 warps_n=1";
+  if (c.warpsN > 1 && !c.swapAB)
+    diag.error(loc) << "warps_n=" << c.warpsN << " splits the tile's columns between consumer warpgroups in m64 "
+                    << "wgmma blocks, which are columns only with swapped operands: add swap_ab=true or use warps_n=1";
   if (c.swapAB) {
     // swap_ab (docs/sm90-strategy.md, "Swapped operands"): a warpgroup's rows of the tile are
-    // wgmma's N (a multiple of 8 up to 256), the tile's columns its m64 blocks, staged transposed by
-    // stmatrix .trans for the TMA store.
+    // wgmma's N (a multiple of 8 up to 256), its columns (all of the tile's, or with warps_n a
+    // share) its m64 blocks, staged transposed by stmatrix .trans for the TMA store.
+    if (c.warpsN > 1 && c.warpsM * c.warpsN <= 3 && c.bn % (64 * c.warpsN) != 0)
+      diag.error(loc) << "bn=" << c.bn << " does not split into warps_n=" << c.warpsN
+                      << " consumer warpgroups of whole m64 wgmma blocks: use a multiple of " << 64 * c.warpsN;
     int rows = pingpong ? c.bm : c.warpsM >= 1 ? c.bm / c.warpsM : 0;
     if (c.warpsM >= 1 && (c.bm % c.warpsM != 0 || rows % 8 != 0 || rows < 8 || rows > 256))
       diag.error(loc) << "bm=" << c.bm << " with swap_ab=true gives each of " << (pingpong ? 1 : c.warpsM)
@@ -140,15 +149,15 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     // A consumer thread holds rows x bn / 128 f32 accumulators; 56 registers beside them hold
     // addresses, descriptors and the epilogue: 128 fit in the 232 setmaxnreg gives two consumer
     // warpgroups, 96 in the 152 of three.
-    int rows = pingpong ? c.bm : c.bm / c.warpsM;
+    int rows = pingpong ? c.bm : c.bm / c.warpsM, cols = c.bn / c.warpsN;
     int regs = sm90Shape(c, ops.aElemBytes).regsConsumer;
     // With swapped operands a warpgroup's share is not whole m64 blocks (192 x 192 in two: 144).
     int maxAcc = regs ? (c.swapAB ? regs - 56 : std::min(128, regs - 56)) : 128;
-    if (rows * c.bn / 128 > maxAcc)
-      diag.error(loc) << "bm=" << c.bm << " bn=" << c.bn << " gives each consumer thread " << rows * c.bn / 128
+    if (rows * cols / 128 > maxAcc)
+      diag.error(loc) << "bm=" << c.bm << " bn=" << c.bn << " gives each consumer thread " << rows * cols / 128
                       << " f32 accumulators; at most " << maxAcc << " fit in its " << (regs ? regs : 255)
                       << " registers (use a smaller tile"
-                      << (pingpong || c.warpsM == 3 ? "" : " or more consumer warpgroups") << ")";
+                      << (pingpong || c.warpsM * c.warpsN == 3 ? "" : " or more consumer warpgroups") << ")";
   }
   // split_k: the K slices of a tile are separate units of the persistent loop, so clusters (which
   // walk tile pairs) and slices do not combine.
@@ -231,9 +240,9 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   for (int r : {s.regsProducer, s.regsConsumer})
     if (r && (r < 24 || r > 256 || r % 8 != 0))
       diag.error(loc) << "register budget " << r << " is not one setmaxnreg can set: a multiple of 8 from 24 to 256";
-  if (s.regsProducer && 128 * (s.regsProducer + c.warpsM * s.regsConsumer) > t.registersPerSm)
+  if (s.regsProducer && 128 * (s.regsProducer + s.consumerWarpgroups * s.regsConsumer) > t.registersPerSm)
     diag.error(loc) << "regs_producer=" << s.regsProducer << " and regs_consumer=" << s.regsConsumer << " need "
-                    << 128 * (s.regsProducer + c.warpsM * s.regsConsumer) << " registers, over the "
+                    << 128 * (s.regsProducer + s.consumerWarpgroups * s.regsConsumer) << " registers, over the "
                     << t.registersPerSm << " of an SM";
   if (s.smemBytes > t.maxSmemPerBlock)
     diag.error(loc) << "the pipeline needs " << s.smemBytes << " bytes of shared memory (" << c.stages << " stages x "

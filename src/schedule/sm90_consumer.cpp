@@ -78,7 +78,7 @@ struct GroupSlot {
 GroupSlot groupSlot(Plan& p, Value* wg) {
   KernBuilder& b = p.b;
   Value* tid = b.op1("kern.thread_id", {}, types::i32());
-  return {b.cast(b.rem(tid, b.i32(128)), types::i64()), p.pingpong() ? b.i32(0) : wg, p.cfg.bm / p.rowsPerConsumer()};
+  return {b.cast(b.rem(tid, b.i32(128)), types::i64()), p.pingpong() ? b.i32(0) : wg, p.pingpong() ? 1 : p.groups()};
 }
 
 // The group's flag of owner `owner` (a tile with split_k, a block with stream_k).
@@ -253,8 +253,19 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   const GemmProgram& g = p.g;
   int rows = p.rowsPerConsumer(), blocks = p.wgmmaBlocks(), nacc = p.accPerBlock();
   Value* zero = b.i32(0);
-  // The warpgroup's first row of the A stage: its share of the tile, or (ping-pong) the tile.
-  Value* rowA = p.pingpong() ? zero : b.named(b.mulConst(wg, rows), "arow");
+  // The warpgroup's first row of the A stage: its share of the tile, or (ping-pong) the tile. With
+  // warps_n its row share is wg / warps_n, and its columns start at colB, its first B stage row:
+  // the column itself for a K-major B, the first K row of its first 64-column box for a row-major B.
+  Value *rowA = zero, *colB = zero, *rowB = zero;
+  if (!p.pingpong()) {
+    Value* wm = c.warpsN > 1 ? b.div(wg, b.i32(c.warpsN)) : wg;
+    rowA = b.named(b.mulConst(wm, rows), "arow");
+  }
+  if (c.warpsN > 1) {
+    Value* wn = b.rem(wg, b.i32(c.warpsN));
+    colB = b.named(b.mulConst(wn, p.colsPerConsumer()), "bcol");
+    rowB = b.named(b.mulConst(wn, g.bKMajor ? p.colsPerConsumer() : p.colsPerConsumer() / 64 * c.bk), "brow");
+  }
   Value* isLane0 = b.cmp("eq", lane, zero);
   // reuse_stage: the warpgroup's elected thread (it issues the TMA stores), and the ring stage of
   // the previous tile's last K step (every tile runs ksteps of them).
@@ -308,8 +319,8 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     Value* accumulate = firstIgnoresAcc ? b.cmp("ne", kt, zero) : on;  // scale_d of the K step's first wgmma
     std::string ab(scalarName(g.abType));
     // Descriptors of the stage's operands for k16 step kk: A's rows `row` on from rowA (K-major),
-    // and B's columns from 64 j (K-major B: its rows; row-major B: its box j, whose K rows follow
-    // one another, the next box LBO further).
+    // and B's columns from 64 j past the warpgroup's (K-major B: its rows; row-major B: its box j,
+    // whose K rows follow one another, the next box LBO further).
     auto descA = [&](int kk, int64_t row) {
       return b.op1("kern.wgmma_desc", {p.sA, s, rowA}, types::i64(),
                    {{"row", row}, {"col", int64_t(16 * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
@@ -317,10 +328,10 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     };
     auto descB = [&](int kk, int64_t j) {
       if (g.bKMajor)
-        return b.op1("kern.wgmma_desc", {p.sB, s, zero}, types::i64(),
+        return b.op1("kern.wgmma_desc", {p.sB, s, rowB}, types::i64(),
                      {{"row", 64 * j}, {"col", int64_t(16 * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
                       {"sbo", wgmma::kKMajorSbo}});
-      return b.op1("kern.wgmma_desc", {p.sB, s, zero}, types::i64(),
+      return b.op1("kern.wgmma_desc", {p.sB, s, rowB}, types::i64(),
                    {{"row", j * c.bk + 16 * kk}, {"col", int64_t{0}}, {"major", "mn"},
                     {"lbo", wgmma::mnMajorLbo(c.bk)}, {"sbo", wgmma::kMnMajorSbo}});
     };
@@ -379,7 +390,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
 
   std::vector<Value*> out;
   for (int i = 0; i < blocks * nacc; ++i) out.push_back(b.named(loop->result(unsigned(i)), "acc"));
-  if (p.splits() == 1 && !p.streamK()) return buildEpilogue(p, lane, cwarp, wg, rowA, out, p.sR ? last : nullptr);
+  if (p.splits() == 1 && !p.streamK()) return buildEpilogue(p, lane, cwarp, wg, rowA, colB, out, p.sR ? last : nullptr);
   // split_k, stream_k: the units that do not finish their tile hand their sums over; the one that
   // does adds them up and runs the epilogue.
   GroupSlot gs = groupSlot(p, wg);
@@ -399,7 +410,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   }
   b.create("scf.yield", {}, {});
   b.setInsertionPointToEnd(finish->region(0).addBlock());
-  bool ok = buildEpilogue(p, lane, cwarp, wg, rowA,
+  bool ok = buildEpilogue(p, lane, cwarp, wg, rowA, colB,
                           p.streamK()          ? addPeerPartials(p, wg, gs, out)
                           : p.clusterHandover() ? addClusterPartials(p, wg, gs, out)
                                                 : addSplitPartials(p, wg, gs, out));

@@ -78,12 +78,18 @@ struct Plan {
   // multiple of 8 up to 256): a share of the tile when the warpgroups cooperate, the whole tile
   // when they take turns.
   int rowsPerConsumer() const { return pingpong() ? cfg.bm : cfg.bm / cfg.warpsM; }
+  // Columns of a tile one consumer warpgroup computes: all of them, or with warps_n (swap_ab only)
+  // a share of whole m64 blocks. Consumer warpgroup wg takes row share wg / warps_n and column
+  // share wg % warps_n.
+  int colsPerConsumer() const { return cfg.bn / cfg.warpsN; }
+  // Consumer warpgroups: warps_m x warps_n cooperating on each tile, or two taking turns.
+  int groups() const { return cfg.warpsM * cfg.warpsN; }
   // A consumer warpgroup's wgmma of one k16 step: `blocks` of them, each with `nacc` f32
   // accumulators per thread. Normally its rows in m64 blocks, each as wide as the tile (wgmma N =
-  // bn). swap_ab: the tile's columns in m64 blocks, each as wide as its rows (wgmma N = rows), B's
+  // bn). swap_ab: its columns in m64 blocks, each as wide as its rows (wgmma N = rows), B's
   // stage as wgmma's A and A's as its B, so each block holds its 64 columns x rows transposed.
   bool swapped() const { return cfg.swapAB; }
-  int wgmmaBlocks() const { return swapped() ? cfg.bn / 64 : rowsPerConsumer() / 64; }
+  int wgmmaBlocks() const { return swapped() ? colsPerConsumer() / 64 : rowsPerConsumer() / 64; }
   int wgmmaN() const { return swapped() ? rowsPerConsumer() : cfg.bn; }
   int accPerBlock() const { return wgmmaN() / 2; }
 };
@@ -105,10 +111,10 @@ ir::Value* groupBarrier(KernBuilder& b, ir::Value* wg);
 // whether this thread is its warpgroup's first, the one that issues and waits for TMA stores;
 ir::Value* isElected(KernBuilder& b);
 // the fused epilogue of one tile's accumulators `out` for consumer warpgroup wg (its warp cwarp
-// among the consumer warps, its first row rowA of the tile); reuse_stage: ringStage is the ring
-// stage the tile's K loop read last, which holds the boxes past the staging slots. False after a
-// diagnostic for an epilogue op it cannot lower.
-bool buildEpilogue(Plan& p, ir::Value* lane, ir::Value* cwarp, ir::Value* wg, ir::Value* rowA,
+// among the consumer warps, its first row rowA and first column colB of the tile); reuse_stage:
+// ringStage is the ring stage the tile's K loop read last, which holds the boxes past the staging
+// slots. False after a diagnostic for an epilogue op it cannot lower.
+bool buildEpilogue(Plan& p, ir::Value* lane, ir::Value* cwarp, ir::Value* wg, ir::Value* rowA, ir::Value* colB,
                    const std::vector<ir::Value*>& out, ir::Value* ringStage = nullptr);
 
 }  // namespace kiln::sm90

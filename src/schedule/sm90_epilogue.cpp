@@ -30,8 +30,8 @@ int64_t slotWaitPending(int box, int boxes, int slots, bool reuseStage) {
 
 }  // namespace
 
-bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, const std::vector<Value*>& out,
-                   Value* ringStage) {
+bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, Value* colB,
+                   const std::vector<Value*>& out, Value* ringStage) {
   KernBuilder& b = p.b;
   const Config& c = p.cfg;
   const GemmProgram& g = p.g;
@@ -53,8 +53,8 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   cx.warpRow0 = b.named(b.add(b.add(p.m0, rowA), b.mulConst(v, 16)), "wrow");
   cx.warpCol0 = p.n0;
   if (!p.sC) return sm80::buildEpilogue(cx, out);
-  // swap_ab: block i holds columns n0 + 64 i .. of the tile as the fragment's rows (warp v's 16 of
-  // them) and the warpgroup's rows of the tile as its columns; one block per 64-column box.
+  // swap_ab: block i holds columns n0 + colB + 64 i .. of the tile as the fragment's rows (warp v's
+  // 16 of them) and the warpgroup's rows of the tile as its columns; one block per 64-column box.
   if (p.swapped()) {
     cx.transposed = true;
     cx.mTilesOverride = 1;
@@ -95,7 +95,9 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
   // from the thread's own: kern_ops.h), so a store costs a constant XOR and an immediate.
   Value* off = b.named(b.op1("kern.smem_offset", {p.sC, rowBase, colBase}, types::i32()), "soff");
   Value* mStore = b.add(p.m0, rowA);
-  int boxes = c.bn / 64, perBox = p.swapped() ? rows / 8 : 64 / 8;  // the fragment's n8 tiles per box
+  // The warpgroup's boxes: the tile's, or with warps_n those of its columns, from n0 + colB.
+  Value* nStore = c.warpsN > 1 ? b.named(b.add(p.n0, colB), "ncol") : p.n0;
+  int boxes = p.colsPerConsumer() / 64, perBox = p.swapped() ? rows / 8 : 64 / 8;  // the fragment's n8 tiles per box
   cx.nTilesOverride = perBox;
   // reuse_stage: boxes cSlots.. go to this warpgroup's region of ring stage ringStage (a fresh
   // region: no store of it is pending), once every consumer warpgroup is past its last wgmma, so
@@ -112,14 +114,14 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
     Value* boxOff = inRing ? ringOff : off;
     int64_t slotRow = int64_t(inRing ? box - p.cSlots : box % p.cSlots) * rows;
     if (inRing && box == p.cSlots) {
-      b.create("kern.named_barrier", {b.i32(1 + c.warpsM)}, {}, {{"threads", int64_t(128 * c.warpsM)}});
+      b.create("kern.named_barrier", {b.i32(1 + p.groups())}, {}, {{"threads", int64_t(128 * p.groups())}});
     } else if (!inRing) {
       int64_t pending = slotWaitPending(box, boxes, p.cSlots, ringStage != nullptr);
       b.ifThen(elected, [&] { b.create("kern.bulk_wait", {}, {}, {{"pending", pending}, {"read", true}}); });
     }
     b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
     if (p.swapped())
-      cx.warpRow0 = b.add(b.addConst(p.n0, 64 * box), b.mulConst(v, 16));
+      cx.warpRow0 = b.add(b.addConst(nStore, 64 * box), b.mulConst(v, 16));
     else
       cx.warpCol0 = b.addConst(p.n0, 64 * box);
     // stage_store=stmatrix: the packed pairs of each 16 x 16 block, (h, j) = (0, j0), (1, j0),
@@ -162,7 +164,7 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, c
     b.create("kern.fence", {}, {}, {{"kind", "proxy_async"}});
     b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
     b.ifThen(elected, [&] {
-      std::vector<Value*> ops = {p.tmC, buf, slot, b.addConst(p.n0, 64 * box), mStore};
+      std::vector<Value*> ops = {p.tmC, buf, slot, b.addConst(nStore, 64 * box), mStore};
       if (p.batched()) ops.push_back(p.batch);
       std::vector<NamedAttr> attrs = {{"row", slotRow}};
       if (c.storeHint == StoreHint::EvictFirst) attrs.push_back({"evict_first", true});

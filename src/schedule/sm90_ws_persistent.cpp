@@ -87,6 +87,9 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   bool tmaStore = c.epilogue == EpilogueStore::Tma;
   bool pingpong = c.consumers == Consumers::Pingpong;
   int64_t consumerRows = pingpong ? c.bm : c.bm / c.warpsM;  // Plan::rowsPerConsumer
+  // Consumer warpgroups (Plan::groups), and the groups of them that share a tile's accumulators:
+  // each of them, or with ping-pong the one whose tile it is.
+  int64_t warpgroups = int64_t(c.warpsM) * c.warpsN, groups = pingpong ? 1 : warpgroups;
   std::string nameC;
   Type mapC;
   if (tmaStore) {
@@ -167,14 +170,13 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
                                   {"persistent", true}};
   if (cs > 1) attrs.push_back({"cluster", Attribute::ints({cs, 1, 1})});
   if (clusterSplit) attrs.push_back({"cluster", Attribute::ints({c.splitK, 1, 1})});
-  // split_k: per tile, one flag per consumer group (a warpgroup's rows, or with ping-pong the
+  // split_k: per tile, one flag per consumer group (a warpgroup's share, or with ping-pong the
   // tile) and the partial sums of the S - 1 slices that do not finish the tile.
   if (c.splitK > 1 && !clusterSplit)
-    attrs.push_back({"workspace", Attribute::ints({4 * (c.bm / consumerRows),
-                                                   int64_t(c.splitK - 1) * c.bm * c.bn * 4})});
+    attrs.push_back({"workspace", Attribute::ints({4 * groups, int64_t(c.splitK - 1) * c.bm * c.bn * 4})});
   // stream_k: per block, one flag per consumer group and the partial sums of its one contribution.
   if (c.streamK) {
-    attrs.push_back({"workspace", Attribute::ints({4 * (c.bm / consumerRows), int64_t(c.bm) * c.bn * 4})});
+    attrs.push_back({"workspace", Attribute::ints({4 * groups, int64_t(c.bm) * c.bn * 4})});
     attrs.push_back({"workspace_per", "block"});
   }
   // l2_hint=reuse: when each operand streams, for the runtime to set its map's L2 promotion to the
@@ -246,7 +248,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     // One staging region per consumer warpgroup (a "stage" each): cSlots boxes of its rows x 64.
     b.setLoc(g->forTiles->loc());
     p.cSlots = shape.cSlots;
-    p.sC = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(mapC.elem(), c.warpsM, consumerRows * shape.cSlots, 64, sw),
+    p.sC = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(mapC.elem(), warpgroups, consumerRows * shape.cSlots, 64, sw),
                          {{"offset", shape.cOffset}}),
                    "sC");
     // reuse_stage: the boxes past the slots go to the B part of the ring stage the tile read
@@ -264,15 +266,15 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   if (clusterSplit) {
     // The consumer groups' partial sums, register quad by thread (kern_ops.h), and their barriers.
     b.setLoc(g->reduce->loc());
-    int64_t quads = consumerRows * c.bn / 128 / 4;
-    p.sP = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(ScalarType::F32, c.warpsM, quads, 512, Swizzle{}),
+    int64_t quads = consumerRows * (c.bn / c.warpsN) / 128 / 4;
+    p.sP = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(ScalarType::F32, warpgroups, quads, 512, Swizzle{}),
                          {{"offset", shape.partialOffset}}),
                    "sP");
-    p.pFull = b.named(b.op1("kern.mbarrier_alloc", {}, kern::mbarrierType(c.warpsM),
+    p.pFull = b.named(b.op1("kern.mbarrier_alloc", {}, kern::mbarrierType(warpgroups),
                             {{"offset", shape.handoverBarrierOffset}}),
                       "pfull");
-    p.pEmpty = b.named(b.op1("kern.mbarrier_alloc", {}, kern::mbarrierType(c.warpsM),
-                             {{"offset", shape.handoverBarrierOffset + 8 * int64_t(c.warpsM)}}),
+    p.pEmpty = b.named(b.op1("kern.mbarrier_alloc", {}, kern::mbarrierType(warpgroups),
+                             {{"offset", shape.handoverBarrierOffset + 8 * warpgroups}}),
                        "pempty");
   }
 
@@ -288,10 +290,10 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
       // warps of the one warpgroup whose tile the stage belongs to. In a cluster every block's
       // producer multicasts into the stage of every block, so the readers of all of them arrive.
       b.create("kern.mbarrier_init", {p.empty, b.i32(s)}, {},
-               {{"count", int64_t(4 * (pingpong ? 1 : c.warpsM) * cs)}});
+               {{"count", int64_t(4 * groups * cs)}});
     }
     // The hand-over's: the S - 1 other slices' elected threads fill, the last slice's empties.
-    for (int w = 0; w < c.warpsM && clusterSplit; ++w) {
+    for (int w = 0; w < warpgroups && clusterSplit; ++w) {
       b.create("kern.mbarrier_init", {p.pFull, b.i32(w)}, {}, {{"count", int64_t(c.splitK - 1)}});
       b.create("kern.mbarrier_init", {p.pEmpty, b.i32(w)}, {}, {{"count", int64_t{1}}});
     }
@@ -363,7 +365,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     p.phase0 = b.named(b.rem(b.div(done, b.i32(c.stages)), b.i32(2)), "phase0");
     region(b, "kern.role", {{"name", "producer"}, {"warpgroups", Attribute::ints({0, 1})}},
            [&] { sm90::buildProducer(p); });
-    region(b, "kern.role", {{"name", "consumer"}, {"warpgroups", Attribute::ints({1, c.warpsM})}},
+    region(b, "kern.role", {{"name", "consumer"}, {"warpgroups", Attribute::ints({1, warpgroups})}},
            [&] { ok = sm90::buildConsumer(p); });
   }
   if (!ok) return nullptr;

@@ -125,8 +125,10 @@ const std::vector<std::string> kClusterConfigs = {
 class GemmSm90GpuConfigs : public GemmSm90Gpu {};
 
 TEST_P(GemmSm90GpuConfigs, MatchesReferenceAndCublas) {
-  Config config = Config::parse(std::string("strategy=sm90_ws_persistent bk=64 warps_n=1 raster=grouped group_m=8 "
-                                            "l2_hint=reuse ") + GetParam());
+  // warps_n=1 unless the config splits the columns between warpgroups (swap_ab).
+  bool columnSplit = GetParam().find("warps_n=") != std::string::npos;
+  Config config = Config::parse(std::string("strategy=sm90_ws_persistent bk=64 raster=grouped group_m=8 l2_hint=reuse ") +
+                                (columnSplit ? "" : "warps_n=1 ") + GetParam());
   matchesReferenceAndCublas(GetParam(), config, [](bool kMajor) {
     return kMajor ? examples::gemmKMajorB() : examples::gemmBf16();
   });
@@ -161,6 +163,24 @@ const std::vector<std::string> kSwappedConfigs = {
 };
 
 INSTANTIATE_TEST_SUITE_P(Swapped, GemmSm90GpuConfigs, ::testing::ValuesIn(kSwappedConfigs), testing::ParamName());
+
+// swap_ab with warps_n: the warpgroups split the tile's columns, each one wgmma as tall as the
+// tile (m64n208, m64n232 with an .x2 tail, m64n256), three of them on 192 x 192, in clusters,
+// stream-K and split-K.
+const std::vector<std::string> kSwappedColumnConfigs = {
+    kSwap + "bm=208 bn=128 stages=4 warps_m=1 warps_n=2",
+    kSwap + "bm=232 bn=128 stages=3 warps_m=1 warps_n=2",
+    kSwap + "bm=256 bn=128 stages=3 warps_m=1 warps_n=2",
+    kSwap + "bm=192 bn=192 stages=3 warps_m=1 warps_n=3",
+    kSwap + "bm=160 bn=256 stages=3 warps_m=1 warps_n=2 store_slots=1",
+    kSwap + "bm=208 bn=128 stages=4 warps_m=1 warps_n=2 cluster_m=2",
+    kSwap + "bm=208 bn=128 stages=4 warps_m=1 warps_n=2 cluster_n=2",
+    kSwap + "bm=208 bn=128 stages=4 warps_m=1 warps_n=2 stream_k=1",
+    kSwap + "bm=208 bn=128 stages=4 warps_m=1 warps_n=2 split_k=2",
+};
+
+INSTANTIATE_TEST_SUITE_P(SwappedColumns, GemmSm90GpuConfigs, ::testing::ValuesIn(kSwappedColumnConfigs),
+                         testing::ParamName());
 
 // The FP16 program (examples::gemmF16) through the schedules of registered variants: one and two
 // consumer warpgroups, ping-pong, the TMA store, clusters along M and N, three warpgroups, swapped

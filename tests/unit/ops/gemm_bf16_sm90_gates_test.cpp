@@ -174,10 +174,11 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     EXPECT_EQ(o.report.spillStoreBytes, 0) << what;
     EXPECT_EQ(o.report.spillLoadBytes, 0) << what;
     // m64 blocks per consumer warpgroup: its share of the tile (or with ping-pong the whole tile),
-    // each as wide as the tile; swap_ab: the tile's 64-column blocks, each as wide as that share.
+    // each as wide as the tile; swap_ab: its 64-column blocks (the tile's, or with warps_n its share
+    // of them), each as wide as its rows.
     // The MN-major operand of a row-major B is wgmma's B (tnspB), or swapped its A (tnspA).
     int rows = c.consumers == Consumers::Pingpong ? c.bm : c.bm / c.warpsM;
-    int blocks = c.swapAB ? c.bn / 64 : rows / 64, width = c.swapAB ? rows : c.bn;
+    int blocks = c.swapAB ? c.bn / c.warpsN / 64 : rows / 64, width = c.swapAB ? rows : c.bn;
     std::string hgmma = "HGMMA.64x" + std::to_string(width) + "x16.F32.BF16";
     EXPECT_EQ(o.sass->count(hgmma), (c.bk / 16) * blocks) << what;
     EXPECT_EQ(o.sass->count("HGMMA"), (c.bk / 16) * blocks) << what;
@@ -211,7 +212,7 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     EXPECT_EQ(o.sass->count("UCGABAR_ARV"), cluster ? 2 : 0) << what;
     EXPECT_EQ(o.sass->count("UCGABAR_WAIT"), cluster ? 2 : 0) << what;
     bool tmaStore = c.epilogue == EpilogueStore::Tma;
-    EXPECT_EQ(o.sass->count("UTMASTG"), tmaStore ? c.bn / 64 : 0) << what;
+    EXPECT_EQ(o.sass->count("UTMASTG"), tmaStore ? c.bn / c.warpsN / 64 : 0) << what;  // a warpgroup's boxes
     EXPECT_EQ(o.sass->count("UTMACCTL.PF"), tmaStore ? 3 : 2) << what << ": one descriptor prefetch per tensor map";
     // The staged epilogue writes shared memory with four st.shared.b32 per 16 x 16 block and
     // thread, or (stage_store=stmatrix) one stmatrix .x4 per block and warp; per m64 block of a

@@ -92,6 +92,42 @@ TEST(Sm90Config, SwappedOperandsTakeTileHeightsInEights) {
             "multiple of 32\n");
 }
 
+// warps_n: with swapped operands the consumer warpgroups may split the tile's columns (whole m64
+// wgmma blocks each); each stages its own boxes, so the staging is warps_n times the rows.
+TEST(Sm90Config, SwappedColumnsSplitBetweenWarpgroups) {
+  const std::string base = "strategy=sm90_ws_persistent bk=64 swap_ab=true epilogue=tma stage_store=stmatrix ";
+  auto diagnose = [&](const std::string& extra) {
+    ir::DiagnosticEngine diag;
+    bool ok = validate(Config::parse(base + extra), Target::sm90a(), OperandInfo{}, diag);
+    EXPECT_EQ(ok, diag.str().empty()) << extra;
+    return diag.str();
+  };
+  for (const char* extra : {"bm=208 bn=128 stages=4 warps_m=1 warps_n=2", "bm=192 bn=192 stages=3 warps_m=1 warps_n=3",
+                            "bm=104 bn=256 stages=3 warps_m=1 warps_n=2 cluster_m=2"})
+    EXPECT_EQ(diagnose(extra), "") << extra;
+  Sm90Shape s = sm90Shape(Config::parse(base + "bm=208 bn=128 stages=4 warps_m=1 warps_n=2"), 2);
+  EXPECT_EQ(s.consumerWarpgroups, 2);
+  EXPECT_EQ(s.threads, 384);
+  EXPECT_EQ(s.regsConsumer, 232);
+  EXPECT_EQ(s.cSlots, 1);                 // one 64-column box per warpgroup
+  EXPECT_EQ(s.cBytes, 2 * 208 * 64 * 2);  // each warpgroup's 208 rows
+  EXPECT_EQ(diagnose("bm=128 bn=192 stages=4 warps_m=1 warps_n=2"),
+            "error: bn=192 does not split into warps_n=2 consumer warpgroups of whole m64 wgmma blocks: use a multiple "
+            "of 128\n");
+  EXPECT_EQ(diagnose("bm=128 bn=128 stages=4 warps_m=2 warps_n=2"),
+            "error: warps_m=2 warps_n=2 is not supported by sm90_ws_persistent: they count consumer warpgroups along "
+            "the tile's rows and columns, 1 to 3 in all\n");
+  EXPECT_NE(diagnose("bm=128 bn=128 stages=4 warps_m=1 warps_n=2 consumers=pingpong")
+                .find("consumers=pingpong alternates tiles between two consumer warpgroups: use warps_m=2 warps_n=1"),
+            std::string::npos);
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(validate(Config::parse("strategy=sm90_ws_persistent bk=64 bm=128 bn=128 stages=4 warps_m=1 warps_n=2"),
+                        Target::sm90a(), OperandInfo{}, diag));
+  EXPECT_EQ(diag.str(),
+            "error: warps_n=2 splits the tile's columns between consumer warpgroups in m64 wgmma blocks, which are "
+            "columns only with swapped operands: add swap_ab=true or use warps_n=1\n");
+}
+
 TEST(Sm90Config, OneConsumerWarpgroupNeedsNoRegisterSplit) {
   Sm90Shape s = sm90Shape(Config::parse(std::string(kBase) + "bk=64 bm=64 bn=256 stages=5 warps_m=1"), 2);
   EXPECT_EQ(s.threads, 256);
@@ -150,7 +186,8 @@ TEST(Sm90Config, ExactMessages) {
             "error: bk=32 is not supported by sm90_ws_persistent: use bk=64 (one 128-byte swizzled row of 16-bit "
             "elements per TMA box row)\n");
   EXPECT_EQ(errors("warps_m=4 bm=256"),
-            "error: warps_m=4 is not supported by sm90_ws_persistent: it counts consumer warpgroups, 1 to 3\n");
+            "error: warps_m=4 warps_n=1 is not supported by sm90_ws_persistent: they count consumer warpgroups along the "
+            "tile's rows and columns, 1 to 3 in all\n");
   // Three consumer warpgroups get 152 registers each: 96 accumulators, a 64 x 192 share.
   EXPECT_EQ(errors("warps_m=3 bm=192 bn=256 stages=3"),
             "error: bm=192 bn=256 gives each consumer thread 128 f32 accumulators; at most 96 fit in its 152 "
@@ -267,7 +304,7 @@ TEST(Sm90Config, ExactMessages) {
   // consumers=pingpong: two warpgroups, each owning whole tiles of at most 128 rows and 128
   // accumulators; with epilogue=tma each stages its own tile.
   EXPECT_EQ(errors("warps_m=1 bm=64 consumers=pingpong"),
-            "error: consumers=pingpong alternates tiles between two consumer warpgroups: use warps_m=2\n");
+            "error: consumers=pingpong alternates tiles between two consumer warpgroups: use warps_m=2 warps_n=1\n");
   EXPECT_EQ(errors("warps_m=2 bm=256 consumers=pingpong"),
             "error: bm=256 is not a tile one consumer warpgroup can own with consumers=pingpong: use 64 or 128 "
             "rows (m64 wgmma blocks)\n");

@@ -153,6 +153,39 @@ TEST(Sm90Functional, SwappedOperandsInClustersAndSplits) {
   check(swapped + "bm=208 bn=128 stages=3 warps_m=2 stream_k=1", {424, 264, 392, false, 0, 5});
 }
 
+// swap_ab with warps_n: the consumer warpgroups split the tile's columns, not its rows, so each
+// issues one wgmma as tall as the whole tile (208 x 128 in two: one m64n208 each, not two m64n104)
+// and stores its own 64-column boxes. Its B descriptors start at its first box, its TMA stores at
+// its first column; both B layouts, one and two blocks per warpgroup, three warpgroups, a 2 x 1
+// grid of warpgroups, and everything the row split runs with.
+const std::string swappedCols = "strategy=sm90_ws_persistent bk=64 swap_ab=true epilogue=tma stage_store=stmatrix ";
+
+TEST(Sm90Functional, SwappedOperandsSplitTheColumnsBetweenWarpgroups) {
+  for (bool kMajor : {false, true}) {
+    check(swappedCols + "bm=208 bn=128 stages=3 warps_m=1 warps_n=2", {424, 200, 136, kMajor, 0, 3});
+    check(swappedCols + "bm=96 bn=256 stages=2 warps_m=1 warps_n=2 store_slots=1", {200, 392, 136, kMajor, 0, 2});
+  }
+  check(swappedCols + "bm=256 bn=128 stages=2 warps_m=1 warps_n=2", {264, 200, 136, false, 0, 2});  // m64n256
+  check(swappedCols + "bm=96 bn=192 stages=2 warps_m=1 warps_n=3", {200, 200, 136, true, 0, 2});
+  check(swappedCols + "bm=96 bn=128 stages=2 warps_m=1 warps_n=2", {72, 136, 96, false, 2, 3});  // batched
+  Problem f16{200, 136, 264, false, 0, 2};
+  f16.f16 = true;
+  check(swappedCols + "bm=208 bn=128 stages=3 warps_m=1 warps_n=2", f16);
+  Problem scaled{424, 200, 136, false, 0, 3};
+  scaled.scaled = true;
+  check(swappedCols + "bm=208 bn=128 stages=3 warps_m=1 warps_n=2", scaled);
+}
+
+TEST(Sm90Functional, SwappedColumnSplitInClustersAndSplits) {
+  const std::string cols = swappedCols + "bm=208 bn=128 stages=3 warps_m=1 warps_n=2 ";
+  check(cols + "cluster_m=2", {424, 200, 136, false, 0, 4});
+  check(cols + "cluster_n=2", {200, 392, 136, true, 0, 4});
+  check(cols + "split_k=2", {200, 136, 520, false, 0, 4});
+  check(swappedCols + "bm=96 bn=128 stages=2 warps_m=1 warps_n=2 split_k=2 split_handover=cluster",
+        {200, 136, 520, true, 0, 4});
+  check(cols + "stream_k=1", {424, 264, 392, false, 0, 5});
+}
+
 // consumers=pingpong: the two consumer warpgroups take whole tiles in turn (tile iter % 2), each
 // releasing the stages of its own tiles; odd tile counts per block leave one warpgroup a tile
 // ahead, and the ring carries over between them.
