@@ -62,6 +62,7 @@ struct Sm90Shape {
   int streamK = 0;          // 1: the last partial wave's K steps shared out over all SMs (stream_k)
   int storeSlots = 0;       // 1: one output staging slot per warpgroup (store_slots), a ring stage more
   bool swapAB = false;      // the tile computed transposed, its rows as wgmma's N (swap_ab; stmatrix staging)
+  int warpsN = 1;           // swap_ab: consumer warpgroups along N (warps_n), each one wgmma of the tile's height
 };
 // Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus with the TMA-store
 // epilogue two 64-column slots of output staging per consumer row: bm x 256 bytes, twice that with
@@ -132,9 +133,19 @@ constexpr Sm90Shape kSm90Shapes[] = {
     // 256 (1300x11008x4096: 224x128 1.01x cuBLAS, the best unswapped 0.94x; 9000x3072x3072 208x128
     // 1.02x against 1.00x; bench/results/2026-11-30-h200-swap-ab/swap_sweep2.*). A swapped tile runs
     // at the speed of its wgmma shape: two m64n1xx per warpgroup, like unswapped 256x128 (swap_twin.*).
-    {208, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 0, true},
+    // 208x128 splits its warpgroups along N (warps_n=2, as cuBLAS's 208-row kernel does): one
+    // m64n208 each, 1% faster than two m64n104 where it is picked, and at the same staging
+    // (bench/results/2026-11-30-h200-coop-swap/cols_*). 224 and 240 rows split that way fit only
+    // three stages, which cost them 4-6%; they keep the split along M and four.
+    {208, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 0, true, 2},
     {224, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 1, true},
     {240, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 1, true},
+    // 160x256, split along N: two m64n160 per warpgroup, 160 accumulators, three stages and one
+    // staging slot (201 KB); cuBLAS's 256x160 kernel in its terms. A fifth more intensity than
+    // 128x256, and tiles 160 rows tall: the fastest measured at 11 of 68 shape runs, by up to 5%
+    // where M divides into 160s (3200^3 0.98x cuBLAS against 0.93x; 7800x4096x4096 0.99x against
+    // 0.95x; 2560x4096x512 1.01x against 0.97x), 1-3% behind 128x256 where both fill their waves.
+    {160, 256, 2, 3, true, false, 1, false, 1, false, 8, 1, 0, 1, true, 2},
 };
 
 
@@ -162,20 +173,20 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
   std::vector<GemmVariant> t;
   for (const Sm90Shape& s : kSm90Shapes) {
     GemmVariant v;
-    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
+    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
                          s.pingpong ? "_pp" : "", s.clusterM > 1 ? fmt::format("_c{}", s.clusterM) : "",
                          s.clusterN > 1 ? fmt::format("_cn{}", s.clusterN) : "", s.stmatrix && !s.swapAB ? "_stsm" : "",
                          s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "", s.reuseStage ? "_rs" : "",
                          s.groupM != 8 ? fmt::format("_g{}", s.groupM) : "",
                          s.streamK ? fmt::format("_streamk{}", s.streamK) : "", s.storeSlots == 1 ? "_1slot" : "",
-                         s.swapAB ? "_swap" : "");
+                         s.swapAB ? "_swap" : "", s.warpsN > 1 ? fmt::format("_wn{}", s.warpsN) : "");
     v.config.strategy = "sm90_ws_persistent";
     v.config.bm = s.bm;
     v.config.bn = s.bn;
     v.config.bk = 64;
     v.config.stages = s.stages;
-    v.config.warpsM = s.consumers;
-    v.config.warpsN = 1;
+    v.config.warpsM = s.consumers / s.warpsN;
+    v.config.warpsN = s.warpsN;
     v.config.raster = Raster::Grouped;
     v.config.groupM = s.groupM;
     if (s.tmaStore) v.config.epilogue = EpilogueStore::Tma;
@@ -303,7 +314,13 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   // swapped (four m64n64) 2.8% behind its twin (one m64n256); the registered ones, two m64n1xx,
   // run like unswapped 256x128, about 0.98 of 128x256. A further 0.99 moved one recorded pick
   // where none moves 25, 22 of them measured faster (bench/results/2026-11-30-h200-swap-ab/).
-  return epilogue * depth * cluster * stageStore * reuse * group * inflight * warpgroups;
+  // Swapped and split along N with two m64 blocks per warpgroup (160x256): the square root of its
+  // intensity counts it 7% ahead of 128x256, where it runs even with it or 1-3% behind when both
+  // fill their waves (8192^3 1.00-1.06x cuBLAS against 1.02-1.03x; bench/results/2026-11-30-h200-
+  // coop-swap/). 0.96 was fitted on the 68 shape runs that measured it (the picks 0.968x -> 0.971x
+  // cuBLAS; 1.0 picked it where it ran 6-9% behind, 0.92 and below gave back what it wins).
+  double wide = c.swapAB && c.warpsN > 1 && c.bn / c.warpsN > 64 ? 0.96 : 1.0;
+  return epilogue * depth * cluster * stageStore * reuse * group * inflight * warpgroups * wide;
 }
 
 // Memory-bound problems (fewer flops per byte than the H200's balance, 989 TFLOP/s over the 4.0

@@ -198,7 +198,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90GpuF16,
                                            "bf16_gemm_sm90_128x128x64_s5_tma_pp",
                                            "bf16_gemm_sm90_128x256x64_s4_tma_cn2",
                                            "bf16_gemm_sm90_192x192x64_s4_tma_c2_1slot",
-                                           "bf16_gemm_sm90_208x128x64_s4_tma_swap"),
+                                           "bf16_gemm_sm90_208x128x64_s4_tma_swap_wn2"),
                          testing::ParamName());
 
 // Batched: C[b] = A[b] · B[b] through 3-D tensor maps (box depth 1), batch walked by the tile loop.

@@ -94,7 +94,7 @@ TEST(GemmBf16Sm90Gates, TableHasTheHopperVariants) {
                            "bf16_gemm_sm90_256x128x64_s4", "bf16_gemm_sm90_64x128x64_s8",
                            "bf16_gemm_sm90_128x256x64_s4_tma_c2", "bf16_gemm_sm90_128x128x64_s5_tma_pp_c2",
                            "bf16_gemm_sm90_128x128x64_s6_tma_sk2", "bf16_gemm_sm90_128x192x64_s4_tma",
-                           "bf16_gemm_sm90_208x128x64_s4_tma_swap"})
+                           "bf16_gemm_sm90_208x128x64_s4_tma_swap_wn2", "bf16_gemm_sm90_160x256x64_s3_tma_1slot_swap_wn2"})
     EXPECT_TRUE(names.count(want)) << want;
 }
 
