@@ -97,8 +97,8 @@ struct Config {
   int bn = 128;       // block tile columns (N)
   int bk = 32;        // K step of one pipeline stage
   int stages = 3;     // shared-memory ring depth
-  int warpsM = 2;     // warps along M; the warp tile is (bm / warpsM) x (bn / warpsN)
-  int warpsN = 2;     // warps along N
+  int warpsM = 2;     // warps along M (sm90: consumer warpgroups); the warp tile is (bm / warpsM) x (bn / warpsN)
+  int warpsN = 2;     // warps along N (sm90_ws_persistent: consumer warpgroups along N, swap_ab only)
   Raster raster = Raster::Row;
   int groupM = 8;     // rows of tiles per group when raster=grouped
   int splitK = 1;     // K slices computed by separate blocks
