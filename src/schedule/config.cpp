@@ -123,6 +123,7 @@ const std::vector<Key>& keys() {
       Key{"split_handover", [](const Config& c) { return std::string(enumName(kSplitHandovers, c.splitHandover)); },
           [](Config& c, std::string_view v) { return parseEnum("split_handover", v, kSplitHandovers, c.splitHandover); }},
       INT_KEY("store_slots", storeSlots, 0, 2),
+      INT_KEY("store_pieces", storePieces, 0, 4),
   };
   return k;
 }
@@ -289,6 +290,9 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (c.storeSlots != 0)
     diag.error(loc) << "store_slots sets the staging of the TMA-store epilogue, which " << c.strategy
                     << " does not have; leave store_slots=0";
+  if (c.storePieces != 0)
+    diag.error(loc) << "store_pieces sets the staging of the TMA-store epilogue, which " << c.strategy
+                    << " does not have; leave store_pieces=0";
   return diag.errorCount() == errors;
 }
 

@@ -129,6 +129,10 @@ struct Config {
   // store to read it before the next is staged, and frees rows x 128 bytes per warpgroup for the
   // ring (192x192: a fourth stage).
   int storeSlots = 0;
+  // sm90_ws_persistent, epilogue=tma, swap_ab: each staged box goes out in this many row pieces
+  // (0: one), a TMA box of rows / pieces each, so a slot holds a piece: with warps_n the staging of
+  // a full-height box per warpgroup shrinks that much (224-256-row tiles keep a fourth stage).
+  int storePieces = 0;
 
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,

@@ -37,8 +37,10 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   // columns (all of the tile's, or with warps_n its share) per slot.
   if (c.epilogue == EpilogueStore::Tma) {
     const bool pingpong = c.consumers == Consumers::Pingpong;
-    int rowsStaged = groups * (pingpong ? c.bm : c.bm / c.warpsM);
-    s.cSlots = std::max(1, std::min(c.storeSlots ? c.storeSlots : 2, c.bn / c.warpsN / 64));
+    // store_pieces: a slot holds one row piece of a box.
+    int pieces = std::max(1, c.storePieces);
+    int rowsStaged = groups * (pingpong ? c.bm : c.bm / c.warpsM) / pieces;
+    s.cSlots = std::max(1, std::min(c.storeSlots ? c.storeSlots : 2, c.bn / c.warpsN / 64 * pieces));
     s.cBytes = int64_t(rowsStaged) * 64 * s.cSlots * elemBytes;
     if (c.reuseStage) s.ringBoxes = std::max(0, c.bn / 64 - s.cSlots);
   }
@@ -205,6 +207,15 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   if (c.storeSlots != 0 && c.epilogue != EpilogueStore::Tma)
     diag.error(loc) << "store_slots=" << c.storeSlots
                     << " sets the staging of the TMA-store epilogue; it needs epilogue=tma";
+  if (c.storePieces > 1) {
+    int rows = c.consumers == Consumers::Pingpong ? c.bm : c.bm / std::max(1, c.warpsM);
+    if (!c.swapAB || c.epilogue != EpilogueStore::Tma)
+      diag.error(loc) << "store_pieces=" << c.storePieces << " stores a swapped tile's staged boxes in row pieces; "
+                      << "it needs swap_ab=true and epilogue=tma";
+    else if (rows % (8 * c.storePieces) != 0)
+      diag.error(loc) << "store_pieces=" << c.storePieces << " does not cut a warpgroup's " << rows
+                      << " rows into pieces of whole 8-row stmatrix blocks: use a divisor of " << rows / 8;
+  }
   if (c.storeSlots == 1 && c.reuseStage)
     diag.error(loc) << "store_slots=1 with reuse_stage=true is not supported by " << who
                     << ": the ring stage holds only the boxes past two slots";

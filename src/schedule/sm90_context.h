@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the sm90_ws_persistent strategy: what the kernel builder (sm90_ws_persistent.cpp)
 // hands the role builders (sm90_producer.cpp, sm90_consumer.cpp).
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -82,6 +83,9 @@ struct Plan {
   // a share of whole m64 blocks. Consumer warpgroup wg takes row share wg / warps_n and column
   // share wg % warps_n.
   int colsPerConsumer() const { return cfg.bn / cfg.warpsN; }
+  // Rows of one staged piece of a 64-column box (epilogue=tma): the warpgroup's rows, or with
+  // store_pieces a piece of them, one TMA store each.
+  int rowsPerPiece() const { return rowsPerConsumer() / std::max(1, cfg.storePieces); }
   // Consumer warpgroups: warps_m x warps_n cooperating on each tile, or two taking turns.
   int groups() const { return cfg.warpsM * cfg.warpsN; }
   // A consumer warpgroup's wgmma of one k16 step: `blocks` of them, each with `nacc` f32

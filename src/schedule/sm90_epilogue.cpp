@@ -35,7 +35,7 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
   KernBuilder& b = p.b;
   const Config& c = p.cfg;
   const GemmProgram& g = p.g;
-  int rows = p.rowsPerConsumer(), blocks = p.wgmmaBlocks(), nacc = p.accPerBlock();
+  int blocks = p.wgmmaBlocks(), nacc = p.accPerBlock();
   sm80::Context cx{g, c, p.target, b, p.diag};
   cx.args = p.args;
   cx.dims = p.dims;
@@ -97,8 +97,13 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
   Value* mStore = b.add(p.m0, rowA);
   // The warpgroup's boxes: the tile's, or with warps_n those of its columns, from n0 + colB.
   Value* nStore = c.warpsN > 1 ? b.named(b.add(p.n0, colB), "ncol") : p.n0;
-  int boxes = p.colsPerConsumer() / 64, perBox = p.swapped() ? rows / 8 : 64 / 8;  // the fragment's n8 tiles per box
+  int boxes = p.colsPerConsumer() / 64;
+  // store_pieces (swap_ab): each box goes out in `pieces` row pieces of pieceRows, each staged in a
+  // slot and stored by TMA on its own; the units of the slot protocol are then (box, piece).
+  const int pieces = std::max(1, c.storePieces), pieceRows = p.rowsPerPiece(), units = boxes * pieces;
+  int perBox = p.swapped() ? pieceRows / 8 : 64 / 8;  // the fragment's n8 tiles per unit
   cx.nTilesOverride = perBox;
+  Value* warpCol0 = cx.warpCol0;
   // reuse_stage: boxes cSlots.. go to this warpgroup's region of ring stage ringStage (a fresh
   // region: no store of it is pending), once every consumer warpgroup is past its last wgmma, so
   // nothing reads the stage any more.
@@ -107,22 +112,24 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
     ringOff = b.named(b.op1("kern.smem_offset", {p.sR, rowBase, colBase}, types::i32()), "roff");
     ringSlot = b.named(b.add(b.mulConst(ringStage, c.warpsM), wg), "rslot");
   }
-  for (int box = 0; box < boxes; ++box) {
+  for (int u = 0; u < units; ++u) {
+    const int box = u / pieces, piece = u % pieces;
     const bool inRing = ringStage && box >= p.cSlots;
     Value* buf = inRing ? p.sR : p.sC;
     Value* slot = inRing ? ringSlot : wg;
     Value* boxOff = inRing ? ringOff : off;
-    int64_t slotRow = int64_t(inRing ? box - p.cSlots : box % p.cSlots) * rows;
+    int64_t slotRow = int64_t(inRing ? box - p.cSlots : u % p.cSlots) * pieceRows;
     if (inRing && box == p.cSlots) {
       b.create("kern.named_barrier", {b.i32(1 + p.groups())}, {}, {{"threads", int64_t(128 * p.groups())}});
     } else if (!inRing) {
-      int64_t pending = slotWaitPending(box, boxes, p.cSlots, ringStage != nullptr);
+      int64_t pending = slotWaitPending(u, units, p.cSlots, ringStage != nullptr);
       b.ifThen(elected, [&] { b.create("kern.bulk_wait", {}, {}, {{"pending", pending}, {"read", true}}); });
     }
     b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
-    if (p.swapped())
+    if (p.swapped()) {
       cx.warpRow0 = b.add(b.addConst(nStore, 64 * box), b.mulConst(v, 16));
-    else
+      if (pieces > 1) cx.warpCol0 = b.addConst(warpCol0, int64_t(piece) * pieceRows);
+    } else
       cx.warpCol0 = b.addConst(p.n0, 64 * box);
     // stage_store=stmatrix: the packed pairs of each 16 x 16 block, (h, j) = (0, j0), (1, j0),
     // (0, j0+1), (1, j0+1), go out as one stmatrix .x4 once the last of them is made (the epilogue
@@ -153,8 +160,9 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
     };
     // The box's accumulators, in the epilogue's (m16 tile, n8 tile, element) order.
     std::vector<Value*> part;
-    if (p.swapped()) {  // the box is block `box`, whole
-      part.assign(out.begin() + box * nacc, out.begin() + (box + 1) * nacc);
+    if (p.swapped()) {  // the unit is block `box`, or its piece's n8 tiles
+      auto first = out.begin() + box * nacc + piece * perBox * 4;
+      part.assign(first, first + perBox * 4);
     } else {
       for (int i = 0; i < blocks; ++i)
         for (int j = 0; j < perBox; ++j)
@@ -164,7 +172,8 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
     b.create("kern.fence", {}, {}, {{"kind", "proxy_async"}});
     b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
     b.ifThen(elected, [&] {
-      std::vector<Value*> ops = {p.tmC, buf, slot, b.addConst(nStore, 64 * box), mStore};
+      Value* row = pieces > 1 ? b.addConst(mStore, int64_t(piece) * pieceRows) : mStore;
+      std::vector<Value*> ops = {p.tmC, buf, slot, b.addConst(nStore, 64 * box), row};
       if (p.batched()) ops.push_back(p.batch);
       std::vector<NamedAttr> attrs = {{"row", slotRow}};
       if (c.storeHint == StoreHint::EvictFirst) attrs.push_back({"evict_first", true});

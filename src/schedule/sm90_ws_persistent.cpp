@@ -87,6 +87,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   bool tmaStore = c.epilogue == EpilogueStore::Tma;
   bool pingpong = c.consumers == Consumers::Pingpong;
   int64_t consumerRows = pingpong ? c.bm : c.bm / c.warpsM;  // Plan::rowsPerConsumer
+  int64_t pieceRows = consumerRows / std::max(1, c.storePieces);  // Plan::rowsPerPiece
   // Consumer warpgroups (Plan::groups), and the groups of them that share a tile's accumulators:
   // each of them, or with ping-pong the one whose tile it is.
   int64_t warpgroups = int64_t(c.warpsM) * c.warpsN, groups = pingpong ? 1 : warpgroups;
@@ -109,7 +110,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
       return nullptr;
     }
     nameC = tensorName(store->operand(0));
-    mapC = kern::tmapType(ce, withBatch({64, consumerRows}), nameC, 128);
+    mapC = kern::tmapType(ce, withBatch({64, pieceRows}), nameC, 128);
   }
 
   // The signature: pointers, tensor maps, scalars, dims.
@@ -248,7 +249,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     // One staging region per consumer warpgroup (a "stage" each): cSlots boxes of its rows x 64.
     b.setLoc(g->forTiles->loc());
     p.cSlots = shape.cSlots;
-    p.sC = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(mapC.elem(), warpgroups, consumerRows * shape.cSlots, 64, sw),
+    p.sC = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(mapC.elem(), warpgroups, pieceRows * shape.cSlots, 64, sw),
                          {{"offset", shape.cOffset}}),
                    "sC");
     // reuse_stage: the boxes past the slots go to the B part of the ring stage the tile read

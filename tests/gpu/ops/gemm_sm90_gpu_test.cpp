@@ -177,6 +177,10 @@ const std::vector<std::string> kSwappedColumnConfigs = {
     kSwap + "bm=208 bn=128 stages=4 warps_m=1 warps_n=2 cluster_n=2",
     kSwap + "bm=208 bn=128 stages=4 warps_m=1 warps_n=2 stream_k=1",
     kSwap + "bm=208 bn=128 stages=4 warps_m=1 warps_n=2 split_k=2",
+    // store_pieces: the boxes staged and stored in row pieces (112, 128 and 40 rows).
+    kSwap + "bm=224 bn=128 stages=4 warps_m=1 warps_n=2 store_slots=1 store_pieces=2",
+    kSwap + "bm=256 bn=128 stages=4 warps_m=1 warps_n=2 store_slots=1 store_pieces=2",
+    kSwap + "bm=160 bn=256 stages=4 warps_m=1 warps_n=2 store_slots=1 store_pieces=4",
 };
 
 INSTANTIATE_TEST_SUITE_P(SwappedColumns, GemmSm90GpuConfigs, ::testing::ValuesIn(kSwappedColumnConfigs),

@@ -128,6 +128,25 @@ TEST(Sm90Config, SwappedColumnsSplitBetweenWarpgroups) {
             "columns only with swapped operands: add swap_ab=true or use warps_n=1\n");
 }
 
+// store_pieces: a swapped box staged and stored in row pieces, so a slot holds one piece.
+TEST(Sm90Config, SwappedBoxesStoreInRowPieces) {
+  const std::string base = "strategy=sm90_ws_persistent bk=64 swap_ab=true epilogue=tma stage_store=stmatrix ";
+  Config c = Config::parse(base + "bm=224 bn=128 stages=4 warps_m=1 warps_n=2 store_slots=1 store_pieces=2");
+  ir::DiagnosticEngine diag;
+  EXPECT_TRUE(validate(c, Target::sm90a(), OperandInfo{}, diag)) << diag.str();
+  Sm90Shape s = sm90Shape(c, 2);
+  EXPECT_EQ(s.cSlots, 1);
+  EXPECT_EQ(s.cBytes, 2 * 112 * 64 * 2);  // one 112-row piece per warpgroup
+  EXPECT_EQ(s.smemBytes, 4 * (224 + 128) * 128 + 2 * 112 * 64 * 2 + 4 * 16);
+  EXPECT_EQ(sm90Shape(Config::parse(base + "bm=240 bn=128 stages=2 warps_m=1 warps_n=2 store_pieces=3"), 2).cSlots, 2);
+  EXPECT_EQ(errors("bm=128 bn=128 stages=4 warps_m=2 epilogue=tma store_pieces=2"),
+            "error: store_pieces=2 stores a swapped tile's staged boxes in row pieces; it needs swap_ab=true and "
+            "epilogue=tma\n");
+  EXPECT_EQ(errors("bm=208 bn=128 stages=4 warps_m=2 swap_ab=true epilogue=tma stage_store=stmatrix store_pieces=2"),
+            "error: store_pieces=2 does not cut a warpgroup's 104 rows into pieces of whole 8-row stmatrix blocks: use "
+            "a divisor of 13\n");
+}
+
 TEST(Sm90Config, OneConsumerWarpgroupNeedsNoRegisterSplit) {
   Sm90Shape s = sm90Shape(Config::parse(std::string(kBase) + "bk=64 bm=64 bn=256 stages=5 warps_m=1"), 2);
   EXPECT_EQ(s.threads, 256);

@@ -176,6 +176,21 @@ TEST(Sm90Functional, SwappedOperandsSplitTheColumnsBetweenWarpgroups) {
   check(swappedCols + "bm=208 bn=128 stages=3 warps_m=1 warps_n=2", scaled);
 }
 
+// store_pieces: each warpgroup's staged box goes out in row pieces (a TMA box of rows / pieces),
+// one staging slot per piece: 224 rows in two pieces of 112 through one slot, 240 in three of 80
+// through two, and split along M 112 rows a warpgroup in two of 56 (seven eights: each piece ends with an .x2).
+TEST(Sm90Functional, SwappedBoxesStoredInRowPieces) {
+  for (bool kMajor : {false, true})
+    check(swappedCols + "bm=224 bn=128 stages=2 warps_m=1 warps_n=2 store_slots=1 store_pieces=2",
+          {460, 200, 136, kMajor, 0, 3});
+  check(swappedCols + "bm=240 bn=128 stages=2 warps_m=1 warps_n=2 store_pieces=3", {500, 136, 200, false, 0, 2});
+  check(swappedCols + "bm=224 bn=128 stages=2 warps_m=2 warps_n=1 store_slots=1 store_pieces=2",
+        {230, 200, 136, false, 2, 3});  // split along M, batched
+  Problem scaled{460, 200, 136, false, 0, 3};
+  scaled.scaled = true;
+  check(swappedCols + "bm=224 bn=128 stages=2 warps_m=1 warps_n=2 store_slots=1 store_pieces=2 stream_k=1", scaled);
+}
+
 TEST(Sm90Functional, SwappedColumnSplitInClustersAndSplits) {
   const std::string cols = swappedCols + "bm=208 bn=128 stages=3 warps_m=1 warps_n=2 ";
   check(cols + "cluster_m=2", {424, 200, 136, false, 0, 4});

@@ -74,10 +74,11 @@ void check(const std::string& configText, const Problem& p,
   testing::GlobalMemory mem;
   uint64_t da = mem.add(bytesOf(a)), db = mem.add(bytesOf(b));
   uint64_t dc = mem.add(bytesOf(std::vector<uint16_t>(size_t(nb * p.m * p.n + kGuard), kPoison)));
-  // Problem::scaled: row scales around 1 and biases around 0, distinct per row and column.
+  // Problem::scaled: row scales around 1 and biases around 0, distinct per row and column over
+  // periods (97, 89) that no tile, share or piece height (multiples of 8 up to 256) is a multiple of.
   std::vector<float> rowScale(size_t(p.m)), colBias(size_t(p.n));
-  for (int64_t i = 0; i < p.m; ++i) rowScale[size_t(i)] = 0.5f + float(i % 7) * 0.25f;
-  for (int64_t j = 0; j < p.n; ++j) colBias[size_t(j)] = float(j % 11) * 0.5f - 2.5f;
+  for (int64_t i = 0; i < p.m; ++i) rowScale[size_t(i)] = 0.5f + float(i % 97) * 0.01f;
+  for (int64_t j = 0; j < p.n; ++j) colBias[size_t(j)] = float(j % 89) * 0.05f - 2.2f;
   uint64_t ds = p.scaled ? mem.add(bytesOf(rowScale)) : 0, dbias = p.scaled ? mem.add(bytesOf(colBias)) : 0;
   std::vector<uint64_t> tensors = p.scaled ? std::vector<uint64_t>{da, db, ds, dbias, dc} : std::vector<uint64_t>{da, db, dc};
   std::map<std::string, uint64_t> byName = {{"A", da}, {"B", db}, {"C", dc}, {"s", ds}, {"bias", dbias}};
