@@ -63,6 +63,7 @@ struct Sm90Shape {
   int storeSlots = 0;       // 1: one output staging slot per warpgroup (store_slots), a ring stage more
   bool swapAB = false;      // the tile computed transposed, its rows as wgmma's N (swap_ab; stmatrix staging)
   int warpsN = 1;           // swap_ab: consumer warpgroups along N (warps_n), each one wgmma of the tile's height
+  int storePieces = 0;      // swap_ab: each staged box stored in this many row pieces (store_pieces)
 };
 // Stages: as many as fit in 227 KB (stage = (bm + bn) * 128 bytes, plus with the TMA-store
 // epilogue two 64-column slots of output staging per consumer row: bm x 256 bytes, twice that with
@@ -133,13 +134,14 @@ constexpr Sm90Shape kSm90Shapes[] = {
     // 256 (1300x11008x4096: 224x128 1.01x cuBLAS, the best unswapped 0.94x; 9000x3072x3072 208x128
     // 1.02x against 1.00x; bench/results/2026-11-30-h200-swap-ab/swap_sweep2.*). A swapped tile runs
     // at the speed of its wgmma shape: two m64n1xx per warpgroup, like unswapped 256x128 (swap_twin.*).
-    // 208x128 splits its warpgroups along N (warps_n=2, as cuBLAS's 208-row kernel does): one
-    // m64n208 each, 1% faster than two m64n104 where it is picked, and at the same staging
-    // (bench/results/2026-11-30-h200-coop-swap/cols_*). 224 and 240 rows split that way fit only
-    // three stages, which cost them 4-6%; they keep the split along M and four.
+    // They split their warpgroups along N (warps_n=2, as cuBLAS's 208-row kernel does): one
+    // m64n208 (m64n224, m64n240) each instead of two of half the height, 1% faster at 208 rows and
+    // the same staging (bench/results/2026-11-30-h200-coop-swap/cols_*). 224 and 240 rows stage each
+    // box in two row pieces through one slot (store_pieces=2), which keeps four stages: 1-3% ahead
+    // of the split along M where 224x128 is picked, 0.8% over 29 shapes at 240 (pieces.*).
     {208, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 0, true, 2},
-    {224, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 1, true},
-    {240, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 1, true},
+    {224, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 1, true, 2, 2},
+    {240, 128, 2, 4, true, false, 1, false, 1, false, 8, 1, 0, 1, true, 2, 2},
     // 160x256, split along N: two m64n160 per warpgroup, 160 accumulators, three stages and one
     // staging slot (201 KB); cuBLAS's 256x160 kernel in its terms. A fifth more intensity than
     // 128x256, and tiles 160 rows tall: the fastest measured at 11 of 68 shape runs, by up to 5%
@@ -173,13 +175,14 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
   std::vector<GemmVariant> t;
   for (const Sm90Shape& s : kSm90Shapes) {
     GemmVariant v;
-    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
+    v.name = fmt::format("bf16_gemm_sm90_{}x{}x64_s{}{}{}{}{}{}{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
                          s.pingpong ? "_pp" : "", s.clusterM > 1 ? fmt::format("_c{}", s.clusterM) : "",
                          s.clusterN > 1 ? fmt::format("_cn{}", s.clusterN) : "", s.stmatrix && !s.swapAB ? "_stsm" : "",
                          s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "", s.reuseStage ? "_rs" : "",
                          s.groupM != 8 ? fmt::format("_g{}", s.groupM) : "",
                          s.streamK ? fmt::format("_streamk{}", s.streamK) : "", s.storeSlots == 1 ? "_1slot" : "",
-                         s.swapAB ? "_swap" : "", s.warpsN > 1 ? fmt::format("_wn{}", s.warpsN) : "");
+                         s.swapAB ? "_swap" : "", s.warpsN > 1 ? fmt::format("_wn{}", s.warpsN) : "",
+                         s.storePieces > 1 ? fmt::format("_p{}", s.storePieces) : "");
     v.config.strategy = "sm90_ws_persistent";
     v.config.bm = s.bm;
     v.config.bn = s.bn;
@@ -200,6 +203,7 @@ std::vector<GemmVariant> gemmBf16Sm90Variants() {
     v.config.reuseStage = s.reuseStage;
     v.config.streamK = s.streamK;
     v.config.storeSlots = s.storeSlots;
+    v.config.storePieces = s.storePieces;
     t.push_back(std::move(v));
   }
   return t;

@@ -16,6 +16,7 @@
 // Needs a SASS disassembler (skips, saying why, without one).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -212,16 +213,19 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     EXPECT_EQ(o.sass->count("UCGABAR_ARV"), cluster ? 2 : 0) << what;
     EXPECT_EQ(o.sass->count("UCGABAR_WAIT"), cluster ? 2 : 0) << what;
     bool tmaStore = c.epilogue == EpilogueStore::Tma;
-    EXPECT_EQ(o.sass->count("UTMASTG"), tmaStore ? c.bn / c.warpsN / 64 : 0) << what;  // a warpgroup's boxes
+    // A warpgroup's boxes, each in store_pieces row pieces.
+    int pieces = std::max(1, c.storePieces);
+    EXPECT_EQ(o.sass->count("UTMASTG"), tmaStore ? c.bn / c.warpsN / 64 * pieces : 0) << what;
     EXPECT_EQ(o.sass->count("UTMACCTL.PF"), tmaStore ? 3 : 2) << what << ": one descriptor prefetch per tensor map";
     // The staged epilogue writes shared memory with four st.shared.b32 per 16 x 16 block and
     // thread, or (stage_store=stmatrix) one stmatrix .x4 per block and warp; per m64 block of a
     // consumer warpgroup there are width / 16 such blocks per warp (swap_ab: stored transposed,
-    // and a last 8 columns of the block by .x2).
+    // and a last 8 columns of the block, or of each of its row pieces, by .x2).
     bool stsm = c.stageStore == StageStore::Stmatrix;
     EXPECT_EQ(o.sass->count("STSM.16.M88.4"), tmaStore && stsm && !c.swapAB ? (width / 16) * blocks : 0) << what;
-    EXPECT_EQ(o.sass->count("STSM.16.MT88.4"), c.swapAB ? (width / 16) * blocks : 0) << what;
-    EXPECT_EQ(o.sass->count("STSM.16.MT88.2"), c.swapAB ? (width % 16 / 8) * blocks : 0) << what;
+    int piece = width / pieces;
+    EXPECT_EQ(o.sass->count("STSM.16.MT88.4"), c.swapAB ? (piece / 16) * pieces * blocks : 0) << what;
+    EXPECT_EQ(o.sass->count("STSM.16.MT88.2"), c.swapAB ? (piece % 16 / 8) * pieces * blocks : 0) << what;
     EXPECT_EQ(o.sass->count("STS"), tmaStore && !stsm ? 4 * (c.bn / 16) * blocks : 0) << what;
     // split_k, stream_k: each consumer thread hands its accumulators over in 16-byte stores (the
     // units that do not finish their tile) and adds the others' in 16-byte loads (the one that

@@ -252,7 +252,8 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
 // -coop-swap/ (cols_moved, cols_large, wide_large, wide_heldout: swapped tiles split along N beside
 // the registered ones, which led to registering 208x128 and 160x256 that way and the 0.96 of the
 // latter; wide_unmeasured: the seven recorded shapes whose pick 160x256 then took, measured after;
-// heldout: ten random shapes measured after that). It
+// heldout: ten random shapes measured after that; pieces: 224-, 240- and 256-row tiles split along N
+// with their boxes stored in row pieces, which then replaced the 224- and 240-row splits along M). It
 // carries over less well than on its own shapes, and the bounds say what it does: no pick below 80%
 // of the fastest registered variant measured, and the picks at 95% of it or better in geometric
 // mean. The shapes under 95% are printed.
@@ -276,7 +277,7 @@ TEST(GemmBf16Family, Sm90HeuristicOnMoreShapes) {
                            "2026-11-30-h200-swap-ab/swap_heldout_rest.json", "2026-11-30-h200-coop-swap/cols_moved.json",
                            "2026-11-30-h200-coop-swap/cols_large.json", "2026-11-30-h200-coop-swap/wide_large.json",
                            "2026-11-30-h200-coop-swap/wide_heldout.json", "2026-11-30-h200-coop-swap/wide_unmeasured.json",
-                           "2026-11-30-h200-coop-swap/heldout.json"}) {
+                           "2026-11-30-h200-coop-swap/heldout.json", "2026-11-30-h200-coop-swap/pieces.json"}) {
     std::ifstream in(results + file);
     ASSERT_TRUE(in) << "the recorded H200 results are missing: " << results + file;
     const nlohmann::json run = nlohmann::json::parse(in);
