@@ -24,7 +24,7 @@ struct Context {
 
   // Kernel parameters by name: the program's arguments and its dims (two namespaces: a tensor and a
   // dim may share a name).
-  std::map<std::string, ir::Value*> args, dims;
+  std::map<std::string, ir::Value*> args{}, dims{};
   // Per-thread and per-block indices (i32).
   ir::Value *tid = nullptr, *lane = nullptr, *warp = nullptr, *warpM = nullptr, *warpN = nullptr;
   ir::Value *m0 = nullptr, *n0 = nullptr;  // first row / column of the block's tile
@@ -39,7 +39,7 @@ struct Context {
   // a batched [Bt, rows, cols] tensor, the slice of this block's batch, or, for a grouped B [G, K,
   // N], the slice of this block's group.
   ir::Value* matrixBase(const ir::Value* tensor);
-  std::map<const ir::Value*, ir::Value*> matrixBases;
+  std::map<const ir::Value*, ir::Value*> matrixBases{};
 
   // The thread's warp tile. By default (sm80) the cfg's warp grid: mTiles m16 tiles stacked 16 rows
   // apart from row m0 + warpM * warpTileM, nTiles n8 tiles from column n0 + warpN * warpTileN.
@@ -52,7 +52,7 @@ struct Context {
   bool transposed = false;
   // When set (sm90 epilogue=tma), the output store hands each packed pair (m16 tile i, row half h,
   // n8 tile j) here instead of storing it to global memory; the strategy stages it in shared memory.
-  std::function<void(int i, int h, int j, ir::Value* packed)> storeToSmem;
+  std::function<void(int i, int h, int j, ir::Value* packed)> storeToSmem{};
 
   // An extent of a tensor type: its dim parameter, or a constant.
   ir::Value* extent(const ir::Extent& e) { return e.isSymbolic() ? dims.at(e.sym) : b.i32(e.value); }

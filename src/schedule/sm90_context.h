@@ -21,7 +21,7 @@ struct Plan {
   KernBuilder& b;
   ir::DiagnosticEngine& diag;
 
-  std::map<std::string, ir::Value*> args, dims;  // kernel parameters by name (two namespaces)
+  std::map<std::string, ir::Value*> args{}, dims{};  // kernel parameters by name (two namespaces)
   ir::Value *tmA = nullptr, *tmB = nullptr;       // the operands' tensor maps
   ir::Value *tmC = nullptr, *sC = nullptr;        // epilogue=tma: the output's map and staging buffer
   int cSlots = 0;                                 // epilogue=tma: 64-column boxes staged at once
