@@ -156,8 +156,8 @@ TEST(Sm90Functional, SwappedOperandsInClustersAndSplits) {
 // swap_ab with warps_n: the consumer warpgroups split the tile's columns, not its rows, so each
 // issues one wgmma as tall as the whole tile (208 x 128 in two: one m64n208 each, not two m64n104)
 // and stores its own 64-column boxes. Its B descriptors start at its first box, its TMA stores at
-// its first column; both B layouts, one and two blocks per warpgroup, three warpgroups, a 2 x 1
-// grid of warpgroups, and everything the row split runs with.
+// its first column; both B layouts, one and two blocks per warpgroup, three warpgroups, and
+// everything the row split runs with.
 const std::string swappedCols = "strategy=sm90_ws_persistent bk=64 swap_ab=true epilogue=tma stage_store=stmatrix ";
 
 TEST(Sm90Functional, SwappedOperandsSplitTheColumnsBetweenWarpgroups) {
@@ -178,7 +178,8 @@ TEST(Sm90Functional, SwappedOperandsSplitTheColumnsBetweenWarpgroups) {
 
 // store_pieces: each warpgroup's staged box goes out in row pieces (a TMA box of rows / pieces),
 // one staging slot per piece: 224 rows in two pieces of 112 through one slot, 240 in three of 80
-// through two, and split along M 112 rows a warpgroup in two of 56 (seven eights: each piece ends with an .x2).
+// through two, and split along M 112 rows a warpgroup in two of 56 (seven eights: each piece ends
+// with an .x2).
 TEST(Sm90Functional, SwappedBoxesStoredInRowPieces) {
   for (bool kMajor : {false, true})
     check(swappedCols + "bm=224 bn=128 stages=2 warps_m=1 warps_n=2 store_slots=1 store_pieces=2",
