@@ -39,6 +39,14 @@ std::vector<uint16_t> randomFloat16(size_t n, uint64_t seed, Float16 f) {
   return v;
 }
 
+std::vector<uint8_t> randomE4m3(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<uint8_t> v(n);
+  for (auto& x : v) x = floatToFp8Bits(dist(rng), Fp8Format::E4M3);
+  return v;
+}
+
 std::vector<uint16_t> patternedFloat16(size_t rows, size_t cols, int salt, Float16 f) {
   // Values in {-4..4} / 4: exact in BF16 and FP16, and their products and sums stay exact in f32
   // for the K used by tests, so any misplaced element changes the result.

@@ -33,6 +33,11 @@ float float16ToFloat(uint16_t bits, Float16 f);
 // Host data (bit patterns) drawn from N(0, 1) with a fixed seed, never zeros.
 std::vector<uint16_t> randomFloat16(size_t n, uint64_t seed, Float16 f);
 inline std::vector<uint16_t> randomBf16(size_t n, uint64_t seed) { return randomFloat16(n, seed, Float16::BF16); }
+// FP8 E4M3 host data (bit patterns) drawn from N(0, 1) with a fixed seed, rounded once through Kiln's
+// own conversion (kiln/float_formats.h, saturating) so the device and the host reference read the
+// same values; never all zeros. N(0, 1) sits far inside E4M3's range (max 448): only rounding, no
+// saturation.
+std::vector<uint8_t> randomE4m3(size_t n, uint64_t seed);
 // A pattern where each element identifies its position: small multiples of 1/4, exact in both formats.
 std::vector<uint16_t> patternedFloat16(size_t rows, size_t cols, int salt, Float16 f);
 inline std::vector<uint16_t> patternedBf16(size_t rows, size_t cols, int salt) {

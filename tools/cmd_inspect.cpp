@@ -9,6 +9,7 @@
 #include "kiln/ir/parser.h"
 #include "kiln/ir/verifier.h"
 #include "ops/gemm_bf16.h"
+#include "ops/gemm_fp8.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
 #include "tools/commands.h"
@@ -54,11 +55,21 @@ int runInspect(const InspectArgs& a) {
   std::vector<driver::InspectRow> rows;
   bool ok = true;
   if (!a.family.empty()) {
-    if (a.family != "gemm_bf16") {
-      std::fprintf(stderr, "kiln inspect: no family named '%s'; families: gemm_bf16\n", a.family.c_str());
+    if (a.family != "gemm_bf16" && a.family != "gemm_fp8") {
+      std::fprintf(stderr, "kiln inspect: no family named '%s'; families: gemm_bf16, gemm_fp8\n", a.family.c_str());
       return kUsage;
     }
-    for (const auto& v : ops::gemmBf16Variants()) {
+    // gemm_fp8: one program (B K-major), sm_90a only.
+    for (const auto& v : a.family == "gemm_fp8" ? ops::gemmFp8Variants() : std::vector<ops::Fp8GemmVariant>{}) {
+      std::string why;
+      if (!v.eligible(ops::Fp8GemmProblem{4096, 4096, 4096}, *target, &why)) {
+        std::fprintf(stderr, "%s: not available on %s: %s\n", v.name.c_str(), target->name.c_str(), why.c_str());
+        continue;
+      }
+      auto compiled = v.compile(*target, diag);
+      ok = compiled && inspectOne(v.name, *compiled, *target, rows, diag) && ok;
+    }
+    for (const auto& v : a.family == "gemm_bf16" ? ops::gemmBf16Variants() : std::vector<ops::GemmVariant>{}) {
       std::string why;
       if (!v.eligible(ops::GemmProblem{4096, 4096, 4096, ir::ScalarType::BF16, ir::ScalarType::BF16,
                                        ir::ScalarType::BF16, true, a.kMajor},
@@ -120,7 +131,7 @@ void registerInspectCommand(CLI::App& app) {
                                             "and the SASS instruction mix.");
   cmd->add_option("file", args.file, "Program in text IR");
   cmd->add_flag("--examples", args.examples, "Inspect every built-in example program");
-  cmd->add_option("--family", args.family, "Inspect every variant of a registered family (gemm_bf16)");
+  cmd->add_option("--family", args.family, "Inspect every variant of a registered family (gemm_bf16, gemm_fp8)");
   cmd->add_option("--target", args.target, "Target architecture")->capture_default_str();
   cmd->add_option("--config", args.config, "Schedule for a program or the examples")->capture_default_str();
   cmd->add_flag("--kmajor-b", args.kMajor, "With --family: the variants for a K-major B");

@@ -16,6 +16,7 @@ InstructionMix instructionMix(const backend::SassStats& sass) {
   }
   m.hmma = sass.count("HMMA");
   m.hgmma = sass.count("HGMMA");
+  m.qgmma = sass.count("QGMMA");
   m.ldgsts = sass.count("LDGSTS");
   m.utmaldg = sass.count("UTMALDG");
   m.utmastg = sass.count("UTMASTG");
@@ -31,16 +32,16 @@ nlohmann::json toJson(const InspectRow& r) {
   if (r.mix) {
     const auto& m = *r.mix;
     j["sass"] = {{"LDSM.x4", m.ldsmX4}, {"LDSM.x2", m.ldsmX2}, {"LDSM.x1", m.ldsmX1}, {"HMMA", m.hmma},
-                 {"HGMMA", m.hgmma},    {"LDGSTS", m.ldgsts},  {"UTMALDG", m.utmaldg}, {"UTMASTG", m.utmastg},
+                 {"HGMMA", m.hgmma},    {"QGMMA", m.qgmma},    {"LDGSTS", m.ldgsts},  {"UTMALDG", m.utmaldg}, {"UTMASTG", m.utmastg},
                  {"LDL", m.ldl},        {"STL", m.stl},        {"total", m.total}};
   }
   return j;
 }
 
 std::string tableHeader() {
-  return fmt::format("{:<28} {:>5} {:>6} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>6} {:>6} {:>7} {:>7} {:>5} {:>5}\n",
+  return fmt::format("{:<28} {:>5} {:>6} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>5} {:>5}\n",
                      "kernel", "regs", "stack", "spill.st", "spill.ld", "smem", "LDSM.4", "LDSM.2", "LDSM.1",
-                     "HMMA", "HGMMA", "LDGSTS", "UTMALDG", "LDL", "STL");
+                     "HMMA", "HGMMA", "QGMMA", "LDGSTS", "UTMALDG", "LDL", "STL");
 }
 
 std::string tableRow(const InspectRow& r) {
@@ -49,8 +50,8 @@ std::string tableRow(const InspectRow& r) {
                                  res.spillStoreBytes, res.spillLoadBytes, res.sharedBytes + r.dynamicSmemBytes);
   if (!r.mix) return head + "   (no disassembler: pip install nvidia-cuda-nvdisasm)\n";
   const auto& m = *r.mix;
-  return head + fmt::format(" {:>7} {:>7} {:>7} {:>6} {:>6} {:>7} {:>7} {:>5} {:>5}\n", m.ldsmX4, m.ldsmX2, m.ldsmX1,
-                            m.hmma, m.hgmma, m.ldgsts, m.utmaldg, m.ldl, m.stl);
+  return head + fmt::format(" {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>5} {:>5}\n", m.ldsmX4, m.ldsmX2,
+                            m.ldsmX1, m.hmma, m.hgmma, m.qgmma, m.ldgsts, m.utmaldg, m.ldl, m.stl);
 }
 
 }  // namespace kiln::driver

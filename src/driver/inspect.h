@@ -14,7 +14,7 @@ namespace kiln::driver {
 
 struct InstructionMix {
   int ldsmX4 = 0, ldsmX2 = 0, ldsmX1 = 0;  // ldmatrix by width
-  int hmma = 0, hgmma = 0;                  // mma.sync and wgmma
+  int hmma = 0, hgmma = 0, qgmma = 0;       // mma.sync, wgmma (16-bit operands), wgmma (FP8)
   int ldgsts = 0;                           // cp.async
   int utmaldg = 0, utmastg = 0;             // TMA load / store
   int ldl = 0, stl = 0;                     // local memory: spills or dynamically indexed arrays

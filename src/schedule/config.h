@@ -199,6 +199,7 @@ struct Sm90Shape {
   // after the ring's (and ping-pong's) barriers.
   int64_t handoverBarrierOffset = 0;
 };
+// elemBytes: A's and B's element size (2, or 1 for FP8); the staged output is 16-bit.
 Sm90Shape sm90Shape(const Config& c, int elemBytes);
 
 // l2_hint=reuse in sm90_ws_persistent: when an operand streams (is loaded L2 evict_first). It

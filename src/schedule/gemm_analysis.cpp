@@ -177,8 +177,10 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   if (g.fp8 && isRowMajorMatrix(tB)) {
     return fail(g.loadB->loc()) << strategy << " needs an FP8 B stored K-major (order = ["
                                 << (tB.rank() == 3 ? "1, 2, 0" : "0, 1")
-                                << "]): ldmatrix .trans has no 8-bit form, so a row-major FP8 B cannot feed mma.sync; "
-                                   "got "
+                                << (strategy == "sm90_ws_persistent"
+                                        ? "]): wgmma reads 8-bit operands K-major only; got "
+                                        : "]): ldmatrix .trans has no 8-bit form, so a row-major FP8 B cannot feed "
+                                          "mma.sync; got ")
                                 << tB.str(),
            std::nullopt;
   } else if (isRowMajorMatrix(tB)) {

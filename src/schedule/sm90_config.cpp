@@ -41,7 +41,8 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
     int pieces = std::max(1, c.storePieces);
     int rowsStaged = groups * (pingpong ? c.bm : c.bm / c.warpsM) / pieces;
     s.cSlots = std::max(1, std::min(c.storeSlots ? c.storeSlots : 2, c.bn / c.warpsN / 64 * pieces));
-    s.cBytes = int64_t(rowsStaged) * 64 * s.cSlots * elemBytes;
+    // The staged output is 16-bit (bf16 or f16, sm90_ws_persistent.cpp), whatever A and B are.
+    s.cBytes = int64_t(rowsStaged) * 64 * s.cSlots * 2;
     if (c.reuseStage) s.ringBoxes = std::max(0, c.bn / 64 - s.cSlots);
   }
   s.partialOffset = s.cOffset + s.cBytes;
@@ -90,11 +91,13 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                     << " does not have (use sm_90a)";
     return false;
   }
-  if (ops.aElemBytes != 2 || ops.bElemBytes != 2)
-    diag.error(loc) << who << " multiplies 16-bit operands (bf16 or f16)";
+  // One K step is one 128-byte swizzled row of each operand: 64 16-bit or 128 FP8 elements.
+  if (ops.aElemBytes != ops.bElemBytes || (ops.aElemBytes != 2 && ops.aElemBytes != 1))
+    diag.error(loc) << who << " multiplies 16-bit operands (bf16 or f16) or FP8 operands (f8e4m3, f8e5m2)";
   else if (c.bk * ops.aElemBytes != 128)
-    diag.error(loc) << "bk=" << c.bk << " is not supported by " << who
-                    << ": use bk=64 (one 128-byte swizzled row of 16-bit elements per TMA box row)";
+    diag.error(loc) << "bk=" << c.bk << " is not supported by " << who << ": use bk=" << 128 / ops.aElemBytes
+                    << " (one 128-byte swizzled row of " << (ops.aElemBytes == 2 ? "16-bit" : "FP8")
+                    << " elements per TMA box row)";
   if (c.warpsM < 1 || c.warpsN < 1 || c.warpsM * c.warpsN > 3)
     diag.error(loc) << "warps_m=" << c.warpsM << " warps_n=" << c.warpsN << " is not supported by " << who
                     << ": they count consumer warpgroups along the tile's rows and columns, 1 to 3 in all";

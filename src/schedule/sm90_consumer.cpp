@@ -6,8 +6,8 @@
 //   for kt in 0 .. ktiles-1  carrying (acc, s, ph, prev) from (0, stage0, phase0, -):
 //     mbarrier_wait(full[s], ph)               TMA has landed stage s
 //     wgmma_fence                              the accumulators were last written by other code
-//     for kk in 0 .. bk/16-1, for each m64 block i:
-//       acc_i = wgmma(desc(A, s, rows of i, k16 step kk), desc(B, s, k16 step kk), acc_i)
+//     for kk in 0 .. bk/kstep-1, for each m64 block i:   (kstep: 16 for 16-bit operands, 32 for FP8)
+//       acc_i = wgmma(desc(A, s, rows of i, k step kk), desc(B, s, k step kk), acc_i)
 //     wgmma_commit                             one group per K step
 //     wgmma_wait(1)                            the previous K step's group is done ...
 //     if kt > 0 && lane == 0: mbarrier_arrive(empty[prev])   ... so its stage goes back to TMA
@@ -317,32 +317,38 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     b.create("kern.wgmma_fence", {}, {});
     Value* on = b.i1(true);
     Value* accumulate = firstIgnoresAcc ? b.cmp("ne", kt, zero) : on;  // scale_d of the K step's first wgmma
-    std::string ab(scalarName(g.abType));
-    // Descriptors of the stage's operands for k16 step kk: A's rows `row` on from rowA (K-major),
+    // One wgmma takes 32 bytes of K from each operand's 128-byte row: k16 for 16-bit operands,
+    // k32 for FP8 (whose forms read both operands K-major).
+    const int kStep = 32 / (bitWidth(g.abType) / 8);
+    // Descriptors of the stage's operands for k step kk: A's rows `row` on from rowA (K-major),
     // and B's columns from 64 j past the warpgroup's (K-major B: its rows; row-major B: its box j,
     // whose K rows follow one another, the next box LBO further).
     auto descA = [&](int kk, int64_t row) {
       return b.op1("kern.wgmma_desc", {p.sA, s, rowA}, types::i64(),
-                   {{"row", row}, {"col", int64_t(16 * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
+                   {{"row", row}, {"col", int64_t(kStep * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
                     {"sbo", wgmma::kKMajorSbo}});
     };
     auto descB = [&](int kk, int64_t j) {
       if (g.bKMajor)
         return b.op1("kern.wgmma_desc", {p.sB, s, rowB}, types::i64(),
-                     {{"row", 64 * j}, {"col", int64_t(16 * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
+                     {{"row", 64 * j}, {"col", int64_t(kStep * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
                       {"sbo", wgmma::kKMajorSbo}});
       return b.op1("kern.wgmma_desc", {p.sB, s, rowB}, types::i64(),
-                   {{"row", j * c.bk + 16 * kk}, {"col", int64_t{0}}, {"major", "mn"},
+                   {{"row", j * c.bk + kStep * kk}, {"col", int64_t{0}}, {"major", "mn"},
                     {"lbo", wgmma::mnMajorLbo(c.bk)}, {"sbo", wgmma::kMnMajorSbo}});
     };
-    std::vector<NamedAttr> mmaAttrs = {{"shape", Attribute::ints({64, p.wgmmaN(), 16})}, {"ab", ab}};
+    // wgmma's A is the warpgroup's own operand: A's rows, or with swap_ab B's columns.
+    ScalarType wa = p.swapped() ? g.bType : g.abType, wb = p.swapped() ? g.abType : g.bType;
+    std::vector<NamedAttr> mmaAttrs = {{"shape", Attribute::ints({64, p.wgmmaN(), kStep})},
+                                       {"ab", std::string(scalarName(wa))}};
+    if (wb != wa) mmaAttrs.push_back({"b", std::string(scalarName(wb))});
     if (p.swapped()) {
       mmaAttrs.push_back({"trans_b", false});
       mmaAttrs.push_back({"trans_a", !g.bKMajor});
     } else {
       mmaAttrs.push_back({"trans_b", !g.bKMajor});
     }
-    for (int kk = 0; kk < c.bk / 16; ++kk) {
+    for (int kk = 0; kk < c.bk / kStep; ++kk) {
       // Block i: A's rows 64 i .. 64 i + 63 of the warpgroup times the whole B stage; swap_ab: B's
       // columns 64 i .. 64 i + 63 as wgmma's A (MN-major for a row-major B) times the warpgroup's
       // A rows as its B (K-major).

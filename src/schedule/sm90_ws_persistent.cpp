@@ -52,7 +52,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   auto g = analyzeGemm(program, config.strategy, diag);
   if (!g) return nullptr;
   int eb = bitWidth(g->abType) / 8;
-  if (!validate(config, target, OperandInfo{eb, eb}, diag, program.loc())) return nullptr;
+  if (!validate(config, target, OperandInfo{eb, bitWidth(g->bType) / 8}, diag, program.loc())) return nullptr;
   const Config& c = config;
   if ((c.splitK > 1 || c.streamK) && g->accInit != 0) {
     diag.error(g->reduce->loc()) << c.strategy << " with "
@@ -81,8 +81,8 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   // cluster_n=cn each loads bm / cn rows of the A stage (box 64 x bm/cn) and multicasts them.
   int cm = c.clusterM, cn = c.clusterN, cs = cm * cn;
   Type mapA = kern::tmapType(g->abType, withBatch({c.bk, c.bm / cn}), nameA, 128);
-  Type mapB = g->bKMajor ? kern::tmapType(g->abType, withBatch({c.bk, c.bn / cm}), nameB, 128)
-                         : kern::tmapType(g->abType, withBatch({64, c.bk / cm}), nameB, 128);
+  Type mapB = g->bKMajor ? kern::tmapType(g->bType, withBatch({c.bk, c.bn / cm}), nameB, 128)
+                         : kern::tmapType(g->bType, withBatch({64, c.bk / cm}), nameB, 128);
   // epilogue=tma: the output through a map too, one box of 64 columns x a consumer's rows at a time.
   bool tmaStore = c.epilogue == EpilogueStore::Tma;
   bool pingpong = c.consumers == Consumers::Pingpong;
@@ -140,7 +140,8 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     names.push_back(g->params[i].name);
     types.push_back(g->params[i].type);
   }
-  std::vector<std::pair<std::string, int64_t>> requires_ = {{g->dimK, 16 / eb}, {g->dimN, 16 / eb}};
+  // 16-byte rows for TMA: A's and a K-major B's K, a row-major B's and the 16-bit output's N.
+  std::vector<std::pair<std::string, int64_t>> requires_ = {{g->dimK, 16 / eb}, {g->dimN, g->bKMajor ? 8 : 16 / eb}};
   std::vector<std::pair<std::string, int64_t>> align = {{nameA, 16}, {nameB, 16}};
   for (const Operation* op : g->epilogue)
     if (op->is("tile.store")) align.push_back({tensorName(op->operand(0)), 2 * bitWidth(op->operand(0)->type().elem()) / 8});
@@ -230,7 +231,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   b.setLoc(g->loadA->loc());
   p.sA = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(g->abType, c.stages, c.bm, c.bk, sw), {{"offset", int64_t{0}}}), "sA");
   b.setLoc(g->loadB->loc());
-  p.sB = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(g->abType, c.stages, shape.bStageRows, c.bk, sw),
+  p.sB = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(g->bType, c.stages, shape.bStageRows, c.bk, sw),
                        {{"offset", bytesA}}),
                  "sB");
   b.setLoc(g->reduce->loc());

@@ -4,6 +4,8 @@
 //                        desc = ((addr & 0x3FFFF) >> 4) | descriptorConstant(lbo, sbo)
 //   kern.wgmma       ->  wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16|f16}.{bf16|f16}
 //                            {d...}, descA, descB, scale_d, 1, 1, trans_a, trans_b
+//                        FP8: wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3|e5m2}.{e4m3|e5m2}
+//                            {d...}, descA, descB, scale_d, 1, 1   (both K-major)
 //                        (PTX ISA, "wgmma.mma_async": d is read and written, so the results
 //                        take the accumulator operands' registers)
 //   kern.wgmma_fence / commit / wait  ->  wgmma.fence / commit_group / wait_group N .sync.aligned
@@ -43,9 +45,19 @@ bool emitWgmma(KernelEmitter& e, const Operation& op) {
     d += (i ? ", " : "") + r.str();
   }
   d += "}";
+  std::string descs =
+      fmt::format("{}, {}, {}, {}, 1, 1", d, e.use(op.operand(1)).str(), e.use(op.operand(2)).str(), e.use(op.operand(0)).str());
+  if (ab == "f8e4m3" || ab == "f8e5m2") {
+    // The 8-bit forms name each operand's format (.e4m3 / .e5m2, without the f8 prefix) and take
+    // no transpose immediates: both operands are K-major.
+    const Attribute* bt = op.attr("b");
+    auto ptxName = [](const std::string& t) { return t == "f8e4m3" ? "e4m3" : "e5m2"; };
+    e.b().inst(fmt::format("wgmma.mma_async.sync.aligned.m64n{}k32.f32.{}.{} {}", shape[1], ptxName(ab),
+                           ptxName(bt ? bt->asString() : ab), descs));
+    return true;
+  }
   const Attribute* transA = op.attr("trans_a");
-  e.b().inst(fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {}, {}, {}, {}, 1, 1, {}, {}", shape[1], ab,
-                         ab, d, e.use(op.operand(1)).str(), e.use(op.operand(2)).str(), e.use(op.operand(0)).str(),
+  e.b().inst(fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {}, {}, {}", shape[1], ab, ab, descs,
                          transA && transA->asBool() ? 1 : 0, op.attr("trans_b")->asBool() ? 1 : 0));
   return true;
 }

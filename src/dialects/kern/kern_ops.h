@@ -109,10 +109,12 @@
 //    ISA "Matrix Descriptor Format") of the 128B-swizzled stage starting at row r + {row}, column
 //    {col}; r + {row} must be a multiple of 8 (the swizzle atom). {lbo}/{sbo}: leading/stride byte
 //    offsets (wgmma_desc.h).
-//  * kern.wgmma: wgmma.mma_async m64nNk16 with f32 accumulators (PTX ISA "wgmma.mma_async"); the
-//    accumulators are read and written in place, so each accumulator operand must have this op
-//    as its only use. {trans_b}: B is MN-major (imm-trans-b); {trans_a} (optional, false when
-//    absent): A is MN-major (imm-trans-a), as when the operands' roles are swapped (swap_ab).
+//  * kern.wgmma: wgmma.mma_async with f32 accumulators (PTX ISA "wgmma.mma_async"): m64nNk16 for
+//    {ab = "bf16"|"f16"}, m64nNk32 for {ab = "f8e4m3"|"f8e5m2"} (A's format; {b} names B's where
+//    it differs). The accumulators are read and written in place, so each accumulator operand
+//    must have this op as its only use. {trans_b}: B is MN-major (imm-trans-b); {trans_a}
+//    (optional, false when absent): A is MN-major (imm-trans-a), as when the operands' roles are
+//    swapped (swap_ab). The FP8 forms have no transpose: both false.
 //    kern.wgmma_fence / commit / wait are wgmma.fence / commit_group / wait_group.
 //  * The TMA-store epilogue: kern.st_shared(buf, slot, off, v) {row, col} stores v (an element, or
 //    a frag pair starting at an even column) at the element the stage addressing above gives

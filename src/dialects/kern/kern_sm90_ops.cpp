@@ -233,16 +233,26 @@ bool verifyWgmmaDesc(const Operation& op, DiagnosticEngine& d) {
 bool verifyWgmma(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;
   auto shape = op.intsAttr("shape");
-  // PTX ISA, "wgmma.mma_async": m64nNk16 for .bf16/.f16, N a multiple of 8 from 8 to 256.
-  if (shape.size() != 3 || shape[0] != 64 || shape[2] != 16 || shape[1] < 8 || shape[1] > 256 || shape[1] % 8 != 0)
-    return d.error(op.loc()) << "'kern.wgmma' supports {shape = [64, N, 16]} with N a multiple of 8 up to 256";
+  // PTX ISA, "wgmma.mma_async": m64nNk16 for .bf16/.f16, m64nNk32 for .e4m3/.e5m2, N a multiple
+  // of 8 from 8 to 256.
   std::string ab = op.stringAttr("ab");
-  if (ab != "bf16" && ab != "f16")
-    return d.error(op.loc()) << "'kern.wgmma' needs {ab = \"bf16\"|\"f16\"}, got \"" << ab << "\"";
+  const bool fp8 = ab == "f8e4m3" || ab == "f8e5m2";
+  if (ab != "bf16" && ab != "f16" && !fp8)
+    return d.error(op.loc()) << "'kern.wgmma' needs {ab = \"bf16\"|\"f16\"|\"f8e4m3\"|\"f8e5m2\"}, got \"" << ab << "\"";
+  // FP8 operands may mix formats: {b} names B's when it differs from A's.
+  if (const Attribute* bt = op.attr("b"); bt && (!fp8 || !bt->isString() || (bt->asString() != "f8e4m3" && bt->asString() != "f8e5m2")))
+    return d.error(op.loc()) << "'kern.wgmma' {b} names an FP8 B format (\"f8e4m3\"|\"f8e5m2\") beside an FP8 {ab}";
+  const int64_t k = fp8 ? 32 : 16;
+  if (shape.size() != 3 || shape[0] != 64 || shape[2] != k || shape[1] < 8 || shape[1] > 256 || shape[1] % 8 != 0)
+    return d.error(op.loc()) << "'kern.wgmma' of " << ab << " supports {shape = [64, N, " << k
+                             << "]} with N a multiple of 8 up to 256";
   const Attribute* tb = op.attr("trans_b");
   if (!tb || !tb->isBool()) return d.error(op.loc()) << "'kern.wgmma' needs {trans_b = true|false}";
-  if (const Attribute* ta = op.attr("trans_a"); ta && !ta->isBool())
-    return d.error(op.loc()) << "'kern.wgmma' {trans_a} is true or false (A MN-major)";
+  const Attribute* ta = op.attr("trans_a");
+  if (ta && !ta->isBool()) return d.error(op.loc()) << "'kern.wgmma' {trans_a} is true or false (A MN-major)";
+  // The 8-bit forms have no transpose: both operands K-major.
+  if (fp8 && (tb->asBool() || (ta && ta->asBool())))
+    return d.error(op.loc()) << "'kern.wgmma' of FP8 operands reads both K-major: {trans_a} and {trans_b} must be false";
   size_t nacc = size_t(shape[1] / 2);
   bool ok = op.numOperands() == 3 + nacc && op.numResults() == nacc && op.operand(0)->type().isScalar(ScalarType::I1) &&
             op.operand(1)->type().isScalar(ScalarType::I64) && op.operand(2)->type().isScalar(ScalarType::I64);

@@ -52,7 +52,8 @@ void check(const std::string& configText, const Problem& p,
            const std::function<void(ir::Operation& kernel)>& mutate, const std::string& expectError,
            std::vector<int64_t>* evictFirstBytes) {
   Config config = Config::parse(configText);
-  auto program = p.scaled  ? scaledGemm()
+  auto program = p.fp8     ? examples::fp8RowwiseGemm()
+                 : p.scaled  ? scaledGemm()
                  : p.f16   ? examples::gemmF16(p.kMajor)
                  : p.batch ? examples::batchedGemm()
                  : p.kMajor ? examples::gemmKMajorB()
@@ -71,17 +72,27 @@ void check(const std::string& configText, const Problem& p,
   testing::SeededInputs inputs(uint32_t(p.m * 131 + p.n * 7 + p.k));
   auto a = p.f16 ? inputs.f16(size_t(nb * p.m * p.k)) : inputs.bf16(size_t(nb * p.m * p.k));
   auto b = p.f16 ? inputs.f16(size_t(nb * p.k * p.n)) : inputs.bf16(size_t(nb * p.k * p.n));
+  // Problem::fp8: e4m3 operands (B stored [N][K]), decoded for the reference below.
+  std::vector<uint8_t> a8, b8;
+  if (p.fp8) a8 = inputs.e4m3(size_t(p.m * p.k)), b8 = inputs.e4m3(size_t(p.n * p.k));
+  auto operand = [&](bool isA, size_t i) {
+    if (p.fp8) return double(fp8BitsToFloat((isA ? a8 : b8)[i], Fp8Format::E4M3));
+    return double(decode((isA ? a : b)[i]));
+  };
   testing::GlobalMemory mem;
-  uint64_t da = mem.add(bytesOf(a)), db = mem.add(bytesOf(b));
+  uint64_t da = p.fp8 ? mem.add(a8) : mem.add(bytesOf(a)), db = p.fp8 ? mem.add(b8) : mem.add(bytesOf(b));
   uint64_t dc = mem.add(bytesOf(std::vector<uint16_t>(size_t(nb * p.m * p.n + kGuard), kPoison)));
   // Problem::scaled: row scales around 1 and biases around 0, distinct per row and column over
   // periods (97, 89) that no tile, share or piece height (multiples of 8 up to 256) is a multiple of.
+  // Problem::fp8 scales columns by factors around 1 over the same period as the biases.
   std::vector<float> rowScale(size_t(p.m)), colBias(size_t(p.n));
   for (int64_t i = 0; i < p.m; ++i) rowScale[size_t(i)] = 0.5f + float(i % 97) * 0.01f;
-  for (int64_t j = 0; j < p.n; ++j) colBias[size_t(j)] = float(j % 89) * 0.05f - 2.2f;
-  uint64_t ds = p.scaled ? mem.add(bytesOf(rowScale)) : 0, dbias = p.scaled ? mem.add(bytesOf(colBias)) : 0;
-  std::vector<uint64_t> tensors = p.scaled ? std::vector<uint64_t>{da, db, ds, dbias, dc} : std::vector<uint64_t>{da, db, dc};
-  std::map<std::string, uint64_t> byName = {{"A", da}, {"B", db}, {"C", dc}, {"s", ds}, {"bias", dbias}};
+  for (int64_t j = 0; j < p.n; ++j) colBias[size_t(j)] = p.fp8 ? 0.6f + float(j % 89) * 0.01f : float(j % 89) * 0.05f - 2.2f;
+  bool vectors = p.scaled || p.fp8;
+  uint64_t ds = vectors ? mem.add(bytesOf(rowScale)) : 0, dbias = vectors ? mem.add(bytesOf(colBias)) : 0;
+  std::vector<uint64_t> tensors = vectors ? std::vector<uint64_t>{da, db, ds, dbias, dc} : std::vector<uint64_t>{da, db, dc};
+  std::map<std::string, uint64_t> byName = {{"A", da},       {"B", db},       {"C", dc}, {"s", ds}, {"bias", dbias},
+                                            {"scale_a", ds}, {"scale_b", dbias}};
 
   testing::WsLaunch launch;
   int64_t units = r->launch.gridFor(dims)[0];  // tiles (times split_k's slices, or stream_k's K steps)
@@ -128,19 +139,19 @@ void check(const std::string& configText, const Problem& p,
     for (int64_t i = 0; i < p.m && bad < 5; ++i)
       for (int64_t j = 0; j < p.n && bad < 5; ++j) {
         double acc = 0;
-        const uint16_t* ab = a.data() + bi * p.m * p.k;
-        const uint16_t* bb = b.data() + bi * p.k * p.n;
+        const size_t a0 = size_t(bi * p.m * p.k), b0 = size_t(bi * p.k * p.n);
         for (int64_t kk = 0; kk < p.k; ++kk)
-          acc += double(decode(ab[size_t(i * p.k + kk)])) *
-                 double(decode(bb[size_t(p.kMajor ? j * p.k + kk : kk * p.n + j)]));
+          acc += operand(true, a0 + size_t(i * p.k + kk)) *
+                 operand(false, b0 + size_t(p.kMajor || p.fp8 ? j * p.k + kk : kk * p.n + j));
         if (p.scaled) acc = acc * rowScale[size_t(i)] + colBias[size_t(j)];
-        double got = decode(c[size_t((bi * p.m + i) * p.n + j)]);
+        if (p.fp8) acc = acc * rowScale[size_t(i)] * colBias[size_t(j)];
+        double got = decode(c[size_t((bi * p.m + i) * p.n + j)]);  // BF16 for every program but FP16's
         // One rounding of the output (8 significant bits in BF16, 11 in FP16) and f32 sums.
         double tol = std::fabs(acc) / (p.f16 ? 1024 : 128) + 1e-3 * std::sqrt(double(p.k));
         if (!(std::fabs(got - acc) <= tol)) {
           ++bad;
           ADD_FAILURE() << "[" << configText << "] " << p.m << "x" << p.n << "x" << p.k << (p.kMajor ? " K-major" : "")
-                        << (p.f16 ? " f16" : "")
+                        << (p.f16 ? " f16" : "") << (p.fp8 ? " fp8" : "")
                         << ": C[" << bi << "][" << i << "][" << j << "] = " << got << ", expected " << acc;
         }
       }

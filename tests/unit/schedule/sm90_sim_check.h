@@ -21,6 +21,8 @@ struct Problem {
   // C = (A·B) scaled per row by s[M], plus bias[N] (f32): the epilogue's per-row and per-column
   // values, with rows and columns past the tensor's edges (row-major B, BF16, no batch).
   bool scaled = false;
+  // examples::fp8RowwiseGemm: e4m3 A and K-major B, C = (A·B) scaled by scale_a[M] and scale_b[N].
+  bool fp8 = false;
 };
 
 // `mutate` edits the compiled kernel before it runs (to show the simulator catches a broken

@@ -11,27 +11,45 @@
 namespace kiln::testing::wssim {
 using namespace ir;
 
-// The element (row, col) of a 64 x 16 (A) or 16 x N (B) operand described by `desc`, read from
-// shared memory through the canonical 128B-swizzled layouts (see ws_sim.h).
-uint32_t canonicalAddress(uint64_t desc, bool mnMajor, int64_t mn, int64_t k) {
+// The element (mn, k) of a 64 x K (A) or K x N (B) operand of `eb`-byte elements described by
+// `desc`, read from shared memory through the canonical 128B-swizzled layouts (see ws_sim.h).
+uint32_t canonicalAddress(uint64_t desc, bool mnMajor, int64_t mn, int64_t k, int eb) {
   uint64_t start = (desc & 0x3FFF) << 4, lbo = ((desc >> 16) & 0x3FFF) << 4, sbo = ((desc >> 32) & 0x3FFF) << 4;
   if ((desc >> 62) != 1) throw std::runtime_error("wgmma descriptor without the 128B swizzle mode");
-  uint64_t off = mnMajor ? uint64_t(mn % 64) * 2 + uint64_t(mn / 64) * lbo + uint64_t(k % 8) * 128 + uint64_t(k / 8) * sbo
-                         : uint64_t(mn % 8) * 128 + uint64_t(mn / 8) * sbo + uint64_t(k) * 2;
+  const int64_t atom = 128 / eb;  // elements of one 128-byte row
+  uint64_t off = mnMajor ? uint64_t(mn % atom * eb) + uint64_t(mn / atom) * lbo + uint64_t(k % 8) * 128 +
+                               uint64_t(k / 8) * sbo
+                         : uint64_t(mn % 8) * 128 + uint64_t(mn / 8) * sbo + uint64_t(k * eb);
   uint64_t a = start + off;
   return uint32_t(a ^ (((a >> 7) & 7) << 4));
 }
 
+namespace {
+// An operand format of kern.wgmma: its bytes and its decoding.
+struct WgmmaFormat {
+  int bytes;
+  double (*decode)(uint32_t);
+};
+WgmmaFormat wgmmaFormat(const std::string& name) {
+  if (name == "bf16") return {2, [](uint32_t v) { return double(bf16BitsToFloat(uint16_t(v))); }};
+  if (name == "f16") return {2, [](uint32_t v) { return double(f16BitsToFloat(uint16_t(v))); }};
+  if (name == "f8e4m3") return {1, [](uint32_t v) { return double(fp8BitsToFloat(uint8_t(v), Fp8Format::E4M3)); }};
+  if (name == "f8e5m2") return {1, [](uint32_t v) { return double(fp8BitsToFloat(uint8_t(v), Fp8Format::E5M2)); }};
+  throw std::runtime_error("wgmma of unsupported operands ." + name);
+}
+}  // namespace
+
 void Agent::wgmma(const Operation& op, const Mask& m) {
   int T = b_.T_;
   auto shape = op.intsAttr("shape");
-  int N = int(shape[1]), nacc = N / 2;
+  int N = int(shape[1]), K = int(shape[2]), nacc = N / 2;
   bool transB = op.attr("trans_b")->asBool();
   const Attribute* transAttr = op.attr("trans_a");
   bool transA = transAttr && transAttr->asBool();
-  std::string ab = op.stringAttr("ab");
-  if (ab != "bf16" && ab != "f16") throw std::runtime_error("wgmma of unsupported operands ." + ab);
-  auto decode = ab == "bf16" ? bf16BitsToFloat : f16BitsToFloat;
+  const std::string ab = op.stringAttr("ab");
+  const Attribute* bAttr = op.attr("b");
+  WgmmaFormat fa = wgmmaFormat(ab), fb = wgmmaFormat(bAttr ? bAttr->asString() : ab);
+  if (K * fa.bytes != 32 || K * fb.bytes != 32) throw std::runtime_error("wgmma whose K is not 32 bytes of its operands");
   std::vector<Lanes> out(static_cast<size_t>(nacc), Lanes(static_cast<size_t>(T)));
   for (int wg = 0; wg < T / 128; ++wg) {
     int active = 0;
@@ -43,17 +61,17 @@ void Agent::wgmma(const Operation& op, const Mask& m) {
     for (int t = t0; t < t0 + 128; ++t)
       if (get(op.operand(1))[size_t(t)] != da || get(op.operand(2))[size_t(t)] != db)
         throw std::runtime_error("wgmma descriptors differ within a warpgroup");
-    auto read = [&](uint32_t addr) {
-      uint16_t v;
-      std::memcpy(&v, b_.shared(addr, 2), 2);
-      open_[wg].push_back({addr, v});
-      return double(decode(v));
+    auto read = [&](uint32_t addr, const WgmmaFormat& f) {
+      uint16_t v = 0;
+      std::memcpy(&v, b_.shared(addr, size_t(f.bytes)), size_t(f.bytes));
+      open_[wg].push_back({addr, v, uint8_t(f.bytes)});
+      return f.decode(v);
     };
-    std::vector<double> A(64 * 16), B(16 * size_t(N));
+    std::vector<double> A(64 * size_t(K)), B(size_t(K) * size_t(N));
     for (int r = 0; r < 64; ++r)
-      for (int k = 0; k < 16; ++k) A[size_t(r * 16 + k)] = read(canonicalAddress(da, transA, r, k));
-    for (int k = 0; k < 16; ++k)
-      for (int c = 0; c < N; ++c) B[size_t(k * N + c)] = read(canonicalAddress(db, transB, c, k));
+      for (int k = 0; k < K; ++k) A[size_t(r * K + k)] = read(canonicalAddress(da, transA, r, k, fa.bytes), fa);
+    for (int k = 0; k < K; ++k)
+      for (int c = 0; c < N; ++c) B[size_t(k * N + c)] = read(canonicalAddress(db, transB, c, k, fb.bytes), fb);
     for (int t = t0; t < t0 + 128; ++t) {
       int w = (t - t0) / 32, l = t % 32;
       bool scale = get(op.operand(0))[size_t(t)] & 1;
@@ -61,7 +79,7 @@ void Agent::wgmma(const Operation& op, const Mask& m) {
         int j = i / 4, e = i % 4;
         int row = 16 * w + l / 4 + (e >= 2 ? 8 : 0), col = 8 * j + 2 * (l % 4) + (e & 1);
         double acc = scale ? asF(get(op.operand(unsigned(3 + i)))[size_t(t)]) : 0.0;
-        for (int k = 0; k < 16; ++k) acc += A[size_t(row * 16 + k)] * B[size_t(k * N + col)];
+        for (int k = 0; k < K; ++k) acc += A[size_t(row * K + k)] * B[size_t(k * N + col)];
         out[size_t(i)][size_t(t)] = fromF(float(acc));
       }
     }
@@ -128,7 +146,7 @@ void Agent::tmaLoad(const Operation& op, const Mask& m) {
     forEachBoxElement(d, c, dst, [&](bool in, uint64_t global, uint64_t shared) {
       uint16_t v = 0;  // outside the tensor: zero fill
       if (in) std::memcpy(&v, b_.mem_.ptr(global, size_t(eb)), size_t(eb));
-      for (BlockSim* to : dests) std::memcpy(to->shared(shared, 2), &v, 2);
+      for (BlockSim* to : dests) std::memcpy(to->shared(shared, size_t(eb)), &v, size_t(eb));
     });
     uint32_t barAddr = uint32_t(get(op.operand(3))[size_t(t)] + 8 * get(op.operand(4))[size_t(t)]);
     for (BlockSim* to : dests) {
@@ -169,8 +187,8 @@ void Agent::wgmmaWait(const Operation& op, const Mask& m) {
   for (auto& [wg, gs] : groups_)
     while (gs.size() > pending) {
       for (const WgmmaRead& r : gs.front()) {
-        uint16_t now;
-        std::memcpy(&now, b_.shared(r.addr, 2), 2);
+        uint16_t now = 0;
+        std::memcpy(&now, b_.shared(r.addr, r.bytes), r.bytes);
         if (now != r.value)
           throw std::runtime_error("hazard: shared memory a wgmma read changed before its group was waited for");
       }

@@ -32,9 +32,11 @@ struct Barrier {
   }
 };
 
+// An operand element a wgmma read (1 or 2 bytes), and its value then.
 struct WgmmaRead {
   uint32_t addr;
   uint16_t value;
+  uint8_t bytes;
 };
 
 // A byte of shared memory a TMA store read as its source, and its value then.
@@ -219,6 +221,6 @@ class ClusterSim {
 };
 
 // The element (row, col) of a wgmma operand through the canonical 128B-swizzled layouts (ws_sim_async.cpp).
-uint32_t canonicalAddress(uint64_t desc, bool mnMajor, int64_t mn, int64_t k);
+uint32_t canonicalAddress(uint64_t desc, bool mnMajor, int64_t mn, int64_t k, int eb);
 
 }  // namespace kiln::testing::wssim

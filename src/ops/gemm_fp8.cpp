@@ -1,0 +1,205 @@
+// The gemm_fp8 family: table, eligibility, preference and selection (contract in gemm_fp8.h).
+#include "ops/gemm_fp8.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "kiln/program_builder.h"
+#include "ops/gemm_bf16.h"
+
+namespace kiln::ops {
+
+namespace {
+
+// Dense FP8 flops per byte of DRAM traffic at which the H200 is balanced (shared/BENCH.md: 1979
+// TFLOP/s, ~4.0 TB/s measured copy).
+constexpr double kH200Fp8FlopsPerByte = 1979.0 / 4.0;
+// The share of the SMs that, streaming from deep rings, keep DRAM busy (as in gemm_bf16_sm90.cpp).
+constexpr double kStreamingSmsToSaturate = 0.375;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+struct Shape {
+  int bm, bn, consumers, stages;
+  bool tmaStore = false;
+  bool pingpong = false;
+  int clusterM = 1;
+  int splitK = 1;
+  bool streamK = false;
+};
+
+// The tiles of gemm_bf16's Hopper table that carry over to FP8 at the same bytes per stage: large
+// tiles with two consumer warpgroups for the compute-bound shapes (128x256 alone, in pairs along
+// M, with stream-K for the last wave; 128x192, 128x128; ping-pong 128x128 and 64x256, which
+// overlap one warpgroup's epilogue with the other's wgmma, twice as valuable as in BF16 because
+// FP8's K loop runs twice as fast), and deep rings of 64-row tiles for the memory-bound small M
+// (64x64 s13 alone and in two K slices, 64x128 s9, 64x256 s5 staged through TMA (stored directly,
+// the scales push it past 255 registers and it spills), 64x128 s8 in pairs along M for M = 128,
+// where the pair reads B once; 128x128 s6 in two K slices).
+constexpr Shape kShapes[] = {
+    {128, 256, 2, 4, true},
+    {128, 256, 2, 4, true, false, 2},
+    {128, 256, 2, 4, true, false, 1, 1, true},
+    {128, 192, 2, 4, true},
+    {128, 128, 2, 6, true},
+    {128, 128, 2, 5, true, true},
+    {64, 256, 2, 4, true, true},
+    {128, 128, 2, 6, true, false, 1, 2},
+    {64, 64, 1, 13},
+    {64, 64, 1, 13, false, false, 1, 2},
+    {64, 128, 1, 9},
+    {64, 128, 1, 8, true, false, 2},
+    {64, 256, 1, 5, true},
+};
+
+Fp8GemmVariant make(const Shape& s) {
+  Fp8GemmVariant v;
+  v.name = fmt::format("fp8_gemm_sm90_{}x{}x128_s{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
+                       s.pingpong ? "_pp" : "", s.clusterM == 2 ? "_c2" : "",
+                       s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "", s.streamK ? "_streamk1" : "");
+  Config& c = v.config;
+  c.strategy = "sm90_ws_persistent";
+  c.bm = s.bm;
+  c.bn = s.bn;
+  c.bk = 128;
+  c.stages = s.stages;
+  c.warpsM = s.consumers;
+  c.warpsN = 1;
+  c.raster = Raster::Grouped;
+  c.groupM = 8;
+  c.epilogue = s.tmaStore ? EpilogueStore::Tma : EpilogueStore::Direct;
+  c.consumers = s.pingpong ? Consumers::Pingpong : Consumers::Cooperative;
+  c.clusterM = s.clusterM;
+  c.splitK = s.splitK;
+  c.streamK = s.streamK ? 1 : 0;
+  c.l2Hint = L2Hint::Reuse;
+  c.streamFill = StreamFill::Line128;
+  return v;
+}
+
+}  // namespace
+
+std::unique_ptr<ir::Module> fp8ScaledGemmProgram(const std::string& name) {
+  ProgramBuilder p(name);
+  auto [M, N, K] = p.dims("M", "N", "K");
+  auto A = p.input("A", f8e4m3, {M, K});
+  auto B = p.input("B", f8e4m3, {K, N}, /*order=*/{0, 1});
+  auto scaleA = p.input("scale_a", f32, {M});
+  auto scaleB = p.input("scale_b", f32, {N});
+  auto C = p.output("C", bf16, {M, N});
+  p.tile({M, N}, [&](Coord m, Coord n) {
+    Tile acc = p.zeros(f32, {m, n});
+    p.reduce(K, [&](Coord k) { acc = dot(A(m, k), B(k, n), acc); });
+    C(m, n) = cast(bf16, scale(scale(acc, scaleA(m)), scaleB(n)));
+  });
+  return p.finish();
+}
+
+const std::vector<Fp8GemmVariant>& gemmFp8Variants() {
+  static const std::vector<Fp8GemmVariant> table = [] {
+    std::vector<Fp8GemmVariant> t;
+    for (const Shape& s : kShapes) t.push_back(make(s));
+    return t;
+  }();
+  return table;
+}
+
+const Fp8GemmVariant* findGemmFp8Variant(std::string_view name) {
+  for (const auto& v : gemmFp8Variants())
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::string* why) const {
+  auto no = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
+  using S = ir::ScalarType;
+  if (p.a != S::F8E4M3 || p.b != S::F8E4M3)
+    return no(fmt::format("A and B must be f8e4m3, not {} and {}", ir::scalarName(p.a), ir::scalarName(p.b)));
+  if (p.c != S::BF16) return no(fmt::format("the output must be bf16, not {}", ir::scalarName(p.c)));
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return no("M, N and K must be positive");
+  if (p.k % 16 != 0) return no(fmt::format("K = {} is not a multiple of 16 (16-byte FP8 rows for TMA)", p.k));
+  if (p.n % 8 != 0) return no(fmt::format("N = {} is not a multiple of 8 (16-byte rows of the bf16 output)", p.n));
+  if (!t.wgmma || !t.tma) return no(t.name + " has no wgmma / TMA (the FP8 variants need sm_90a)");
+  int64_t smem = sm90Shape(config, 1).smemBytes;
+  if (smem > t.maxSmemPerBlock)
+    return no(fmt::format("needs {} bytes of shared memory; {} allows {}", smem, t.name, t.maxSmemPerBlock));
+  return true;
+}
+
+double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) const {
+  const Config& c = config;
+  GemmProblem shape;
+  shape.m = p.m, shape.n = p.n, shape.k = p.k;
+  const int64_t sms = std::max(1, t.referenceSms);
+  const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
+  const double bytes = double(p.m) * double(p.k) + double(p.k) * double(p.n) + 2.0 * double(p.m) * double(p.n);
+  // A cluster walks pairs of tiles; split-K runs each tile's slices as units of their own.
+  const int64_t cm = c.clusterM;
+  const int64_t tiles = ceilDiv(p.m, int64_t(c.bm) * cm) * ceilDiv(p.n, c.bn);
+  const int64_t units = tiles * c.splitK, slots = sms / cm;
+  const double useful = double(p.m) * double(p.n) / (double(ceilDiv(p.m, c.bm) * c.bm) * double(ceilDiv(p.n, c.bn) * c.bn));
+  if (flops / bytes < kH200Fp8FlopsPerByte) {
+    // Memory-bound: the time is the bytes over the rate of the blocks streaming them, which grows
+    // with their share of the SMs up to the saturation; a K slice's hand-over costs a little.
+    double active = double(std::min(units, slots) * cm);
+    double coverage = std::min(1.0, std::sqrt(active / (kStreamingSmsToSaturate * double(sms))));
+    double waves = double(units) / double(ceilDiv(units, slots) * slots);
+    double fill = ceilDiv(units, slots) > 1 ? waves : 1.0;
+    return coverage * fill * (c.splitK > 1 ? 0.93 : 1.0) * useful;
+  }
+  double waves = double(units) / double(ceilDiv(units, slots) * slots);
+  if (c.streamK) {
+    double ksteps = double(ceilDiv(p.k, c.bk));
+    waves = (double(units) / double(slots)) / (double(units) / double(slots) + 20.0 / ksteps);
+    waves *= 0.97;
+  }
+  double intensity = (double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0;
+  double split = c.splitK > 1 ? 0.9 : 1.0;
+  double store = c.epilogue == EpilogueStore::Tma ? 1.0 : 0.97;
+  double cluster = cm > 1 ? 0.99 : 1.0;
+  return useful * waves * intensity * split * store * cluster;
+}
+
+std::optional<CompileResult> Fp8GemmVariant::compile(const Target& t, ir::DiagnosticEngine& diag) const {
+  return kiln::compile(*fp8ScaledGemmProgram(name), t, config, diag);
+}
+
+std::optional<Fp8GemmSelection> selectGemmFp8(const Fp8GemmProblem& p, const Target& t, ir::DiagnosticEngine& diag,
+                                              std::string_view forced) {
+  if (!forced.empty()) {
+    const Fp8GemmVariant* v = findGemmFp8Variant(forced);
+    if (!v) {
+      diag.error({}) << "unknown gemm_fp8 variant '" << forced << "' (names look like fp8_gemm_sm90_128x256x128_s4_tma)";
+      return std::nullopt;
+    }
+    std::string why;
+    if (!v->eligible(p, t, &why)) {
+      diag.error({}) << "variant " << v->name << " cannot run this problem on " << t.name << ": " << why;
+      return std::nullopt;
+    }
+    return Fp8GemmSelection{v, "forced", v->preference(p, t)};
+  }
+  Fp8GemmSelection best;
+  std::string firstWhy;
+  for (const auto& v : gemmFp8Variants()) {
+    std::string why;
+    if (!v.eligible(p, t, &why)) {
+      if (firstWhy.empty()) firstWhy = why;
+      continue;
+    }
+    double s = v.preference(p, t);
+    if (!best.variant || s > best.score) best = Fp8GemmSelection{&v, "heuristic", s};
+  }
+  if (!best.variant) {
+    diag.error({}) << "no gemm_fp8 variant can run this problem on " << t.name << ": " << firstWhy;
+    return std::nullopt;
+  }
+  return best;
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,63 @@
+#pragma once
+// The gemm_fp8 family: the FP8 scaled GEMM of torch._scaled_mm's "rowwise" mode,
+//   C[M, N] = bf16((A · B)[m, n] x scale_a[m] x scale_b[n])
+// with A e4m3 [M][K] (K contiguous), B e4m3 stored K-major ([N][K], K contiguous: the layout FP8
+// wgmma reads), scale_a f32 [M], scale_b f32 [N], C bf16 [M][N] row-major, and the products summed
+// in f32 inside wgmma (the tensor cores' own FP8 accumulation, as cuBLASLt's CUBLASLT_MATMUL_DESC_
+// FAST_ACCUM: no periodic promotion to a second set of f32 registers; docs/sm90-strategy.md, "FP8").
+// The arguments are (A, B, scale_a, scale_b, C) and the dims M, N, K.
+//
+// Every variant is an sm90_ws_persistent schedule for sm_90a with bk = 128 (one 128-byte swizzled
+// row of FP8 per K step, the bytes of BF16's bk = 64), named
+// "fp8_gemm_sm90_<bm>x<bn>x128_s<stages>[_tma][_pp][_c2][_sk<S>][_streamk1]" with the suffixes of
+// gemm_bf16_sm90.h. What each is for, and the heuristic that picks among them, is in gemm_fp8.cpp.
+//  * eligible: A and B e4m3, the output bf16, positive dims, K % 16 == 0 (16-byte rows of A and
+//    B for TMA), N % 8 == 0 (the output's rows), a target with wgmma and TMA, shared memory fits.
+//  * preference: higher is better (gemm_fp8.cpp).
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/compile.h"
+#include "kiln/ir/diagnostics.h"
+#include "kiln/ir/operation.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+
+namespace kiln::ops {
+
+struct Fp8GemmProblem {
+  int64_t m = 0, n = 0, k = 0;
+  ir::ScalarType a = ir::ScalarType::F8E4M3, b = ir::ScalarType::F8E4M3, c = ir::ScalarType::BF16;
+};
+
+struct Fp8GemmVariant {
+  std::string name;  // "fp8_gemm_sm90_128x256x128_s4_tma"
+  Config config;
+
+  bool eligible(const Fp8GemmProblem& p, const Target& t, std::string* why = nullptr) const;
+  double preference(const Fp8GemmProblem& p, const Target& t) const;
+  // fp8ScaledGemmProgram() through kiln::compile with this variant's config.
+  std::optional<CompileResult> compile(const Target& t, ir::DiagnosticEngine& diag) const;
+};
+
+// The family's tile program (the header comment's C); examples::fp8RowwiseGemm is this program.
+std::unique_ptr<ir::Module> fp8ScaledGemmProgram(const std::string& name = "fp8_rowwise_gemm");
+
+const std::vector<Fp8GemmVariant>& gemmFp8Variants();
+const Fp8GemmVariant* findGemmFp8Variant(std::string_view name);
+
+struct Fp8GemmSelection {
+  const Fp8GemmVariant* variant = nullptr;
+  std::string source;  // "forced" or "heuristic"
+  double score = 0;
+};
+
+// The named variant when `forced` is not empty (an error when unknown or not eligible), else the
+// eligible variant of highest preference; nullopt after a diagnostic when none can run the problem.
+std::optional<Fp8GemmSelection> selectGemmFp8(const Fp8GemmProblem& p, const Target& t, ir::DiagnosticEngine& diag,
+                                              std::string_view forced = {});
+
+}  // namespace kiln::ops

@@ -1,0 +1,102 @@
+// GPU correctness of the gemm_fp8 family (src/ops/gemm_fp8.h): every fp8_gemm_sm90_* variant,
+// compiled for sm_90a and launched through kiln::Kernel on the interpreter's seeded random inputs
+// (N(0, 1) rounded to e4m3, f32 scales), the output poisoned first, and compared element by element
+// with the tile-IR interpreter (tolerance in tests/unit/testing/example_runs.h). The shapes are
+// ragged against every tile (M, N not multiples of 64, K a multiple of 16 but not of 128), small
+// M, more tiles than SMs, and a long K, where the sum inside wgmma runs over 256 K steps. The
+// family's pick is checked on the same shapes. Skips, saying why, where there is no Hopper GPU.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+
+#include "bench/bench_support.h"
+#include "interp/random_inputs.h"
+#include "kiln/interp/interpreter.h"
+#include "kiln/kernel.h"
+#include "kiln/runtime/driver.h"
+#include "ops/gemm_fp8.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+#include "tests/gpu/ops/gemm_reference.h"
+#include "tests/unit/testing/example_runs.h"
+
+namespace kiln {
+namespace {
+
+const testing::ExampleShape kShapes[] = {{200, 136, 272}, {64, 1032, 1040}, {1000, 1064, 2048}, {128, 384, 32768}};
+
+// The interpreter's inputs and outputs for one shape, computed once for all variants.
+struct Oracle {
+  interp::GeneratedArguments args;
+};
+
+const Oracle& oracleFor(const ir::Operation& program, const testing::ExampleShape& s) {
+  static std::map<std::tuple<int64_t, int64_t, int64_t>, std::unique_ptr<Oracle>> cache;
+  auto& slot = cache[{s.m, s.n, s.k}];
+  if (!slot) {
+    slot = std::make_unique<Oracle>();
+    // The request points into the tensors, so the interpreter's C lands beside the inputs.
+    slot->args = interp::generateArguments(program, testing::exampleDims(program, s), uint64_t(3 * s.m + s.k));
+    ir::DiagnosticEngine diag;
+    EXPECT_TRUE(interp::run(program, slot->args.request, diag)) << diag.str();
+  }
+  return *slot;
+}
+
+// Runs `config` on every shape and compares C with the interpreter's.
+void matchesTheInterpreter(const std::string& label, const Config& config) {
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  auto module = ops::fp8ScaledGemmProgram();
+  const ir::Operation& program = *module->body().front();
+  ir::DiagnosticEngine diag;
+  auto kernel = Kernel::build(*module, Target::sm90a(), config, diag);
+  ASSERT_TRUE(kernel) << diag.str();
+  for (const auto& s : kShapes) {
+    SCOPED_TRACE(label + " M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k));
+    const Oracle& o = oracleFor(program, s);
+    std::vector<std::unique_ptr<bench::DeviceBuffer>> buffers;
+    std::vector<uint64_t> pointers;
+    for (const char* name : {"A", "B", "scale_a", "scale_b", "C"}) {
+      const interp::HostTensor& t = o.args.tensors.at(name);
+      buffers.push_back(std::make_unique<bench::DeviceBuffer>(t.bytes.size()));
+      if (std::string(name) == "C")
+        bench::check(cudaMemset(buffers.back()->ptr, 0xFF, t.bytes.size()), "poison");
+      else
+        bench::check(cudaMemcpy(buffers.back()->ptr, t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice), name);
+      pointers.push_back(uint64_t(buffers.back()->ptr));
+    }
+    kernel->launch(ctx, nullptr, pointers, {}, testing::exampleDims(program, s));
+    bench::check(cudaDeviceSynchronize(), "kernel");
+    const interp::HostTensor& want = o.args.tensors.at("C");
+    interp::HostTensor got = want;
+    bench::check(cudaMemcpy(got.bytes.data(), buffers.back()->ptr, got.bytes.size(), cudaMemcpyDeviceToHost), "C");
+    EXPECT_EQ(testing::compareToInterpreter("C", want, got), "");
+  }
+}
+
+class GemmFp8Gpu : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!testing::needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
+  }
+};
+
+TEST_P(GemmFp8Gpu, MatchesTheInterpreter) {
+  const ops::Fp8GemmVariant* v = ops::findGemmFp8Variant(GetParam());
+  ASSERT_NE(v, nullptr);
+  matchesTheInterpreter(v->name, v->config);
+}
+
+std::vector<std::string> variantNames() {
+  std::vector<std::string> names;
+  for (const auto& v : ops::gemmFp8Variants()) names.push_back(v.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, GemmFp8Gpu, ::testing::ValuesIn(variantNames()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,75 @@
+// Assembly gates and selection of the gemm_fp8 family (src/ops/gemm_fp8.h), on the CPU: every
+// fp8_gemm_sm90_* variant compiles for sm_90a and assembles with a 0-byte stack frame and no
+// spills; its K step is exactly bk / 32 = 4 QGMMA.64x<N>x32.F32.E4M3.E4M3 per m64 block of a
+// consumer warpgroup (FP8 wgmma, both operands K-major: no .tnsp), with no HGMMA or HMMA anywhere;
+// it loads through TMA (UTMALDG) and, with epilogue=tma, stores through it (UTMASTG); with two
+// consumer warpgroups setmaxnreg is honoured (USETMAXREG). Eligibility says what to change, and
+// the heuristic picks the tiles the H200 measured fastest (bench/results/2026-12-01-h200-fp8/).
+// The SASS gates need a disassembler (they skip, saying why, without one).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "backend/assembler.h"
+#include "backend/sass_stats.h"
+#include "ops/gemm_fp8.h"
+
+namespace kiln::ops {
+namespace {
+
+TEST(GemmFp8Gates, EligibilitySaysWhatToChange) {
+  const Fp8GemmVariant& v = gemmFp8Variants().front();
+  std::string why;
+  EXPECT_TRUE(v.eligible({4096, 4096, 4096}, Target::sm90a(), &why)) << why;
+  EXPECT_FALSE(v.eligible({4096, 4096, 4104}, Target::sm90a(), &why));
+  EXPECT_EQ(why, "K = 4104 is not a multiple of 16 (16-byte FP8 rows for TMA)");
+  EXPECT_FALSE(v.eligible({4096, 4100, 4096}, Target::sm90a(), &why));
+  EXPECT_EQ(why, "N = 4100 is not a multiple of 8 (16-byte rows of the bf16 output)");
+  Fp8GemmProblem e5m2{64, 64, 64};
+  e5m2.a = ir::ScalarType::F8E5M2;
+  EXPECT_FALSE(v.eligible(e5m2, Target::sm90a(), &why));
+  EXPECT_EQ(why, "A and B must be f8e4m3, not f8e5m2 and f8e4m3");
+  for (const Target& t : {Target::sm80(), Target::sm90(), Target::sm120()}) {
+    EXPECT_FALSE(v.eligible({4096, 4096, 4096}, t, &why)) << t.name;
+    EXPECT_NE(why.find("wgmma"), std::string::npos) << why;
+  }
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(selectGemmFp8({4096, 4096, 4096}, Target::sm80(), diag));
+  EXPECT_NE(diag.str().find("no gemm_fp8 variant can run this problem on sm_80"), std::string::npos) << diag.str();
+  EXPECT_FALSE(selectGemmFp8({64, 64, 64}, Target::sm90a(), diag, "fp8_gemm_sm90_1x1"));
+  EXPECT_NE(diag.str().find("unknown gemm_fp8 variant 'fp8_gemm_sm90_1x1'"), std::string::npos) << diag.str();
+}
+
+TEST(GemmFp8Gates, EveryVariantAssemblesSpillFreeOnFp8Wgmma) {
+  ir::DiagnosticEngine probe;
+  if (!backend::sassStats({}, probe) && probe.str().find("install") != std::string::npos)
+    GTEST_SKIP() << "no SASS disassembler: " << probe.str();
+  std::set<std::string> names;
+  for (const Fp8GemmVariant& v : gemmFp8Variants()) {
+    SCOPED_TRACE(v.name);
+    EXPECT_TRUE(names.insert(v.name).second) << "two variants share a name";
+    ir::DiagnosticEngine diag;
+    auto r = v.compile(Target::sm90a(), diag);
+    ASSERT_TRUE(r) << diag.str();
+    auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
+    ASSERT_TRUE(cubin) << diag.str();
+    const auto& report = cubin->resources.begin()->second;
+    EXPECT_EQ(report.stackFrameBytes, 0);
+    EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0);
+    auto sass = backend::sassStats(cubin->cubin, diag);
+    ASSERT_TRUE(sass) << diag.str();
+    const Config& c = v.config;
+    int rows = c.consumers == Consumers::Pingpong ? c.bm : c.bm / c.warpsM;
+    std::string qgmma = "QGMMA.64x" + std::to_string(c.bn) + "x32.F32.E4M3.E4M3";
+    EXPECT_EQ(sass->count(qgmma), (c.bk / 32) * (rows / 64));
+    EXPECT_EQ(sass->count("QGMMA"), (c.bk / 32) * (rows / 64));
+    EXPECT_EQ(sass->count("HGMMA") + sass->count("HMMA"), 0);
+    EXPECT_EQ(sass->text.find("tnsp"), std::string::npos);
+    EXPECT_GT(sass->count("UTMALDG"), 0);
+    EXPECT_EQ(sass->count("UTMASTG") > 0, c.epilogue == EpilogueStore::Tma);
+    EXPECT_EQ(sass->count("USETMAXREG") > 0, c.warpsM * c.warpsN == 2);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::ops

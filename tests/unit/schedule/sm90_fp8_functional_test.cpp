@@ -1,0 +1,83 @@
+// sm90_ws_persistent with FP8 operands (examples::fp8RowwiseGemm: e4m3 A and K-major B, C =
+// (A·B) x scale_a[m] x scale_b[n] in BF16), run by the warp-specialized simulator against a
+// double-precision reference (sm90_sim_check.h). A K step is bk = 128 one-byte elements, one
+// 128-byte swizzled row, and each wgmma is m64nNk32 reading both operands K-major. Ragged M, N and
+// K (K a multiple of 16, not of 128), one to three consumer warpgroups, swapped operands (split
+// along M and along N), clusters, split-K and stream-K; then the config and program errors.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "examples/examples.h"
+#include "kiln/compile.h"
+#include "kiln/program_builder.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+#include "tests/unit/schedule/sm90_sim_check.h"
+
+namespace kiln {
+namespace {
+using namespace sm90sim;
+
+const std::string kFp8 = "strategy=sm90_ws_persistent bk=128 warps_n=1 epilogue=tma stage_store=stmatrix ";
+
+Problem fp8(int64_t m, int64_t n, int64_t k, uint32_t blocks) {
+  Problem p{m, n, k, true, 0, blocks};
+  p.fp8 = true;
+  return p;
+}
+
+TEST(Sm90Fp8Functional, TilesOfOneToThreeWarpgroups) {
+  check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2", fp8(136, 200, 272, 3));  // ragged M, N, K
+  check(kFp8 + "bm=128 bn=256 stages=2 warps_m=2", fp8(130, 264, 400, 2));  // two K steps and a tail
+  check(kFp8 + "bm=64 bn=64 stages=4 warps_m=1", fp8(72, 136, 144, 3));     // the ring wraps across tiles
+  check(kFp8 + "bm=192 bn=128 stages=2 warps_m=3", fp8(200, 136, 272, 2));
+  // The epilogue stored straight from registers.
+  check("strategy=sm90_ws_persistent bk=128 bm=128 bn=128 stages=3 warps_m=2 warps_n=1", fp8(136, 200, 272, 3));
+}
+
+TEST(Sm90Fp8Functional, SwappedOperands) {
+  check(kFp8 + "swap_ab=true bm=64 bn=128 stages=4 warps_m=1", fp8(40, 264, 400, 3));  // small M
+  check("strategy=sm90_ws_persistent bk=128 epilogue=tma stage_store=stmatrix swap_ab=true bm=208 bn=128 stages=2 "
+        "warps_m=1 warps_n=2",
+        fp8(424, 200, 144, 3));
+}
+
+TEST(Sm90Fp8Functional, ClustersAndSplits) {
+  check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2 cluster_m=2", fp8(264, 200, 272, 4));
+  check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2 cluster_n=2", fp8(136, 392, 272, 4));
+  check(kFp8 + "bm=64 bn=128 stages=4 warps_m=1 split_k=2", fp8(72, 200, 528, 4));
+  check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2 stream_k=1", fp8(264, 264, 656, 5));
+}
+
+std::string compileError(const ir::Module& program, const std::string& config) {
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(compile(program, Target::sm90a(), Config::parse(config), diag)) << config;
+  return diag.str();
+}
+
+TEST(Sm90Fp8Functional, ConfigAndProgramErrorsSayWhatToChange) {
+  auto program = examples::fp8RowwiseGemm();
+  EXPECT_NE(compileError(*program, "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=4 warps_m=2 warps_n=1")
+                .find("bk=64 is not supported by sm90_ws_persistent: use bk=128 (one 128-byte swizzled row of FP8 "
+                      "elements per TMA box row)"),
+            std::string::npos);
+  // wgmma has no transposed 8-bit form: a row-major FP8 B is refused with the layout to use.
+  ProgramBuilder p("fp8_row_major_b");
+  auto [M, N, K] = p.dims("M", "N", "K");
+  auto A = p.input("A", f8e4m3, {M, K});
+  auto B = p.input("B", f8e4m3, {K, N});
+  auto C = p.output("C", bf16, {M, N});
+  p.tile({M, N}, [&](Coord m, Coord n) {
+    Tile acc = p.zeros(f32, {m, n});
+    p.reduce(K, [&](Coord k) { acc = dot(A(m, k), B(k, n), acc); });
+    C(m, n) = cast(bf16, acc);
+  });
+  auto rowMajorB = p.finish();
+  EXPECT_NE(compileError(*rowMajorB, "strategy=sm90_ws_persistent bm=128 bn=128 bk=128 stages=4 warps_m=2 warps_n=1")
+                .find("needs an FP8 B stored K-major (order = [0, 1]): wgmma reads 8-bit operands K-major only"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln
