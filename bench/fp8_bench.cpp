@@ -34,10 +34,12 @@ using bench::Shape;
 // The FP8 shapes of shared/BENCH.md.
 const std::vector<Shape> kDefaultShapes = {{64, 5120, 5120},   {128, 7168, 2048},   {4096, 7168, 2048},
                                            {8192, 8192, 8192}, {4096, 14336, 4096}, {4096, 4096, 14336}};
-// Kiln configs timed when no --config is given: every registered gemm_fp8 variant.
-std::vector<std::string> defaultConfigs() {
+// Kiln configs timed when no --config is given: the registered gemm_fp8 variants that sum as
+// the baseline does (--fast-accum: the "_fastacc" ones; else those that promote every K step).
+std::vector<std::string> defaultConfigs(bool fastAccum) {
   std::vector<std::string> r;
-  for (const auto& v : ops::gemmFp8Variants()) r.push_back(v.config.str());
+  for (const auto& v : ops::gemmFp8Variants())
+    if ((v.config.fp8Accum == Fp8Accum::Fast) == fastAccum) r.push_back(v.config.str());
   return r;
 }
 // A registered variant is shown by name (the config lines are long).
@@ -186,12 +188,12 @@ int benchMain(int argc, char** argv) {
   app.add_option("--reps", reps, "Timed repetitions per kernel (median reported)");
   app.add_option("--warmup", warmup, "Untimed runs first");
   app.add_option("--json", jsonPath, "Where to write the JSON results");
-  app.add_option("--config", configs, "Time this Kiln config line (repeatable; default: every gemm_fp8 variant)");
+  app.add_option("--config", configs, "Time this Kiln config line (repeatable; default: the gemm_fp8 variants of the accumulation asked for)");
   app.add_flag("--fast-accum", fastAccum,
                "cuBLASLt's FAST_ACCUM (FP8 sums kept in the tensor cores' narrower accumulator; torch._scaled_mm's "
-               "default, and BENCH.md's figures, are without)");
+               "default, and BENCH.md's figures, are without), against Kiln's _fastacc variants");
   CLI11_PARSE(app, argc, argv);
-  if (configs.empty()) configs = defaultConfigs();
+  if (configs.empty()) configs = defaultConfigs(fastAccum);
   for (auto& line : configs) {
     ir::DiagnosticEngine diag;
     auto c = Config::parse(line, diag);
@@ -300,7 +302,9 @@ int benchMain(int argc, char** argv) {
     std::string best, pick;
     {
       ir::DiagnosticEngine diag;
-      if (auto sel = ops::selectGemmFp8({s.M, s.N, s.K}, target, diag)) pick = sel->variant->config.str();
+      ops::Fp8GemmProblem problem{s.M, s.N, s.K};
+      problem.fastAccum = fastAccum;
+      if (auto sel = ops::selectGemmFp8(problem, target, diag)) pick = sel->variant->config.str();
     }
     for (auto& [cfg, k] : kernels) {
       std::map<std::string, int64_t> dims{{"M", s.M}, {"N", s.N}, {"K", s.K}};

@@ -62,7 +62,9 @@ int runInspect(const InspectArgs& a) {
     // gemm_fp8: one program (B K-major), sm_90a only.
     for (const auto& v : a.family == "gemm_fp8" ? ops::gemmFp8Variants() : std::vector<ops::Fp8GemmVariant>{}) {
       std::string why;
-      if (!v.eligible(ops::Fp8GemmProblem{4096, 4096, 4096}, *target, &why)) {
+      ops::Fp8GemmProblem problem{4096, 4096, 4096};
+      problem.fastAccum = v.config.fp8Accum == Fp8Accum::Fast;  // each variant on the problem it serves
+      if (!v.eligible(problem, *target, &why)) {
         std::fprintf(stderr, "%s: not available on %s: %s\n", v.name.c_str(), target->name.c_str(), why.c_str());
         continue;
       }

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "kiln/program_builder.h"
-#include "ops/gemm_bf16.h"
 
 namespace kiln::ops {
 
@@ -16,8 +15,9 @@ namespace {
 // Dense FP8 flops per byte of DRAM traffic at which the H200 is balanced (shared/BENCH.md: 1979
 // TFLOP/s, ~4.0 TB/s measured copy).
 constexpr double kH200Fp8FlopsPerByte = 1979.0 / 4.0;
-// The share of the SMs that, streaming from deep rings, keep DRAM busy (as in gemm_bf16_sm90.cpp).
-constexpr double kStreamingSmsToSaturate = 0.375;
+// The share of the SMs that, streaming from deep rings, keep DRAM busy: fitted on the FP8 run
+// (at M = 128, 56 blocks of 128x128 ran 8% slower than 112 of 64x128), above BF16's 0.375.
+constexpr double kStreamingSmsToSaturate = 0.5;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -28,37 +28,39 @@ struct Shape {
   int clusterM = 1;
   int splitK = 1;
   bool streamK = false;
+  bool fast = false;  // fp8_accum=fast (the "_fastacc" variants) rather than promote
 };
 
-// The tiles of gemm_bf16's Hopper table that carry over to FP8 at the same bytes per stage: large
-// tiles with two consumer warpgroups for the compute-bound shapes (128x256 alone, in pairs along
-// M, with stream-K for the last wave; 128x192, 128x128; ping-pong 128x128 and 64x256, which
-// overlap one warpgroup's epilogue with the other's wgmma, twice as valuable as in BF16 because
-// FP8's K loop runs twice as fast), and deep rings of 64-row tiles for the memory-bound small M
-// (64x64 s13 alone and in two K slices, 64x128 s9, 64x256 s5 staged through TMA (stored directly,
-// the scales push it past 255 registers and it spills), 64x128 s8 in pairs along M for M = 128,
-// where the pair reads B once; 128x128 s6 in two K slices).
+// Measured on the H200 (bench/results/2026-12-01-h200-fp8/). With the sums promoted every K step
+// (the default, as cuBLASLt's and torch._scaled_mm's): 128x128 two warpgroups alone and in pairs
+// along M, 128x160 (80 + 80 accumulators per thread), and deep rings of 64-row tiles for the
+// memory-bound small M (64x64 s13, 64x128 s8 staged through TMA). With the tensor cores' own
+// accumulation ("_fastacc", cuBLASLt's FAST_ACCUM): 128x256 alone, in pairs along M and with
+// stream-K for the last wave; ping-pong 128x128, which overlaps one warpgroup's epilogue with the
+// other's wgmma and wins where the K loop is short (K <= 4096: FP8's K loop runs twice as fast
+// as BF16's, so the epilogue weighs twice as much); and the same small-M rings.
 constexpr Shape kShapes[] = {
-    {128, 256, 2, 4, true},
-    {128, 256, 2, 4, true, false, 2},
-    {128, 256, 2, 4, true, false, 1, 1, true},
-    {128, 192, 2, 4, true},
     {128, 128, 2, 6, true},
-    {128, 128, 2, 5, true, true},
-    {64, 256, 2, 4, true, true},
-    {128, 128, 2, 6, true, false, 1, 2},
+    {128, 128, 2, 6, true, false, 2},
+    {128, 160, 2, 4, true},
     {64, 64, 1, 13},
-    {64, 64, 1, 13, false, false, 1, 2},
-    {64, 128, 1, 9},
-    {64, 128, 1, 8, true, false, 2},
-    {64, 256, 1, 5, true},
+    {64, 128, 1, 8, true},
+    {128, 256, 2, 4, true, false, 1, 1, false, true},
+    {128, 256, 2, 4, true, false, 2, 1, false, true},
+    {128, 256, 2, 4, true, false, 1, 1, true, true},
+    {128, 128, 2, 5, true, true, 1, 1, false, true},
+    {128, 128, 2, 6, true, false, 1, 1, false, true},
+    {64, 64, 1, 13, false, false, 1, 1, false, true},
+    {64, 128, 1, 9, false, false, 1, 1, false, true},
+    {64, 128, 1, 8, true, false, 2, 1, false, true},
 };
 
 Fp8GemmVariant make(const Shape& s) {
   Fp8GemmVariant v;
-  v.name = fmt::format("fp8_gemm_sm90_{}x{}x128_s{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
+  v.name = fmt::format("fp8_gemm_sm90_{}x{}x128_s{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
                        s.pingpong ? "_pp" : "", s.clusterM == 2 ? "_c2" : "",
-                       s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "", s.streamK ? "_streamk1" : "");
+                       s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "", s.streamK ? "_streamk1" : "",
+                       s.fast ? "_fastacc" : "");
   Config& c = v.config;
   c.strategy = "sm90_ws_persistent";
   c.bm = s.bm;
@@ -76,6 +78,7 @@ Fp8GemmVariant make(const Shape& s) {
   c.streamK = s.streamK ? 1 : 0;
   c.l2Hint = L2Hint::Reuse;
   c.streamFill = StreamFill::Line128;
+  c.fp8Accum = s.fast ? Fp8Accum::Fast : Fp8Accum::Promote;
   return v;
 }
 
@@ -125,44 +128,58 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
   if (p.k % 16 != 0) return no(fmt::format("K = {} is not a multiple of 16 (16-byte FP8 rows for TMA)", p.k));
   if (p.n % 8 != 0) return no(fmt::format("N = {} is not a multiple of 8 (16-byte rows of the bf16 output)", p.n));
   if (!t.wgmma || !t.tma) return no(t.name + " has no wgmma / TMA (the FP8 variants need sm_90a)");
+  if ((config.fp8Accum == Fp8Accum::Fast) != p.fastAccum)
+    return no(p.fastAccum ? "it promotes each K step's sums (the problem asks for fast accumulation)"
+                          : "it accumulates in the tensor cores across K steps (fast accumulation, not asked for)");
   int64_t smem = sm90Shape(config, 1).smemBytes;
   if (smem > t.maxSmemPerBlock)
     return no(fmt::format("needs {} bytes of shared memory; {} allows {}", smem, t.name, t.maxSmemPerBlock));
   return true;
 }
 
+// Higher is better: the expected speed, relative, from terms fitted on the H200 run above.
+//  * Memory-bound (fewer flops per byte than the H200's FP8 balance): the blocks streaming the
+//    bytes, as the square root of their share of the half of the SMs that keeps DRAM busy (capped
+//    at 1), times the last wave's fill past one wave, 0.93 for a K slice's hand-over, 0.99 for a
+//    cluster (ties go to the lone tile), and the useful share of the tiles.
+//  * Compute-bound: the useful share, the waves' fill (ping-pong runs two tiles per block at a
+//    time; stream-K spreads the last wave at a cost of 20 K steps per block), the tile's
+//    intensity to the power 0.2 (128x256 over 128x128: +6%, as measured at 8192^3), and the
+//    epilogue: a cooperative tile's costs 2 K steps of its K loop (K steps / (K steps + 2)); a
+//    ping-pong one overlaps the other warpgroup's wgmma; promoting the sums (a wait for each K
+//    step's wgmma) 0.95; a cluster 0.99.
 double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) const {
   const Config& c = config;
-  GemmProblem shape;
-  shape.m = p.m, shape.n = p.n, shape.k = p.k;
   const int64_t sms = std::max(1, t.referenceSms);
   const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
   const double bytes = double(p.m) * double(p.k) + double(p.k) * double(p.n) + 2.0 * double(p.m) * double(p.n);
-  // A cluster walks pairs of tiles; split-K runs each tile's slices as units of their own.
+  const bool pingpong = c.consumers == Consumers::Pingpong;
   const int64_t cm = c.clusterM;
   const int64_t tiles = ceilDiv(p.m, int64_t(c.bm) * cm) * ceilDiv(p.n, c.bn);
-  const int64_t units = tiles * c.splitK, slots = sms / cm;
-  const double useful = double(p.m) * double(p.n) / (double(ceilDiv(p.m, c.bm) * c.bm) * double(ceilDiv(p.n, c.bn) * c.bn));
+  // Units of the persistent loop and the slots of one wave: a cluster takes cm SMs, a ping-pong
+  // block two tiles at once.
+  const int64_t units = tiles * c.splitK, slots = sms / cm * (pingpong ? 2 : 1);
+  const double useful =
+      double(p.m) * double(p.n) / (double(ceilDiv(p.m, c.bm) * c.bm) * double(ceilDiv(p.n, c.bn) * c.bn));
+  const double waves = double(units) / double(ceilDiv(units, slots) * slots);
+  const double cluster = cm > 1 ? 0.99 : 1.0;
   if (flops / bytes < kH200Fp8FlopsPerByte) {
-    // Memory-bound: the time is the bytes over the rate of the blocks streaming them, which grows
-    // with their share of the SMs up to the saturation; a K slice's hand-over costs a little.
     double active = double(std::min(units, slots) * cm);
     double coverage = std::min(1.0, std::sqrt(active / (kStreamingSmsToSaturate * double(sms))));
-    double waves = double(units) / double(ceilDiv(units, slots) * slots);
     double fill = ceilDiv(units, slots) > 1 ? waves : 1.0;
-    return coverage * fill * (c.splitK > 1 ? 0.93 : 1.0) * useful;
+    return coverage * fill * (c.splitK > 1 ? 0.93 : 1.0) * cluster * useful;
   }
-  double waves = double(units) / double(ceilDiv(units, slots) * slots);
+  const double ksteps = double(ceilDiv(p.k, c.bk)) / c.splitK;
+  double fill = waves;
   if (c.streamK) {
-    double ksteps = double(ceilDiv(p.k, c.bk));
-    waves = (double(units) / double(slots)) / (double(units) / double(slots) + 20.0 / ksteps);
-    waves *= 0.97;
+    double perSlot = double(units) / double(slots);
+    fill = perSlot / (perSlot + 20.0 / ksteps) * 0.97;
   }
-  double intensity = (double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0;
+  double intensity = std::pow((double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0, 0.2);
+  double epilogue = pingpong ? 1.0 : ksteps / (ksteps + 2.0);
+  double promote = c.fp8Accum == Fp8Accum::Promote ? 0.95 : 1.0;
   double split = c.splitK > 1 ? 0.9 : 1.0;
-  double store = c.epilogue == EpilogueStore::Tma ? 1.0 : 0.97;
-  double cluster = cm > 1 ? 0.99 : 1.0;
-  return useful * waves * intensity * split * store * cluster;
+  return useful * fill * intensity * epilogue * promote * split * cluster;
 }
 
 std::optional<CompileResult> Fp8GemmVariant::compile(const Target& t, ir::DiagnosticEngine& diag) const {

@@ -3,16 +3,18 @@
 //   C[M, N] = bf16((A · B)[m, n] x scale_a[m] x scale_b[n])
 // with A e4m3 [M][K] (K contiguous), B e4m3 stored K-major ([N][K], K contiguous: the layout FP8
 // wgmma reads), scale_a f32 [M], scale_b f32 [N], C bf16 [M][N] row-major, and the products summed
-// in f32 inside wgmma (the tensor cores' own FP8 accumulation, as cuBLASLt's CUBLASLT_MATMUL_DESC_
-// FAST_ACCUM: no periodic promotion to a second set of f32 registers; docs/sm90-strategy.md, "FP8").
+// in f32: each K step's 128 products inside wgmma, added to f32 accumulators in registers (or,
+// asked for, left in the tensor cores' own accumulator across K steps; docs/sm90-strategy.md, "FP8").
 // The arguments are (A, B, scale_a, scale_b, C) and the dims M, N, K.
 //
 // Every variant is an sm90_ws_persistent schedule for sm_90a with bk = 128 (one 128-byte swizzled
 // row of FP8 per K step, the bytes of BF16's bk = 64), named
-// "fp8_gemm_sm90_<bm>x<bn>x128_s<stages>[_tma][_pp][_c2][_sk<S>][_streamk1]" with the suffixes of
-// gemm_bf16_sm90.h. What each is for, and the heuristic that picks among them, is in gemm_fp8.cpp.
+// "fp8_gemm_sm90_<bm>x<bn>x128_s<stages>[_tma][_pp][_c2][_sk<S>][_streamk1][_fastacc]" with the
+// suffixes of gemm_bf16_sm90.h; "_fastacc": fp8_accum=fast (Fp8GemmProblem::fastAccum). What
+// each is for, and the heuristic that picks among them, is in gemm_fp8.cpp.
 //  * eligible: A and B e4m3, the output bf16, positive dims, K % 16 == 0 (16-byte rows of A and
-//    B for TMA), N % 8 == 0 (the output's rows), a target with wgmma and TMA, shared memory fits.
+//    B for TMA), N % 8 == 0 (the output's rows), a target with wgmma and TMA, shared memory fits,
+//    and the accumulation the problem asks for.
 //  * preference: higher is better (gemm_fp8.cpp).
 #include <memory>
 #include <optional>
@@ -31,6 +33,11 @@ namespace kiln::ops {
 struct Fp8GemmProblem {
   int64_t m = 0, n = 0, k = 0;
   ir::ScalarType a = ir::ScalarType::F8E4M3, b = ir::ScalarType::F8E4M3, c = ir::ScalarType::BF16;
+  // false: only variants that promote each K step's sums to f32 registers (fp8_accum=promote, the
+  // default, as cuBLASLt's and torch._scaled_mm's); true: only the "_fastacc" ones, which leave
+  // the sums in the tensor cores' own accumulator (cuBLASLt's FAST_ACCUM): faster, fewer bits kept
+  // over long K.
+  bool fastAccum = false;
 };
 
 struct Fp8GemmVariant {

@@ -64,6 +64,8 @@ const std::vector<std::pair<const char*, SplitHandover>> kSplitHandovers = {{"wo
                                                                              {"cluster", SplitHandover::Cluster}};
 const std::vector<std::pair<const char*, StoreHint>> kStoreHints = {{"none", StoreHint::None},
                                                                     {"evict_first", StoreHint::EvictFirst}};
+const std::vector<std::pair<const char*, Fp8Accum>> kFp8Accums = {{"fast", Fp8Accum::Fast},
+                                                                  {"promote", Fp8Accum::Promote}};
 const std::vector<std::pair<const char*, bool>> kBools = {{"false", false}, {"true", true}};
 
 template <typename E>
@@ -124,6 +126,8 @@ const std::vector<Key>& keys() {
           [](Config& c, std::string_view v) { return parseEnum("split_handover", v, kSplitHandovers, c.splitHandover); }},
       INT_KEY("store_slots", storeSlots, 0, 2),
       INT_KEY("store_pieces", storePieces, 0, 4),
+      Key{"fp8_accum", [](const Config& c) { return std::string(enumName(kFp8Accums, c.fp8Accum)); },
+          [](Config& c, std::string_view v) { return parseEnum("fp8_accum", v, kFp8Accums, c.fp8Accum); }},
   };
   return k;
 }
@@ -293,6 +297,9 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (c.storePieces != 0)
     diag.error(loc) << "store_pieces sets the staging of the TMA-store epilogue, which " << c.strategy
                     << " does not have; leave store_pieces=0";
+  if (c.fp8Accum != Fp8Accum::Fast)
+    diag.error(loc) << "fp8_accum=promote sets where FP8 wgmma sums, which " << c.strategy
+                    << " does not issue; leave fp8_accum=fast";
   return diag.errorCount() == errors;
 }
 

@@ -71,6 +71,15 @@ enum class StreamFill : uint8_t {
 };
 
 // The L2 policy of the output tile's TMA stores (sm90, epilogue=tma).
+// sm90_ws_persistent with FP8 operands: where wgmma's products are summed.
+enum class Fp8Accum : uint8_t {
+  Fast,     // in the accumulators wgmma carries over every K step: the tensor cores' own FP8
+            // accumulation, which keeps fewer bits than f32 (cuBLASLt's FAST_ACCUM)
+  Promote,  // each K step's wgmmas start from zero and their sum is added to f32 accumulators in
+            // registers, so the tensor cores sum 128 products at most (cuBLASLt's default; twice
+            // the accumulator registers)
+};
+
 enum class StoreHint : uint8_t {
   None,        // no policy: evict_normal
   EvictFirst,  // evict_first: this kernel never reads the output back, so its lines go before the
@@ -133,6 +142,7 @@ struct Config {
   // (0: one), a TMA box of rows / pieces each, so a slot holds a piece: with warps_n the staging of
   // a full-height box per warpgroup shrinks that much (224-256-row tiles keep a fourth stage).
   int storePieces = 0;
+  Fp8Accum fp8Accum = Fp8Accum::Fast;
 
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,

@@ -293,7 +293,10 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   // (scale_d = kt != 0), so they start undefined instead of being zeroed: 128 register moves per
   // tile and thread less between one tile's epilogue and the next tile's first wgmma.
   std::vector<Value*> forOps = {zero, p.ksteps, b.i32(1)};
-  const bool firstIgnoresAcc = g.accInit == 0.0 && c.splitK <= 1 && !c.streamK;
+  // fp8_accum=promote: each K step's wgmmas sum from zero into fresh registers, added to the
+  // carried f32 accumulators once they are done; so those start at the program's initial value.
+  const bool promote = c.fp8Accum == Fp8Accum::Promote;
+  const bool firstIgnoresAcc = g.accInit == 0.0 && c.splitK <= 1 && !c.streamK && !promote;
   Value* accInit = firstIgnoresAcc ? b.op1("kern.undef", {}, types::f32()) : b.f32(g.accInit);
   for (int i = 0; i < blocks * nacc; ++i) forOps.push_back(accInit);
   forOps.push_back(p.stage0);
@@ -316,7 +319,11 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     b.setLoc(g.dot->loc());
     b.create("kern.wgmma_fence", {}, {});
     Value* on = b.i1(true);
-    Value* accumulate = firstIgnoresAcc ? b.cmp("ne", kt, zero) : on;  // scale_d of the K step's first wgmma
+    // scale_d of the K step's first wgmma
+    Value* accumulate = promote ? b.i1(false) : firstIgnoresAcc ? b.cmp("ne", kt, zero) : on;
+    std::vector<Value*> sums = acc;  // what the wgmmas accumulate into
+    if (promote)
+      for (Value*& v : sums) v = b.op1("kern.undef", {}, types::f32());
     // One wgmma takes 32 bytes of K from each operand's 128-byte row: k16 for 16-bit operands,
     // k32 for FP8 (whose forms read both operands K-major).
     const int kStep = 32 / (bitWidth(g.abType) / 8);
@@ -356,16 +363,26 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
       for (int i = 0; i < blocks; ++i) {
         Value* own = p.swapped() ? descB(kk, i) : descA(kk, 64 * i);
         std::vector<Value*> ops = {kk == 0 ? accumulate : on, own, shared};
-        ops.insert(ops.end(), acc.begin() + i * nacc, acc.begin() + (i + 1) * nacc);
+        ops.insert(ops.end(), sums.begin() + i * nacc, sums.begin() + (i + 1) * nacc);
         Operation* mma = b.create("kern.wgmma", ops, std::vector<Type>(size_t(nacc), types::f32()), mmaAttrs);
-        for (int r = 0; r < nacc; ++r) acc[size_t(i * nacc + r)] = b.named(mma->result(unsigned(r)), "d");
+        for (int r = 0; r < nacc; ++r) sums[size_t(i * nacc + r)] = b.named(mma->result(unsigned(r)), "d");
       }
     }
     b.create("kern.wgmma_commit", {}, {});
-    b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});
-    b.setLoc(g.reduce->loc());
-    Value* release = b.andi(b.cmp("sgt", kt, zero), isLane0);
-    b.ifThen(release, [&] { releaseStage(p, prev); });
+    if (promote) {
+      // The sums are needed now, so this step's group is waited for (the other consumer
+      // warpgroups' wgmmas keep the tensor cores busy meanwhile), and its stage goes back at once.
+      b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
+      for (size_t i = 0; i < acc.size(); ++i) acc[i] = b.named(b.fbin("arith.addf", acc[i], sums[i]), "acc");
+      b.setLoc(g.reduce->loc());
+      b.ifThen(isLane0, [&] { releaseStage(p, s); });
+    } else {
+      acc = sums;
+      b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});
+      b.setLoc(g.reduce->loc());
+      Value* release = b.andi(b.cmp("sgt", kt, zero), isLane0);
+      b.ifThen(release, [&] { releaseStage(p, prev); });
+    }
     // reuse_stage: the previous tile's last stage holds boxes of its epilogue until their TMA
     // stores have read them; with this tile's first wgmmas queued, the elected thread waits for
     // those reads, and then every warp gives the stage back (the arrivals it skipped then).
@@ -389,7 +406,8 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   Value* last = loop->result(unsigned(blocks * nacc + 2));
   b.ifThen(isLane0, [&] {
     // reuse_stage: the epilogue stages boxes in this stage; the next tile gives it back.
-    if (!p.sR) releaseStage(p, last);
+    // fp8_accum=promote: every stage went back in its K step.
+    if (!p.sR && !promote) releaseStage(p, last);
     // Ping-pong: this K loop is issued; the other warpgroup may start its next one.
     if (p.pingpong()) b.create("kern.mbarrier_arrive", {p.turn, b.intBin("arith.xori", wg, b.i32(1))}, {});
   });

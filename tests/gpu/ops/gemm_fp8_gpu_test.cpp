@@ -3,10 +3,12 @@
 // (N(0, 1) rounded to e4m3, f32 scales), the output poisoned first, and compared element by element
 // with the tile-IR interpreter (tolerance in tests/unit/testing/example_runs.h). The shapes are
 // ragged against every tile (M, N not multiples of 64, K a multiple of 16 but not of 128), small
-// M, more tiles than SMs, and a long K, where the sum inside wgmma runs over 256 K steps. The
-// family's pick is checked on the same shapes. Skips, saying why, where there is no Hopper GPU.
+// M, more tiles than SMs, and a long K (256 K steps): there the variants that promote each K
+// step's sums meet the interpreter's tolerance, and the "_fastacc" ones cuBLASLt FAST_ACCUM's
+// looser contract. Skips, saying why, where there is no Hopper GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <memory>
 
@@ -71,7 +73,23 @@ void matchesTheInterpreter(const std::string& label, const Config& config) {
     const interp::HostTensor& want = o.args.tensors.at("C");
     interp::HostTensor got = want;
     bench::check(cudaMemcpy(got.bytes.data(), buffers.back()->ptr, got.bytes.size(), cudaMemcpyDeviceToHost), "C");
-    EXPECT_EQ(testing::compareToInterpreter("C", want, got), "");
+    if (config.fp8Accum == Fp8Accum::Fast && s.k > 4096) {
+      // Fast accumulation keeps the sum of all K steps in the tensor cores' accumulator, which
+      // keeps fewer bits than f32 (about 14 past the leading one, DeepSeek-V3's report): over 256
+      // K steps its error reaches ~0.5% of the output's scale, past one BF16 rounding. The
+      // contract checked here is cuBLASLt FAST_ACCUM's: within 2^-7 of the largest output, which
+      // a dropped K step or a wrong scale (errors of the output's own size) still fails by far.
+      double scale = 0, worst = 0;
+      int64_t n = interp::numElements(want);
+      for (int64_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(interp::getElement(want, i)));
+      for (int64_t i = 0; i < n; ++i) {
+        double d = std::fabs(interp::getElement(got, i) - interp::getElement(want, i));
+        worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+      }
+      EXPECT_LE(worst, std::ldexp(scale, -7)) << "largest |C - interpreter| against max |C| = " << scale;
+    } else {
+      EXPECT_EQ(testing::compareToInterpreter("C", want, got), "");
+    }
   }
 }
 

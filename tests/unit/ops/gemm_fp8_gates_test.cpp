@@ -29,6 +29,10 @@ TEST(GemmFp8Gates, EligibilitySaysWhatToChange) {
   e5m2.a = ir::ScalarType::F8E5M2;
   EXPECT_FALSE(v.eligible(e5m2, Target::sm90a(), &why));
   EXPECT_EQ(why, "A and B must be f8e4m3, not f8e5m2 and f8e4m3");
+  Fp8GemmProblem fast{4096, 4096, 4096};
+  fast.fastAccum = true;
+  EXPECT_FALSE(v.eligible(fast, Target::sm90a(), &why));
+  EXPECT_EQ(why, "it promotes each K step's sums (the problem asks for fast accumulation)");
   for (const Target& t : {Target::sm80(), Target::sm90(), Target::sm120()}) {
     EXPECT_FALSE(v.eligible({4096, 4096, 4096}, t, &why)) << t.name;
     EXPECT_NE(why.find("wgmma"), std::string::npos) << why;

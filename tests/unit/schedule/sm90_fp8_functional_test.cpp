@@ -3,7 +3,8 @@
 // double-precision reference (sm90_sim_check.h). A K step is bk = 128 one-byte elements, one
 // 128-byte swizzled row, and each wgmma is m64nNk32 reading both operands K-major. Ragged M, N and
 // K (K a multiple of 16, not of 128), one to three consumer warpgroups, swapped operands (split
-// along M and along N), clusters, split-K and stream-K; then the config and program errors.
+// along M and along N), clusters, split-K and stream-K, fp8_accum=promote; then the config and
+// program errors.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -50,6 +51,18 @@ TEST(Sm90Fp8Functional, ClustersAndSplits) {
   check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2 stream_k=1", fp8(264, 264, 656, 5));
 }
 
+// fp8_accum=promote: each K step's wgmmas sum from zero, added to the f32 accumulators after
+// their group is waited for, and the stage goes back at once. Alone, in ping-pong, in K slices
+// and in stream-K runs (whose accumulators start at zero and may run no K step).
+TEST(Sm90Fp8Functional, PromotedSumsInRegisters) {
+  check(kFp8 + "fp8_accum=promote bm=128 bn=128 stages=3 warps_m=2", fp8(136, 200, 400, 3));
+  check("strategy=sm90_ws_persistent bk=128 warps_n=1 fp8_accum=promote bm=64 bn=128 stages=4 warps_m=1",
+        fp8(72, 200, 272, 3));
+  check(kFp8 + "fp8_accum=promote bm=64 bn=64 stages=4 warps_m=2 consumers=pingpong", fp8(136, 200, 400, 2));
+  check(kFp8 + "fp8_accum=promote bm=64 bn=128 stages=4 warps_m=1 split_k=2", fp8(72, 200, 528, 4));
+  check(kFp8 + "fp8_accum=promote bm=128 bn=128 stages=3 warps_m=2 stream_k=1", fp8(264, 264, 656, 5));
+}
+
 std::string compileError(const ir::Module& program, const std::string& config) {
   ir::DiagnosticEngine diag;
   EXPECT_FALSE(compile(program, Target::sm90a(), Config::parse(config), diag)) << config;
@@ -61,6 +74,14 @@ TEST(Sm90Fp8Functional, ConfigAndProgramErrorsSayWhatToChange) {
   EXPECT_NE(compileError(*program, "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=4 warps_m=2 warps_n=1")
                 .find("bk=64 is not supported by sm90_ws_persistent: use bk=128 (one 128-byte swizzled row of FP8 "
                       "elements per TMA box row)"),
+            std::string::npos);
+  EXPECT_NE(compileError(*program, kFp8 + "fp8_accum=promote bm=128 bn=256 stages=3 warps_m=2")
+                .find("bm=128 bn=256 gives each consumer thread 256 f32 accumulators (with fp8_accum=promote's K-step "
+                      "sums); at most 176 fit"),
+            std::string::npos);
+  EXPECT_NE(compileError(*examples::gemmBf16(), "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=4 warps_m=2 "
+                                                "warps_n=1 fp8_accum=promote")
+                .find("fp8_accum=promote sums FP8 wgmma in registers; this program's operands are 16-bit"),
             std::string::npos);
   // wgmma has no transposed 8-bit form: a row-major FP8 B is refused with the layout to use.
   ProgramBuilder p("fp8_row_major_b");
