@@ -31,7 +31,7 @@ struct Shape {
   bool fast = false;  // fp8_accum=fast (the "_fastacc" variants) rather than promote
 };
 
-// Measured on the H200 (bench/results/2026-12-01-h200-fp8/). With the sums promoted every K step
+// Measured on the H200 (bench/results/2026-11-30-h200-fp8/). With the sums promoted every K step
 // (the default, as cuBLASLt's and torch._scaled_mm's): 128x128 two warpgroups alone and in pairs
 // along M, 128x160 (80 + 80 accumulators per thread), and deep rings of 64-row tiles for the
 // memory-bound small M (64x64 s13, 64x128 s8 staged through TMA). With the tensor cores' own

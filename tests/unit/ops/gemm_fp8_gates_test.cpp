@@ -4,10 +4,12 @@
 // consumer warpgroup (FP8 wgmma, both operands K-major: no .tnsp), with no HGMMA or HMMA anywhere;
 // it loads through TMA (UTMALDG) and, with epilogue=tma, stores through it (UTMASTG); with two
 // consumer warpgroups setmaxnreg is honoured (USETMAXREG). Eligibility says what to change, and
-// the heuristic picks the tiles the H200 measured fastest (bench/results/2026-12-01-h200-fp8/).
+// the heuristic picks the tiles the H200 measured fastest (bench/results/2026-11-30-h200-fp8/).
 // The SASS gates need a disassembler (they skip, saying why, without one).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "backend/assembler.h"
@@ -72,6 +74,37 @@ TEST(GemmFp8Gates, EveryVariantAssemblesSpillFreeOnFp8Wgmma) {
     EXPECT_GT(sass->count("UTMALDG"), 0);
     EXPECT_EQ(sass->count("UTMASTG") > 0, c.epilogue == EpilogueStore::Tma);
     EXPECT_EQ(sass->count("USETMAXREG") > 0, c.warpsM * c.warpsN == 2);
+  }
+}
+
+// The heuristic against the H200 (bench/results/2026-11-30-h200-fp8/family_*.json: each kernel
+// timed in alternation with cuBLASLt in the same accumulation): at every shape the pick must be
+// the fastest registered variant of its accumulation measured there, or within 3% of it.
+TEST(GemmFp8Gates, HeuristicPicksNearTheMeasuredBestOnTheH200) {
+  for (const char* file : {"family_promote.json", "family_fast.json"}) {
+    std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/results/2026-11-30-h200-fp8/" + file);
+    ASSERT_TRUE(in) << file;
+    nlohmann::json run = nlohmann::json::parse(in);
+    const bool fast = run["cublaslt_fast_accum"].get<bool>();
+    int shapes = 0;
+    for (const auto& entry : run["results"]) {
+      Fp8GemmProblem p{entry["M"].get<int64_t>(), entry["N"].get<int64_t>(), entry["K"].get<int64_t>()};
+      p.fastAccum = fast;
+      ir::DiagnosticEngine diag;
+      auto pick = selectGemmFp8(p, Target::sm90a(), diag);
+      ASSERT_TRUE(pick) << diag.str();
+      double best = 0, picked = -1;
+      for (const auto& k : entry["kiln"]) {
+        const Fp8GemmVariant* v = findGemmFp8Variant(k["name"].get<std::string>());
+        if (!v || !k["correct"].get<bool>()) continue;
+        best = std::max(best, k["vs_cublaslt"].get<double>());
+        if (v == pick->variant) picked = k["vs_cublaslt"].get<double>();
+      }
+      ++shapes;
+      EXPECT_GE(picked, 0.97 * best) << file << " " << p.m << "x" << p.n << "x" << p.k << ": picked "
+                                     << pick->variant->name << " at " << picked << "x cuBLASLt, best " << best;
+    }
+    EXPECT_EQ(shapes, 6) << file;
   }
 }
 
