@@ -26,7 +26,7 @@ TEST(Config, DefaultsPrintCanonically) {
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
             "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
             "consumers=cooperative frag_prefetch=a l2_hint=none stream_fill=128 stage_store=pairs stream_k=0 store_hint=none "
-            "reuse_stage=false split_handover=workspace store_slots=0 store_pieces=0");
+            "reuse_stage=false split_handover=workspace store_slots=0 store_pieces=0 fp8_accum=fast");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
@@ -58,7 +58,7 @@ TEST(Config, UnknownKey) {
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
             "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
             "frag_prefetch, l2_hint, stream_fill, stage_store, stream_k, store_hint, reuse_stage, split_handover, "
-            "store_slots, store_pieces\n");
+            "store_slots, store_pieces, fp8_accum\n");
 }
 
 TEST(Config, BadValues) {
@@ -136,6 +136,9 @@ TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
   EXPECT_EQ(validateErrors("store_pieces=2"),
             "error: store_pieces sets the staging of the TMA-store epilogue, which sm80_multistage does not have; "
             "leave store_pieces=0\n");
+  EXPECT_EQ(validateErrors("fp8_accum=promote"),
+            "error: fp8_accum=promote sets where FP8 wgmma sums, which sm80_multistage does not issue; leave "
+            "fp8_accum=fast\n");
   EXPECT_EQ(validateErrors("stream_k=1"),
             "error: stream_k=1 is not supported by sm80_multistage; use sm90_ws_persistent\n");
   EXPECT_EQ(validateErrors("cluster_m=2"),

@@ -187,11 +187,20 @@ TEST(Sm90Config, ThreeConsumerWarpgroupsSplitTheRegisters) {
       << diag.str();
 }
 
-// 8-bit operands are refused once, without a bk advice that only fits 16-bit elements.
-TEST(Sm90Config, EightBitOperandsGetOneError) {
+// FP8 operands take bk = 128 (one 128-byte row, as BF16's 64); the advice says so. Operands of
+// other sizes, or of two sizes, are refused once, without a bk advice.
+TEST(Sm90Config, EightBitOperandsTakeBk128) {
   ir::DiagnosticEngine diag;
   EXPECT_FALSE(validate(Config::parse(std::string(kBase) + "bk=64 warps_m=2"), Target::sm90a(), OperandInfo{1, 1}, diag));
-  EXPECT_EQ(diag.str(), "error: sm90_ws_persistent multiplies 16-bit operands (bf16 or f16)\n");
+  EXPECT_EQ(diag.str(), "error: bk=64 is not supported by sm90_ws_persistent: use bk=128 (one 128-byte swizzled row of "
+                        "FP8 elements per TMA box row)\n");
+  ir::DiagnosticEngine ok;
+  EXPECT_TRUE(validate(Config::parse(std::string(kBase) + "bk=128 warps_m=2"), Target::sm90a(), OperandInfo{1, 1}, ok))
+      << ok.str();
+  ir::DiagnosticEngine mixed;
+  EXPECT_FALSE(validate(Config::parse(std::string(kBase) + "bk=64 warps_m=2"), Target::sm90a(), OperandInfo{2, 1}, mixed));
+  EXPECT_EQ(mixed.str(), "error: sm90_ws_persistent multiplies 16-bit operands (bf16 or f16) or FP8 operands (f8e4m3, "
+                         "f8e5m2)\n");
 }
 
 TEST(Sm90Config, ExactMessages) {
