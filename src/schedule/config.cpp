@@ -65,7 +65,8 @@ const std::vector<std::pair<const char*, SplitHandover>> kSplitHandovers = {{"wo
 const std::vector<std::pair<const char*, StoreHint>> kStoreHints = {{"none", StoreHint::None},
                                                                     {"evict_first", StoreHint::EvictFirst}};
 const std::vector<std::pair<const char*, Fp8Accum>> kFp8Accums = {{"fast", Fp8Accum::Fast},
-                                                                  {"promote", Fp8Accum::Promote}};
+                                                                  {"promote", Fp8Accum::Promote},
+                                                                  {"promote_pairs", Fp8Accum::PromotePairs}};
 const std::vector<std::pair<const char*, bool>> kBools = {{"false", false}, {"true", true}};
 
 template <typename E>
@@ -298,7 +299,8 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
     diag.error(loc) << "store_pieces sets the staging of the TMA-store epilogue, which " << c.strategy
                     << " does not have; leave store_pieces=0";
   if (c.fp8Accum != Fp8Accum::Fast)
-    diag.error(loc) << "fp8_accum=promote sets where FP8 wgmma sums, which " << c.strategy
+    diag.error(loc) << "fp8_accum=" << enumName(kFp8Accums, c.fp8Accum) << " sets where FP8 wgmma sums, which "
+                    << c.strategy
                     << " does not issue; leave fp8_accum=fast";
   return diag.errorCount() == errors;
 }

@@ -78,6 +78,8 @@ enum class Fp8Accum : uint8_t {
   Promote,  // each K step's wgmmas start from zero and their sum is added to f32 accumulators in
             // registers, so the tensor cores sum 128 products at most (cuBLASLt's default; twice
             // the accumulator registers)
+  PromotePairs,  // the same, with two K steps in flight: the second's wgmmas run while the first's
+                 // sums are added (three times the accumulator registers)
 };
 
 enum class StoreHint : uint8_t {

@@ -98,13 +98,16 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     diag.error(loc) << "bk=" << c.bk << " is not supported by " << who << ": use bk=" << 128 / ops.aElemBytes
                     << " (one 128-byte swizzled row of " << (ops.aElemBytes == 2 ? "16-bit" : "FP8")
                     << " elements per TMA box row)";
-  const bool promote = c.fp8Accum == Fp8Accum::Promote;
+  // fp8_accum=promote / promote_pairs: a K step's (or two steps') sums beside the accumulators.
+  const bool promote = c.fp8Accum != Fp8Accum::Fast;
+  const int sumSets = c.fp8Accum == Fp8Accum::PromotePairs ? 2 : promote ? 1 : 0;
+  const char* accumName = c.fp8Accum == Fp8Accum::PromotePairs ? "promote_pairs" : "promote";
   if (promote && ops.aElemBytes != 1)
-    diag.error(loc) << "fp8_accum=promote sums FP8 wgmma in registers; this program's operands are 16-bit, whose "
-                       "wgmma sums in f32 already: leave fp8_accum=fast";
+    diag.error(loc) << "fp8_accum=" << accumName << " sums FP8 wgmma in registers; this program's operands are "
+                    << "16-bit, whose wgmma sums in f32 already: leave fp8_accum=fast";
   if (promote && c.reuseStage)
-    diag.error(loc) << "fp8_accum=promote with reuse_stage=true is not supported by " << who
-                    << " (each K step gives its stage back at once)";
+    diag.error(loc) << "fp8_accum=" << accumName << " with reuse_stage=true is not supported by " << who
+                    << " (each K step gives its stage back once its sums are added)";
   if (c.warpsM < 1 || c.warpsN < 1 || c.warpsM * c.warpsN > 3)
     diag.error(loc) << "warps_m=" << c.warpsM << " warps_n=" << c.warpsN << " is not supported by " << who
                     << ": they count consumer warpgroups along the tile's rows and columns, 1 to 3 in all";
@@ -164,14 +167,14 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     int rows = pingpong ? c.bm : c.bm / c.warpsM, cols = c.bn / c.warpsN;
     int regs = sm90Shape(c, ops.aElemBytes).regsConsumer;
     // With swapped operands a warpgroup's share is not whole m64 blocks (192 x 192 in two: 144).
-    // fp8_accum=promote's K-step sums live only inside the K loop, so they may take the registers
-    // past 128 too.
-    int maxAcc = regs ? (c.swapAB || promote ? regs - 56 : std::min(128, regs - 56)) : 128;
-    // fp8_accum=promote: a K step's wgmma sums beside the f32 accumulators, as many again.
-    int perThread = rows * cols / 128 * (promote ? 2 : 1);
+    // fp8_accum=promote's K-step sums live only inside the K loop, where the epilogue's registers
+    // are free: the accumulators and sums may take all but 40 of the registers.
+    int maxAcc = promote ? (regs ? regs : 255) - 40 : regs ? (c.swapAB ? regs - 56 : std::min(128, regs - 56)) : 128;
+    int perThread = rows * cols / 128 * (1 + sumSets);
     if (perThread > maxAcc)
       diag.error(loc) << "bm=" << c.bm << " bn=" << c.bn << " gives each consumer thread " << perThread
-                      << " f32 accumulators" << (promote ? " (with fp8_accum=promote's K-step sums)" : "")
+                      << " f32 accumulators"
+                      << (promote ? std::string(" (with fp8_accum=") + accumName + "'s K-step sums)" : std::string())
                       << "; at most " << maxAcc << " fit in its " << (regs ? regs : 255)
                       << " registers (use a smaller tile"
                       << (pingpong || c.warpsM * c.warpsN == 3 ? "" : " or more consumer warpgroups") << ")";

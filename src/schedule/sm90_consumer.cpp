@@ -34,6 +34,7 @@
 // exactly the m16n8 C fragment of mma.sync (fragment_layout.h). So the epilogue sees each consumer
 // warp as an sm80 warp with one m16 tile per m64 block (64 rows apart) and bn/8 n8 tiles.
 #include <functional>
+#include <tuple>
 
 #include "schedule/sm90_context.h"
 #include "schedule/wgmma_desc.h"
@@ -245,6 +246,136 @@ std::vector<Value*> addPeerPartials(Plan& p, Value* wg, const GroupSlot& gs, std
   return acc;
 }
 
+// Where a consumer warpgroup's operands start in a stage: its first row of A (its share of the
+// tile's rows), its first row of B (with warps_n: its columns' first B row).
+struct StepOperands {
+  Value *rowA, *rowB;
+};
+
+// One K step of the warpgroup on stage s: wait for its copies, then every wgmma of the step, the
+// first with scale_d = firstScale, into `sums` (its results replace them), and commit the group.
+void issueKStep(Plan& p, const StepOperands& at, Value* s, Value* ph, Value* firstScale, std::vector<Value*>& sums) {
+  KernBuilder& b = p.b;
+  const Config& c = p.cfg;
+  const GemmProgram& g = p.g;
+  const int blocks = p.wgmmaBlocks(), nacc = p.accPerBlock();
+  b.create("kern.mbarrier_wait", {p.full, s, ph}, {}, p.waitAttrs());
+  b.setLoc(g.dot->loc());
+  b.create("kern.wgmma_fence", {}, {});
+  Value* on = b.i1(true);
+  // One wgmma takes 32 bytes of K from each operand's 128-byte row: k16 for 16-bit operands,
+  // k32 for FP8 (whose forms read both operands K-major).
+  const int kStep = 32 / (bitWidth(g.abType) / 8);
+  // Descriptors of the stage's operands for k step kk: A's rows `row` on from rowA (K-major),
+  // and B's columns from 64 j past the warpgroup's (K-major B: its rows; row-major B: its box j,
+  // whose K rows follow one another, the next box LBO further).
+  auto descA = [&](int kk, int64_t row) {
+    return b.op1("kern.wgmma_desc", {p.sA, s, at.rowA}, types::i64(),
+                 {{"row", row}, {"col", int64_t(kStep * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
+                  {"sbo", wgmma::kKMajorSbo}});
+  };
+  auto descB = [&](int kk, int64_t j) {
+    if (g.bKMajor)
+      return b.op1("kern.wgmma_desc", {p.sB, s, at.rowB}, types::i64(),
+                   {{"row", 64 * j}, {"col", int64_t(kStep * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
+                    {"sbo", wgmma::kKMajorSbo}});
+    return b.op1("kern.wgmma_desc", {p.sB, s, at.rowB}, types::i64(),
+                 {{"row", j * c.bk + kStep * kk}, {"col", int64_t{0}}, {"major", "mn"},
+                  {"lbo", wgmma::mnMajorLbo(c.bk)}, {"sbo", wgmma::kMnMajorSbo}});
+  };
+  // wgmma's A is the warpgroup's own operand: A's rows, or with swap_ab B's columns.
+  ScalarType wa = p.swapped() ? g.bType : g.abType, wb = p.swapped() ? g.abType : g.bType;
+  std::vector<NamedAttr> mmaAttrs = {{"shape", Attribute::ints({64, p.wgmmaN(), kStep})},
+                                     {"ab", std::string(scalarName(wa))}};
+  if (wb != wa) mmaAttrs.push_back({"b", std::string(scalarName(wb))});
+  if (p.swapped()) {
+    mmaAttrs.push_back({"trans_b", false});
+    mmaAttrs.push_back({"trans_a", !g.bKMajor});
+  } else {
+    mmaAttrs.push_back({"trans_b", !g.bKMajor});
+  }
+  for (int kk = 0; kk < c.bk / kStep; ++kk) {
+    // Block i: A's rows 64 i .. 64 i + 63 of the warpgroup times the whole B stage; swap_ab: B's
+    // columns 64 i .. 64 i + 63 as wgmma's A (MN-major for a row-major B) times the warpgroup's
+    // A rows as its B (K-major).
+    Value* shared = p.swapped() ? descA(kk, 0) : descB(kk, 0);
+    for (int i = 0; i < blocks; ++i) {
+      Value* own = p.swapped() ? descB(kk, i) : descA(kk, 64 * i);
+      std::vector<Value*> ops = {kk == 0 ? firstScale : on, own, shared};
+      ops.insert(ops.end(), sums.begin() + i * nacc, sums.begin() + (i + 1) * nacc);
+      Operation* mma = b.create("kern.wgmma", ops, std::vector<Type>(size_t(nacc), types::f32()), mmaAttrs);
+      for (int r = 0; r < nacc; ++r) sums[size_t(i * nacc + r)] = b.named(mma->result(unsigned(r)), "d");
+    }
+  }
+  b.create("kern.wgmma_commit", {}, {});
+}
+
+// fp8_accum=promote: the K loop whose steps' wgmmas each sum from zero (scale_d = false) into
+// fresh registers; a step's sums are added to the f32 accumulators once its group is waited for,
+// and its stage goes back then. With promote_pairs, two steps are issued before the first is
+// waited for, so the tensor cores run the second step's wgmmas while the first's sums are added:
+// the pipe drains once per two steps instead of every step, for a third set of registers. The
+// pairs run ksteps / 2 times, then a loop of ksteps % 2 single steps.
+std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* isLane0, const std::vector<Value*>& acc0) {
+  KernBuilder& b = p.b;
+  const Config& c = p.cfg;
+  const GemmProgram& g = p.g;
+  Value* zero = b.i32(0);
+  // A loop of `count` iterations of `steps` K steps each, from ring position (s0, ph0).
+  auto loopOf = [&](Value* count, int steps, const std::vector<Value*>& accIn, Value* s0, Value* ph0) {
+    std::vector<Value*> forOps = {zero, count, b.i32(1)};
+    forOps.insert(forOps.end(), accIn.begin(), accIn.end());
+    forOps.push_back(s0);
+    forOps.push_back(ph0);
+    std::vector<Type> resultTypes(accIn.size(), types::f32());
+    resultTypes.push_back(types::i32());
+    resultTypes.push_back(types::i32());
+    Operation* loop = b.create("scf.for", forOps, resultTypes, {}, 1);
+    Block* body = loop->region(0).addBlock();
+    body->addArgument(types::i32(), "kt");
+    std::vector<Value*> acc;
+    for (size_t i = 0; i < accIn.size(); ++i) acc.push_back(body->addArgument(types::f32(), "acc"));
+    Value* s = body->addArgument(types::i32(), "s");
+    Value* ph = body->addArgument(types::i32(), "ph");
+    {
+      InsertionGuard guard(b);
+      b.setInsertionPointToEnd(body);
+      std::vector<std::vector<Value*>> sums;
+      std::vector<Value*> stages;
+      for (int k = 0; k < steps; ++k) {
+        sums.emplace_back(accIn.size());
+        for (Value*& v : sums.back()) v = b.op1("kern.undef", {}, types::f32());
+        issueKStep(p, at, s, ph, b.i1(false), sums.back());
+        stages.push_back(s);
+        std::tie(s, ph) = nextStage(b, s, ph, c.stages);
+      }
+      for (int k = 0; k < steps; ++k) {
+        b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t(steps - 1 - k)}});
+        for (size_t i = 0; i < acc.size(); ++i) acc[i] = b.named(b.fbin("arith.addf", acc[i], sums[size_t(k)][i]), "acc");
+        b.setLoc(g.reduce->loc());
+        b.ifThen(isLane0, [&] { releaseStage(p, stages[size_t(k)]); });
+      }
+      std::vector<Value*> yields = acc;
+      yields.push_back(s);
+      yields.push_back(ph);
+      b.create("scf.yield", yields, {});
+    }
+    std::vector<Value*> out;
+    for (unsigned i = 0; i < loop->numResults(); ++i) out.push_back(loop->result(i));
+    return out;
+  };
+  const size_t n = acc0.size();
+  std::vector<Value*> r;
+  if (c.fp8Accum == Fp8Accum::PromotePairs) {
+    r = loopOf(b.div(p.ksteps, b.i32(2)), 2, acc0, p.stage0, p.phase0);
+    r = loopOf(b.rem(p.ksteps, b.i32(2)), 1, std::vector<Value*>(r.begin(), r.begin() + long(n)), r[n], r[n + 1]);
+  } else {
+    r = loopOf(p.ksteps, 1, acc0, p.stage0, p.phase0);
+  }
+  r.resize(n);
+  return r;
+}
+
 // One tile's work for the calling consumer warpgroup `wg` (its warp `cwarp` among the consumer
 // warps): the K loop, then the epilogue.
 bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
@@ -292,128 +423,75 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   // (no split-K or stream-K unit, whose run may be empty), the first wgmma of the tile ignores them
   // (scale_d = kt != 0), so they start undefined instead of being zeroed: 128 register moves per
   // tile and thread less between one tile's epilogue and the next tile's first wgmma.
-  std::vector<Value*> forOps = {zero, p.ksteps, b.i32(1)};
   // fp8_accum=promote: each K step's wgmmas sum from zero into fresh registers, added to the
   // carried f32 accumulators once they are done; so those start at the program's initial value.
-  const bool promote = c.fp8Accum == Fp8Accum::Promote;
+  const bool promote = c.fp8Accum != Fp8Accum::Fast;
   const bool firstIgnoresAcc = g.accInit == 0.0 && c.splitK <= 1 && !c.streamK && !promote;
   Value* accInit = firstIgnoresAcc ? b.op1("kern.undef", {}, types::f32()) : b.f32(g.accInit);
-  for (int i = 0; i < blocks * nacc; ++i) forOps.push_back(accInit);
-  forOps.push_back(p.stage0);
-  forOps.push_back(p.phase0);
-  forOps.push_back(zero);  // prev: unused in the first step
-  std::vector<Type> resultTypes(size_t(blocks * nacc), types::f32());
-  for (int i = 0; i < 3; ++i) resultTypes.push_back(types::i32());
-  Operation* loop = b.create("scf.for", forOps, resultTypes, {}, 1);
-  Block* body = loop->region(0).addBlock();
-  Value* kt = body->addArgument(types::i32(), "kt");
-  std::vector<Value*> acc;
-  for (int i = 0; i < blocks * nacc; ++i) acc.push_back(body->addArgument(types::f32(), "acc"));
-  Value* s = body->addArgument(types::i32(), "s");
-  Value* ph = body->addArgument(types::i32(), "ph");
-  Value* prev = body->addArgument(types::i32(), "prev");
-  {
-    InsertionGuard guard(b);
-    b.setInsertionPointToEnd(body);
-    b.create("kern.mbarrier_wait", {p.full, s, ph}, {}, p.waitAttrs());
-    b.setLoc(g.dot->loc());
-    b.create("kern.wgmma_fence", {}, {});
-    Value* on = b.i1(true);
-    // scale_d of the K step's first wgmma
-    Value* accumulate = promote ? b.i1(false) : firstIgnoresAcc ? b.cmp("ne", kt, zero) : on;
-    std::vector<Value*> sums = acc;  // what the wgmmas accumulate into
-    if (promote)
-      for (Value*& v : sums) v = b.op1("kern.undef", {}, types::f32());
-    // One wgmma takes 32 bytes of K from each operand's 128-byte row: k16 for 16-bit operands,
-    // k32 for FP8 (whose forms read both operands K-major).
-    const int kStep = 32 / (bitWidth(g.abType) / 8);
-    // Descriptors of the stage's operands for k step kk: A's rows `row` on from rowA (K-major),
-    // and B's columns from 64 j past the warpgroup's (K-major B: its rows; row-major B: its box j,
-    // whose K rows follow one another, the next box LBO further).
-    auto descA = [&](int kk, int64_t row) {
-      return b.op1("kern.wgmma_desc", {p.sA, s, rowA}, types::i64(),
-                   {{"row", row}, {"col", int64_t(kStep * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
-                    {"sbo", wgmma::kKMajorSbo}});
-    };
-    auto descB = [&](int kk, int64_t j) {
-      if (g.bKMajor)
-        return b.op1("kern.wgmma_desc", {p.sB, s, rowB}, types::i64(),
-                     {{"row", 64 * j}, {"col", int64_t(kStep * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
-                      {"sbo", wgmma::kKMajorSbo}});
-      return b.op1("kern.wgmma_desc", {p.sB, s, rowB}, types::i64(),
-                   {{"row", j * c.bk + kStep * kk}, {"col", int64_t{0}}, {"major", "mn"},
-                    {"lbo", wgmma::mnMajorLbo(c.bk)}, {"sbo", wgmma::kMnMajorSbo}});
-    };
-    // wgmma's A is the warpgroup's own operand: A's rows, or with swap_ab B's columns.
-    ScalarType wa = p.swapped() ? g.bType : g.abType, wb = p.swapped() ? g.abType : g.bType;
-    std::vector<NamedAttr> mmaAttrs = {{"shape", Attribute::ints({64, p.wgmmaN(), kStep})},
-                                       {"ab", std::string(scalarName(wa))}};
-    if (wb != wa) mmaAttrs.push_back({"b", std::string(scalarName(wb))});
-    if (p.swapped()) {
-      mmaAttrs.push_back({"trans_b", false});
-      mmaAttrs.push_back({"trans_a", !g.bKMajor});
-    } else {
-      mmaAttrs.push_back({"trans_b", !g.bKMajor});
-    }
-    for (int kk = 0; kk < c.bk / kStep; ++kk) {
-      // Block i: A's rows 64 i .. 64 i + 63 of the warpgroup times the whole B stage; swap_ab: B's
-      // columns 64 i .. 64 i + 63 as wgmma's A (MN-major for a row-major B) times the warpgroup's
-      // A rows as its B (K-major).
-      Value* shared = p.swapped() ? descA(kk, 0) : descB(kk, 0);
-      for (int i = 0; i < blocks; ++i) {
-        Value* own = p.swapped() ? descB(kk, i) : descA(kk, 64 * i);
-        std::vector<Value*> ops = {kk == 0 ? accumulate : on, own, shared};
-        ops.insert(ops.end(), sums.begin() + i * nacc, sums.begin() + (i + 1) * nacc);
-        Operation* mma = b.create("kern.wgmma", ops, std::vector<Type>(size_t(nacc), types::f32()), mmaAttrs);
-        for (int r = 0; r < nacc; ++r) sums[size_t(i * nacc + r)] = b.named(mma->result(unsigned(r)), "d");
-      }
-    }
-    b.create("kern.wgmma_commit", {}, {});
-    if (promote) {
-      // The sums are needed now, so this step's group is waited for (the other consumer
-      // warpgroups' wgmmas keep the tensor cores busy meanwhile), and its stage goes back at once.
-      b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
-      for (size_t i = 0; i < acc.size(); ++i) acc[i] = b.named(b.fbin("arith.addf", acc[i], sums[i]), "acc");
-      b.setLoc(g.reduce->loc());
-      b.ifThen(isLane0, [&] { releaseStage(p, s); });
-    } else {
-      acc = sums;
+  std::vector<Value*> acc0(size_t(blocks * nacc), accInit);
+  StepOperands step{rowA, rowB};
+  std::vector<Value*> kAcc;  // the accumulators after the K loop(s)
+  Value* last = nullptr;      // the stage of the last K step (its release waits for the loop's end)
+  if (promote) {
+    kAcc = buildPromotedKLoop(p, step, isLane0, acc0);
+  } else {
+    std::vector<Value*> forOps = {zero, p.ksteps, b.i32(1)};
+    forOps.insert(forOps.end(), acc0.begin(), acc0.end());
+    forOps.push_back(p.stage0);
+    forOps.push_back(p.phase0);
+    forOps.push_back(zero);  // prev: unused in the first step
+    std::vector<Type> resultTypes(acc0.size(), types::f32());
+    for (int i = 0; i < 3; ++i) resultTypes.push_back(types::i32());
+    Operation* loop = b.create("scf.for", forOps, resultTypes, {}, 1);
+    Block* body = loop->region(0).addBlock();
+    Value* kt = body->addArgument(types::i32(), "kt");
+    std::vector<Value*> acc;
+    for (size_t i = 0; i < acc0.size(); ++i) acc.push_back(body->addArgument(types::f32(), "acc"));
+    Value* s = body->addArgument(types::i32(), "s");
+    Value* ph = body->addArgument(types::i32(), "ph");
+    Value* prev = body->addArgument(types::i32(), "prev");
+    {
+      InsertionGuard guard(b);
+      b.setInsertionPointToEnd(body);
+      // scale_d of the K step's first wgmma
+      issueKStep(p, step, s, ph, firstIgnoresAcc ? b.cmp("ne", kt, zero) : b.i1(true), acc);
       b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});
       b.setLoc(g.reduce->loc());
       Value* release = b.andi(b.cmp("sgt", kt, zero), isLane0);
       b.ifThen(release, [&] { releaseStage(p, prev); });
-    }
-    // reuse_stage: the previous tile's last stage holds boxes of its epilogue until their TMA
-    // stores have read them; with this tile's first wgmmas queued, the elected thread waits for
-    // those reads, and then every warp gives the stage back (the arrivals it skipped then).
-    if (p.sR) {
-      b.ifThen(b.andi(b.cmp("eq", kt, zero), b.cmp("sgt", p.iter, zero)), [&] {
-        b.ifThen(elected, [&] {
-          b.create("kern.bulk_wait", {}, {}, {{"pending", int64_t{0}}, {"read", true}});
+      // reuse_stage: the previous tile's last stage holds boxes of its epilogue until their TMA
+      // stores have read them; with this tile's first wgmmas queued, the elected thread waits for
+      // those reads, and then every warp gives the stage back (the arrivals it skipped then).
+      if (p.sR) {
+        b.ifThen(b.andi(b.cmp("eq", kt, zero), b.cmp("sgt", p.iter, zero)), [&] {
+          b.ifThen(elected, [&] {
+            b.create("kern.bulk_wait", {}, {}, {{"pending", int64_t{0}}, {"read", true}});
+          });
+          b.create("kern.named_barrier", {groupBarrier(b, wg)}, {}, {{"threads", int64_t{128}}});
+          b.ifThen(isLane0, [&] { releaseStage(p, prevLast); });
         });
-        b.create("kern.named_barrier", {groupBarrier(b, wg)}, {}, {{"threads", int64_t{128}}});
-        b.ifThen(isLane0, [&] { releaseStage(p, prevLast); });
-      });
+      }
+      auto [s1, ph1] = nextStage(b, s, ph, c.stages);
+      std::vector<Value*> yields = acc;
+      yields.push_back(s1);
+      yields.push_back(ph1);
+      yields.push_back(s);
+      b.create("scf.yield", yields, {});
     }
-    auto [s1, ph1] = nextStage(b, s, ph, c.stages);
-    std::vector<Value*> yields = acc;
-    yields.push_back(s1);
-    yields.push_back(ph1);
-    yields.push_back(s);
-    b.create("scf.yield", yields, {});
+    for (size_t i = 0; i < acc0.size(); ++i) kAcc.push_back(loop->result(unsigned(i)));
+    last = loop->result(unsigned(acc0.size() + 2));
   }
   b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
-  Value* last = loop->result(unsigned(blocks * nacc + 2));
   b.ifThen(isLane0, [&] {
     // reuse_stage: the epilogue stages boxes in this stage; the next tile gives it back.
     // fp8_accum=promote: every stage went back in its K step.
-    if (!p.sR && !promote) releaseStage(p, last);
+    if (!p.sR && last) releaseStage(p, last);
     // Ping-pong: this K loop is issued; the other warpgroup may start its next one.
     if (p.pingpong()) b.create("kern.mbarrier_arrive", {p.turn, b.intBin("arith.xori", wg, b.i32(1))}, {});
   });
 
   std::vector<Value*> out;
-  for (int i = 0; i < blocks * nacc; ++i) out.push_back(b.named(loop->result(unsigned(i)), "acc"));
+  for (Value* v : kAcc) out.push_back(b.named(v, "acc"));
   if (p.splits() == 1 && !p.streamK()) return buildEpilogue(p, lane, cwarp, wg, rowA, colB, out, p.sR ? last : nullptr);
   // split_k, stream_k: the units that do not finish their tile hand their sums over; the one that
   // does adds them up and runs the epilogue.

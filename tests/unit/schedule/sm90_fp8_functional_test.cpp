@@ -3,8 +3,8 @@
 // double-precision reference (sm90_sim_check.h). A K step is bk = 128 one-byte elements, one
 // 128-byte swizzled row, and each wgmma is m64nNk32 reading both operands K-major. Ragged M, N and
 // K (K a multiple of 16, not of 128), one to three consumer warpgroups, swapped operands (split
-// along M and along N), clusters, split-K and stream-K, fp8_accum=promote; then the config and
-// program errors.
+// along M and along N), clusters, split-K and stream-K, fp8_accum=promote and promote_pairs; then
+// the config and program errors.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -12,6 +12,7 @@
 #include "examples/examples.h"
 #include "kiln/compile.h"
 #include "kiln/program_builder.h"
+#include "kiln/ir/operation.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
@@ -63,6 +64,41 @@ TEST(Sm90Fp8Functional, PromotedSumsInRegisters) {
   check(kFp8 + "fp8_accum=promote bm=128 bn=128 stages=3 warps_m=2 stream_k=1", fp8(264, 264, 656, 5));
 }
 
+// fp8_accum=promote_pairs: two K steps in flight, the first's sums added while the second's
+// wgmmas run; an odd K step count ends in a loop of one single step (3 K steps: one pair and the
+// tail; 2: the pair alone; 5 with a ring of 3: the pairs wrap the ring), and split-K slices and
+// stream-K runs of every parity.
+TEST(Sm90Fp8Functional, PromotedSumsInPairsOfSteps) {
+  for (int64_t k : {272, 256, 656})
+    check(kFp8 + "fp8_accum=promote_pairs bm=128 bn=128 stages=3 warps_m=2", fp8(136, 200, k, 3));
+  check("strategy=sm90_ws_persistent bk=128 warps_n=1 fp8_accum=promote_pairs bm=64 bn=128 stages=4 warps_m=1",
+        fp8(72, 200, 400, 3));
+  check(kFp8 + "fp8_accum=promote_pairs bm=64 bn=128 stages=4 warps_m=1 split_k=2", fp8(72, 200, 656, 4));
+  check(kFp8 + "fp8_accum=promote_pairs bm=128 bn=128 stages=3 warps_m=2 stream_k=1", fp8(264, 264, 656, 5));
+}
+
+// The K step's sums are added only after their group is waited for: with the waits that retire
+// them relaxed to leave one group pending, the simulator reports the first addition as a read of
+// a wgmma result in flight (the PTX ISA leaves its value undefined).
+TEST(Sm90Fp8Functional, SumsReadBeforeTheirWaitAreCaught) {
+  for (const char* accum : {"promote", "promote_pairs"}) {
+    const std::string cfg = kFp8 + "fp8_accum=" + accum + " bm=128 bn=128 stages=3 warps_m=2";
+    int relaxed = 0;
+    auto relaxWaits = [&](ir::Operation& k) {
+      k.walk([&](ir::Operation& op) {
+        // The waits inside a K loop's body (the one after the loop stays).
+        ir::Operation* parent = op.parentBlock() ? op.parentBlock()->parentOp() : nullptr;
+        if (op.is("kern.wgmma_wait") && parent && parent->is("scf.for")) {
+          op.setAttr("pending", ir::Attribute(op.intAttr("pending", 0) + 1));
+          ++relaxed;
+        }
+      });
+    };
+    check(cfg, fp8(136, 200, 400, 2), relaxWaits, "reads a wgmma result before its group was waited for");
+    EXPECT_GT(relaxed, 0) << accum << ": no wgmma_wait in a K loop to relax";
+  }
+}
+
 std::string compileError(const ir::Module& program, const std::string& config) {
   ir::DiagnosticEngine diag;
   EXPECT_FALSE(compile(program, Target::sm90a(), Config::parse(config), diag)) << config;
@@ -77,7 +113,7 @@ TEST(Sm90Fp8Functional, ConfigAndProgramErrorsSayWhatToChange) {
             std::string::npos);
   EXPECT_NE(compileError(*program, kFp8 + "fp8_accum=promote bm=128 bn=256 stages=3 warps_m=2")
                 .find("bm=128 bn=256 gives each consumer thread 256 f32 accumulators (with fp8_accum=promote's K-step "
-                      "sums); at most 176 fit"),
+                      "sums); at most 192 fit"),
             std::string::npos);
   EXPECT_NE(compileError(*examples::gemmBf16(), "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=4 warps_m=2 "
                                                 "warps_n=1 fp8_accum=promote")

@@ -52,6 +52,10 @@ void Agent::runBlock(const ir::Block& blk, const Mask& m) {
 
 void Agent::exec(const Operation& op, const Mask& m) {
   const std::string& n = op.name();
+  if (!inFlight_.empty() && n != "kern.wgmma")
+    for (const Value* v : op.operands())
+      if (inFlight_.count(v))
+        throw std::runtime_error("hazard: " + n + " reads a wgmma result before its group was waited for");
   const Type& rt = op.numResults() ? op.result()->type() : Type();
   int T = b_.T_;
   if (n == "arith.constant") {
@@ -239,6 +243,8 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
   } else if (n == "kern.wgmma_commit") {
     for (auto& [wg, reads] : open_) groups_[wg].push_back(std::move(reads));
     open_.clear();
+    for (auto& [wg, results] : openResults_) resultGroups_[wg].push_back(std::move(results));
+    openResults_.clear();
   } else if (n == "kern.wgmma_wait") {
     wgmmaWait(op, m);
   } else if (n == "kern.st_shared") {

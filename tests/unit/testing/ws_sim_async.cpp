@@ -85,6 +85,12 @@ void Agent::wgmma(const Operation& op, const Mask& m) {
     }
   }
   for (int i = 0; i < nacc; ++i) vals_[op.result(unsigned(i))] = out[size_t(i)];
+  for (int wg = 0; wg < T / 128; ++wg)
+    if (m[size_t(wg * 128)])
+      for (int i = 0; i < nacc; ++i) {
+        openResults_[wg].push_back(op.result(unsigned(i)));
+        inFlight_.insert(op.result(unsigned(i)));
+      }
 }
 
 // Walks a TMA box with the 128B swizzle (CU_TENSOR_MAP_SWIZZLE_128B): for each element, whether it
@@ -192,6 +198,11 @@ void Agent::wgmmaWait(const Operation& op, const Mask& m) {
         if (now != r.value)
           throw std::runtime_error("hazard: shared memory a wgmma read changed before its group was waited for");
       }
+      gs.erase(gs.begin());
+    }
+  for (auto& [wg, gs] : resultGroups_)
+    while (gs.size() > pending) {
+      for (const Value* v : gs.front()) inFlight_.erase(v);
       gs.erase(gs.begin());
     }
 }

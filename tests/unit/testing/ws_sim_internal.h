@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "tests/unit/testing/sim_values.h"
 #include "tests/unit/testing/ws_sim.h"
@@ -86,6 +87,11 @@ class Agent {
   std::unordered_map<const Value*, Lanes> vals_;
   std::map<int, std::vector<std::vector<WgmmaRead>>> groups_;  // per warpgroup: committed groups
   std::map<int, std::vector<WgmmaRead>> open_;
+  // wgmma results whose group has not been waited for (the PTX ISA leaves reading them undefined;
+  // only a later wgmma of the same warpgroup may take them as its accumulators), by group as above.
+  std::map<int, std::vector<std::vector<const Value*>>> resultGroups_;
+  std::map<int, std::vector<const Value*>> openResults_;
+  std::unordered_set<const Value*> inFlight_;
   friend class BlockSim;
   friend class ClusterSim;
 };
