@@ -52,10 +52,7 @@ void Agent::runBlock(const ir::Block& blk, const Mask& m) {
 
 void Agent::exec(const Operation& op, const Mask& m) {
   const std::string& n = op.name();
-  if (!inFlight_.empty() && n != "kern.wgmma")
-    for (const Value* v : op.operands())
-      if (inFlight_.count(v))
-        throw std::runtime_error("hazard: " + n + " reads a wgmma result before its group was waited for");
+  checkNoResultInFlight(op);
   const Type& rt = op.numResults() ? op.result()->type() : Type();
   int T = b_.T_;
   if (n == "arith.constant") {

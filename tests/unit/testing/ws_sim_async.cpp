@@ -207,6 +207,13 @@ void Agent::wgmmaWait(const Operation& op, const Mask& m) {
     }
 }
 
+void Agent::checkNoResultInFlight(const Operation& op) const {
+  if (inFlight_.empty() || op.is("kern.wgmma")) return;
+  for (const Value* v : op.operands())
+    if (inFlight_.count(v))
+      throw std::runtime_error("hazard: " + op.name() + " reads a wgmma result before its group was waited for");
+}
+
 namespace {
 // The stage address of element (r + row, c + col), where off = Swizzle(r * rowBytes + c * elemBytes)
 // came from kern.smem_offset and {row, col} is the op's displacement: the element the op means

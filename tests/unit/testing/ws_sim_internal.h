@@ -76,6 +76,8 @@ class Agent {
   void stmatrix(const Operation& op, const Mask& m);
   void wgmmaDesc(const Operation& op, const Mask& m);
   void wgmmaWait(const Operation& op, const Mask& m);
+  // Throws when `op` (not a wgmma, which may chain them) reads a wgmma result still in flight.
+  void checkNoResultInFlight(const Operation& op) const;
   void bulkCommit(const Mask& m);
   void bulkWait(const Operation& op, const Mask& m);
   const Lanes& get(const Value* v);
