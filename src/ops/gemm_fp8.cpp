@@ -87,11 +87,11 @@ Fp8GemmVariant make(const Shape& s) {
 
 }  // namespace
 
-std::unique_ptr<ir::Module> fp8ScaledGemmProgram(const std::string& name) {
+std::unique_ptr<ir::Module> fp8ScaledGemmProgram(const std::string& name, ir::ScalarType bType) {
   ProgramBuilder p(name);
   auto [M, N, K] = p.dims("M", "N", "K");
   auto A = p.input("A", f8e4m3, {M, K});
-  auto B = p.input("B", f8e4m3, {K, N}, /*order=*/{0, 1});
+  auto B = p.input("B", bType, {K, N}, /*order=*/{0, 1});
   auto scaleA = p.input("scale_a", f32, {M});
   auto scaleB = p.input("scale_b", f32, {N});
   auto C = p.output("C", bf16, {M, N});

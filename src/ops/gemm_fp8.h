@@ -52,7 +52,9 @@ struct Fp8GemmVariant {
 };
 
 // The family's tile program (the header comment's C); examples::fp8RowwiseGemm is this program.
-std::unique_ptr<ir::Module> fp8ScaledGemmProgram(const std::string& name = "fp8_rowwise_gemm");
+// `bType`: B's FP8 format (f8e5m2 gives the mixed e4m3 x e5m2 GEMM, which the family does not run).
+std::unique_ptr<ir::Module> fp8ScaledGemmProgram(const std::string& name = "fp8_rowwise_gemm",
+                                                 ir::ScalarType bType = ir::ScalarType::F8E4M3);
 
 const std::vector<Fp8GemmVariant>& gemmFp8Variants();
 const Fp8GemmVariant* findGemmFp8Variant(std::string_view name);

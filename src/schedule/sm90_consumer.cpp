@@ -252,9 +252,12 @@ struct StepOperands {
   Value *rowA, *rowB;
 };
 
-// One K step of the warpgroup on stage s: wait for its copies, then every wgmma of the step, the
-// first with scale_d = firstScale, into `sums` (its results replace them), and commit the group.
-void issueKStep(Plan& p, const StepOperands& at, Value* s, Value* ph, Value* firstScale, std::vector<Value*>& sums) {
+// One K step of the warpgroup on stage s: wait for its copies, then every wgmma of the step into
+// `sums` (its results replace them), and commit the group. The step's first wgmma has scale_d =
+// firstScale(on), `on` being true; `fresh`: the sums start as new undefined registers (and
+// firstScale should ignore them).
+void issueKStep(Plan& p, const StepOperands& at, Value* s, Value* ph, const std::function<Value*(Value* on)>& firstScale,
+                bool fresh, std::vector<Value*>& sums) {
   KernBuilder& b = p.b;
   const Config& c = p.cfg;
   const GemmProgram& g = p.g;
@@ -263,6 +266,9 @@ void issueKStep(Plan& p, const StepOperands& at, Value* s, Value* ph, Value* fir
   b.setLoc(g.dot->loc());
   b.create("kern.wgmma_fence", {}, {});
   Value* on = b.i1(true);
+  Value* first = firstScale(on);
+  if (fresh)
+    for (Value*& v : sums) v = b.op1("kern.undef", {}, types::f32());
   // One wgmma takes 32 bytes of K from each operand's 128-byte row: k16 for 16-bit operands,
   // k32 for FP8 (whose forms read both operands K-major).
   const int kStep = 32 / (bitWidth(g.abType) / 8);
@@ -301,7 +307,7 @@ void issueKStep(Plan& p, const StepOperands& at, Value* s, Value* ph, Value* fir
     Value* shared = p.swapped() ? descA(kk, 0) : descB(kk, 0);
     for (int i = 0; i < blocks; ++i) {
       Value* own = p.swapped() ? descB(kk, i) : descA(kk, 64 * i);
-      std::vector<Value*> ops = {kk == 0 ? firstScale : on, own, shared};
+      std::vector<Value*> ops = {kk == 0 ? first : on, own, shared};
       ops.insert(ops.end(), sums.begin() + i * nacc, sums.begin() + (i + 1) * nacc);
       Operation* mma = b.create("kern.wgmma", ops, std::vector<Type>(size_t(nacc), types::f32()), mmaAttrs);
       for (int r = 0; r < nacc; ++r) sums[size_t(i * nacc + r)] = b.named(mma->result(unsigned(r)), "d");
@@ -344,8 +350,7 @@ std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* i
       std::vector<Value*> stages;
       for (int k = 0; k < steps; ++k) {
         sums.emplace_back(accIn.size());
-        for (Value*& v : sums.back()) v = b.op1("kern.undef", {}, types::f32());
-        issueKStep(p, at, s, ph, b.i1(false), sums.back());
+        issueKStep(p, at, s, ph, [&](Value*) { return b.i1(false); }, /*fresh=*/true, sums.back());
         stages.push_back(s);
         std::tie(s, ph) = nextStage(b, s, ph, c.stages);
       }
@@ -453,8 +458,9 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     {
       InsertionGuard guard(b);
       b.setInsertionPointToEnd(body);
-      // scale_d of the K step's first wgmma
-      issueKStep(p, step, s, ph, firstIgnoresAcc ? b.cmp("ne", kt, zero) : b.i1(true), acc);
+      // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
+      issueKStep(p, step, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; },
+                 /*fresh=*/false, acc);
       b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});
       b.setLoc(g.reduce->loc());
       Value* release = b.andi(b.cmp("sgt", kt, zero), isLane0);

@@ -19,6 +19,7 @@
 #include "kiln/float_formats.h"
 #include "kiln/ir/parser.h"
 #include "kiln/program_builder.h"
+#include "ops/gemm_fp8.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
 #include "tests/unit/testing/kern_sim.h"
@@ -169,23 +170,6 @@ struct Fp8Problem {
   Fp8Format bFormat = Fp8Format::E4M3;
 };
 
-// fp8_rowwise_gemm with B in e5m2 instead of e4m3.
-std::unique_ptr<ir::Module> fp8MixedProgram() {
-  ProgramBuilder p("fp8_mixed_gemm");
-  auto [M, N, K] = p.dims("M", "N", "K");
-  auto A = p.input("A", f8e4m3, {M, K});
-  auto B = p.input("B", f8e5m2, {K, N}, /*order=*/{0, 1});
-  auto scaleA = p.input("scale_a", f32, {M});
-  auto scaleB = p.input("scale_b", f32, {N});
-  auto C = p.output("C", bf16, {M, N});
-  p.tile({M, N}, [&](Coord m, Coord n) {
-    Tile acc = p.zeros(f32, {m, n});
-    p.reduce(K, [&](Coord k) { acc = dot(A(m, k), B(k, n), acc); });
-    C(m, n) = cast(bf16, scale(scale(acc, scaleA(m)), scaleB(n)));
-  });
-  return p.finish();
-}
-
 void checkFp8(const Target& target, const Config& config, const Fp8Problem& p) {
   // Operands from a set every FP8 format holds exactly; scales are signed powers of two. Every
   // product is a multiple of 1/4 below 64 in magnitude and |sum| < 64 K, so f32 holds every partial
@@ -206,7 +190,9 @@ void checkFp8(const Target& target, const Config& config, const Fp8Problem& p) {
   auto a = fp8(size_t(p.m * p.k), Fp8Format::E4M3), b = fp8(size_t(p.n * p.k), p.bFormat);  // B stored [N][K]
   auto sa = scales(size_t(p.m)), sb = scales(size_t(p.n));
   std::map<std::string, int64_t> dims = {{"M", p.m}, {"N", p.n}, {"K", p.k}};
-  auto program = p.bFormat == Fp8Format::E4M3 ? examples::fp8RowwiseGemm() : fp8MixedProgram();
+  // fp8_rowwise_gemm, or with B in e5m2 instead of e4m3.
+  auto program = p.bFormat == Fp8Format::E4M3 ? examples::fp8RowwiseGemm()
+                                              : ops::fp8ScaledGemmProgram("fp8_mixed_gemm", ir::ScalarType::F8E5M2);
   for (auto timing : {testing::CopyTiming::Early, testing::CopyTiming::Late}) {
     auto c = simulate(*program, target, config, dims,
                       {{"A", a}, {"B", b}, {"scale_a", bytesOf(sa)}, {"scale_b", bytesOf(sb)}}, p.m * p.n, timing);
