@@ -19,6 +19,10 @@
 // its boxes past the two slots in that last stage, and the next tile's first K step gives the
 // stage back once the elected thread's cp.async.bulk.wait_group.read 0 has seen them read.
 //
+// fp8_accum=promote / promote_pairs (FP8 operands; buildPromotedKLoop): each K step's wgmmas sum
+// from zero into fresh registers, which are added to the f32 accumulators after the step's group
+// is waited for; its stage goes back then. With pairs, two steps are in flight at a time.
+//
 // consumers=cooperative: the consumer warpgroups split each tile's rows and all run this for every
 // tile. consumers=pingpong: warpgroup wg runs it for tiles iter = wg, wg + 2, ... of the CTA's tile
 // sequence, each over the whole tile, so one warpgroup's epilogue overlaps the other's K loop.

@@ -45,8 +45,8 @@ bool emitWgmma(KernelEmitter& e, const Operation& op) {
     d += (i ? ", " : "") + r.str();
   }
   d += "}";
-  std::string descs =
-      fmt::format("{}, {}, {}, {}, 1, 1", d, e.use(op.operand(1)).str(), e.use(op.operand(2)).str(), e.use(op.operand(0)).str());
+  std::string descs = fmt::format("{}, {}, {}, {}, 1, 1", d, e.use(op.operand(1)).str(), e.use(op.operand(2)).str(),
+                                  e.use(op.operand(0)).str());
   if (ab == "f8e4m3" || ab == "f8e5m2") {
     // The 8-bit forms name each operand's format (.e4m3 / .e5m2, without the f8 prefix) and take
     // no transpose immediates: both operands are K-major.

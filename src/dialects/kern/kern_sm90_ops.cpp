@@ -240,7 +240,8 @@ bool verifyWgmma(const Operation& op, DiagnosticEngine& d) {
   if (ab != "bf16" && ab != "f16" && !fp8)
     return d.error(op.loc()) << "'kern.wgmma' needs {ab = \"bf16\"|\"f16\"|\"f8e4m3\"|\"f8e5m2\"}, got \"" << ab << "\"";
   // FP8 operands may mix formats: {b} names B's when it differs from A's.
-  if (const Attribute* bt = op.attr("b"); bt && (!fp8 || !bt->isString() || (bt->asString() != "f8e4m3" && bt->asString() != "f8e5m2")))
+  const Attribute* bt = op.attr("b");
+  if (bt && (!fp8 || !bt->isString() || (bt->asString() != "f8e4m3" && bt->asString() != "f8e5m2")))
     return d.error(op.loc()) << "'kern.wgmma' {b} names an FP8 B format (\"f8e4m3\"|\"f8e5m2\") beside an FP8 {ab}";
   const int64_t k = fp8 ? 32 : 16;
   if (shape.size() != 3 || shape[0] != 64 || shape[2] != k || shape[1] < 8 || shape[1] > 256 || shape[1] % 8 != 0)
