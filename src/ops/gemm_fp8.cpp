@@ -18,6 +18,10 @@ constexpr double kH200Fp8FlopsPerByte = 1979.0 / 4.0;
 // The share of the SMs that, streaming from deep rings, keep DRAM busy: fitted on the FP8 run
 // (at M = 128, 56 blocks of 128x128 ran 8% slower than 112 of 64x128), above BF16's 0.375.
 constexpr double kStreamingSmsToSaturate = 0.5;
+// stream_k=1's cost per block, in K steps of 128 (the fill of a run that starts inside a tile and
+// the hand-over of its partial sums): fitted on 3072x1536x7168, where stream-K ran 1.15x its
+// data-parallel twin, not the 1.34x that BF16's 20 steps would predict.
+constexpr double kStreamKOverheadSteps = 40.0;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -145,12 +149,12 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
 //    bytes, as the square root of their share of the half of the SMs that keeps DRAM busy (capped
 //    at 1), times the last wave's fill past one wave, 0.93 for a K slice's hand-over, 0.99 for a
 //    cluster (ties go to the lone tile), and the useful share of the tiles.
-//  * Compute-bound: the useful share, the waves' fill (ping-pong runs two tiles per block at a
-//    time; stream-K spreads the last wave at a cost of 20 K steps per block), the tile's
-//    intensity to the power 0.2 (128x256 over 128x128: +6%, as measured at 8192^3), and the
-//    epilogue: a cooperative tile's costs 2 K steps of its K loop (K steps / (K steps + 2)); a
-//    ping-pong one overlaps the other warpgroup's wgmma; promoting the sums (a wait for each K
-//    step's wgmma) 0.95; a cluster 0.99.
+//  * Compute-bound: the useful share, the waves' fill (one tile per SM at a time, ping-pong too;
+//    stream-K spreads the last wave at a cost of 40 K steps per block), the tile's intensity to
+//    the power 0.2 (128x256 over 128x128: +6%, as measured at 8192^3), and the epilogue: a
+//    cooperative tile's costs 2 K steps of its K loop (K steps / (K steps + 2)); a ping-pong one
+//    overlaps the other warpgroup's wgmma; promoting the sums (a wait for each K step's wgmma)
+//    0.95; a cluster 0.99; one consumer warpgroup 0.65.
 double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) const {
   const Config& c = config;
   const int64_t sms = std::max(1, t.referenceSms);
@@ -159,9 +163,10 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   const bool pingpong = c.consumers == Consumers::Pingpong;
   const int64_t cm = c.clusterM;
   const int64_t tiles = ceilDiv(p.m, int64_t(c.bm) * cm) * ceilDiv(p.n, c.bn);
-  // Units of the persistent loop and the slots of one wave: a cluster takes cm SMs, a ping-pong
-  // block two tiles at once.
-  const int64_t units = tiles * c.splitK, slots = sms / cm * (pingpong ? 2 : 1);
+  // Units of the persistent loop and the slots of one wave: a cluster takes cm SMs. A ping-pong
+  // block holds two tiles at once but shares one SM's tensor cores between them, so its waves
+  // count one tile per SM too.
+  const int64_t units = tiles * c.splitK, slots = sms / cm;
   const double useful =
       double(p.m) * double(p.n) / (double(ceilDiv(p.m, c.bm) * c.bm) * double(ceilDiv(p.n, c.bn) * c.bn));
   const double waves = double(units) / double(ceilDiv(units, slots) * slots);
@@ -176,13 +181,16 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   double fill = waves;
   if (c.streamK) {
     double perSlot = double(units) / double(slots);
-    fill = perSlot / (perSlot + 20.0 / ksteps) * 0.97;
+    fill = perSlot / (perSlot + kStreamKOverheadSteps / ksteps) * 0.97;
   }
   double intensity = std::pow((double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0, 0.2);
   double epilogue = pingpong ? 1.0 : ksteps / (ksteps + 2.0);
   double promote = c.fp8Accum != Fp8Accum::Fast ? 0.95 : 1.0;
   double split = c.splitK > 1 ? 0.9 : 1.0;
-  return useful * fill * intensity * epilogue * promote * split * cluster;
+  // One consumer warpgroup issues every wgmma and waits on every barrier itself: compute-bound,
+  // 64x128 ran at 0.60 of 128x256 per SM at 8192^3, where the intensity term gives 0.87.
+  double lone = c.warpsM * c.warpsN == 1 ? 0.65 : 1.0;
+  return useful * fill * intensity * epilogue * promote * split * cluster * lone;
 }
 
 std::optional<CompileResult> Fp8GemmVariant::compile(const Target& t, ir::DiagnosticEngine& diag) const {
