@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "kiln/program_builder.h"
+#include "ops/select_variant.h"
 
 namespace kiln::ops {
 
@@ -162,35 +163,7 @@ std::string GemmSelection::str() const {
 
 std::optional<GemmSelection> selectGemmBf16(const GemmProblem& p, const Target& t, ir::DiagnosticEngine& diag,
                                             std::string_view forced) {
-  if (!forced.empty()) {
-    const GemmVariant* v = findGemmBf16Variant(forced);
-    if (!v) {
-      diag.error({}) << "unknown gemm_bf16 variant '" << forced << "' (names look like bf16_gemm_128x128x32_s3)";
-      return std::nullopt;
-    }
-    std::string why;
-    if (!v->eligible(p, t, &why)) {
-      diag.error({}) << "variant " << v->name << " cannot run this problem on " << t.name << ": " << why;
-      return std::nullopt;
-    }
-    return GemmSelection{v, "forced", v->preference(p, t)};
-  }
-  GemmSelection best;
-  std::string firstWhy;
-  for (const auto& v : gemmBf16Variants()) {
-    std::string why;
-    if (!v.eligible(p, t, &why)) {
-      if (firstWhy.empty()) firstWhy = why;
-      continue;
-    }
-    double s = v.preference(p, t);
-    if (!best.variant || s > best.score) best = GemmSelection{&v, "heuristic", s};
-  }
-  if (!best.variant) {
-    diag.error({}) << "no gemm_bf16 variant can run this problem on " << t.name << ": " << firstWhy;
-    return std::nullopt;
-  }
-  return best;
+  return selectVariant<GemmSelection>(gemmBf16Variants(), p, t, diag, forced, "gemm_bf16", "bf16_gemm_128x128x32_s3");
 }
 
 }  // namespace kiln::ops

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kiln/program_builder.h"
+#include "ops/select_variant.h"
 
 namespace kiln::ops {
 
@@ -199,35 +200,8 @@ std::optional<CompileResult> Fp8GemmVariant::compile(const Target& t, ir::Diagno
 
 std::optional<Fp8GemmSelection> selectGemmFp8(const Fp8GemmProblem& p, const Target& t, ir::DiagnosticEngine& diag,
                                               std::string_view forced) {
-  if (!forced.empty()) {
-    const Fp8GemmVariant* v = findGemmFp8Variant(forced);
-    if (!v) {
-      diag.error({}) << "unknown gemm_fp8 variant '" << forced << "' (names look like fp8_gemm_sm90_128x256x128_s4_tma)";
-      return std::nullopt;
-    }
-    std::string why;
-    if (!v->eligible(p, t, &why)) {
-      diag.error({}) << "variant " << v->name << " cannot run this problem on " << t.name << ": " << why;
-      return std::nullopt;
-    }
-    return Fp8GemmSelection{v, "forced", v->preference(p, t)};
-  }
-  Fp8GemmSelection best;
-  std::string firstWhy;
-  for (const auto& v : gemmFp8Variants()) {
-    std::string why;
-    if (!v.eligible(p, t, &why)) {
-      if (firstWhy.empty()) firstWhy = why;
-      continue;
-    }
-    double s = v.preference(p, t);
-    if (!best.variant || s > best.score) best = Fp8GemmSelection{&v, "heuristic", s};
-  }
-  if (!best.variant) {
-    diag.error({}) << "no gemm_fp8 variant can run this problem on " << t.name << ": " << firstWhy;
-    return std::nullopt;
-  }
-  return best;
+  return selectVariant<Fp8GemmSelection>(gemmFp8Variants(), p, t, diag, forced, "gemm_fp8",
+                                         "fp8_gemm_sm90_128x256x128_s4_tma_fastacc");
 }
 
 }  // namespace kiln::ops

@@ -191,6 +191,8 @@ Config Config::parse(std::string_view text) {
   return *c;
 }
 
+const char* fp8AccumName(Fp8Accum a) { return enumName(kFp8Accums, a); }
+
 std::string Config::str() const {
   std::string s;
   for (const Key& k : keys()) s += (s.empty() ? "" : " ") + std::string(k.name) + "=" + k.print(*this);

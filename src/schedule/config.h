@@ -246,6 +246,8 @@ struct Sm90Streams {
 // The rules evaluated for a launch of M x N x K.
 Sm90Streams sm90Streams(const Config& c, int64_t m, int64_t n, int64_t k, bool bKMajor, int aElemBytes,
                         int bElemBytes);
+// The config text of an fp8_accum value ("fast", "promote", "promote_pairs").
+const char* fp8AccumName(Fp8Accum a);
 // The strategies Kiln implements ("sm80_multistage", "sm90_ws_persistent").
 const std::vector<std::string>& knownStrategies();
 

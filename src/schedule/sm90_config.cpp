@@ -101,7 +101,7 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   // fp8_accum=promote / promote_pairs: a K step's (or two steps') sums beside the accumulators.
   const bool promote = c.fp8Accum != Fp8Accum::Fast;
   const int sumSets = c.fp8Accum == Fp8Accum::PromotePairs ? 2 : promote ? 1 : 0;
-  const char* accumName = c.fp8Accum == Fp8Accum::PromotePairs ? "promote_pairs" : "promote";
+  const char* accumName = fp8AccumName(c.fp8Accum);
   if (promote && ops.aElemBytes != 1)
     diag.error(loc) << "fp8_accum=" << accumName << " sums FP8 wgmma in registers; this program's operands are "
                     << "16-bit, whose wgmma sums in f32 already: leave fp8_accum=fast";
