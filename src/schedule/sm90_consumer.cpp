@@ -19,9 +19,9 @@
 // its boxes past the two slots in that last stage, and the next tile's first K step gives the
 // stage back once the elected thread's cp.async.bulk.wait_group.read 0 has seen them read.
 //
-// fp8_accum=promote / promote_pairs (FP8 operands; buildPromotedKLoop): each K step's wgmmas sum
+// fp8_accum=promote / promote_pairs (FP8 operands; sm90_promote.cpp): each K step's wgmmas sum
 // from zero into fresh registers, which are added to the f32 accumulators after the step's group
-// is waited for; its stage goes back then. With pairs, two steps are in flight at a time.
+// is waited for; its stage goes back then. With pairs, the next step's wgmmas run meanwhile.
 //
 // consumers=cooperative: the consumer warpgroups split each tile's rows and all run this for every
 // tile. consumers=pingpong: warpgroup wg runs it for tiles iter = wg, wg + 2, ... of the CTA's tile
@@ -54,12 +54,9 @@ Value* isElected(KernBuilder& b) {
   return b.cmp("eq", inGroup, b.i32(0));
 }
 
-namespace {
-
-// Gives stage s back to the producers: to this block's, and in a cluster to every peer's too, whose
-// multicast also overwrites this block's copy of the stage. All arrives are issued after this
-// warp's wait_group retired its wgmma groups, so its reads of the stage are complete before any
-// producer can see the arrival, and so before its next TMA writes here.
+// All arrives of releaseStage are issued after this warp's wait_group retired its wgmma groups, so
+// its reads of the stage are complete before any producer can see the arrival, and so before its
+// next TMA writes here.
 void releaseStage(Plan& p, Value* s) {
   p.b.create("kern.mbarrier_arrive", {p.empty, s}, {});
   int n = p.clusterSize();
@@ -67,6 +64,8 @@ void releaseStage(Plan& p, Value* s) {
   for (int j = 1; j < n; ++j)
     p.b.create("kern.mbarrier_arrive_remote", {p.empty, s, p.b.intBin("arith.xori", p.rank, p.b.i32(j))}, {});
 }
+
+namespace {
 
 // split_k and stream_k (docs/sm90-strategy.md, "Split-K", "Stream-K"). Each consumer group (a
 // warpgroup's rows of the tile, or with ping-pong the whole tile) has a flag and a slot of partial
@@ -250,16 +249,8 @@ std::vector<Value*> addPeerPartials(Plan& p, Value* wg, const GroupSlot& gs, std
   return acc;
 }
 
-// Where a consumer warpgroup's operands start in a stage: its first row of A (its share of the
-// tile's rows), its first row of B (with warps_n: its columns' first B row).
-struct StepOperands {
-  Value *rowA, *rowB;
-};
+}  // namespace
 
-// One K step of the warpgroup on stage s: wait for its copies, then every wgmma of the step into
-// `sums` (its results replace them), and commit the group. The step's first wgmma has scale_d =
-// firstScale(on), `on` being true; `fresh`: the sums start as new undefined registers (and
-// firstScale should ignore them).
 void issueKStep(Plan& p, const StepOperands& at, Value* s, Value* ph, const std::function<Value*(Value* on)>& firstScale,
                 bool fresh, std::vector<Value*>& sums) {
   KernBuilder& b = p.b;
@@ -320,70 +311,7 @@ void issueKStep(Plan& p, const StepOperands& at, Value* s, Value* ph, const std:
   b.create("kern.wgmma_commit", {}, {});
 }
 
-// fp8_accum=promote: the K loop whose steps' wgmmas each sum from zero (scale_d = false) into
-// fresh registers; a step's sums are added to the f32 accumulators once its group is waited for,
-// and its stage goes back then. With promote_pairs, two steps are issued before the first is
-// waited for, so the tensor cores run the second step's wgmmas while the first's sums are added:
-// the pipe drains once per two steps instead of every step, for a third set of registers. The
-// pairs run ksteps / 2 times, then a loop of ksteps % 2 single steps.
-std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* isLane0, const std::vector<Value*>& acc0) {
-  KernBuilder& b = p.b;
-  const Config& c = p.cfg;
-  const GemmProgram& g = p.g;
-  Value* zero = b.i32(0);
-  // A loop of `count` iterations of `steps` K steps each, from ring position (s0, ph0).
-  auto loopOf = [&](Value* count, int steps, const std::vector<Value*>& accIn, Value* s0, Value* ph0) {
-    std::vector<Value*> forOps = {zero, count, b.i32(1)};
-    forOps.insert(forOps.end(), accIn.begin(), accIn.end());
-    forOps.push_back(s0);
-    forOps.push_back(ph0);
-    std::vector<Type> resultTypes(accIn.size(), types::f32());
-    resultTypes.push_back(types::i32());
-    resultTypes.push_back(types::i32());
-    Operation* loop = b.create("scf.for", forOps, resultTypes, {}, 1);
-    Block* body = loop->region(0).addBlock();
-    body->addArgument(types::i32(), "kt");
-    std::vector<Value*> acc;
-    for (size_t i = 0; i < accIn.size(); ++i) acc.push_back(body->addArgument(types::f32(), "acc"));
-    Value* s = body->addArgument(types::i32(), "s");
-    Value* ph = body->addArgument(types::i32(), "ph");
-    {
-      InsertionGuard guard(b);
-      b.setInsertionPointToEnd(body);
-      std::vector<std::vector<Value*>> sums;
-      std::vector<Value*> stages;
-      for (int k = 0; k < steps; ++k) {
-        sums.emplace_back(accIn.size());
-        issueKStep(p, at, s, ph, [&](Value*) { return b.i1(false); }, /*fresh=*/true, sums.back());
-        stages.push_back(s);
-        std::tie(s, ph) = nextStage(b, s, ph, c.stages);
-      }
-      for (int k = 0; k < steps; ++k) {
-        b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t(steps - 1 - k)}});
-        for (size_t i = 0; i < acc.size(); ++i) acc[i] = b.named(b.fbin("arith.addf", acc[i], sums[size_t(k)][i]), "acc");
-        b.setLoc(g.reduce->loc());
-        b.ifThen(isLane0, [&] { releaseStage(p, stages[size_t(k)]); });
-      }
-      std::vector<Value*> yields = acc;
-      yields.push_back(s);
-      yields.push_back(ph);
-      b.create("scf.yield", yields, {});
-    }
-    std::vector<Value*> out;
-    for (unsigned i = 0; i < loop->numResults(); ++i) out.push_back(loop->result(i));
-    return out;
-  };
-  const size_t n = acc0.size();
-  std::vector<Value*> r;
-  if (c.fp8Accum == Fp8Accum::PromotePairs) {
-    r = loopOf(b.div(p.ksteps, b.i32(2)), 2, acc0, p.stage0, p.phase0);
-    r = loopOf(b.rem(p.ksteps, b.i32(2)), 1, std::vector<Value*>(r.begin(), r.begin() + long(n)), r[n], r[n + 1]);
-  } else {
-    r = loopOf(p.ksteps, 1, acc0, p.stage0, p.phase0);
-  }
-  r.resize(n);
-  return r;
-}
+namespace {
 
 // One tile's work for the calling consumer warpgroup `wg` (its warp `cwarp` among the consumer
 // warps): the K loop, then the epilogue.

@@ -2,6 +2,7 @@
 // Internal to the sm90_ws_persistent strategy: what the kernel builder (sm90_ws_persistent.cpp)
 // hands the role builders (sm90_producer.cpp, sm90_consumer.cpp).
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -109,11 +110,31 @@ void buildProducer(Plan& p);
 // diagnostic from the epilogue.
 bool buildConsumer(Plan& p);
 
-// Inside the consumer role (sm90_consumer.cpp, sm90_epilogue.cpp):
+// Inside the consumer role (sm90_consumer.cpp, sm90_promote.cpp, sm90_epilogue.cpp):
 // the named barrier of consumer warpgroup wg's 128 threads (0 is kern.barrier's);
 ir::Value* groupBarrier(KernBuilder& b, ir::Value* wg);
 // whether this thread is its warpgroup's first, the one that issues and waits for TMA stores;
 ir::Value* isElected(KernBuilder& b);
+// gives stage s back to the producers: to this block's, and in a cluster to every peer's too, whose
+// multicast also overwrites this block's copy of the stage (after the warp's wgmma_wait retired the
+// groups that read it);
+void releaseStage(Plan& p, ir::Value* s);
+// where a consumer warpgroup's operands start in a stage: its first row of A (its share of the
+// tile's rows), its first row of B (with warps_n: its columns' first B row);
+struct StepOperands {
+  ir::Value *rowA, *rowB;
+};
+// one K step of the warpgroup on stage s: wait for its copies (full[s] at phase ph), then every
+// wgmma of the step into `sums` (its results replace them), and commit the group. The step's first
+// wgmma has scale_d = firstScale(on), `on` being true; `fresh`: the sums start as new undefined
+// registers (and firstScale should ignore them);
+void issueKStep(Plan& p, const StepOperands& at, ir::Value* s, ir::Value* ph,
+                const std::function<ir::Value*(ir::Value* on)>& firstScale, bool fresh, std::vector<ir::Value*>& sums);
+// fp8_accum=promote / promote_pairs (sm90_promote.cpp): the tile's K loop whose steps' sums are
+// added to f32 accumulators starting at acc0; every stage goes back within it. The accumulators
+// after it, every wgmma group retired;
+std::vector<ir::Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, ir::Value* isLane0,
+                                           const std::vector<ir::Value*>& acc0);
 // the fused epilogue of one tile's accumulators `out` for consumer warpgroup wg (its warp cwarp
 // among the consumer warps, its first row rowA and first column colB of the tile); reuse_stage:
 // ringStage is the ring stage the tile's K loop read last, which holds the boxes past the staging

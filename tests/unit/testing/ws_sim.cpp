@@ -118,14 +118,28 @@ void Agent::exec(const Operation& op, const Mask& m) {
     int64_t lb = uniform(op.operand(0), m), ub = uniform(op.operand(1), m), step = uniform(op.operand(2), m);
     const ir::Block& body = op.body();
     std::vector<Lanes> carried;
-    for (unsigned i = 3; i < op.numOperands(); ++i) carried.push_back(get(op.operand(i)));
+    std::vector<const Value*> from, args;  // where the carried values came from; the body's arguments
+    for (unsigned i = 3; i < op.numOperands(); ++i) {
+      carried.push_back(get(op.operand(i)));
+      from.push_back(op.operand(i));
+      args.push_back(body.argument(i - 2));
+    }
     for (int64_t iv = lb; iv < ub; iv += step) {
       vals_[body.argument(0)] = Lanes(size_t(T), fromI(iv, body.argument(0)->type()));
       for (size_t i = 0; i < carried.size(); ++i) vals_[body.argument(unsigned(i + 1))] = carried[i];
+      carryInFlight(from, args);
       runBlock(body, m);
-      for (size_t i = 0; i < carried.size(); ++i) carried[i] = get(body.back()->operand(unsigned(i)));
+      for (size_t i = 0; i < carried.size(); ++i) {
+        carried[i] = get(body.back()->operand(unsigned(i)));
+        from[i] = body.back()->operand(unsigned(i));
+      }
     }
-    for (size_t i = 0; i < carried.size(); ++i) vals_[op.result(unsigned(i))] = carried[i];
+    std::vector<const Value*> results;
+    for (size_t i = 0; i < carried.size(); ++i) {
+      vals_[op.result(unsigned(i))] = carried[i];
+      results.push_back(op.result(unsigned(i)));
+    }
+    carryInFlight(from, results);
   } else if (n == "scf.if") {
     if (op.numResults()) throw std::runtime_error("the simulator runs scf.if without results only");
     Mask thenM(m), elseM(m);

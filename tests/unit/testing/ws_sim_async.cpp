@@ -1,6 +1,7 @@
 // The simulator's models of the asynchronous units: TMA loads and stores with the 128B swizzle, wgmma
 // descriptors and the canonical shared-memory layouts, wgmma and TMA-store groups and their hazard
 // checks, and swizzled shared stores (contracts in ws_sim.h).
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -209,9 +210,32 @@ void Agent::wgmmaWait(const Operation& op, const Mask& m) {
 
 void Agent::checkNoResultInFlight(const Operation& op) const {
   if (inFlight_.empty() || op.is("kern.wgmma")) return;
-  for (const Value* v : op.operands())
-    if (inFlight_.count(v))
+  // An scf.for carries its initial values (carryInFlight); only its bounds are read.
+  const unsigned read = op.is("scf.for") ? 3 : op.numOperands();
+  for (unsigned i = 0; i < read; ++i)
+    if (const Value* v = op.operand(i); inFlight_.count(v))
       throw std::runtime_error("hazard: " + op.name() + " reads a wgmma result before its group was waited for");
+}
+
+void Agent::carryInFlight(const std::vector<const Value*>& from, const std::vector<const Value*>& to) {
+  // Decided for all first: `from` may name values of `to` (a loop's arguments yielded back, swapped).
+  std::vector<std::vector<std::vector<const Value*>*>> joins(to.size());
+  std::vector<bool> flying(to.size(), false);
+  for (size_t i = 0; i < to.size() && !inFlight_.empty(); ++i) {
+    if (!inFlight_.count(from[i])) continue;
+    flying[i] = true;
+    auto join = [&](std::vector<const Value*>& group) {
+      if (std::find(group.begin(), group.end(), from[i]) != group.end()) joins[i].push_back(&group);
+    };
+    for (auto& [wg, gs] : resultGroups_)
+      for (auto& g : gs) join(g);
+    for (auto& [wg, g] : openResults_) join(g);
+  }
+  for (size_t i = 0; i < to.size(); ++i) {
+    if (flying[i]) inFlight_.insert(to[i]);
+    else inFlight_.erase(to[i]);
+    for (auto* group : joins[i]) group->push_back(to[i]);
+  }
 }
 
 namespace {

@@ -78,6 +78,9 @@ class Agent {
   void wgmmaWait(const Operation& op, const Mask& m);
   // Throws when `op` (not a wgmma, which may chain them) reads a wgmma result still in flight.
   void checkNoResultInFlight(const Operation& op) const;
+  // Values `to` take the values of `from` (an scf.for's carried values and results): one that takes
+  // a wgmma result in flight is in flight with it, until the wait that retires it.
+  void carryInFlight(const std::vector<const Value*>& from, const std::vector<const Value*>& to);
   void bulkCommit(const Mask& m);
   void bulkWait(const Operation& op, const Mask& m);
   const Lanes& get(const Value* v);
