@@ -1,5 +1,5 @@
-// The GPU half of `kiln run` (see gpu_run.h): compile the program for the GPU present (default
-// schedule unless --config), fill its inputs with the same seeded data the interpreter would use,
+// The GPU half of `kiln run` (see gpu_run.h): compile the program for the GPU present (the
+// default schedule of ops/default_schedule.h unless --config), fill its inputs with the same seeded data the interpreter would use,
 // launch, and report each output's error against the interpreter's exact result.
 #include "tools/gpu_run.h"
 
@@ -15,6 +15,7 @@
 #include "kiln/kernel.h"
 #include "kiln/runtime/driver.h"
 #include "kiln/runtime/memory.h"
+#include "ops/default_schedule.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
 #include "tools/commands.h"
@@ -37,21 +38,40 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
                  Target::knownNames().c_str());
     return kFailed;
   }
-  auto config = Config::parse(configText.empty() ? "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2"
-                                                 : configText, diag);
-  if (!config) {
-    std::fprintf(stderr, "%s", diag.str().c_str());
-    return kUsage;
-  }
-  auto kernel = Kernel::build(*module, *target, *config, diag);
-  if (!kernel) {
-    std::fprintf(stderr, "%s", diag.str().c_str());
-    return kFailed;
-  }
   auto dims = interp::parseDims(dimsSpec, diag);
   if (!dims) {
     std::fprintf(stderr, "%s", diag.str().c_str());
     return kUsage;
+  }
+  // Without --config: the registered family's pick for a GEMM, else the sm80 default; a pick that
+  // does not compile this program (a fused or batched GEMM the family's checks do not see) falls
+  // back, saying why.
+  std::optional<Config> config;
+  std::string chosen;
+  std::optional<Kernel> kernel;
+  if (configText.empty()) {
+    ops::DefaultSchedule d = ops::defaultSchedule(*program, *target, *dims);
+    chosen = d.why;
+    kernel = Kernel::build(*module, *target, d.config, diag);
+    if (!kernel && d.fromFamily) {
+      std::fprintf(stderr, "note: %s does not compile this program:\n%s", d.why.c_str(), diag.str().c_str());
+      diag = ir::DiagnosticEngine();
+      config = Config::parse(ops::kFallbackSchedule, diag);
+      chosen = "the sm80 default (the family's pick did not compile)";
+      kernel = Kernel::build(*module, *target, *config, diag);
+    }
+  } else {
+    config = Config::parse(configText, diag);
+    if (!config) {
+      std::fprintf(stderr, "%s", diag.str().c_str());
+      return kUsage;
+    }
+    chosen = "--config";
+    kernel = Kernel::build(*module, *target, *config, diag);
+  }
+  if (!kernel) {
+    std::fprintf(stderr, "%s", diag.str().c_str());
+    return kFailed;
   }
   auto generated = interp::generateArguments(*program, *dims, seed);
   std::map<std::string, interp::HostTensor>& host = generated.tensors;
@@ -86,8 +106,8 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
     std::fprintf(stderr, "%s\n", e.what());
     return kFailed;
   }
-  std::printf("program %s on %s\nschedule %s\n%s\n", program->stringAttr("sym_name").c_str(),
-              ctx.properties().name.c_str(), kernel->config().c_str(), kernel->resources().str().c_str());
+  std::printf("program %s on %s\nschedule %s\n  (%s)\n%s\n", program->stringAttr("sym_name").c_str(),
+              ctx.properties().name.c_str(), kernel->config().c_str(), chosen.c_str(), kernel->resources().str().c_str());
   bool ok = true;
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i].empty()) continue;

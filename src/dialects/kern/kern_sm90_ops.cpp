@@ -230,33 +230,6 @@ bool verifyWgmmaDesc(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
-// Whether every use of `v` other than by `op` (which uses it once) is by an op that comes before
-// `op` in op's block, or lies inside one that does.
-bool onlyReadBefore(const Value* v, const Operation& op) {
-  const Block* blk = op.parentBlock();
-  if (!blk) return false;
-  int byOp = 0;
-  for (const Use& u : v->uses()) {
-    if (u.user == &op) {
-      if (++byOp > 1) return false;
-      continue;
-    }
-    const Operation* at = u.user;
-    while (at && at->parentBlock() != blk) at = at->parentBlock() ? at->parentBlock()->parentOp() : nullptr;
-    if (!at) return false;
-    bool before = false;
-    for (const auto& o : blk->operations()) {
-      if (o.get() == &op) break;
-      if (o.get() == at) {
-        before = true;
-        break;
-      }
-    }
-    if (!before) return false;
-  }
-  return true;
-}
-
 bool verifyWgmma(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;
   auto shape = op.intsAttr("shape");
@@ -289,13 +262,11 @@ bool verifyWgmma(const Operation& op, DiagnosticEngine& d) {
   if (!ok)
     return d.error(op.loc()) << "'kern.wgmma' with N = " << shape[1] << " takes (i1 scale_d, i64 descA, i64 descB) and "
                              << nacc << " f32 accumulators, and produces " << nacc << " f32";
-  // wgmma overwrites its accumulators in place: each may be read before it (the promoted FP8 sums
-  // are added, then summed into again) but not after it, nor twice by it.
   for (size_t i = 0; i < nacc; ++i) {
     const Value* a = op.operand(unsigned(3 + i));
-    if (a->uses().size() != 1 && !onlyReadBefore(a, op))
+    if (a->uses().size() != 1)
       return d.error(op.loc()) << "'kern.wgmma' accumulator #" << i
-                               << " is used after the wgmma or twice by it: wgmma overwrites its accumulators in place";
+                               << " has other uses: wgmma overwrites its accumulators in place";
   }
   return true;
 }

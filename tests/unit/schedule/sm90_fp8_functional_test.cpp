@@ -7,6 +7,7 @@
 // the config and program errors.
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <string>
 
 #include "examples/examples.h"
@@ -97,6 +98,27 @@ TEST(Sm90Fp8Functional, SumsReadBeforeTheirWaitAreCaught) {
     check(cfg, fp8(136, 200, 400, 2), relaxWaits, "reads a wgmma result before its group was waited for");
     EXPECT_GT(relaxed, 0) << accum << ": no wgmma_wait in a K loop to relax";
   }
+}
+
+// The fast K loop carries its accumulators in flight across iterations and out of the loop; the
+// wait after the loop retires them. With that wait relaxed to leave a group pending, the epilogue
+// reads them in flight, which the simulator reports (it follows results through loops).
+TEST(Sm90Fp8Functional, AccumulatorsCarriedOutOfTheLoopInFlightAreCaught) {
+  int relaxed = 0;
+  auto relaxWaitAfterLoop = [&](ir::Operation& k) {
+    k.walk([&](ir::Operation& op) {
+      ir::Block* blk = op.parentBlock();
+      if (!op.is("kern.wgmma_wait") || !blk) return;
+      auto it = blk->find(&op);
+      if (it != blk->operations().begin() && (*std::prev(it))->is("scf.for")) {
+        op.setAttr("pending", ir::Attribute(int64_t{1}));
+        ++relaxed;
+      }
+    });
+  };
+  check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2", fp8(136, 200, 400, 2), relaxWaitAfterLoop,
+        "reads a wgmma result before its group was waited for");
+  EXPECT_GT(relaxed, 0) << "no wgmma_wait right after a K loop to relax";
 }
 
 std::string compileError(const ir::Module& program, const std::string& config) {

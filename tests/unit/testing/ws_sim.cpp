@@ -254,7 +254,7 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
   } else if (n == "kern.wgmma_commit") {
     for (auto& [wg, reads] : open_) groups_[wg].push_back(std::move(reads));
     open_.clear();
-    for (auto& [wg, results] : openResults_) resultGroups_[wg].push_back(std::move(results));
+    for (auto& [wg, group] : openResults_) resultGroups_[wg].push_back(std::move(group));
     openResults_.clear();
   } else if (n == "kern.wgmma_wait") {
     wgmmaWait(op, m);

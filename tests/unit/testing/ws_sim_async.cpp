@@ -89,8 +89,10 @@ void Agent::wgmma(const Operation& op, const Mask& m) {
   for (int wg = 0; wg < T / 128; ++wg)
     if (m[size_t(wg * 128)])
       for (int i = 0; i < nacc; ++i) {
-        openResults_[wg].push_back(op.result(unsigned(i)));
-        inFlight_.insert(op.result(unsigned(i)));
+        ResultGroup& g = openResults_[wg];
+        if (!g.serial) g.serial = nextSerial_++;
+        g.values.push_back(op.result(unsigned(i)));
+        inFlight_[op.result(unsigned(i))] = g.serial;
       }
 }
 
@@ -203,7 +205,8 @@ void Agent::wgmmaWait(const Operation& op, const Mask& m) {
     }
   for (auto& [wg, gs] : resultGroups_)
     while (gs.size() > pending) {
-      for (const Value* v : gs.front()) inFlight_.erase(v);
+      for (const Value* v : gs.front().values)
+        if (auto it = inFlight_.find(v); it != inFlight_.end() && it->second == gs.front().serial) inFlight_.erase(it);
       gs.erase(gs.begin());
     }
 }
@@ -217,24 +220,28 @@ void Agent::checkNoResultInFlight(const Operation& op) const {
       throw std::runtime_error("hazard: " + op.name() + " reads a wgmma result before its group was waited for");
 }
 
+Agent::ResultGroup* Agent::groupWithSerial(uint64_t serial) {
+  for (auto& [wg, gs] : resultGroups_)
+    for (ResultGroup& g : gs)
+      if (g.serial == serial) return &g;
+  for (auto& [wg, g] : openResults_)
+    if (g.serial == serial) return &g;
+  return nullptr;
+}
+
 void Agent::carryInFlight(const std::vector<const Value*>& from, const std::vector<const Value*>& to) {
   // Decided for all first: `from` may name values of `to` (a loop's arguments yielded back, swapped).
-  std::vector<std::vector<std::vector<const Value*>*>> joins(to.size());
-  std::vector<bool> flying(to.size(), false);
-  for (size_t i = 0; i < to.size() && !inFlight_.empty(); ++i) {
-    if (!inFlight_.count(from[i])) continue;
-    flying[i] = true;
-    auto join = [&](std::vector<const Value*>& group) {
-      if (std::find(group.begin(), group.end(), from[i]) != group.end()) joins[i].push_back(&group);
-    };
-    for (auto& [wg, gs] : resultGroups_)
-      for (auto& g : gs) join(g);
-    for (auto& [wg, g] : openResults_) join(g);
-  }
+  std::vector<uint64_t> serial(to.size(), 0);
+  for (size_t i = 0; i < to.size() && !inFlight_.empty(); ++i)
+    if (auto it = inFlight_.find(from[i]); it != inFlight_.end()) serial[i] = it->second;
   for (size_t i = 0; i < to.size(); ++i) {
-    if (flying[i]) inFlight_.insert(to[i]);
-    else inFlight_.erase(to[i]);
-    for (auto* group : joins[i]) group->push_back(to[i]);
+    ResultGroup* g = serial[i] ? groupWithSerial(serial[i]) : nullptr;
+    if (!g) {
+      inFlight_.erase(to[i]);
+      continue;
+    }
+    inFlight_[to[i]] = serial[i];
+    g->values.push_back(to[i]);
   }
 }
 

@@ -94,9 +94,18 @@ class Agent {
   std::map<int, std::vector<WgmmaRead>> open_;
   // wgmma results whose group has not been waited for (the PTX ISA leaves reading them undefined;
   // only a later wgmma of the same warpgroup may take them as its accumulators), by group as above.
-  std::map<int, std::vector<std::vector<const Value*>>> resultGroups_;
-  std::map<int, std::vector<const Value*>> openResults_;
-  std::unordered_set<const Value*> inFlight_;
+  // A group has a serial, and a value is in flight with the group of its latest assignment: a loop
+  // issues the same wgmma values again before their older group retires, and the values it carries
+  // join the group of what they carry.
+  struct ResultGroup {
+    uint64_t serial = 0;
+    std::vector<const Value*> values;
+  };
+  std::map<int, std::vector<ResultGroup>> resultGroups_;
+  std::map<int, ResultGroup> openResults_;
+  std::unordered_map<const Value*, uint64_t> inFlight_;  // value -> its group's serial
+  uint64_t nextSerial_ = 1;
+  ResultGroup* groupWithSerial(uint64_t serial);
   friend class BlockSim;
   friend class ClusterSim;
 };

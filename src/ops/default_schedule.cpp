@@ -1,0 +1,69 @@
+#include "ops/default_schedule.h"
+
+#include <fmt/format.h>
+
+#include "ops/gemm_bf16.h"
+#include "ops/gemm_fp8.h"
+#include "schedule/gemm_analysis.h"
+
+namespace kiln::ops {
+namespace {
+
+DefaultSchedule fallback(std::string why) {
+  ir::DiagnosticEngine diag;
+  return {*Config::parse(kFallbackSchedule, diag), std::move(why), false};
+}
+
+// The first line of a diagnostic, without its location.
+std::string firstMessage(const ir::DiagnosticEngine& diag) {
+  std::string s = diag.str();
+  s = s.substr(0, s.find('\n'));
+  size_t at = s.find("error: ");
+  return at == std::string::npos ? s : s.substr(at + 7);
+}
+
+// The element type of the program's only output, if it has exactly one.
+std::optional<ir::ScalarType> onlyOutputType(const ir::Operation& program) {
+  std::optional<ir::ScalarType> type;
+  for (const auto& op : program.body().operations()) {
+    if (!op->is("tile.output")) continue;
+    if (type) return std::nullopt;
+    type = op->result()->type().elem();
+  }
+  return type;
+}
+
+}  // namespace
+
+DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, const std::map<std::string, int64_t>& dims) {
+  ir::DiagnosticEngine quiet;
+  auto g = analyzeGemm(program, "sm90_ws_persistent", quiet);
+  if (!g) return fallback("not a GEMM a family runs: " + firstMessage(quiet));
+  auto dim = [&](const std::string& name) {
+    auto it = dims.find(name);
+    return it == dims.end() ? int64_t{0} : it->second;
+  };
+  const int64_t m = dim(g->dimM), n = dim(g->dimN), k = dim(g->dimK);
+  const std::string shape = fmt::format("{}={}, {}={}, {}={}", g->dimM, m, g->dimN, n, g->dimK, k);
+  auto out = onlyOutputType(program);
+  if (!out) return fallback("a GEMM with more than one output");
+  if (g->fp8) {
+    Fp8GemmProblem p{m, n, k};
+    p.a = g->abType;
+    p.b = g->bType;
+    p.c = *out;
+    auto pick = selectGemmFp8(p, t, quiet);
+    if (!pick) return fallback(firstMessage(quiet));
+    return {pick->variant->config,
+            fmt::format("gemm_fp8's pick for {}: {} ({}, score {:.2f})", shape, pick->variant->name, pick->source,
+                        pick->score),
+            true};
+  }
+  GemmProblem p{m, n, k, g->abType, g->bType, *out};
+  p.bKMajor = g->bKMajor;
+  auto pick = selectGemmBf16(p, t, quiet);
+  if (!pick) return fallback(firstMessage(quiet));
+  return {pick->variant->config, fmt::format("gemm_bf16's pick for {}: {}", shape, pick->str()), true};
+}
+
+}  // namespace kiln::ops

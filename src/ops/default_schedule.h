@@ -1,0 +1,33 @@
+#pragma once
+// The schedule a program runs with when its user names none (`kiln run` without --config).
+//
+// A GEMM that a registered family can run on the target gets the family's pick for its dims:
+// gemm_bf16 for BF16 operands and output, gemm_fp8 (promoted sums, cuBLASLt's default
+// accumulation) for e4m3 operands with a BF16 output. On sm_90a that is the sm90_ws_persistent
+// kernel the family's heuristic chooses (docs/sm90-strategy.md). Any other program, or a GEMM no
+// variant can run, gets the sm80_multistage default, which every target with mma.sync lowers.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "kiln/ir/operation.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
+
+namespace kiln::ops {
+
+// The default every target runs: sm80_multistage, 128x128 tiles, bk = 32, three stages.
+inline constexpr const char* kFallbackSchedule = "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2";
+
+struct DefaultSchedule {
+  Config config;
+  // Where it came from: "gemm_bf16's pick for M=4096, N=4096, K=4096: bf16_gemm_sm90_... (heuristic,
+  // score 0.93)", or why the fallback ("not a GEMM: ...", "no gemm_bf16 variant can run ...").
+  std::string why;
+  bool fromFamily = false;
+};
+
+// `dims`: the program's dim values (M, N, K and any others), as `kiln run --dims` gives them.
+DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, const std::map<std::string, int64_t>& dims);
+
+}  // namespace kiln::ops

@@ -1,0 +1,87 @@
+// The schedule `kiln run` uses without --config (src/ops/default_schedule.h): a family's pick for
+// a GEMM it can run, the sm80 default for anything else, each saying where it came from.
+#include "ops/default_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include "examples/examples.h"
+#include "kiln/ir/parser.h"
+#include "ops/gemm_bf16.h"
+#include "ops/gemm_fp8.h"
+
+namespace kiln::ops {
+namespace {
+
+const std::map<std::string, int64_t> k4096 = {{"M", 4096}, {"N", 4096}, {"K", 4096}};
+
+Config fallbackConfig() {
+  ir::DiagnosticEngine diag;
+  return *Config::parse(kFallbackSchedule, diag);
+}
+
+TEST(DefaultSchedule, Bf16GemmTakesTheFamilysPick) {
+  auto program = examples::gemmBf16();
+  DefaultSchedule d = defaultSchedule(*program->body().front(), Target::sm90a(), k4096);
+  ir::DiagnosticEngine diag;
+  auto pick = selectGemmBf16({4096, 4096, 4096}, Target::sm90a(), diag);
+  ASSERT_TRUE(pick) << diag.str();
+  EXPECT_TRUE(d.fromFamily);
+  EXPECT_EQ(d.config, pick->variant->config);
+  EXPECT_EQ(d.config.strategy, "sm90_ws_persistent");
+  EXPECT_EQ(d.why, "gemm_bf16's pick for M=4096, N=4096, K=4096: " + pick->str());
+  // The same program on sm_80 takes the family's sm80 pick.
+  d = defaultSchedule(*program->body().front(), Target::sm80(), k4096);
+  EXPECT_TRUE(d.fromFamily);
+  EXPECT_EQ(d.config.strategy, "sm80_multistage");
+}
+
+TEST(DefaultSchedule, Fp8GemmTakesAPromotingPick) {
+  auto program = examples::fp8RowwiseGemm();
+  const std::map<std::string, int64_t> dims = {{"M", 8192}, {"N", 8192}, {"K", 8192}};
+  DefaultSchedule d = defaultSchedule(*program->body().front(), Target::sm90a(), dims);
+  ir::DiagnosticEngine diag;
+  auto pick = selectGemmFp8({8192, 8192, 8192}, Target::sm90a(), diag);
+  ASSERT_TRUE(pick) << diag.str();
+  EXPECT_TRUE(d.fromFamily);
+  EXPECT_EQ(d.config, pick->variant->config);
+  EXPECT_NE(d.config.fp8Accum, Fp8Accum::Fast);
+  EXPECT_EQ(d.why.rfind("gemm_fp8's pick for M=8192, N=8192, K=8192: " + pick->variant->name + " (heuristic, score ", 0),
+            0u)
+      << d.why;
+  // No FP8 family on sm_80 (it needs wgmma): the fallback, with the family's reason.
+  d = defaultSchedule(*program->body().front(), Target::sm80(), dims);
+  EXPECT_FALSE(d.fromFamily);
+  EXPECT_EQ(d.config, fallbackConfig());
+  EXPECT_NE(d.why.find("no gemm_fp8 variant can run this problem on sm_80"), std::string::npos) << d.why;
+}
+
+TEST(DefaultSchedule, OtherProgramsTakeTheFallback) {
+  // FP16 operands: no registered family (gemm_bf16 is BF16 only).
+  auto f16 = examples::gemmF16();
+  DefaultSchedule d = defaultSchedule(*f16->body().front(), Target::sm90a(), k4096);
+  EXPECT_FALSE(d.fromFamily);
+  EXPECT_EQ(d.config, fallbackConfig());
+  EXPECT_NE(d.why.find("no gemm_bf16 variant can run this problem"), std::string::npos) << d.why;
+  // Not a GEMM at all.
+  ir::DiagnosticEngine diag;
+  auto copy = ir::parseModule(R"(
+tile.program() {sym_name = "copy", dims = ["M", "N"]} {
+  %X = tile.input() {name = "X"} : tensor<bf16, [M, N]>
+  %Y = tile.output() {name = "Y"} : tensor<bf16, [M, N]>
+  tile.for_tiles() {dims = ["M", "N"]} {
+  ^bb0(%m: coord<[M]>, %n: coord<[N]>):
+    %0 = tile.load(%X, %m, %n) : tile<bf16, [M, N]>
+    tile.store(%Y, %m, %n, %0)
+    tile.yield()
+  }
+}
+)", diag);
+  ASSERT_TRUE(copy) << diag.str();
+  d = defaultSchedule(*copy->body().front(), Target::sm90a(), {{"M", 64}, {"N", 64}});
+  EXPECT_FALSE(d.fromFamily);
+  EXPECT_EQ(d.config, fallbackConfig());
+  EXPECT_EQ(d.why.rfind("not a GEMM a family runs: ", 0), 0u) << d.why;
+}
+
+}  // namespace
+}  // namespace kiln::ops
