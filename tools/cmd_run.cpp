@@ -67,7 +67,9 @@ void registerRunCommand(CLI::App& app) {
   cmd->add_option("--dims", args.dims, "Dim values, e.g. M=64,N=32,K=16")->capture_default_str();
   cmd->add_option("--seed", args.seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_flag("--interpret", args.interpret, "Run on the CPU through the tile-IR interpreter");
-  cmd->add_option("--config", args.config, "Schedule for the GPU run, e.g. \"bm=128 bn=128 bk=32 stages=3\"");
+  cmd->add_option("--config", args.config,
+                  "Schedule for the GPU run, e.g. \"bm=128 bn=128 bk=32 stages=3\" (default: a GEMM runs its family's pick "
+                  "for the dims, anything else the sm80 default)");
   cmd->callback([] { setExitCode(runRun(args)); });
 }
 
