@@ -39,6 +39,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
   ir::DiagnosticEngine quiet;
   auto g = analyzeGemm(program, "sm90_ws_persistent", quiet);
   if (!g) return fallback("not a GEMM a family runs: " + firstMessage(quiet));
+  if (g->groupIndex) return fallback("a grouped GEMM: the families run one B");
   auto dim = [&](const std::string& name) {
     auto it = dims.find(name);
     return it == dims.end() ? int64_t{0} : it->second;

@@ -51,6 +51,12 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
                                                  DiagnosticEngine& diag) {
   auto g = analyzeGemm(program, config.strategy, diag);
   if (!g) return nullptr;
+  // A grouped GEMM (MoE) picks B's matrix per row block; the TMA loads here address one B.
+  if (g->groupIndex) {
+    diag.error(g->groupIndex->loc()) << config.strategy
+                                     << " does not run grouped GEMMs (tile.group_index); use strategy=sm80_multistage";
+    return nullptr;
+  }
   int eb = bitWidth(g->abType) / 8;
   if (!validate(config, target, OperandInfo{eb, bitWidth(g->bType) / 8}, diag, program.loc())) return nullptr;
   const Config& c = config;

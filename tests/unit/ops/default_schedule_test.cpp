@@ -62,6 +62,12 @@ TEST(DefaultSchedule, OtherProgramsTakeTheFallback) {
   EXPECT_FALSE(d.fromFamily);
   EXPECT_EQ(d.config, fallbackConfig());
   EXPECT_NE(d.why.find("no gemm_bf16 variant can run this problem"), std::string::npos) << d.why;
+  // A grouped GEMM: the families run one B (and sm90_ws_persistent refuses it).
+  auto grouped = examples::groupedGemm();
+  d = defaultSchedule(*grouped->body().front(), Target::sm90a(), {{"G", 4}, {"M", 512}, {"N", 256}, {"K", 256}});
+  EXPECT_FALSE(d.fromFamily);
+  EXPECT_EQ(d.config, fallbackConfig());
+  EXPECT_EQ(d.why, "a grouped GEMM: the families run one B");
   // Not a GEMM at all.
   ir::DiagnosticEngine diag;
   auto copy = ir::parseModule(R"(
