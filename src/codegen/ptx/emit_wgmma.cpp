@@ -1,8 +1,7 @@
 // Emitters for wgmma (semantics in dialects/kern/kern_ops.h; descriptor contract in
 // schedule/wgmma_desc.h):
-//   kern.wgmma_desc  ->  base = stage(slot) + r * 128;
-//                        desc = (((base & 0x3FFFF) >> 4) | descriptorConstant(lbo, sbo))
-//                               + (row * 128 + col * sizeof(e)) >> 4
+//   kern.wgmma_desc  ->  addr = stage(slot) + (r + row) * 128 + col * sizeof(e);
+//                        desc = ((addr & 0x3FFFF) >> 4) | descriptorConstant(lbo, sbo)
 //   kern.wgmma       ->  wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16|f16}.{bf16|f16}
 //                            {d...}, descA, descB, scale_d, 1, 1, trans_a, trans_b
 //                        FP8: wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3|e5m2}.{e4m3|e5m2}
@@ -19,40 +18,20 @@
 namespace kiln::ptx {
 using namespace ir;
 
-// The displacement {row, col} is added last, to the encoded address: a K step's descriptors of one
-// operand then differ by one add, and ptxas shares the rest among them (a step's four to eight
-// wgmmas would otherwise each redo the address arithmetic). Adding (disp >> 4) to the 14-bit field
-// equals encoding addr + disp: both are multiples of 16 and their sum stays below shared
-// memory's 256 KB, so it never carries out of the field into the LBO above it.
 bool emitWgmmaDesc(KernelEmitter& e, const Operation& op) {
   PtxBuilder& b = e.b();
   auto l = *kern::smemLayout(op.operand(0)->type());
-  if (getenv("KILN_EXP_OLD_DESC")) {  // experiment: the previous emission, for an A/B on the GPU
-    Reg a = b.reg(RegClass::B32);
-    b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(1)).str(), l.stageBytes(),
-                       e.use(op.operand(0)).str()));
-    b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(2)).str(), l.rowBytes(), a.str()));
-    int64_t disp = op.intAttr("row", 0) * l.rowBytes() + op.intAttr("col", 0) * l.elemBytes();
-    if (disp) b.inst(fmt::format("add.s32 {}, {}, {}", a.str(), a.str(), disp));
-    b.inst(fmt::format("bfe.u32 {}, {}, 4, 14", a.str(), a.str()));
-    Reg d = e.def(op.result());
-    b.inst(fmt::format("cvt.u64.u32 {}, {}", d.str(), a.str()));
-    b.inst(fmt::format("or.b64 {}, {}, {:#x}", d.str(), d.str(),
-                       wgmma::descriptorConstant(op.intAttr("lbo", 16), op.intAttr("sbo", 1024))));
-    return true;
-  }
-  const uint64_t constant = wgmma::descriptorConstant(op.intAttr("lbo", 16), op.intAttr("sbo", 1024));
   Reg a = b.reg(RegClass::B32);
   b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(1)).str(), l.stageBytes(),
                      e.use(op.operand(0)).str()));
   b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(2)).str(), l.rowBytes(), a.str()));
-  b.inst(fmt::format("bfe.u32 {}, {}, 4, 14", a.str(), a.str()));
-  b.inst(fmt::format("or.b32 {}, {}, {:#x}", a.str(), a.str(), uint32_t(constant)));
   int64_t disp = op.intAttr("row", 0) * l.rowBytes() + op.intAttr("col", 0) * l.elemBytes();
-  if (disp) b.inst(fmt::format("add.s32 {}, {}, {}", a.str(), a.str(), disp >> 4));
+  if (disp) b.inst(fmt::format("add.s32 {}, {}, {}", a.str(), a.str(), disp));
+  b.inst(fmt::format("bfe.u32 {}, {}, 4, 14", a.str(), a.str()));
   Reg d = e.def(op.result());
   b.inst(fmt::format("cvt.u64.u32 {}, {}", d.str(), a.str()));
-  b.inst(fmt::format("or.b64 {}, {}, {:#x}", d.str(), d.str(), constant & ~uint64_t(0xFFFFFFFF)));
+  b.inst(fmt::format("or.b64 {}, {}, {:#x}", d.str(), d.str(),
+                     wgmma::descriptorConstant(op.intAttr("lbo", 16), op.intAttr("sbo", 1024))));
   return true;
 }
 
