@@ -1,6 +1,7 @@
 // The GPU half of `kiln run` (see gpu_run.h): compile the program for the GPU present (the
-// default schedule of ops/default_schedule.h unless --config), fill its inputs with the same seeded data the interpreter would use,
-// launch, and report each output's error against the interpreter's exact result.
+// default schedule of ops/default_schedule.h unless --config), fill its inputs with the same
+// seeded data the interpreter would use, launch, and report each output's error against the
+// interpreter's exact result.
 #include "tools/gpu_run.h"
 
 #include <cmath>
