@@ -39,7 +39,6 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
   ir::DiagnosticEngine quiet;
   auto g = analyzeGemm(program, "sm90_ws_persistent", quiet);
   if (!g) return fallback("not a GEMM a family runs: " + firstMessage(quiet));
-  if (g->groupIndex) return fallback("a grouped GEMM: the families run one B");
   auto dim = [&](const std::string& name) {
     auto it = dims.find(name);
     return it == dims.end() ? int64_t{0} : it->second;
@@ -64,7 +63,14 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
   p.bKMajor = g->bKMajor;
   auto pick = selectGemmBf16(p, t, quiet);
   if (!pick) return fallback(firstMessage(quiet));
-  return {pick->variant->config, fmt::format("gemm_bf16's pick for {}: {}", shape, pick->str()), true};
+  // A grouped GEMM takes the pick only where its tiles (a pair of them along M, which share B) fit
+  // in the groups' rows.
+  const Config& c = pick->variant->config;
+  if (g->groupIndex && g->groupAlign % (int64_t(c.bm) * c.clusterM) != 0)
+    return fallback(fmt::format("a grouped GEMM whose groups ({{align = {}}}) are shorter than the rows of gemm_bf16's "
+                                "pick, {}",
+                                g->groupAlign, pick->variant->name));
+  return {c, fmt::format("gemm_bf16's pick for {}: {}", shape, pick->str()), true};
 }
 
 }  // namespace kiln::ops

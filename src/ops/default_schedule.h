@@ -4,9 +4,9 @@
 // A GEMM that a registered family can run on the target gets the family's pick for its dims:
 // gemm_bf16 for BF16 operands and output, gemm_fp8 (promoted sums, cuBLASLt's default
 // accumulation) for e4m3 operands with a BF16 output. On sm_90a that is the sm90_ws_persistent
-// kernel the family's heuristic chooses (docs/sm90-strategy.md). Any other program, a grouped
-// GEMM, or a GEMM no variant can run gets the sm80_multistage default, which every target with
-// mma.sync lowers.
+// kernel the family's heuristic chooses (docs/sm90-strategy.md); a grouped GEMM takes it where the
+// pick's tiles fit in its groups' rows. Any other program, or a GEMM no variant can run, gets the
+// sm80_multistage default, which every target with mma.sync lowers.
 #include <cstdint>
 #include <map>
 #include <string>

@@ -91,6 +91,18 @@ void buildProducer(Plan& p) {
     };
     Value* streamA = streams(rules.a, "stream_a");
     Value* streamB = streams(rules.b, "stream_b");
+    // Grouped GEMM: the tile's group, the id of its first row (tile.group_index; every row of the
+    // tile has it, as bm * cluster_m divides {align}). An id outside [0, G) puts every B box out of
+    // the map's bounds, so TMA fills B with zeros, as the sm80 path zero-fills its copies.
+    Value* group = nullptr;
+    if (const Operation* gi = p.g.groupIndex) {
+      b.setLoc(gi->loc());
+      Value* ids = p.args.at(p.g.groupIds->definingOp()->stringAttr("name"));
+      Value* at = b.ptrAdd(ids, b.cast(p.m0, types::i64()));
+      Value* id = b.op1("kern.ld_global", {at, b.cmp("slt", p.m0, p.dimM)}, Type::scalar(p.g.groupIds->type().elem()));
+      group = b.named(b.cast(id, types::i32()), "group");
+      b.setLoc(p.g.reduce->loc());
+    }
     Operation* loop = b.create("scf.for", {b.i32(0), p.ksteps, b.i32(1), p.stage0, p.phase0},
                                {types::i32(), types::i32()}, {}, 1);
     Block* body = loop->region(0).addBlock();
@@ -106,6 +118,12 @@ void buildProducer(Plan& p) {
       auto coords = [&](Value* inner, Value* outer) {
         std::vector<Value*> v = {inner, outer};
         if (p.batched()) v.push_back(p.batch);
+        return v;
+      };
+      // Grouped: B's coordinates end with the tile's group.
+      auto coordsB = [&](Value* inner, Value* outer) {
+        std::vector<Value*> v = coords(inner, outer);
+        if (group) v.push_back(group);
         return v;
       };
       // mask: the cluster's blocks the box is multicast to (0: this block's only).
@@ -137,14 +155,14 @@ void buildProducer(Plan& p) {
         int64_t mask = halves > 1 ? (to ? to : everyone) : 0;
         if (p.g.bKMajor) {
           int64_t rows = c.bn / halves;
-          load(p.tmB, p.sB, coords(k0, b.addConst(p.n0, rows * half)), rows * half, mask);
+          load(p.tmB, p.sB, coordsB(k0, b.addConst(p.n0, rows * half)), rows * half, mask);
         } else {
           // Row-major B: boxes of 64 columns (128 bytes) x bk rows, side by side in the stage (the
           // last one whole even where bn is not a multiple of 64); in a cluster each block loads
           // rows [h bk/2, (h+1) bk/2) of every box.
           int64_t rows = c.bk / halves;
           for (int j = 0; j < (c.bn + 63) / 64; ++j)
-            load(p.tmB, p.sB, coords(b.addConst(p.n0, 64 * j), b.addConst(k0, rows * half)),
+            load(p.tmB, p.sB, coordsB(b.addConst(p.n0, 64 * j), b.addConst(k0, rows * half)),
                  int64_t(j) * c.bk + rows * half, mask);
         }
       };

@@ -51,11 +51,30 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
                                                  DiagnosticEngine& diag) {
   auto g = analyzeGemm(program, config.strategy, diag);
   if (!g) return nullptr;
-  // A grouped GEMM (MoE) picks B's matrix per row block; the TMA loads here address one B.
+  // A grouped GEMM (MoE): B is [G, K, N] (or K-major [G, N, K]) and each tile's rows multiply
+  // the matrix their group id picks. B's tensor map gets the group axis, and the producer reads
+  // the tile's id (ids[m0]) as its third coordinate. A pair of tiles along M shares B, so both must
+  // lie in one group.
   if (g->groupIndex) {
-    diag.error(g->groupIndex->loc()) << config.strategy
-                                     << " does not run grouped GEMMs (tile.group_index); use strategy=sm80_multistage";
-    return nullptr;
+    const Config& c = config;
+    int64_t rows = int64_t(c.bm) * c.clusterM;
+    if (!g->bGrouped || g->groupValue->uses().size() != 1 || g->groupValue->uses().front().user != g->loadB) {
+      diag.error(g->groupIndex->loc()) << c.strategy << " runs a grouped GEMM whose group id only picks B's matrix "
+                                                        "(tile.load(B, group, ...)); use strategy=sm80_multistage";
+      return nullptr;
+    }
+    if (g->groupAlign % rows != 0) {
+      auto d = diag.error(g->groupIndex->loc());
+      d << "tile.group_index {align = " << g->groupAlign << "} promises groups of multiples of " << g->groupAlign
+        << " rows, but ";
+      if (c.clusterM > 1)
+        d << "bm x cluster_m = " << rows << " (a pair of tiles sharing B) does not divide " << g->groupAlign
+          << ", so the pair could straddle two groups; use cluster_m=1 or a bm that divides it";
+      else
+        d << "bm=" << c.bm << " does not divide " << g->groupAlign
+          << ", so a tile could straddle two groups; use a bm that divides it";
+      return nullptr;
+    }
   }
   int eb = bitWidth(g->abType) / 8;
   if (!validate(config, target, OperandInfo{eb, bitWidth(g->bType) / 8}, diag, program.loc())) return nullptr;
@@ -82,13 +101,19 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     if (batched) box.push_back(1);
     return box;
   };
+  // Grouped: B's map has the group axis, one matrix per box.
+  auto withGroup = [&](std::vector<int64_t> box) {
+    box = withBatch(std::move(box));
+    if (g->groupIndex) box.push_back(1);
+    return box;
+  };
   // With cluster_m=2 each block loads half of the B stage and multicasts it: K-major B splits the
   // bn rows (box 64 x bn/2), row-major B the bk rows of every 64-column box (box 64 x bk/2). With
   // cluster_n=cn each loads bm / cn rows of the A stage (box 64 x bm/cn) and multicasts them.
   int cm = c.clusterM, cn = c.clusterN, cs = cm * cn;
   Type mapA = kern::tmapType(g->abType, withBatch({c.bk, c.bm / cn}), nameA, 128);
-  Type mapB = g->bKMajor ? kern::tmapType(g->bType, withBatch({c.bk, c.bn / cm}), nameB, 128)
-                         : kern::tmapType(g->bType, withBatch({64, c.bk / cm}), nameB, 128);
+  Type mapB = g->bKMajor ? kern::tmapType(g->bType, withGroup({c.bk, c.bn / cm}), nameB, 128)
+                         : kern::tmapType(g->bType, withGroup({64, c.bk / cm}), nameB, 128);
   // epilogue=tma: the output through a map too, one box of 64 columns x a consumer's rows at a time.
   bool tmaStore = c.epilogue == EpilogueStore::Tma;
   bool pingpong = c.consumers == Consumers::Pingpong;

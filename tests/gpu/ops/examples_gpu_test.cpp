@@ -4,7 +4,8 @@
 // ids), every output poisoned first (all bits set: NaN in every float dtype), and compared element
 // by element with the tile-IR interpreter, the numerical oracle (shapes, dims and tolerance in
 // tests/unit/testing/example_runs.h; tests/unit/examples/examples_sim_test.cpp runs the same
-// kernels in the CPU simulator). Skips, saying why, where there is no GPU.
+// kernels in the CPU simulator). Skips, saying why, where there is no GPU. The grouped GEMM runs
+// through sm90_ws_persistent too (on a Hopper GPU).
 #include <gtest/gtest.h>
 
 #include "bench/bench_support.h"
@@ -15,6 +16,7 @@
 #include "kiln/runtime/driver.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
+#include "tests/gpu/ops/gemm_reference.h"
 #include "tests/unit/testing/example_configs.h"
 #include "tests/unit/testing/example_runs.h"
 
@@ -29,12 +31,11 @@ class ExamplesGpu : public ::testing::TestWithParam<std::string> {
   }
 };
 
-TEST_P(ExamplesGpu, MatchesTheInterpreter) {
+// The example `name` compiled with `config`, against the interpreter at every example shape.
+void matchesTheInterpreter(const std::string& name, const std::string& config) {
   runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
-  const examples::Example* example = examples::find(GetParam());
+  const examples::Example* example = examples::find(name);
   ASSERT_NE(example, nullptr);
-  std::string config = testing::exampleConfig(example->name);
-  ASSERT_NE(config, "") << "no schedule for this example in tests/unit/testing/example_configs.h";
   auto module = example->build();
   const ir::Operation* program = module->body().front();
   ir::DiagnosticEngine diag;
@@ -83,6 +84,26 @@ TEST_P(ExamplesGpu, MatchesTheInterpreter) {
       std::string diff = testing::compareToInterpreter(name, want, got);
       EXPECT_EQ(diff, "");
     }
+  }
+}
+
+TEST_P(ExamplesGpu, MatchesTheInterpreter) {
+  std::string config = testing::exampleConfig(GetParam());
+  ASSERT_NE(config, "") << "no schedule for this example in tests/unit/testing/example_configs.h";
+  matchesTheInterpreter(GetParam(), config);
+}
+
+// The grouped GEMM (MoE) through sm90_ws_persistent: the producer reads each tile's group id and
+// loads B from that group's matrix (the B map's third coordinate). Tiles of 64 rows (the example's
+// align), alone with the TMA-store epilogue and in pairs along N.
+TEST(ExamplesGpuSm90, GroupedGemmPicksBPerTile) {
+  std::string why;
+  if (!testing::needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
+  for (const char* config :
+       {"strategy=sm90_ws_persistent bm=64 bn=128 bk=64 stages=4 warps_m=1 warps_n=1 epilogue=tma",
+        "strategy=sm90_ws_persistent bm=64 bn=64 bk=64 stages=8 warps_m=1 warps_n=1 cluster_n=2"}) {
+    SCOPED_TRACE(config);
+    matchesTheInterpreter("grouped_gemm", config);
   }
 }
 

@@ -1,5 +1,6 @@
 // The schedule `kiln run` uses without --config (src/ops/default_schedule.h): a family's pick for
-// a GEMM it can run, the sm80 default for anything else, each saying where it came from.
+// a GEMM it can run (a grouped one where the pick's tiles fit in its groups), the sm80 default for
+// anything else, each saying where it came from.
 #include "ops/default_schedule.h"
 
 #include <gtest/gtest.h>
@@ -62,12 +63,18 @@ TEST(DefaultSchedule, OtherProgramsTakeTheFallback) {
   EXPECT_FALSE(d.fromFamily);
   EXPECT_EQ(d.config, fallbackConfig());
   EXPECT_NE(d.why.find("no gemm_bf16 variant can run this problem"), std::string::npos) << d.why;
-  // A grouped GEMM: the families run one B (and sm90_ws_persistent refuses it).
+  // A grouped GEMM (groups of 64 rows): the pick where its tiles fit in them (64-row tiles at
+  // M = 64), the fallback where they are taller (a 128-row pick at 4096^3).
   auto grouped = examples::groupedGemm();
-  d = defaultSchedule(*grouped->body().front(), Target::sm90a(), {{"G", 4}, {"M", 512}, {"N", 256}, {"K", 256}});
+  d = defaultSchedule(*grouped->body().front(), Target::sm90a(), {{"G", 4}, {"M", 64}, {"N", 5120}, {"K", 5120}});
+  EXPECT_TRUE(d.fromFamily) << d.why;
+  EXPECT_EQ(64 % (d.config.bm * d.config.clusterM), 0) << d.config.str();
+  d = defaultSchedule(*grouped->body().front(), Target::sm90a(), {{"G", 4}, {"M", 4096}, {"N", 4096}, {"K", 4096}});
   EXPECT_FALSE(d.fromFamily);
   EXPECT_EQ(d.config, fallbackConfig());
-  EXPECT_EQ(d.why, "a grouped GEMM: the families run one B");
+  EXPECT_EQ(d.why.rfind("a grouped GEMM whose groups ({align = 64}) are shorter than the rows of gemm_bf16's pick, ", 0),
+            0u)
+      << d.why;
   // Not a GEMM at all.
   ir::DiagnosticEngine diag;
   auto copy = ir::parseModule(R"(

@@ -13,6 +13,10 @@
 #include <vector>
 
 #include "dialects/kern/int_range.h"
+#include "examples/examples.h"
+#include "kiln/compile.h"
+#include "schedule/config.h"
+#include "schedule/target.h"
 #include "kiln/ir/operation.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
 
@@ -55,6 +59,31 @@ TEST(Sm90Functional, ThreeConsumerWarpgroups) {
 }
 
 TEST(Sm90Functional, Batched) { check(k64, {72, 64, 96, false, 2, 3}); }
+
+// Grouped (MoE, examples::groupedGemm, align 64): each 64-row block multiplies the B its group id
+// picks, read by the producer as the B map's third coordinate; the id past G puts B out of the
+// map's bounds, so those rows come out zero. Alone, in pairs along N (which share A, not B), two
+// m64 blocks per warpgroup, and with the TMA-store epilogue; K-ragged, N-ragged, fewer blocks than
+// tiles. Pairs along M would share one B between two groups: refused, as are tiles taller than the
+// groups.
+TEST(Sm90Functional, GroupedPicksBPerRowBlock) {
+  Problem p{320, 136, 200};  // row blocks in groups 1, 0, (3: out of range), 2, 1
+  p.groups = 3;
+  p.blocks = 3;
+  check(k64, p);
+  Problem pairs = p;
+  pairs.blocks = 4;  // whole clusters
+  check(std::string(k64) + " cluster_n=2", pairs);
+  check("strategy=sm90_ws_persistent bm=64 bn=128 bk=64 stages=3 warps_m=1 warps_n=1 epilogue=tma", p);
+  for (const char* config : {"strategy=sm90_ws_persistent bm=128 bn=64 bk=64 stages=3 warps_m=2 warps_n=1",
+                             "strategy=sm90_ws_persistent bm=64 bn=64 bk=64 stages=3 warps_m=1 warps_n=1 cluster_m=2"}) {
+    ir::DiagnosticEngine diag;
+    EXPECT_FALSE(compile(*examples::groupedGemm(), Target::sm90a(), Config::parse(config), diag)) << config;
+    EXPECT_NE(diag.str().find("tile.group_index {align = 64} promises groups of multiples of 64 rows, but "),
+              std::string::npos)
+        << diag.str();
+  }
+}
 
 // FP16 operands and output (the gemm_f16 program): wgmma .f16, cvt.rn.f16x2 in the epilogue, FP16
 // tensor maps; through the direct and TMA-store epilogues, both B layouts, one and two consumer

@@ -56,6 +56,7 @@ void check(const std::string& configText, const Problem& p,
                  : p.scaled  ? scaledGemm()
                  : p.f16   ? examples::gemmF16(p.kMajor)
                  : p.batch ? examples::batchedGemm()
+                 : p.groups ? examples::groupedGemm()
                  : p.kMajor ? examples::gemmKMajorB()
                             : examples::gemmBf16();
   auto decode = p.f16 ? f16BitsToFloat : bf16BitsToFloat;
@@ -67,11 +68,16 @@ void check(const std::string& configText, const Problem& p,
   std::map<std::string, int64_t> dims = {{"M", p.m}, {"N", p.n}, {"K", p.k}};
   int64_t nb = std::max<int64_t>(1, p.batch);
   if (p.batch) dims["B"] = p.batch;
+  if (p.groups) dims["G"] = p.groups;
+  // Problem::groups: each 64-row block's group, one of G + 1 ids (G is out of range).
+  std::vector<int32_t> ids(size_t(p.m));
+  for (int64_t i = 0; i < p.m; ++i) ids[size_t(i)] = int32_t(((i / 64) * 3 + 1) % (p.groups + 1));
+  const int64_t nbB = p.groups ? p.groups : std::max<int64_t>(1, p.batch);  // B's matrices
   ASSERT_TRUE(r->launch.validate(dims, diag)) << diag.str();
 
   testing::SeededInputs inputs(uint32_t(p.m * 131 + p.n * 7 + p.k));
   auto a = p.f16 ? inputs.f16(size_t(nb * p.m * p.k)) : inputs.bf16(size_t(nb * p.m * p.k));
-  auto b = p.f16 ? inputs.f16(size_t(nb * p.k * p.n)) : inputs.bf16(size_t(nb * p.k * p.n));
+  auto b = p.f16 ? inputs.f16(size_t(nbB * p.k * p.n)) : inputs.bf16(size_t(nbB * p.k * p.n));
   // Problem::fp8: e4m3 operands (B stored [N][K]), decoded for the reference below.
   std::vector<uint8_t> a8, b8;
   if (p.fp8) a8 = inputs.e4m3(size_t(p.m * p.k)), b8 = inputs.e4m3(size_t(p.n * p.k));
@@ -90,8 +96,13 @@ void check(const std::string& configText, const Problem& p,
   for (int64_t j = 0; j < p.n; ++j) colBias[size_t(j)] = p.fp8 ? 0.6f + float(j % 89) * 0.01f : float(j % 89) * 0.05f - 2.2f;
   bool vectors = p.scaled || p.fp8;
   uint64_t ds = vectors ? mem.add(bytesOf(rowScale)) : 0, dbias = vectors ? mem.add(bytesOf(colBias)) : 0;
-  std::vector<uint64_t> tensors = vectors ? std::vector<uint64_t>{da, db, ds, dbias, dc} : std::vector<uint64_t>{da, db, dc};
+  uint64_t dids = p.groups ? mem.add(bytesOf(ids)) : 0;
+  // The tensor arguments in the program's order (the tensor maps' addresses by it).
+  std::vector<uint64_t> tensors = vectors    ? std::vector<uint64_t>{da, db, ds, dbias, dc}
+                                  : p.groups ? std::vector<uint64_t>{da, db, dids, dc}
+                                             : std::vector<uint64_t>{da, db, dc};
   std::map<std::string, uint64_t> byName = {{"A", da},       {"B", db},       {"C", dc}, {"s", ds}, {"bias", dbias},
+                                            {"group_ids", dids},
                                             {"scale_a", ds}, {"scale_b", dbias}};
 
   testing::WsLaunch launch;
@@ -139,7 +150,19 @@ void check(const std::string& configText, const Problem& p,
     for (int64_t i = 0; i < p.m && bad < 5; ++i)
       for (int64_t j = 0; j < p.n && bad < 5; ++j) {
         double acc = 0;
-        const size_t a0 = size_t(bi * p.m * p.k), b0 = size_t(bi * p.k * p.n);
+        const size_t a0 = size_t(bi * p.m * p.k);
+        // Grouped: the row's group picks B's matrix; an id past G reads zeros.
+        const int64_t group = p.groups ? ids[size_t(i)] : bi;
+        if (p.groups && group >= p.groups) {
+          double got = decode(c[size_t(i * p.n + j)]);
+          if (got != 0) {
+            ++bad;
+            ADD_FAILURE() << "[" << configText << "] C[" << i << "][" << j << "] = " << got
+                          << " for a row of an out-of-range group, expected 0";
+          }
+          continue;
+        }
+        const size_t b0 = size_t(group * p.k * p.n);
         for (int64_t kk = 0; kk < p.k; ++kk)
           acc += operand(true, a0 + size_t(i * p.k + kk)) *
                  operand(false, b0 + size_t(p.kMajor || p.fp8 ? j * p.k + kk : kk * p.n + j));

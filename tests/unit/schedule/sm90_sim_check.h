@@ -23,6 +23,9 @@ struct Problem {
   bool scaled = false;
   // examples::fp8RowwiseGemm: e4m3 A and K-major B, C = (A·B) scaled by scale_a[M] and scale_b[N].
   bool fp8 = false;
+  // > 0: examples::groupedGemm with G = groups, B [G][K][N]: rows in blocks of 64 (its align), block
+  // i of group (i * 3 + 1) % (groups + 1), so one group id in G + 1 is out of range (B reads zeros).
+  int64_t groups = 0;
 };
 
 // `mutate` edits the compiled kernel before it runs (to show the simulator catches a broken
