@@ -11,7 +11,8 @@
 //       (s, ph) = next(s, ph)
 //
 // Copies past M, N or K are filled with zeros by TMA and still count their full bytes, so ragged
-// tiles need nothing special here.
+// tiles need nothing special here. A grouped GEMM's B copies take the tile's group, ids[m0], read
+// once per tile before the K loop, as their third coordinate (docs/sm90-strategy.md, "Grouped GEMM").
 //
 // l2_hint=reuse: an operand that no other block reads is loaded L2 evict_first, so streaming it
 // (52 MB of B at 64x5120x5120) does not evict what L2 holds: in a model, the next layer's inputs; in
