@@ -143,6 +143,19 @@ void cublasGemm16(cublasHandle_t h, int M, int N, int K, const void* A, const vo
         "cublasGemmEx");
 }
 
+CheckedRun checkBf16Output(const std::function<void(cudaStream_t)>& launch, DeviceBuffer& out,
+                           const std::vector<uint16_t>& ref) {
+  poisonBf16(out, nullptr);
+  launch(nullptr);
+  check(cudaDeviceSynchronize(), "checked run");
+  std::vector<uint16_t> got(ref.size());
+  check(cudaMemcpy(got.data(), out.ptr, got.size() * 2, cudaMemcpyDeviceToHost), "copy output");
+  CheckedRun r;
+  r.cmp = compareBf16(got, ref);
+  r.ok = r.cmp.nonFinite == 0 && r.cmp.relFrobenius < 1e-2;
+  return r;
+}
+
 Comparison compareFloat16(const std::vector<uint16_t>& x, const std::vector<uint16_t>& ref, Float16 f) {
   Comparison c;
   double num = 0, den = 0;

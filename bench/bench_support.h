@@ -78,6 +78,16 @@ inline Comparison compareBf16(const std::vector<uint16_t>& x, const std::vector<
   return compareFloat16(x, ref, Float16::BF16);
 }
 
+// The check every timed kernel passes before its time is trusted: `launch` runs once into `out`
+// (poisoned first), and what it wrote is compared with `ref` (BF16). ok: finite wherever ref is,
+// and a relative Frobenius error under 1e-2.
+struct CheckedRun {
+  Comparison cmp;
+  bool ok = false;
+};
+CheckedRun checkBf16Output(const std::function<void(cudaStream_t)>& launch, DeviceBuffer& out,
+                           const std::vector<uint16_t>& ref);
+
 std::string gpuDescription();  // name, SM count, clocks, driver — printed once per run
 float bf16ToFloat(uint16_t b);
 

@@ -14,8 +14,8 @@
 
 #include "backend/resource_report.h"
 #include "bench/bench_support.h"
+#include "examples/examples.h"
 #include "kiln/kernel.h"
-#include "kiln/program_builder.h"
 #include "kiln/runtime/driver.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
@@ -31,23 +31,6 @@ struct GroupedShape {
 // more, smaller experts.
 const std::vector<GroupedShape> kDefaultShapes = {
     {8, 8192, 14336, 4096}, {8, 8192, 4096, 14336}, {8, 2048, 14336, 4096}, {64, 16384, 2048, 2048}};
-
-// The grouped GEMM with groups of `align` rows.
-std::unique_ptr<ir::Module> groupedProgram(int64_t align) {
-  ProgramBuilder p("grouped_gemm");
-  auto [G, M, N, K] = p.dims("G", "M", "N", "K");
-  auto A = p.input("A", bf16, {M, K});
-  auto B = p.input("B", bf16, {G, K, N});
-  auto ids = p.input("group_ids", i32, {M});
-  auto C = p.output("C", bf16, {M, N});
-  p.tile({M, N}, [&](Coord m, Coord n) {
-    Index g = p.group_index(ids, m, align);
-    Tile acc = p.zeros(f32, {m, n});
-    p.reduce(K, [&](Coord k) { acc = dot(A(m, k), B(g, k, n), acc); });
-    C(m, n) = cast(bf16, acc);
-  });
-  return p.finish();
-}
 
 std::vector<GroupedShape> parseGrouped(const std::string& s) {
   std::vector<GroupedShape> out;
@@ -101,7 +84,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> table;
   for (const GroupedShape& s : shapes) {
     const int rows = s.M / s.G;
-    auto program = groupedProgram(rows);
+    auto program = examples::groupedGemm(rows);
     auto A = bench::randomBf16(size_t(s.M) * s.K, 1), B = bench::randomBf16(size_t(s.G) * s.K * s.N, 2);
     std::vector<int32_t> ids(size_t(s.M));
     for (int i = 0; i < s.M; ++i) ids[size_t(i)] = i / rows;
@@ -122,7 +105,7 @@ int main(int argc, char** argv) {
     };
     runCublas(nullptr);
     bench::check(cudaDeviceSynchronize(), "cuBLAS");
-    std::vector<uint16_t> R(size_t(s.M) * s.N), C(R.size());
+    std::vector<uint16_t> R(size_t(s.M) * s.N);
     bench::check(cudaMemcpy(R.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy R");
     const double flops = 2.0 * s.M * s.N * s.K;
     std::map<std::string, int64_t> dims{{"G", s.G}, {"M", s.M}, {"N", s.N}, {"K", s.K}};
@@ -139,12 +122,7 @@ int main(int argc, char** argv) {
       auto run = [&](cudaStream_t st) {
         kernel->launch(ctx, st, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dIds.ptr), uint64_t(dC.ptr)}, {}, dims);
       };
-      bench::poisonBf16(dC, nullptr);
-      run(nullptr);
-      bench::check(cudaDeviceSynchronize(), "kiln kernel");
-      bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
-      auto cmp = bench::compareBf16(C, R);
-      bool ok = cmp.nonFinite == 0 && cmp.relFrobenius < 1e-2;
+      auto [cmp, ok] = bench::checkBf16Output(run, dC, R);
       double ms = 0, cublasMs = 0;
       if (ok) std::tie(ms, cublasMs) = bench::alternatingMedianMs(run, runCublas, warmup, reps, nullptr);
       auto tf = [&](double m) { return m > 0 ? flops / m / 1e9 : 0.0; };

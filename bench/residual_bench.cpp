@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
     double flops = 2.0 * s.M * s.N * s.K;
     auto runCublas = [&](cudaStream_t st) { bench::cublasGemmBf16(handle, s.M, s.N, s.K, dA.ptr, dB.ptr, dR.ptr, false, st); };
     double cublasMs = bench::medianMs(runCublas, warmup, reps, nullptr);
-    std::vector<uint16_t> R(size_t(s.M) * s.N), C(R.size());
+    std::vector<uint16_t> R(size_t(s.M) * s.N);
     bench::check(cudaMemcpy(R.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy ref");
     ir::DiagnosticEngine sdiag;
     auto sel = ops::selectGemmBf16(ops::GemmProblem{s.M, s.N, s.K}, target, sdiag);
@@ -136,13 +136,9 @@ int main(int argc, char** argv) {
         return [&, k](cudaStream_t st) { k->launch(ctx, st, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dC.ptr)}, {}, dims); };
       };
       for (int i = 0; i < 2; ++i) {
-        bench::poisonBf16(dC, nullptr);
-        runner(i)(nullptr);
-        bench::check(cudaDeviceSynchronize(), "kiln kernel");
-        bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
-        auto cmp = bench::compareBf16(C, R);
-        ok[i] = cmp.nonFinite == 0 && cmp.relFrobenius < 1e-2;
-        err[i] = cmp.relFrobenius;
+        auto checked = bench::checkBf16Output(runner(i), dC, R);
+        ok[i] = checked.ok;
+        err[i] = checked.cmp.relFrobenius;
       }
       // Off and on take turns (off-on, on-off, ...), so a drift of clocks or temperature during the
       // run falls on both; each side's time is the median of its per-round medians.

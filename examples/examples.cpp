@@ -10,7 +10,8 @@ const std::vector<Example>& all() {
       {"gemm_kmajor_b", "C = A·B with B stored K-major (transposed)", gemmKMajorB},
       {"gemm_f16", "C = A·B in FP16 with f32 accumulation", [] { return gemmF16(); }},
       {"fp8_rowwise_gemm", "FP8 e4m3 GEMM with per-row A and per-column B scales, BF16 out", fp8RowwiseGemm},
-      {"grouped_gemm", "each row block of A multiplies the B its group id picks (MoE)", groupedGemm},
+      {"grouped_gemm", "each row block of A multiplies the B its group id picks (MoE)",
+       [] { return groupedGemm(); }},
   };
   return list;
 }

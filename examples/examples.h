@@ -24,6 +24,7 @@ std::unique_ptr<ir::Module> batchedGemm();
 std::unique_ptr<ir::Module> gemmKMajorB();
 std::unique_ptr<ir::Module> gemmF16(bool kMajorB = false);
 std::unique_ptr<ir::Module> fp8RowwiseGemm();
-std::unique_ptr<ir::Module> groupedGemm();
+// Groups of multiples of `align` rows (tile.group_index {align}).
+std::unique_ptr<ir::Module> groupedGemm(int64_t align = 64);
 
 }  // namespace kiln::examples
