@@ -87,6 +87,7 @@ Fp8GemmVariant make(const Shape& s) {
   c.l2Hint = L2Hint::Reuse;
   c.streamFill = StreamFill::Line128;
   c.fp8Accum = s.accum;
+  if (getenv("KILN_TMP_EARLY")) c.epilogueLoads = EpilogueLoads::Early;
   return v;
 }
 

@@ -67,6 +67,8 @@ const std::vector<std::pair<const char*, StoreHint>> kStoreHints = {{"none", Sto
 const std::vector<std::pair<const char*, Fp8Accum>> kFp8Accums = {{"fast", Fp8Accum::Fast},
                                                                   {"promote", Fp8Accum::Promote},
                                                                   {"promote_pairs", Fp8Accum::PromotePairs}};
+const std::vector<std::pair<const char*, EpilogueLoads>> kEpilogueLoads = {{"late", EpilogueLoads::Late},
+                                                                          {"early", EpilogueLoads::Early}};
 const std::vector<std::pair<const char*, bool>> kBools = {{"false", false}, {"true", true}};
 
 template <typename E>
@@ -129,6 +131,8 @@ const std::vector<Key>& keys() {
       INT_KEY("store_pieces", storePieces, 0, 4),
       Key{"fp8_accum", [](const Config& c) { return std::string(enumName(kFp8Accums, c.fp8Accum)); },
           [](Config& c, std::string_view v) { return parseEnum("fp8_accum", v, kFp8Accums, c.fp8Accum); }},
+      Key{"epilogue_loads", [](const Config& c) { return std::string(enumName(kEpilogueLoads, c.epilogueLoads)); },
+          [](Config& c, std::string_view v) { return parseEnum("epilogue_loads", v, kEpilogueLoads, c.epilogueLoads); }},
   };
   return k;
 }
@@ -304,6 +308,9 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
     diag.error(loc) << "fp8_accum=" << enumName(kFp8Accums, c.fp8Accum) << " sets where FP8 wgmma sums, which "
                     << c.strategy
                     << " does not issue; leave fp8_accum=fast";
+  if (c.epilogueLoads != EpilogueLoads::Late)
+    diag.error(loc) << "epilogue_loads=early moves the epilogue's vector loads ahead of the K loop, which "
+                    << c.strategy << " does not do yet; use epilogue_loads=late";
   return diag.errorCount() == errors;
 }
 

@@ -94,6 +94,17 @@ enum class StageStore : uint8_t {
   Stmatrix,  // stmatrix .x4: one per 16 x 16 block and warp (measured 1-2% slower on long K)
 };
 
+// When the epilogue loads the vectors and scalars it reads (a per-row or per-column scale, a bias
+// row: tile.load of a [M] or [N] slice, tile.load_scalar), sm90_ws_persistent. Loads of whole
+// [M, N] tiles always stay in the epilogue.
+enum class EpilogueLoads : uint8_t {
+  Late,   // in the epilogue, after the K loop: their latency (hundreds of cycles from L2 while the
+          // operands stream) is exposed once per tile, in FP8 ~3% of a 4096-deep tile
+  Early,  // at the tile's start, before its K loop, into registers held through it: the latency
+          // hides behind the K loop, for one register per value and thread (34 for a 64 x 128
+          // warpgroup tile with a row and a column scale)
+};
+
 // How the K slices of split_k hand their partial sums to the slice that finishes the tile
 // (sm90_ws_persistent; docs/sm90-strategy.md, "Split-K").
 enum class SplitHandover : uint8_t {
@@ -145,6 +156,7 @@ struct Config {
   // a full-height box per warpgroup shrinks that much (224-256-row tiles keep a fourth stage).
   int storePieces = 0;
   Fp8Accum fp8Accum = Fp8Accum::Fast;
+  EpilogueLoads epilogueLoads = EpilogueLoads::Late;
 
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,

@@ -53,6 +53,10 @@ struct Context {
   // When set (sm90 epilogue=tma), the output store hands each packed pair (m16 tile i, row half h,
   // n8 tile j) here instead of storing it to global memory; the strategy stages it in shared memory.
   std::function<void(int i, int h, int j, ir::Value* packed)> storeToSmem{};
+  // When set (sm90 epilogue_loads=early), the epilogue's vector and scalar loads made ahead of it
+  // by preloadEpilogue, per load op, in the order that load lowers them; the epilogue uses these
+  // instead of loading again. preloadEpilogue fills it.
+  std::map<const ir::Operation*, std::vector<ir::Value*>>* earlyLoads = nullptr;
 
   // An extent of a tensor type: its dim parameter, or a constant.
   ir::Value* extent(const ir::Extent& e) { return e.isSymbolic() ? dims.at(e.sym) : b.i32(e.value); }
@@ -73,5 +77,11 @@ std::vector<ir::Value*> buildMainloop(Context& cx);
 // Lowers the program's epilogue ops on the accumulators, ending in masked stores. Returns false
 // after a diagnostic for an op it cannot lower.
 bool buildEpilogue(Context& cx, const std::vector<ir::Value*>& acc);
+
+// Makes, at the insertion point, the loads of the epilogue that one value per fragment row or
+// column or per thread covers (tile.load of a [M] or [N] slice, tile.load_scalar), for the
+// epilogue built later with the same positions (warp tile, overrides) to use; whole-tile loads
+// stay in the epilogue. Records them in *cx.earlyLoads. False after a diagnostic.
+bool preloadEpilogue(Context& cx);
 
 }  // namespace kiln::sm80

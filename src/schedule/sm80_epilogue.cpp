@@ -41,12 +41,7 @@ class Epilogue {
   Epilogue(Context& cx) : cx_(cx), b_(cx.b) {}
 
   bool run(const std::vector<Value*>& acc) {
-    const Operation& ft = *cx_.g.forTiles;
-    unsigned first = cx_.g.batchArg ? 1 : 0;
-    coordM_ = ft.body().argument(first);
-    coordN_ = ft.body().argument(first + 1);
-    b_.setLoc(cx_.g.reduce->loc());
-    buildPositions();
+    start();
     values_[cx_.g.reduce->result(0)] = EpiValue{Kind::Full, ScalarType::F32, acc};
     for (const Operation* op : cx_.g.epilogue) {
       b_.setLoc(op->loc());
@@ -55,7 +50,32 @@ class Epilogue {
     return true;
   }
 
+  // preloadEpilogue: only the loads that are not whole tiles, recorded in *cx.earlyLoads.
+  bool preload() {
+    KILN_ASSERT(cx_.earlyLoads, "preloadEpilogue records into cx.earlyLoads");
+    start();
+    for (const Operation* op : cx_.g.epilogue) {
+      auto k = tile::kindOf(*op);
+      bool scalar = k == tile::OpKind::LoadScalar;
+      if (!scalar && k != tile::OpKind::Load) continue;
+      if (loadKind(*op, scalar) == Kind::Full) continue;
+      b_.setLoc(op->loc());
+      if (!lowerLoad(*op, scalar)) return false;
+      (*cx_.earlyLoads)[op] = values_.at(op->result()).v;
+    }
+    return true;
+  }
+
  private:
+  void start() {
+    const Operation& ft = *cx_.g.forTiles;
+    unsigned first = cx_.g.batchArg ? 1 : 0;
+    coordM_ = ft.body().argument(first);
+    coordN_ = ft.body().argument(first + 1);
+    b_.setLoc(cx_.g.reduce->loc());
+    buildPositions();
+  }
+
   // ---- positions and masks ----
   void buildPositions() {
     Value* g = b_.div(cx_.lane, b_.i32(4));
@@ -235,6 +255,19 @@ class Epilogue {
     return true;
   }
 
+  // How a load's values are kept: in fragment terms, varying along its rows (Col), its columns
+  // (Row), both (Full), or neither.
+  Kind loadKind(const Operation& op, bool scalar) const {
+    if (scalar) return Kind::Scalar;
+    bool usesM = false, usesN = false;
+    for (unsigned a = 1; a < op.numOperands(); ++a) {
+      usesM |= op.operand(a) == coordM_;
+      usesN |= op.operand(a) == coordN_;
+    }
+    bool alongRows = cx_.transposed ? usesN : usesM, alongCols = cx_.transposed ? usesM : usesN;
+    return alongRows && alongCols ? Kind::Full : alongRows ? Kind::Col : alongCols ? Kind::Row : Kind::Scalar;
+  }
+
   bool lowerLoad(const Operation& op, bool scalar) {
     const Type& t = op.operand(0)->type();
     Value* base = cx_.args.at(op.operand(0)->definingOp()->stringAttr("name"));
@@ -251,16 +284,14 @@ class Epilogue {
       if (other != 0.0) attrs.push_back({"other", other});
       return b_.op1("kern.ld_global", {p, ok ? ok : b_.i1(true)}, Type::scalar(elem), attrs);
     };
-    EpiValue r{Kind::Scalar, elem, {}};
-    bool usesM = false, usesN = false;
-    for (unsigned a = 0; a < n; ++a) {
-      usesM |= op.operand(1 + a) == coordM_;
-      usesN |= op.operand(1 + a) == coordN_;
+    EpiValue r{loadKind(op, scalar), elem, {}};
+    if (cx_.earlyLoads) {
+      if (auto it = cx_.earlyLoads->find(&op); it != cx_.earlyLoads->end()) {
+        r.v = it->second;
+        values_[op.result()] = r;
+        return true;
+      }
     }
-    // In fragment terms: varying along its rows (Col), its columns (Row), or both.
-    bool alongRows = cx_.transposed ? usesN : usesM, alongCols = cx_.transposed ? usesM : usesN;
-    if (!scalar)
-      r.kind = alongRows && alongCols ? Kind::Full : alongRows ? Kind::Col : alongCols ? Kind::Row : Kind::Scalar;
     bool failed = false;
     EpiValue loaded{r.kind, elem, {}};
     auto each = [&](int i, int j, int e) {
@@ -426,5 +457,6 @@ class Epilogue {
 }  // namespace
 
 bool buildEpilogue(Context& cx, const std::vector<Value*>& acc) { return Epilogue(cx).run(acc); }
+bool preloadEpilogue(Context& cx) { return Epilogue(cx).preload(); }
 
 }  // namespace kiln::sm80

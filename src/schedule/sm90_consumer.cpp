@@ -343,6 +343,13 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     prevLast = b.named(b.rem(b.addConst(p.stage0, c.stages - 1), b.i32(c.stages)), "prevlast");
   }
 
+  // epilogue_loads=early: the epilogue's vectors and scalars (a row or column scale, a bias row) are
+  // loaded now, so their latency passes behind the K loop instead of after it (ping-pong: behind
+  // the wait for the turn too).
+  EarlyLoads early;
+  const bool loadEarly = c.epilogueLoads == EpilogueLoads::Early;
+  if (loadEarly && !preloadEpilogue(p, lane, cwarp, rowA, colB, early)) return false;
+
   // Ping-pong: wait for the turn. The other warpgroup passes it (turn[wg]) when it has issued the
   // K loop of the previous tile, so every stage of the earlier tiles has been waited on: the full
   // barriers this K loop waits on are at most one phase behind (parity alone then tells the
@@ -430,7 +437,9 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
 
   std::vector<Value*> out;
   for (Value* v : kAcc) out.push_back(b.named(v, "acc"));
-  if (p.splits() == 1 && !p.streamK()) return buildEpilogue(p, lane, cwarp, wg, rowA, colB, out, p.sR ? last : nullptr);
+  EarlyLoads* earlyLoads = loadEarly ? &early : nullptr;
+  if (p.splits() == 1 && !p.streamK())
+    return buildEpilogue(p, lane, cwarp, wg, rowA, colB, out, p.sR ? last : nullptr, earlyLoads);
   // split_k, stream_k: the units that do not finish their tile hand their sums over; the one that
   // does adds them up and runs the epilogue.
   GroupSlot gs = groupSlot(p, wg);
@@ -453,7 +462,8 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   bool ok = buildEpilogue(p, lane, cwarp, wg, rowA, colB,
                           p.streamK()          ? addPeerPartials(p, wg, gs, out)
                           : p.clusterHandover() ? addClusterPartials(p, wg, gs, out)
-                                                : addSplitPartials(p, wg, gs, out));
+                                                : addSplitPartials(p, wg, gs, out),
+                          nullptr, earlyLoads);
   b.create("scf.yield", {}, {});
   return ok;
 }

@@ -135,11 +135,19 @@ void issueKStep(Plan& p, const StepOperands& at, ir::Value* s, ir::Value* ph,
 // after it, every wgmma group retired;
 std::vector<ir::Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, ir::Value* isLane0,
                                            const std::vector<ir::Value*>& acc0);
+// epilogue_loads=early: the loads that preloadEpilogue made, per unit of the epilogue (the whole
+// warpgroup tile for epilogue=direct; for epilogue=tma each box or box piece, then the columns
+// past the last whole box), each a map from load op to its values.
+using EarlyLoads = std::vector<std::map<const ir::Operation*, std::vector<ir::Value*>>>;
 // the fused epilogue of one tile's accumulators `out` for consumer warpgroup wg (its warp cwarp
 // among the consumer warps, its first row rowA and first column colB of the tile); reuse_stage:
 // ringStage is the ring stage the tile's K loop read last, which holds the boxes past the staging
-// slots. False after a diagnostic for an epilogue op it cannot lower.
+// slots; epilogue_loads=early: `early` holds the loads preloadEpilogue made with the same
+// arguments. False after a diagnostic for an epilogue op it cannot lower.
 bool buildEpilogue(Plan& p, ir::Value* lane, ir::Value* cwarp, ir::Value* wg, ir::Value* rowA, ir::Value* colB,
-                   const std::vector<ir::Value*>& out, ir::Value* ringStage = nullptr);
+                   const std::vector<ir::Value*>& out, ir::Value* ringStage = nullptr, EarlyLoads* early = nullptr);
+// and the epilogue's loads of vectors and scalars (sm80::preloadEpilogue) at the insertion point,
+// for buildEpilogue to use (epilogue_loads=early). False after a diagnostic.
+bool preloadEpilogue(Plan& p, ir::Value* lane, ir::Value* cwarp, ir::Value* rowA, ir::Value* colB, EarlyLoads& early);
 
 }  // namespace kiln::sm90

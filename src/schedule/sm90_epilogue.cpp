@@ -28,15 +28,11 @@ int64_t slotWaitPending(int box, int boxes, int slots, bool reuseStage) {
   return (boxes - 1 - last) + box;
 }
 
-}  // namespace
-
-bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, Value* colB,
-                   const std::vector<Value*>& out, Value* ringStage) {
+// The sm80 epilogue's view of the warpgroup's accumulators: each consumer warp v = cwarp % 4 as an
+// sm80 warp whose m16 tiles lie 64 rows apart (one per m64 block), from row m0 + rowA + 16 v.
+sm80::Context epilogueContext(Plan& p, Value* lane, Value* cwarp, Value* rowA, Value*& v) {
   KernBuilder& b = p.b;
-  const Config& c = p.cfg;
-  const GemmProgram& g = p.g;
-  int blocks = p.wgmmaBlocks(), nacc = p.accPerBlock();
-  sm80::Context cx{g, c, p.target, b, p.diag};
+  sm80::Context cx{p.g, p.cfg, p.target, b, p.diag};
   cx.args = p.args;
   cx.dims = p.dims;
   cx.dimM = p.dimM;
@@ -46,20 +42,98 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
   cx.m0 = p.m0;
   cx.n0 = p.n0;
   cx.batch = p.batched() ? p.batch : nullptr;
-  cx.mTilesOverride = blocks;
-  cx.nTilesOverride = c.bn / 8;
+  cx.mTilesOverride = p.wgmmaBlocks();
+  cx.nTilesOverride = p.cfg.bn / 8;
   cx.mTileStride = 64;
-  Value* v = b.rem(cwarp, b.i32(4));
+  v = b.rem(cwarp, b.i32(4));
   cx.warpRow0 = b.named(b.add(b.add(p.m0, rowA), b.mulConst(v, 16)), "wrow");
   cx.warpCol0 = p.n0;
-  if (!p.sC) return sm80::buildEpilogue(cx, out);
-  // swap_ab: block i holds columns n0 + colB + 64 i .. of the tile as the fragment's rows (warp v's
-  // 16 of them) and the warpgroup's rows of the tile as its columns; one block per 64-column box.
-  if (p.swapped()) {
-    cx.transposed = true;
-    cx.mTilesOverride = 1;
-    cx.warpCol0 = b.add(p.m0, rowA);
+  return cx;
+}
+
+// The units the staged epilogue (epilogue=tma) goes out in: the warpgroup's 64-column boxes, each
+// in `pieces` row pieces of pieceRows (store_pieces, swap_ab), then, when bn is not a multiple of
+// 64, the columns past the last whole box (unit `units`, stored from registers).
+struct Units {
+  int boxes, pieces, pieceRows, units, perBox, tail;
+};
+Units stagedUnits(const Plan& p) {
+  Units u;
+  u.boxes = p.colsPerConsumer() / 64;
+  u.pieces = std::max(1, p.cfg.storePieces);
+  u.pieceRows = p.rowsPerPiece();
+  u.units = u.boxes * u.pieces;
+  u.perBox = p.swapped() ? u.pieceRows / 8 : 64 / 8;  // the fragment's n8 tiles per unit
+  u.tail = p.cfg.bn % 64 / 8;
+  return u;
+}
+
+// swap_ab: block i holds columns n0 + colB + 64 i .. of the tile as the fragment's rows (warp v's
+// 16 of them) and the warpgroup's rows of the tile as its columns; one block per 64-column box.
+void transposeForSwap(Plan& p, sm80::Context& cx, Value* rowA) {
+  cx.transposed = true;
+  cx.mTilesOverride = 1;
+  cx.warpCol0 = p.b.add(p.m0, rowA);
+}
+
+// Points cx's warp tile at unit u of the staged epilogue: box u / pieces (its piece u % pieces),
+// or the columns past the boxes. nStore: the warpgroup's first column; warpCol0: cx's before.
+void placeUnit(Plan& p, sm80::Context& cx, const Units& un, int u, Value* v, Value* nStore, Value* warpCol0) {
+  KernBuilder& b = p.b;
+  if (u == un.units) {
+    cx.nTilesOverride = un.tail;
+    cx.warpCol0 = b.addConst(p.n0, 64 * un.boxes);
+    return;
   }
+  const int box = u / un.pieces, piece = u % un.pieces;
+  cx.nTilesOverride = un.perBox;
+  if (p.swapped()) {
+    cx.warpRow0 = b.add(b.addConst(nStore, 64 * box), b.mulConst(v, 16));
+    if (un.pieces > 1) cx.warpCol0 = b.addConst(warpCol0, int64_t(piece) * un.pieceRows);
+  } else {
+    cx.warpCol0 = b.addConst(p.n0, 64 * box);
+  }
+}
+
+// The warpgroup's first column of the tile: with warps_n, n0 + colB.
+Value* storeColumn(Plan& p, Value* colB) { return p.cfg.warpsN > 1 ? p.b.named(p.b.add(p.n0, colB), "ncol") : p.n0; }
+
+}  // namespace
+
+bool preloadEpilogue(Plan& p, Value* lane, Value* cwarp, Value* rowA, Value* colB, EarlyLoads& early) {
+  Value* v = nullptr;
+  sm80::Context cx = epilogueContext(p, lane, cwarp, rowA, v);
+  if (!p.sC) {
+    early.assign(1, {});
+    cx.earlyLoads = &early[0];
+    return sm80::preloadEpilogue(cx);
+  }
+  if (p.swapped()) transposeForSwap(p, cx, rowA);
+  Units un = stagedUnits(p);
+  Value* nStore = storeColumn(p, colB);
+  Value* warpCol0 = cx.warpCol0;
+  early.assign(size_t(un.units + (un.tail ? 1 : 0)), {});
+  for (int u = 0; u < int(early.size()); ++u) {
+    placeUnit(p, cx, un, u, v, nStore, warpCol0);
+    cx.earlyLoads = &early[size_t(u)];
+    if (!sm80::preloadEpilogue(cx)) return false;
+  }
+  return true;
+}
+
+bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, Value* colB,
+                   const std::vector<Value*>& out, Value* ringStage, EarlyLoads* early) {
+  KernBuilder& b = p.b;
+  const Config& c = p.cfg;
+  int blocks = p.wgmmaBlocks(), nacc = p.accPerBlock();
+  Value* v = nullptr;
+  sm80::Context cx = epilogueContext(p, lane, cwarp, rowA, v);
+  auto earlyOf = [&](int unit) { return early ? &early->at(size_t(unit)) : nullptr; };
+  if (!p.sC) {
+    cx.earlyLoads = earlyOf(u);
+    return sm80::buildEpilogue(cx, out);
+  }
+  if (p.swapped()) transposeForSwap(p, cx, rowA);
 
   // epilogue=tma: the warpgroup's rows go out one 64-column box at a time, through cSlots slots of
   // its region of sC (each rows x 64, 128B-swizzled, the TMA box layout). Per box: the elected
@@ -96,13 +170,11 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
   Value* off = b.named(b.op1("kern.smem_offset", {p.sC, rowBase, colBase}, types::i32()), "soff");
   Value* mStore = b.add(p.m0, rowA);
   // The warpgroup's boxes: the tile's, or with warps_n those of its columns, from n0 + colB.
-  Value* nStore = c.warpsN > 1 ? b.named(b.add(p.n0, colB), "ncol") : p.n0;
-  int boxes = p.colsPerConsumer() / 64;
+  Value* nStore = storeColumn(p, colB);
   // store_pieces (swap_ab): each box goes out in `pieces` row pieces of pieceRows, each staged in a
   // slot and stored by TMA on its own; the units of the slot protocol are then (box, piece).
-  const int pieces = std::max(1, c.storePieces), pieceRows = p.rowsPerPiece(), units = boxes * pieces;
-  int perBox = p.swapped() ? pieceRows / 8 : 64 / 8;  // the fragment's n8 tiles per unit
-  cx.nTilesOverride = perBox;
+  const Units un = stagedUnits(p);
+  const int boxes = un.boxes, pieces = un.pieces, pieceRows = un.pieceRows, units = un.units, perBox = un.perBox;
   Value* warpCol0 = cx.warpCol0;
   // reuse_stage: boxes cSlots.. go to this warpgroup's region of ring stage ringStage (a fresh
   // region: no store of it is pending), once every consumer warpgroup is past its last wgmma, so
@@ -126,11 +198,8 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
       b.ifThen(elected, [&] { b.create("kern.bulk_wait", {}, {}, {{"pending", pending}, {"read", true}}); });
     }
     b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
-    if (p.swapped()) {
-      cx.warpRow0 = b.add(b.addConst(nStore, 64 * box), b.mulConst(v, 16));
-      if (pieces > 1) cx.warpCol0 = b.addConst(warpCol0, int64_t(piece) * pieceRows);
-    } else
-      cx.warpCol0 = b.addConst(p.n0, 64 * box);
+    placeUnit(p, cx, un, u, v, nStore, warpCol0);
+    cx.earlyLoads = earlyOf(u);
     // stage_store=stmatrix: the packed pairs of each 16 x 16 block, (h, j) = (0, j0), (1, j0),
     // (0, j0+1), (1, j0+1), go out as one stmatrix .x4 once the last of them is made (the epilogue
     // makes an m16 block's pairs h = 0 for every j, then h = 1): its four 8x8 matrices are exactly
@@ -183,9 +252,9 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
   }
   // bn not a multiple of 64: the columns past the last whole box are stored directly from
   // registers, masked at the tensor's edges (a box that narrow would need a tensor map of its own).
-  if (int tail = c.bn % 64 / 8) {
-    cx.nTilesOverride = tail;
-    cx.warpCol0 = b.addConst(p.n0, 64 * boxes);
+  if (int tail = un.tail) {
+    placeUnit(p, cx, un, units, v, nStore, warpCol0);
+    cx.earlyLoads = earlyOf(units);
     cx.storeToSmem = nullptr;
     std::vector<Value*> part;
     for (int i = 0; i < blocks; ++i)

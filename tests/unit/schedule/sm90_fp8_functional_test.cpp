@@ -3,8 +3,8 @@
 // double-precision reference (sm90_sim_check.h). A K step is bk = 128 one-byte elements, one
 // 128-byte swizzled row, and each wgmma is m64nNk32 reading both operands K-major. Ragged M, N and
 // K (K a multiple of 16, not of 128), one to three consumer warpgroups, swapped operands (split
-// along M and along N), clusters, split-K and stream-K, fp8_accum=promote and promote_pairs; then
-// the config and program errors.
+// along M and along N), clusters, split-K and stream-K, fp8_accum=promote and promote_pairs, the
+// scales loaded before the K loop; then the config and program errors.
 #include <gtest/gtest.h>
 
 #include <iterator>
@@ -76,6 +76,16 @@ TEST(Sm90Fp8Functional, PromotedSumsInPairsOfSteps) {
         fp8(72, 200, 400, 3));
   check(kFp8 + "fp8_accum=promote_pairs bm=64 bn=128 stages=4 warps_m=1 split_k=2", fp8(72, 200, 656, 4));
   check(kFp8 + "fp8_accum=promote_pairs bm=128 bn=128 stages=3 warps_m=2 stream_k=1", fp8(264, 264, 656, 5));
+}
+
+// epilogue_loads=early: scale_a and scale_b loaded before the K loop, with fast and promoted sums
+// (128x160: the columns past the last 64-column box), alone and in ping-pong.
+TEST(Sm90Fp8Functional, ScalesLoadedBeforeTheKLoop) {
+  const std::string early = " epilogue_loads=early";
+  check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2" + early, fp8(136, 200, 272, 3));
+  check(kFp8 + "fp8_accum=promote bm=128 bn=160 stages=3 warps_m=2" + early, fp8(136, 328, 400, 3));
+  check(kFp8 + "fp8_accum=promote_pairs bm=64 bn=128 stages=4 warps_m=1" + early, fp8(72, 200, 400, 3));
+  check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2 consumers=pingpong" + early, fp8(264, 136, 272, 2));
 }
 
 // The K step's sums are added only after their group is waited for: with the waits that retire

@@ -231,6 +231,27 @@ TEST(Sm90Functional, SwappedColumnSplitInClustersAndSplits) {
   check(cols + "stream_k=1", {424, 264, 392, false, 0, 5});
 }
 
+// epilogue_loads=early: the per-row scale and per-column bias are loaded at the tile's start and
+// held through its K loop. Each unit of the epilogue must get its own values back, rows and
+// columns past the tensor's edges included: the direct store, 64-column boxes, the columns past
+// the last box (bn = 160), a transposed fragment and its row pieces, a warpgroup's column share,
+// ping-pong (loaded before the turn), split-K and stream-K (the finishing unit's epilogue).
+TEST(Sm90Functional, EpilogueVectorsLoadedBeforeTheKLoop) {
+  const std::string early = " epilogue_loads=early";
+  Problem p{424, 200, 136, false, 0, 3};
+  p.scaled = true;
+  check(std::string(k128) + early, p);
+  check(std::string(k128) + " epilogue=tma" + early, p);
+  check("strategy=sm90_ws_persistent bm=128 bn=160 bk=64 stages=3 warps_m=2 warps_n=1 epilogue=tma" + early,
+        {264, 328, 200, false, 0, 4, false, true});
+  check(swapped + "bm=208 bn=128 stages=3 warps_m=2" + early, p);
+  check(swappedCols + "bm=224 bn=128 stages=2 warps_m=1 warps_n=2 store_slots=1 store_pieces=2" + early,
+        {460, 200, 136, false, 0, 3, false, true});
+  check(std::string(k128) + " consumers=pingpong epilogue=tma" + early, p);
+  check(std::string(k64) + " epilogue=tma split_k=2" + early, {200, 136, 264, false, 0, 4, false, true});
+  check(std::string(k128) + " epilogue=tma stream_k=1" + early, {264, 264, 392, false, 0, 5, false, true});
+}
+
 // consumers=pingpong: the two consumer warpgroups take whole tiles in turn (tile iter % 2), each
 // releasing the stages of its own tiles; odd tile counts per block leave one warpgroup a tile
 // ahead, and the ring carries over between them.
