@@ -130,7 +130,7 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
   sm80::Context cx = epilogueContext(p, lane, cwarp, rowA, v);
   auto earlyOf = [&](int unit) { return early ? &early->at(size_t(unit)) : nullptr; };
   if (!p.sC) {
-    cx.earlyLoads = earlyOf(u);
+    cx.earlyLoads = earlyOf(0);
     return sm80::buildEpilogue(cx, out);
   }
   if (p.swapped()) transposeForSwap(p, cx, rowA);
