@@ -53,12 +53,20 @@ class Epilogue {
   // preloadEpilogue: only the loads that are not whole tiles, recorded in *cx.earlyLoads.
   bool preload() {
     KILN_ASSERT(cx_.earlyLoads, "preloadEpilogue records into cx.earlyLoads");
-    start();
+    const Operation& ft = *cx_.g.forTiles;
+    unsigned first = cx_.g.batchArg ? 1 : 0;
+    coordM_ = ft.body().argument(first);
+    coordN_ = ft.body().argument(first + 1);
+    std::vector<const Operation*> loads;
     for (const Operation* op : cx_.g.epilogue) {
       auto k = tile::kindOf(*op);
       bool scalar = k == tile::OpKind::LoadScalar;
-      if (!scalar && k != tile::OpKind::Load) continue;
-      if (loadKind(*op, scalar) == Kind::Full) continue;
+      if ((scalar || k == tile::OpKind::Load) && loadKind(*op, scalar) != Kind::Full) loads.push_back(op);
+    }
+    if (loads.empty()) return true;  // nothing to load early: no positions made either
+    start();
+    for (const Operation* op : loads) {
+      bool scalar = tile::kindOf(*op) == tile::OpKind::LoadScalar;
       b_.setLoc(op->loc());
       if (!lowerLoad(*op, scalar)) return false;
       (*cx_.earlyLoads)[op] = values_.at(op->result()).v;
