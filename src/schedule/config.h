@@ -101,8 +101,8 @@ enum class EpilogueLoads : uint8_t {
   Late,   // in the epilogue, after the K loop: their latency (hundreds of cycles from L2 while the
           // operands stream) is exposed once per tile, in FP8 ~3% of a 4096-deep tile
   Early,  // at the tile's start, before its K loop, into registers held through it: the latency
-          // hides behind the K loop, for one register per value and thread (34 for a 64 x 128
-          // warpgroup tile with a row and a column scale)
+          // hides behind the K loop, for a register per value and thread (36 for a 64 x 128
+          // warpgroup tile with a row and a column scale: per 64-column box, 16 + 2)
 };
 
 // How the K slices of split_k hand their partial sums to the slice that finishes the tile

@@ -53,10 +53,7 @@ class Epilogue {
   // preloadEpilogue: only the loads that are not whole tiles, recorded in *cx.earlyLoads.
   bool preload() {
     KILN_ASSERT(cx_.earlyLoads, "preloadEpilogue records into cx.earlyLoads");
-    const Operation& ft = *cx_.g.forTiles;
-    unsigned first = cx_.g.batchArg ? 1 : 0;
-    coordM_ = ft.body().argument(first);
-    coordN_ = ft.body().argument(first + 1);
+    findCoords();
     std::vector<const Operation*> loads;
     for (const Operation* op : cx_.g.epilogue) {
       auto k = tile::kindOf(*op);
@@ -75,11 +72,15 @@ class Epilogue {
   }
 
  private:
-  void start() {
+  // The tile loop's M and N coordinates, which the epilogue's loads and stores index by.
+  void findCoords() {
     const Operation& ft = *cx_.g.forTiles;
     unsigned first = cx_.g.batchArg ? 1 : 0;
     coordM_ = ft.body().argument(first);
     coordN_ = ft.body().argument(first + 1);
+  }
+  void start() {
+    findCoords();
     b_.setLoc(cx_.g.reduce->loc());
     buildPositions();
   }
