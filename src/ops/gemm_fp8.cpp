@@ -162,6 +162,21 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
 //    cooperative tile's costs 2 K steps of its K loop (K steps / (K steps + 2)); a ping-pong one
 //    overlaps the other warpgroup's wgmma; promoting the sums (a wait for each K step's wgmma)
 //    0.95; a cluster 0.99; one consumer warpgroup 0.65.
+// A's and B's rows off 32-byte sectors (K bytes each, K not a multiple of 32): each 128-byte box
+// row spans five sectors, as for gemm_bf16's operands (its pitchTerm, fitted on many BF16 shapes),
+// so each operand a block loads alone costs 1 - 0.25 x its share of the rows a K step loads, and
+// an operand a cluster pair shares through multicast (B along M, A along N) escapes. At
+// 1000x3000x2000 (FAST_ACCUM) the ping-pong 128x128 it used to pick ran at 0.60x cuBLASLt, 128x256
+// in pairs along M at 0.83x (bench/results/2026-12-01-h200-early-loads/heldout_fast.json); every
+// other recorded shape has K a multiple of 32.
+static double pitchTerm(const Config& c, const Fp8GemmProblem& p) {
+  if (p.k % 32 == 0) return 1.0;
+  double aShare = double(c.bm) / double(c.bm + c.bn);
+  double a = c.clusterN > 1 ? 1.0 : 1.0 - 0.25 * aShare;
+  double b = c.clusterM > 1 ? 1.0 : 1.0 - 0.25 * (1.0 - aShare);
+  return a * b;
+}
+
 double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) const {
   const Config& c = config;
   const int64_t sms = std::max(1, t.referenceSms);
@@ -197,7 +212,7 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   // One consumer warpgroup issues every wgmma and waits on every barrier itself: compute-bound,
   // 64x128 ran at 0.60 of 128x256 per SM at 8192^3, where the intensity term gives 0.87.
   double lone = c.warpsM * c.warpsN == 1 ? 0.65 : 1.0;
-  return useful * fill * intensity * epilogue * promote * split * cluster * lone;
+  return useful * fill * intensity * epilogue * promote * split * cluster * lone * pitchTerm(c, p);
 }
 
 std::optional<CompileResult> Fp8GemmVariant::compile(const Target& t, ir::DiagnosticEngine& diag) const {
