@@ -172,8 +172,8 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
 static double pitchTerm(const Config& c, const Fp8GemmProblem& p) {
   if (p.k % 32 == 0) return 1.0;
   double aShare = double(c.bm) / double(c.bm + c.bn);
-  double a = c.clusterN > 1 ? 1.0 : 1.0 - 0.25 * aShare;
-  double b = c.clusterM > 1 ? 1.0 : 1.0 - 0.25 * (1.0 - aShare);
+  double a = c.clusterN > 1 ? 1.0 : 1.0 - 0.5 * aShare;
+  double b = c.clusterM > 1 ? 1.0 : 1.0 - 0.5 * (1.0 - aShare);
   return a * b;
 }
 
