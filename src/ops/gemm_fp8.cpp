@@ -50,12 +50,15 @@ constexpr Fp8Accum kFast = Fp8Accum::Fast, kPromote = Fp8Accum::Promote;
 // along M and with stream-K for the last wave; ping-pong 128x128, which overlaps one warpgroup's
 // epilogue with the other's wgmma and wins where the K loop is short (K <= 4096: FP8's K loop runs
 // twice as fast as BF16's, so the epilogue weighs twice as much); 128x128 and the small-M rings.
+// 128x160 in pairs along M (sharing B through multicast) where K is off 32-byte sectors: 1.17-1.32x
+// the lone tile at seven such shapes (pitchTerm; bench/results/2026-12-01-h200-early-loads/promote_c2.*).
 // The scales are loaded before the K loop (epilogue_loads=early) except where that measured slower
 // or spills (bench/results/2026-12-01-h200-early-loads/): 128x128 promote_pairs (192 sums: spills),
 // 128x256 with stream-K (spills), and 128x160 promote (1.5-3% slower at K >= 4096, its shapes).
 constexpr Shape kShapes[] = {
     {128, 128, 2, 6, true, false, 1, 1, false, Fp8Accum::PromotePairs, false},
     {128, 160, 2, 4, true, false, 1, 1, false, kPromote, false},
+    {128, 160, 2, 4, true, false, 2, 1, false, kPromote, false},
     {64, 64, 1, 13},
     {64, 128, 1, 8, true},
     {128, 256, 2, 4, true, false, 1, 1, false, kFast},
