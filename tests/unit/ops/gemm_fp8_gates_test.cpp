@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "backend/assembler.h"
 #include "backend/sass_stats.h"
@@ -109,7 +110,11 @@ const Fp8GemmVariant* registeredAs(const std::string& config, bool loadsLate = f
 // - bench/results/2026-12-01-h200-early-loads/, the family as registered now (scales loaded early
 //   where it pays): BENCH.md's shapes within 5% (8192^3 moves 3-4% between runs of the same
 //   kernel) and 0.98 in geometric mean; the fourteen held-out shapes as above (1000x3000x2000 fast
-//   at 0.71 now: the 128x256 pairs gained more from the early scales than the ping-pong pick).
+//   at 0.71 then: the 128x256 pairs gained more from the early scales than the ping-pong pick);
+//   sectors_*.json, thirteen shapes whose K is off 32-byte sectors (K = 16 mod 32), measured with
+//   the sector term and 128x160 promote in pairs along M registered: within 3% and 0.98.
+// A record made before the variant now picked at one of its shapes was registered cannot judge
+// that pick; such a shape must then be judged by a later record of the same accumulation.
 struct Recorded {
   const char* dir;
   const char* file;
@@ -128,9 +133,12 @@ constexpr Recorded kRecorded[] = {
     {"2026-12-01-h200-early-loads", "final_fast.json", 0.95, 0.98, 6, false},
     {"2026-12-01-h200-early-loads", "heldout_promote.json", 0.70, 0.95, 14, false},
     {"2026-12-01-h200-early-loads", "heldout_fast.json", 0.70, 0.95, 14, false},
+    {"2026-12-01-h200-early-loads", "sectors_promote.json", 0.97, 0.98, 13, false},
+    {"2026-12-01-h200-early-loads", "sectors_fast.json", 0.97, 0.98, 13, false},
 };
 
 TEST(GemmFp8Gates, HeuristicPicksNearTheMeasuredBestOnTheH200) {
+  std::set<std::tuple<int64_t, int64_t, int64_t, bool>> judged, unjudged;  // (M, N, K, fast)
   for (const Recorded& rec : kRecorded) {
     const std::string file = std::string(rec.dir) + "/" + rec.file;
     std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/results/" + file);
@@ -152,16 +160,24 @@ TEST(GemmFp8Gates, HeuristicPicksNearTheMeasuredBestOnTheH200) {
         best = std::max(best, k["vs_cublaslt"].get<double>());
         if (v == pick->variant) picked = k["vs_cublaslt"].get<double>();
       }
-      ++shapes;
       ASSERT_GT(best, 0) << file << ": no registered variant measured at " << p.m << "x" << p.n << "x" << p.k;
-      ASSERT_GT(picked, 0) << file << ": the pick " << pick->variant->name << " was not measured";
+      const auto key = std::make_tuple(p.m, p.n, p.k, fast);
+      if (picked < 0) {  // the pick was registered after this record
+        unjudged.insert(key);
+        continue;
+      }
+      judged.insert(key);
+      ++shapes;
       logRatio += std::log(picked / best);
       EXPECT_GE(picked, rec.perShape * best) << file << " " << p.m << "x" << p.n << "x" << p.k << ": picked "
                                              << pick->variant->name << " at " << picked << "x cuBLASLt, best " << best;
     }
-    EXPECT_EQ(shapes, rec.shapes) << file;
+    EXPECT_GE(shapes, rec.shapes - 1) << file << ": more than one shape's pick was not measured there";
     EXPECT_GE(std::exp(logRatio / shapes), rec.geomean) << file;
   }
+  for (const auto& [m, n, k, fast] : unjudged)
+    EXPECT_TRUE(judged.count({m, n, k, fast})) << m << "x" << n << "x" << k << (fast ? " fast" : " promoted")
+                                               << ": no record measured the variant picked there";
 }
 
 }  // namespace
