@@ -38,7 +38,7 @@ struct Shape {
   bool early = true;
 };
 
-constexpr Fp8Accum kFast = Fp8Accum::Fast, kPromote = Fp8Accum::Promote;
+constexpr Fp8Accum kFast = Fp8Accum::Fast, kPromote = Fp8Accum::Promote, kPairs = Fp8Accum::PromotePairs;
 
 // Measured on the H200 (bench/results/2026-11-30-h200-fp8/). Promoting each K step's sums (the
 // default, as cuBLASLt's and torch._scaled_mm's), two steps in flight ("_pairs": the tensor
@@ -56,7 +56,7 @@ constexpr Fp8Accum kFast = Fp8Accum::Fast, kPromote = Fp8Accum::Promote;
 // or spills (bench/results/2026-12-01-h200-early-loads/): 128x128 promote_pairs (192 sums: spills),
 // 128x256 with stream-K (spills), and 128x160 promote (1.5-3% slower at K >= 4096, its shapes).
 constexpr Shape kShapes[] = {
-    {128, 128, 2, 6, true, false, 1, 1, false, Fp8Accum::PromotePairs, false},
+    {128, 128, 2, 6, true, false, 1, 1, false, kPairs, false},
     {128, 160, 2, 4, true, false, 1, 1, false, kPromote, false},
     {128, 160, 2, 4, true, false, 2, 1, false, kPromote, false},
     {64, 64, 1, 13},
@@ -167,11 +167,12 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
 //    0.95; a cluster 0.99; one consumer warpgroup 0.65.
 // A's and B's rows off 32-byte sectors (K bytes each, K not a multiple of 32): each 128-byte box
 // row spans five sectors, as for gemm_bf16's operands (its pitchTerm, fitted on many BF16 shapes),
-// so each operand a block loads alone costs 1 - 0.25 x its share of the rows a K step loads, and
-// an operand a cluster pair shares through multicast (B along M, A along N) escapes. At
-// 1000x3000x2000 (FAST_ACCUM) the ping-pong 128x128 it used to pick ran at 0.60x cuBLASLt, 128x256
-// in pairs along M at 0.83x (bench/results/2026-12-01-h200-early-loads/heldout_fast.json); every
-// other recorded shape has K a multiple of 32.
+// so each operand a block loads alone costs 1 - 0.5 x its share of the rows a K step loads, and
+// an operand a cluster pair shares through multicast (B along M, A along N) escapes. BF16's 0.25
+// was refitted on seven FP8 shapes with K = 16 mod 32, where the lone tiles ran at 0.55-0.70 of
+// the pairs along M (ping-pong 128x128, the pick before, at 0.53-0.68x cuBLASLt), and held out on
+// six more (bench/results/2026-12-01-h200-early-loads/pitch*_*, sectors_*). Compute-bound only:
+// small M (the memory-bound branch) loses differently (perf-notes, twentieth session).
 static double pitchTerm(const Config& c, const Fp8GemmProblem& p) {
   if (p.k % 32 == 0) return 1.0;
   double aShare = double(c.bm) / double(c.bm + c.bn);
