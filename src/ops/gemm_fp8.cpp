@@ -173,8 +173,14 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
 // the pairs along M (ping-pong 128x128, the pick before, at 0.53-0.68x cuBLASLt), and held out on
 // six more (bench/results/2026-12-01-h200-early-loads/pitch*_*, sectors_*). Compute-bound only:
 // small M (the memory-bound branch) loses differently (perf-notes, twentieth session).
+//
+// Rows on sectors but off 128-byte lines (K a multiple of 32, not of 128) cost less, and not by
+// operand: pairs gain nothing there, but tiles with more rows per flop lose more. 1 - 0.35 x
+// 64 (bm + bn) / (bm bn) (128x128: 0.65, 128x256: 0.74) was fitted on six such shapes where
+// 128x256 ran 7-16% ahead of ping-pong 128x128 unless its waves filled badly (lines_*).
 static double pitchTerm(const Config& c, const Fp8GemmProblem& p) {
-  if (p.k % 32 == 0) return 1.0;
+  if (p.k % 128 == 0) return 1.0;
+  if (p.k % 32 == 0) return 1.0 - 0.35 * 64.0 * double(c.bm + c.bn) / (double(c.bm) * double(c.bn));
   double aShare = double(c.bm) / double(c.bm + c.bn);
   double a = c.clusterN > 1 ? 1.0 : 1.0 - 0.5 * aShare;
   double b = c.clusterM > 1 ? 1.0 : 1.0 - 0.5 * (1.0 - aShare);
