@@ -112,7 +112,9 @@ const Fp8GemmVariant* registeredAs(const std::string& config, bool loadsLate = f
 //   kernel) and 0.98 in geometric mean; the fourteen held-out shapes as above (1000x3000x2000 fast
 //   at 0.71 then: the 128x256 pairs gained more from the early scales than the ping-pong pick);
 //   sectors_*.json, thirteen shapes whose K is off 32-byte sectors (K = 16 mod 32), measured with
-//   the sector term and 128x160 promote in pairs along M registered: within 3% and 0.98.
+//   the sector term and 128x160 promote in pairs along M registered: within 3% and 0.98;
+//   lines*_*.json, twelve shapes whose K is a multiple of 32 but not of 128 (the first six fitted
+//   the off-line term, the rest held it out): the same bounds.
 // A record made before the variant now picked at one of its shapes was registered cannot judge
 // that pick; such a shape must then be judged by a later record of the same accumulation.
 struct Recorded {
@@ -135,6 +137,10 @@ constexpr Recorded kRecorded[] = {
     {"2026-12-01-h200-early-loads", "heldout_fast.json", 0.70, 0.95, 14, false},
     {"2026-12-01-h200-early-loads", "sectors_promote.json", 0.97, 0.98, 13, false},
     {"2026-12-01-h200-early-loads", "sectors_fast.json", 0.97, 0.98, 13, false},
+    {"2026-12-01-h200-early-loads", "lines_promote.json", 0.97, 0.98, 6, false},
+    {"2026-12-01-h200-early-loads", "lines_fast.json", 0.97, 0.98, 6, false},
+    {"2026-12-01-h200-early-loads", "lines2_promote.json", 0.97, 0.98, 6, false},
+    {"2026-12-01-h200-early-loads", "lines2_fast.json", 0.97, 0.98, 6, false},
 };
 
 TEST(GemmFp8Gates, HeuristicPicksNearTheMeasuredBestOnTheH200) {
