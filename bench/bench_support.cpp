@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "kiln/float_formats.h"
+#include "kiln/runtime/driver.h"
 
 namespace kiln::bench {
 
@@ -171,6 +172,13 @@ Comparison compareFloat16(const std::vector<uint16_t>& x, const std::vector<uint
   }
   c.relFrobenius = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
   return c;
+}
+
+runtime::Driver* driverOrExplain(const char* program) {
+  std::string why;
+  runtime::Driver* drv = runtime::Driver::get(&why);
+  if (!drv) std::fprintf(stderr, "%s: needs a GPU: %s\n", program, why.c_str());
+  return drv;
 }
 
 std::string gpuDescription() {

@@ -11,6 +11,10 @@
 #include <utility>
 #include <vector>
 
+namespace kiln::runtime {
+class Driver;
+}
+
 namespace kiln::bench {
 
 // Throws std::runtime_error naming the call when a CUDA or cuBLAS call fails.
@@ -89,6 +93,10 @@ CheckedRun checkBf16Output(const std::function<void(cudaStream_t)>& launch, Devi
                            const std::vector<uint16_t>& ref);
 
 std::string gpuDescription();  // name, SM count, clocks, driver — printed once per run
+
+// The CUDA driver, or nullptr after telling stderr that `program` needs a GPU and why there is
+// none (the benchmark then exits 3).
+runtime::Driver* driverOrExplain(const char* program);
 float bf16ToFloat(uint16_t b);
 
 // A GEMM problem size, and the --shapes syntax "MxNxK;MxNxK" (throws on anything else).

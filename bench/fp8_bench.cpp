@@ -203,12 +203,8 @@ int benchMain(int argc, char** argv) {
     }
     line = c->str();
   }
-  std::string why;
-  runtime::Driver* drv = runtime::Driver::get(&why);
-  if (!drv) {
-    std::fprintf(stderr, "kiln_fp8_bench: needs a GPU: %s\n", why.c_str());
-    return 3;
-  }
+  runtime::Driver* drv = bench::driverOrExplain("kiln_fp8_bench");
+  if (!drv) return 3;
   auto shapes = shapesArg.empty() ? kDefaultShapes : bench::parseShapes(shapesArg);
   runtime::Context ctx = runtime::Context::primary(*drv);
   std::printf("GPU: %s\ncuBLASLt %zu%s\n", bench::gpuDescription().c_str(), cublasLtGetVersion(),

@@ -68,12 +68,8 @@ int main(int argc, char** argv) {
   app.add_option("--json", jsonPath, "Where to write the JSON results");
   CLI11_PARSE(app, argc, argv);
 
-  std::string why;
-  runtime::Driver* drv = runtime::Driver::get(&why);
-  if (!drv) {
-    std::fprintf(stderr, "kiln_grouped_bench: needs a GPU: %s\n", why.c_str());
-    return 3;
-  }
+  runtime::Driver* drv = bench::driverOrExplain("kiln_grouped_bench");
+  if (!drv) return 3;
   auto shapes = shapesArg.empty() ? kDefaultShapes : parseGrouped(shapesArg);
   runtime::Context ctx = runtime::Context::primary(*drv);
   std::printf("GPU: %s\n", bench::gpuDescription().c_str());

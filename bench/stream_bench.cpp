@@ -99,12 +99,8 @@ int main(int argc, char** argv) {
     at = end + 1;
   }
   // The GPU only once the arguments are known good.
-  std::string why;
-  runtime::Driver* drv = runtime::Driver::get(&why);
-  if (!drv) {
-    std::fprintf(stderr, "kiln_stream_bench: needs a GPU: %s\n", why.c_str());
-    return 3;
-  }
+  runtime::Driver* drv = bench::driverOrExplain("kiln_stream_bench");
+  if (!drv) return 3;
   runtime::Context ctx = runtime::Context::primary(*drv);
   std::printf("GPU: %s\n", bench::gpuDescription().c_str());
   runtime::Module module = runtime::Module::load(ctx, bench::readCeilingPtx(), "stream bench");
