@@ -241,9 +241,20 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
       int64_t parity = int64_t(get(op.operand(2))[size_t(t)] & 1);
       // The phase of parity P before the current one has completed iff the current phase's parity is not P.
       b_.waitUntil(index_, [&] { return (b.phase & 1) != parity; });
+      seePhases(addr, b.phase);
       // At cluster scope the wait acquires the releases that arrived on the barrier.
       if (op.stringAttr("scope") == "cluster")
         for (const auto& [blk, epoch] : b_.barrierReleases_[addr]) b_.acquired_[blk] = std::max(b_.acquired_[blk], epoch);
+    });
+  } else if (n == "kern.mbarrier_test_wait") {
+    // What the barrier holds now, never blocking: the thread that tests early sees either answer,
+    // depending on how far the other agents have run.
+    Lanes& r = set(op.result());
+    lanes([&](int t) {
+      Barrier& b = barrier(t);
+      int64_t parity = int64_t(get(op.operand(2))[size_t(t)] & 1);
+      r[size_t(t)] = (b.phase & 1) != parity ? 1 : 0;
+      if (r[size_t(t)]) seePhases(uint32_t(get(op.operand(0))[size_t(t)] + 8 * get(op.operand(1))[size_t(t)]), b.phase);
     });
   } else if (n == "kern.tma_load") {
     tmaLoad(op, m);
@@ -371,7 +382,8 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
 
 BlockSim::BlockSim(const WsLaunch& l, GlobalMemory& mem, uint32_t bx, ClusterSim& cluster, int rank)
     : l_(l), mem_(mem), T_(int(l.kernel->intAttr("threads", 32))), bx_(bx), cluster_(cluster), rank_(rank),
-      smem_(size_t(l.kernel->intAttr("smem_bytes", 0)), 0xFF), all_(*this, -1), progress_(cluster.progress_) {}
+      smem_(size_t(l.kernel->intAttr("smem_bytes", 0)), 0xFF), landings_(smem_.size()), all_(*this, -1),
+      progress_(cluster.progress_) {}
 
 BlockSim& BlockSim::peer(int64_t rank) {
   BlockSim& p = cluster_.block(*this, rank);

@@ -63,6 +63,13 @@ void Agent::wgmma(const Operation& op, const Mask& m) {
       if (get(op.operand(1))[size_t(t)] != da || get(op.operand(2))[size_t(t)] != db)
         throw std::runtime_error("wgmma descriptors differ within a warpgroup");
     auto read = [&](uint32_t addr, const WgmmaFormat& f) {
+      const BlockSim::Landing& copy = b_.landings_.at(addr);
+      if (copy.barrierPlus1) {
+        auto seen = phasesSeen_.find(copy.barrierPlus1 - 1);
+        if (seen == phasesSeen_.end() || seen->second < copy.phases)
+          throw std::runtime_error("hazard: a wgmma reads shared memory (byte offset " + std::to_string(addr) +
+                                   ") before its agent saw the mbarrier phase that TMA copy completes");
+      }
       uint16_t v = 0;
       std::memcpy(&v, b_.shared(addr, size_t(f.bytes)), size_t(f.bytes));
       open_[wg].push_back({addr, v, uint8_t(f.bytes)});
@@ -152,12 +159,16 @@ void Agent::tmaLoad(const Operation& op, const Mask& m) {
     const Attribute* stream = op.attr("stream");
     if (stream && stream->asBool() && b_.l_.evictFirstBytes && get(op.operand(op.numOperands() - 1))[size_t(t)])
       b_.l_.evictFirstBytes->at(mapIndex) += elems * eb;
+    uint32_t barAddr = uint32_t(get(op.operand(3))[size_t(t)] + 8 * get(op.operand(4))[size_t(t)]);
     forEachBoxElement(d, c, dst, [&](bool in, uint64_t global, uint64_t shared) {
       uint16_t v = 0;  // outside the tensor: zero fill
       if (in) std::memcpy(&v, b_.mem_.ptr(global, size_t(eb)), size_t(eb));
-      for (BlockSim* to : dests) std::memcpy(to->shared(shared, size_t(eb)), &v, size_t(eb));
+      for (BlockSim* to : dests) {
+        std::memcpy(to->shared(shared, size_t(eb)), &v, size_t(eb));
+        // The copy completes the barrier's current phase.
+        for (int i = 0; i < eb; ++i) to->landings_[shared + uint64_t(i)] = {barAddr + 1, to->barriers_[barAddr].phase + 1};
+      }
     });
-    uint32_t barAddr = uint32_t(get(op.operand(3))[size_t(t)] + 8 * get(op.operand(4))[size_t(t)]);
     for (BlockSim* to : dests) {
       Barrier& bar = to->barriers_[barAddr];
       if (bar.count == 0) throw std::runtime_error("a TMA copy completes on an uninitialized mbarrier");
@@ -166,6 +177,11 @@ void Agent::tmaLoad(const Operation& op, const Mask& m) {
     }
     ++b_.progress_;
   });
+}
+
+void Agent::seePhases(uint32_t barrier, int64_t completed) {
+  int64_t& seen = phasesSeen_[barrier];
+  seen = std::max(seen, completed);
 }
 
 void Agent::wgmmaDesc(const Operation& op, const Mask& m) {

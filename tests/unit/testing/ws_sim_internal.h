@@ -105,6 +105,11 @@ class Agent {
   std::map<int, ResultGroup> openResults_;
   std::unordered_map<const Value*, uint64_t> inFlight_;  // value -> its group's serial
   uint64_t nextSerial_ = 1;
+  // Per mbarrier of the block (by address), how many of its phases this agent has seen complete:
+  // through kern.mbarrier_wait, or a kern.mbarrier_test_wait that said so. A wgmma may read a
+  // TMA copy's bytes only once its agent has seen the phase the copy completes.
+  std::unordered_map<uint32_t, int64_t> phasesSeen_;
+  void seePhases(uint32_t barrier, int64_t completed);
   ResultGroup* groupWithSerial(uint64_t serial);
   friend class BlockSim;
   friend class ClusterSim;
@@ -122,6 +127,13 @@ class BlockSim {
   ClusterSim& cluster_;
   int rank_;  // in the cluster
   std::vector<uint8_t> smem_;
+  // Per byte of shared memory, the latest TMA copy into it: the mbarrier (address + 1; 0 for none)
+  // it completes on, and how many of that barrier's phases have completed once it has.
+  struct Landing {
+    uint32_t barrierPlus1 = 0;
+    int64_t phases = 0;
+  };
+  std::vector<Landing> landings_;
   std::unordered_map<const Value*, Lanes> shared_;  // values defined outside the roles
   std::map<uint32_t, Barrier> barriers_;
   Agent all_;                                 // every thread, in lockstep, outside the roles
