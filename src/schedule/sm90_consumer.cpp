@@ -252,14 +252,12 @@ std::vector<Value*> addPeerPartials(Plan& p, Value* wg, const GroupSlot& gs, std
 }  // namespace
 
 void issueKStep(Plan& p, const StepOperands& at, Value* s, Value* ph, const std::function<Value*(Value* on)>& firstScale,
-                bool fresh, std::vector<Value*>& sums, Value* ready) {
+                bool fresh, std::vector<Value*>& sums) {
   KernBuilder& b = p.b;
   const Config& c = p.cfg;
   const GemmProgram& g = p.g;
   const int blocks = p.wgmmaBlocks(), nacc = p.accPerBlock();
-  auto wait = [&] { b.create("kern.mbarrier_wait", {p.full, s, ph}, {}, p.waitAttrs()); };
-  if (ready) b.ifThen(b.intBin("arith.xori", ready, b.i1(true)), wait);
-  else wait();
+  b.create("kern.mbarrier_wait", {p.full, s, ph}, {}, p.waitAttrs());
   b.setLoc(g.dot->loc());
   b.create("kern.wgmma_fence", {}, {});
   Value* on = b.i1(true);

@@ -127,11 +127,9 @@ struct StepOperands {
 // one K step of the warpgroup on stage s: wait for its copies (full[s] at phase ph), then every
 // wgmma of the step into `sums` (its results replace them), and commit the group. The step's first
 // wgmma has scale_d = firstScale(on), `on` being true; `fresh`: the sums start as new undefined
-// registers (and firstScale should ignore them); `ready` (an i1, optional): an earlier
-// kern.mbarrier_test_wait of full[s] at phase ph, the wait skipped when it said the stage had landed;
+// registers (and firstScale should ignore them);
 void issueKStep(Plan& p, const StepOperands& at, ir::Value* s, ir::Value* ph,
-                const std::function<ir::Value*(ir::Value* on)>& firstScale, bool fresh, std::vector<ir::Value*>& sums,
-                ir::Value* ready = nullptr);
+                const std::function<ir::Value*(ir::Value* on)>& firstScale, bool fresh, std::vector<ir::Value*>& sums);
 // fp8_accum=promote / promote_pairs (sm90_promote.cpp): the tile's K loop whose steps' sums are
 // added to f32 accumulators starting at acc0; every stage goes back within it. The accumulators
 // after it, every wgmma group retired;

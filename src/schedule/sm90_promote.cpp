@@ -5,10 +5,6 @@
 //
 // promote, one step at a time (the tensor cores idle while the sums are added):
 //   for ksteps:      sums = wgmma(step); wait(0); acc += sums; release(its stage)
-// Both test the next iteration's first stage (kern.mbarrier_test_wait) once their wgmmas are
-// issued, and that iteration skips its wait when the stage had landed: the sums' adds are then
-// all that stands between a step's last wgmma and the next step's first, as in cuBLASLt's promoted
-// kernel (docs/perf-notes.md, twenty-first session).
 // promote_pairs, two steps in flight (the second step's wgmmas run while the first's sums are
 // added; a third set of registers):
 //   for ksteps / 2:  s0 = wgmma(step); s1 = wgmma(step); wait(1); acc += s0; release;
@@ -33,13 +29,14 @@ std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* i
   const GemmProgram& g = p.g;
   Value* zero = b.i32(0);
   // A loop of `count` iterations of `steps` K steps each, from ring position (s0, ph0).
-  // (s, ph, ready): where the loop starts in the ring, and whether that stage is known to have landed.
-  auto loopOf = [&](Value* count, int steps, const std::vector<Value*>& accIn, Value* s0, Value* ph0, Value* ready0) {
+  auto loopOf = [&](Value* count, int steps, const std::vector<Value*>& accIn, Value* s0, Value* ph0) {
     std::vector<Value*> forOps = {zero, count, b.i32(1)};
     forOps.insert(forOps.end(), accIn.begin(), accIn.end());
-    forOps.insert(forOps.end(), {s0, ph0, ready0});
+    forOps.push_back(s0);
+    forOps.push_back(ph0);
     std::vector<Type> resultTypes(accIn.size(), types::f32());
-    resultTypes.insert(resultTypes.end(), {types::i32(), types::i32(), types::i1()});
+    resultTypes.push_back(types::i32());
+    resultTypes.push_back(types::i32());
     Operation* loop = b.create("scf.for", forOps, resultTypes, {}, 1);
     Block* body = loop->region(0).addBlock();
     body->addArgument(types::i32(), "kt");
@@ -47,7 +44,6 @@ std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* i
     for (size_t i = 0; i < accIn.size(); ++i) acc.push_back(body->addArgument(types::f32(), "acc"));
     Value* s = body->addArgument(types::i32(), "s");
     Value* ph = body->addArgument(types::i32(), "ph");
-    Value* ready = body->addArgument(types::i1(), "ready");
     {
       InsertionGuard guard(b);
       b.setInsertionPointToEnd(body);
@@ -55,14 +51,10 @@ std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* i
       std::vector<Value*> stages;
       for (int k = 0; k < steps; ++k) {
         sums.emplace_back(accIn.size());
-        issueKStep(p, at, s, ph, [&](Value*) { return b.i1(false); }, /*fresh=*/true, sums.back(),
-                   k == 0 ? ready : nullptr);
+        issueKStep(p, at, s, ph, [&](Value*) { return b.i1(false); }, /*fresh=*/true, sums.back());
         stages.push_back(s);
         std::tie(s, ph) = nextStage(b, s, ph, c.stages);
       }
-      // The next iteration's first stage, tested while this one's wgmmas run (past the tile's last
-      // step it is the next tile's, and the answer goes unused).
-      ready = b.named(b.op1("kern.mbarrier_test_wait", {p.full, s, ph}, types::i1()), "ready");
       for (int k = 0; k < steps; ++k) {
         b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t(steps - 1 - k)}});
         for (size_t i = 0; i < acc.size(); ++i) acc[i] = b.named(b.fbin("arith.addf", acc[i], sums[size_t(k)][i]), "acc");
@@ -70,7 +62,8 @@ std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* i
         b.ifThen(isLane0, [&] { releaseStage(p, stages[size_t(k)]); });
       }
       std::vector<Value*> yields = acc;
-      yields.insert(yields.end(), {s, ph, ready});
+      yields.push_back(s);
+      yields.push_back(ph);
       b.create("scf.yield", yields, {});
     }
     std::vector<Value*> out;
@@ -80,11 +73,10 @@ std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* i
   const size_t n = acc0.size();
   std::vector<Value*> r;
   if (c.fp8Accum == Fp8Accum::PromotePairs) {
-    r = loopOf(b.div(p.ksteps, b.i32(2)), 2, acc0, p.stage0, p.phase0, b.i1(false));
-    r = loopOf(b.rem(p.ksteps, b.i32(2)), 1, std::vector<Value*>(r.begin(), r.begin() + long(n)), r[n], r[n + 1],
-               r[n + 2]);
+    r = loopOf(b.div(p.ksteps, b.i32(2)), 2, acc0, p.stage0, p.phase0);
+    r = loopOf(b.rem(p.ksteps, b.i32(2)), 1, std::vector<Value*>(r.begin(), r.begin() + long(n)), r[n], r[n + 1]);
   } else {
-    r = loopOf(p.ksteps, 1, acc0, p.stage0, p.phase0, b.i1(false));
+    r = loopOf(p.ksteps, 1, acc0, p.stage0, p.phase0);
   }
   r.resize(n);
   return r;

@@ -117,7 +117,6 @@ const char* effectOf(const Operation& op) {
       {"kern.mbarrier_arrive", "updates an mbarrier"},
       {"kern.mbarrier_arrive_expect_tx", "updates an mbarrier"},
       {"kern.mbarrier_wait", "waits on an mbarrier"},
-      {"kern.mbarrier_test_wait", "tests an mbarrier (an acquire when its phase has completed)"},
       {"kern.fence", "is a memory fence"},
       {"kern.wgmma", "issues asynchronous tensor-core work"},
       {"kern.wgmma_fence", "orders asynchronous tensor-core work"},

@@ -7,7 +7,6 @@
 //                                                               (PTX ISA, "mbarrier.test_wait /
 //                                                               try_wait": acquire at CTA scope by
 //                                                               default; {scope = "cluster"} widens it)
-//   mbarrier.test_wait.parity.shared::cta.b64 p, [bar], parity  (the same test, never blocking)
 //   fence.mbarrier_init.release.cluster                         (PTX ISA, "membar/fence": makes
 //                                                               the inits visible to the async proxy
 //                                                               and other threads' barrier ops)
@@ -73,14 +72,6 @@ bool emitMbarrierWait(KernelEmitter& e, const Operation& op) {
   b.inst(fmt::format("mbarrier.try_wait.parity{}.shared::cta.b64 {}, [{}], {}", cluster ? ".acquire.cluster" : "",
                      p.str(), a.str(), e.use(op.operand(2)).str()));
   b.instIf(p, "bra " + loop, /*negate=*/true);
-  return true;
-}
-
-bool emitMbarrierTestWait(KernelEmitter& e, const Operation& op) {
-  Reg a = barrierAddress(e, op);
-  Reg p = e.def(op.result());
-  e.b().inst(fmt::format("mbarrier.test_wait.parity.shared::cta.b64 {}, [{}], {}", p.str(), a.str(),
-                         e.use(op.operand(2)).str()));
   return true;
 }
 

@@ -44,7 +44,6 @@ const std::vector<Entry>& table() {
         {"kern.mbarrier_alloc", emitMbarrierAlloc}, {"kern.mbarrier_init", emitMbarrierInit},
         {"kern.mbarrier_arrive_expect_tx", emitMbarrierArriveExpectTx}, {"kern.mbarrier_arrive", emitMbarrierArrive},
         {"kern.mbarrier_wait", emitMbarrierWait}, {"kern.fence", emitFence},   {"kern.tma_load", emitTmaLoad},
-        {"kern.mbarrier_test_wait", emitMbarrierTestWait},
         {"kern.prefetch_tensormap", emitPrefetchTensormap},
         {"kern.wgmma_desc", emitWgmmaDesc}, {"kern.wgmma", emitWgmma},         {"kern.wgmma_fence", emitWgmmaFence},
         {"kern.wgmma_commit", emitWgmmaCommit}, {"kern.wgmma_wait", emitWgmmaWait},

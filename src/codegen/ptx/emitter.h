@@ -112,7 +112,6 @@ bool emitMbarrierInit(KernelEmitter&, const ir::Operation&);
 bool emitMbarrierArriveExpectTx(KernelEmitter&, const ir::Operation&);
 bool emitMbarrierArrive(KernelEmitter&, const ir::Operation&);
 bool emitMbarrierWait(KernelEmitter&, const ir::Operation&);
-bool emitMbarrierTestWait(KernelEmitter&, const ir::Operation&);
 bool emitFence(KernelEmitter&, const ir::Operation&);
 // emit_tma.cpp
 bool emitTmaLoad(KernelEmitter&, const ir::Operation&);

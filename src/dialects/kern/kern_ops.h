@@ -94,9 +94,6 @@
 //    arrive_expect_tx arrives once and expects {bytes} of async transactions in the current phase;
 //    arrive arrives once; wait(parity) returns once the phase with that parity has completed (a
 //    fresh barrier is in phase 0, and phase "parity 1" counts as completed before it).
-//    test_wait(parity) : i1 tells, without blocking, whether that phase has completed
-//    (mbarrier.test_wait; acquire at CTA scope when it has): a wait made early, whose answer a
-//    later wait can skip on (the promoted FP8 K loop tests the next stage while its wgmmas run).
 //  * kern.tma_load(map, buf, slot, bars, i, c0, c1(, c2)) {row}: cp.async.bulk.tensor of the map's
 //    box whose first element is at coords (c0 fastest) into stage `slot` of buf starting at row
 //    {row}; the box's rows are the buffer's rows (box[0] * sizeof(e) == row bytes). Elements out of

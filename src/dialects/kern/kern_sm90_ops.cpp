@@ -149,15 +149,6 @@ bool verifyMbarrierWait(const Operation& op, DiagnosticEngine& d) {
   return verifyWaitScope(op, d);
 }
 
-bool verifyMbarrierTestWait(const Operation& op, DiagnosticEngine& d) {
-  if (!barrierOperands(op, d)) return false;
-  if (!isI32(op.operand(2)->type()))
-    return d.error(op.loc()) << "'kern.mbarrier_test_wait' takes an i32 parity (0 or 1)";
-  if (!op.result()->type().isScalar(ScalarType::I1))
-    return d.error(op.loc()) << "'kern.mbarrier_test_wait' gives an i1 (whether the phase has completed)";
-  return true;
-}
-
 bool verifyFence(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;
   std::string kind = op.stringAttr("kind");

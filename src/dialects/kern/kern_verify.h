@@ -25,7 +25,6 @@ bool verifyMbarrierInit(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyMbarrierExpectTx(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyMbarrierArrive(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyMbarrierWait(const ir::Operation& op, ir::DiagnosticEngine& d);
-bool verifyMbarrierTestWait(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyFence(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyTmaLoad(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyPrefetchTensormap(const ir::Operation& op, ir::DiagnosticEngine& d);

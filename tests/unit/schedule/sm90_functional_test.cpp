@@ -408,6 +408,32 @@ TEST(Sm90Functional, TmaStoreSourceOverwrittenBeforeItsWaitIsCaught) {
   check(cfg, p, dropAll("kern.bulk_wait"), "by the block's end");
 }
 
+// The simulator can fail: a consumer that reads a stage without waiting on its full barrier may
+// read it before the producer's TMA copies land (the simulator lands copies at once, so its
+// producer is always ahead; it checks instead that the reading agent saw the phase each copy
+// completes). With the consumers' waits gone, the first wgmma is caught, fast and promoted alike.
+TEST(Sm90Functional, StageReadBeforeItsCopiesLandedIsCaught) {
+  int dropped = 0;
+  auto dropConsumerWaits = [&](ir::Operation& k) {
+    std::vector<ir::Operation*> waits;
+    k.walk([&](ir::Operation& op) {
+      if (op.is("kern.role") && op.stringAttr("name") == "consumer")
+        op.walk([&](ir::Operation& inner) {
+          if (inner.is("kern.mbarrier_wait")) waits.push_back(&inner);
+        });
+    });
+    for (ir::Operation* op : waits) op->erase();
+    dropped = int(waits.size());
+  };
+  const char* landed = "before its agent saw the mbarrier phase that TMA copy completes";
+  check(k128, {136, 200, 200, false, 0, 2}, dropConsumerWaits, landed);
+  EXPECT_GT(dropped, 0) << "no kern.mbarrier_wait in the consumer role: the test no longer mutates anything";
+  Problem fp8 = {136, 200, 400, true, 0, 2};
+  fp8.fp8 = true;
+  check("strategy=sm90_ws_persistent bk=128 warps_n=1 epilogue=tma fp8_accum=promote_pairs bm=128 bn=128 stages=3 "
+        "warps_m=2",
+        fp8, dropConsumerWaits, landed);
+}
 
 // reuse_stage=true: each warpgroup's boxes past its two slots are staged in the B part of the ring
 // stage the tile's K loop read last (a view of it); both consumer warpgroups meet at a 256-thread

@@ -246,16 +246,6 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
       if (op.stringAttr("scope") == "cluster")
         for (const auto& [blk, epoch] : b_.barrierReleases_[addr]) b_.acquired_[blk] = std::max(b_.acquired_[blk], epoch);
     });
-  } else if (n == "kern.mbarrier_test_wait") {
-    // What the barrier holds now, never blocking: the thread that tests early sees either answer,
-    // depending on how far the other agents have run.
-    Lanes& r = set(op.result());
-    lanes([&](int t) {
-      Barrier& b = barrier(t);
-      int64_t parity = int64_t(get(op.operand(2))[size_t(t)] & 1);
-      r[size_t(t)] = (b.phase & 1) != parity ? 1 : 0;
-      if (r[size_t(t)]) seePhases(uint32_t(get(op.operand(0))[size_t(t)] + 8 * get(op.operand(1))[size_t(t)]), b.phase);
-    });
   } else if (n == "kern.tma_load") {
     tmaLoad(op, m);
   } else if (n == "kern.wgmma_desc") {

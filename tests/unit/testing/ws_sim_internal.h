@@ -105,9 +105,9 @@ class Agent {
   std::map<int, ResultGroup> openResults_;
   std::unordered_map<const Value*, uint64_t> inFlight_;  // value -> its group's serial
   uint64_t nextSerial_ = 1;
-  // Per mbarrier of the block (by address), how many of its phases this agent has seen complete:
-  // through kern.mbarrier_wait, or a kern.mbarrier_test_wait that said so. A wgmma may read a
-  // TMA copy's bytes only once its agent has seen the phase the copy completes.
+  // Per mbarrier of the block (by address), how many of its phases this agent has seen complete
+  // (through kern.mbarrier_wait). A wgmma may read a TMA copy's bytes only once its agent has seen
+  // the phase the copy completes.
   std::unordered_map<uint32_t, int64_t> phasesSeen_;
   void seePhases(uint32_t barrier, int64_t completed);
   ResultGroup* groupWithSerial(uint64_t serial);
