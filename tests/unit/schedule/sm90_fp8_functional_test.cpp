@@ -55,8 +55,8 @@ TEST(Sm90Fp8Functional, ClustersAndSplits) {
 
 // fp8_accum=promote: each K step's wgmmas sum from zero, added to the f32 accumulators after
 // their group is waited for, and the stage goes back at once. Alone, in ping-pong, in K slices
-// and in stream-K runs (whose accumulators start at zero and may run no K step), and in pairs
-// along M (each stage's release goes to both blocks' producers).
+// and in stream-K runs (whose accumulators start at zero and may run no K step), in pairs along M
+// (each stage's release goes to both blocks' producers), and on three consumer warpgroups.
 TEST(Sm90Fp8Functional, PromotedSumsInRegisters) {
   check(kFp8 + "fp8_accum=promote bm=128 bn=128 stages=3 warps_m=2", fp8(136, 200, 400, 3));
   check("strategy=sm90_ws_persistent bk=128 warps_n=1 fp8_accum=promote bm=64 bn=128 stages=4 warps_m=1",
@@ -65,6 +65,9 @@ TEST(Sm90Fp8Functional, PromotedSumsInRegisters) {
   check(kFp8 + "fp8_accum=promote bm=64 bn=128 stages=4 warps_m=1 split_k=2", fp8(72, 200, 528, 4));
   check(kFp8 + "fp8_accum=promote bm=128 bn=128 stages=3 warps_m=2 stream_k=1", fp8(264, 264, 656, 5));
   check(kFp8 + "fp8_accum=promote bm=128 bn=160 stages=3 warps_m=2 cluster_m=2", fp8(264, 328, 400, 4));
+  // Three consumer warpgroups of 64 x 96 (48 + 48 registers of sums each), the columns past the
+  // last 64-column box stored on their own.
+  check(kFp8 + "fp8_accum=promote bm=192 bn=96 stages=3 warps_m=3", fp8(200, 200, 400, 3));
 }
 
 // fp8_accum=promote_pairs: two K steps in flight, the first's sums added while the second's
