@@ -377,7 +377,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   std::vector<Value*> kAcc;  // the accumulators after the K loop(s)
   Value* last = nullptr;      // the stage of the last K step (its release waits for the loop's end)
   if (promote) {
-    kAcc = buildPromotedKLoop(p, step, wg, isLane0, acc0);
+    kAcc = buildPromotedKLoop(p, step, isLane0, acc0);
   } else {
     std::vector<Value*> forOps = {zero, p.ksteps, b.i32(1)};
     forOps.insert(forOps.end(), acc0.begin(), acc0.end());

@@ -89,11 +89,6 @@ struct Plan {
   int rowsPerPiece() const { return rowsPerConsumer() / std::max(1, cfg.storePieces); }
   // Consumer warpgroups: warps_m x warps_n cooperating on each tile, or two taking turns.
   int groups() const { return cfg.warpsM * cfg.warpsN; }
-  // fp8_accum=promote / promote_pairs with cooperating consumer warpgroups: they issue their K
-  // steps' wgmmas in turns (sm90_promote.cpp), warpgroup wg waiting for its turn at named barrier
-  // kTurnBarrier + wg.
-  bool issuesInTurns() const { return cfg.fp8Accum != Fp8Accum::Fast && !pingpong() && groups() >= 2; }
-  static constexpr int kTurnBarrier = 8;
   // A consumer warpgroup's wgmma of one k16 step: `blocks` of them, each with `nacc` f32
   // accumulators per thread. Normally its rows in m64 blocks, each as wide as the tile (wgmma N =
   // bn). swap_ab: its columns in m64 blocks, each as wide as its rows (wgmma N = rows), B's
@@ -135,10 +130,10 @@ struct StepOperands {
 // registers (and firstScale should ignore them);
 void issueKStep(Plan& p, const StepOperands& at, ir::Value* s, ir::Value* ph,
                 const std::function<ir::Value*(ir::Value* on)>& firstScale, bool fresh, std::vector<ir::Value*>& sums);
-// fp8_accum=promote / promote_pairs (sm90_promote.cpp): consumer warpgroup wg's K loop of the
-// tile, whose steps' sums are added to f32 accumulators starting at acc0; every stage goes back
-// within it. The accumulators after it, every wgmma group retired;
-std::vector<ir::Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, ir::Value* wg, ir::Value* isLane0,
+// fp8_accum=promote / promote_pairs (sm90_promote.cpp): the tile's K loop whose steps' sums are
+// added to f32 accumulators starting at acc0; every stage goes back within it. The accumulators
+// after it, every wgmma group retired;
+std::vector<ir::Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, ir::Value* isLane0,
                                            const std::vector<ir::Value*>& acc0);
 // epilogue_loads=early: the loads that preloadEpilogue made, per unit of the epilogue (the whole
 // warpgroup tile for epilogue=direct; for epilogue=tma each box or box piece, then the columns

@@ -10,15 +10,6 @@
 //   for ksteps / 2:  s0 = wgmma(step); s1 = wgmma(step); wait(1); acc += s0; release;
 //                    wait(0); acc += s1; release
 //   then ksteps % 2 single steps.
-// Cooperating warpgroups issue in turns: each iteration, warpgroup wg waits at named barrier
-// kTurnBarrier + wg, issues its steps' wgmmas, and arrives at the next warpgroup's (wg + 1 mod G).
-// Each warpgroup's wgmmas then reach the tensor cores as one batch after the other's, and finish
-// one batch apart, so one warpgroup adds its sums while the next one's batch runs. Without the
-// turns, warpgroups released by the same stage issue interleaved, finish together and add
-// together while the tensor cores idle. The last warpgroup grants the first turn before the tile
-// loop, and the first warpgroup takes the last pass after it (sm90_ws_persistent.cpp): every
-// barrier generation then pairs one warpgroup's arrival with the next one's wait, and none is
-// left open when the block ends.
 // Every read of a step's sums waits for its group inside the same iteration. ptxas does not follow
 // wgmma.wait_group across a loop's back edge: a pipeline that carries a step in flight into the
 // next iteration (wait(1) there, then add) gets every wgmma of the kernel serialized (C7514, or
@@ -32,24 +23,11 @@
 namespace kiln::sm90 {
 using namespace ir;
 
-std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* wg, Value* isLane0,
-                                       const std::vector<Value*>& acc0) {
+std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* isLane0, const std::vector<Value*>& acc0) {
   KernBuilder& b = p.b;
   const Config& c = p.cfg;
   const GemmProgram& g = p.g;
   Value* zero = b.i32(0);
-  // Turns: wait for this warpgroup's, issue, pass it to the next warpgroup (docs above).
-  const int64_t pair = 2 * 128;
-  auto awaitTurn = [&] {
-    if (p.issuesInTurns())
-      b.create("kern.named_barrier", {b.named(b.addConst(wg, Plan::kTurnBarrier), "myturn")}, {}, {{"threads", pair}});
-  };
-  auto passTurn = [&] {
-    if (!p.issuesInTurns()) return;
-    Value* next = b.rem(b.addConst(wg, 1), b.i32(p.groups()));
-    b.create("kern.named_barrier_arrive", {b.named(b.addConst(next, Plan::kTurnBarrier), "nextturn")}, {},
-             {{"threads", pair}});
-  };
   // A loop of `count` iterations of `steps` K steps each, from ring position (s0, ph0).
   auto loopOf = [&](Value* count, int steps, const std::vector<Value*>& accIn, Value* s0, Value* ph0) {
     std::vector<Value*> forOps = {zero, count, b.i32(1)};
@@ -71,14 +49,12 @@ std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* w
       b.setInsertionPointToEnd(body);
       std::vector<std::vector<Value*>> sums;
       std::vector<Value*> stages;
-      awaitTurn();
       for (int k = 0; k < steps; ++k) {
         sums.emplace_back(accIn.size());
         issueKStep(p, at, s, ph, [&](Value*) { return b.i1(false); }, /*fresh=*/true, sums.back());
         stages.push_back(s);
         std::tie(s, ph) = nextStage(b, s, ph, c.stages);
       }
-      passTurn();
       for (int k = 0; k < steps; ++k) {
         b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t(steps - 1 - k)}});
         for (size_t i = 0; i < acc.size(); ++i) acc[i] = b.named(b.fbin("arith.addf", acc[i], sums[size_t(k)][i]), "acc");

@@ -356,15 +356,6 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   // steps past K copy boxes wholly outside the tensor, which TMA fills with zeros.
   p.ksteps = c.splitK > 1 ? b.named(b.div(b.addConst(p.ktiles, c.splitK - 1), b.i32(c.splitK)), "ksteps") : p.ktiles;
 
-  // Promoted FP8 sums on cooperating warpgroups issue in turns (sm90_promote.cpp): the last
-  // consumer warpgroup grants the first one its first turn.
-  auto consumerWarpgroup = [&](int w) { return b.cmp("eq", b.div(tid, b.i32(128)), b.i32(1 + w)); };
-  const NamedAttr turnThreads{"threads", int64_t{256}};
-  if (p.issuesInTurns())
-    b.ifThen(consumerWarpgroup(int(warpgroups) - 1), [&] {
-      b.create("kern.named_barrier_arrive", {b.i32(sm90::Plan::kTurnBarrier)}, {}, {turnThreads});
-    });
-
   // The persistent tile loop with the role-tagged regions.
   b.setLoc(g->forTiles->loc());
   Value* batches = batched ? p.dims.at(g->dimBatch) : b.i32(1);
@@ -411,11 +402,6 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
            [&] { ok = sm90::buildConsumer(p); });
   }
   if (!ok) return nullptr;
-  // ... and the first takes the last warpgroup's pass after its last K step.
-  if (p.issuesInTurns())
-    b.ifThen(consumerWarpgroup(0), [&] {
-      b.create("kern.named_barrier", {b.i32(sm90::Plan::kTurnBarrier)}, {}, {turnThreads});
-    });
   if (tmaStore) {
     // Every consumer warpgroup's elected thread waits for its last TMA stores before the block
     // exits (their source is this block's shared memory). Waiting only for their reads (.read) is

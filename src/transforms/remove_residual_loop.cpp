@@ -109,7 +109,6 @@ const char* effectOf(const Operation& op) {
       {"kern.bulk_commit", "orders asynchronous copies"},
       {"kern.bulk_wait", "orders asynchronous copies"},
       {"kern.named_barrier", "synchronizes threads on a named barrier"},
-      {"kern.named_barrier_arrive", "arrives on a named barrier"},
       {"kern.cp_async", "starts an asynchronous copy into shared memory"},
       {"kern.tma_load", "starts an asynchronous copy into shared memory"},
       {"kern.cp_async_commit", "orders asynchronous copies"},

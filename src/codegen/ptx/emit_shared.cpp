@@ -128,10 +128,8 @@ bool emitBarrier(KernelEmitter& e, const Operation&) {
 }
 
 // bar.sync id, threads (PTX ISA, "bar.sync": a named barrier for a subset of the CTA's warps).
-// bar.arrive id, threads: the same barrier, counted without waiting (PTX ISA, "bar.arrive").
 bool emitNamedBarrier(KernelEmitter& e, const Operation& op) {
-  const char* form = op.is("kern.named_barrier_arrive") ? "bar.arrive" : "bar.sync";
-  e.b().inst(fmt::format("{} {}, {}", form, e.use(op.operand(0)).str(), op.intAttr("threads", 0)));
+  e.b().inst(fmt::format("bar.sync {}, {}", e.use(op.operand(0)).str(), op.intAttr("threads", 0)));
   return true;
 }
 

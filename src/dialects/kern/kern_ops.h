@@ -133,9 +133,7 @@
 //    what four st_shared of frag pairs store per thread. {trans = true} (.trans): each matrix is
 //    stored transposed, so the row segment lane 8i + r addresses receives column r of matrix i
 //    (element c of the segment from lane 4c + r / 2, half r % 2 of its v_i).
-//    kern.named_barrier(id) {threads} is bar.sync id, threads; kern.named_barrier_arrive(id)
-//    {threads} is bar.arrive id, threads (PTX ISA "bar.arrive"): its threads count towards the
-//    barrier's `threads` and go on, so one group can release another that waits in bar.sync.
+//    kern.named_barrier(id) {threads} is bar.sync id, threads.
 //
 // Thread-block clusters and TMA multicast (sm_90a; docs/sm90-strategy.md, "Clusters and multicast"):
 //  * kern.kernel {cluster = [x, y, z]}: the kernel runs in clusters of x*y*z blocks (2 to 8, grid x

@@ -401,12 +401,12 @@ bool verifyBulkWait(const Operation& op, DiagnosticEngine& d) {
 bool verifyNamedBarrier(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;
   if (!op.operand(0)->type().isScalar(ScalarType::I32))
-    return d.error(op.loc()) << "'" << op.name() << "' takes an i32 barrier id (1 to 15; 0 is kern.barrier's)";
+    return d.error(op.loc()) << "'kern.named_barrier' takes an i32 barrier id (1 to 15; 0 is kern.barrier's)";
   // PTX ISA, "bar.sync": the thread count is a multiple of the warp size.
   int64_t n = op.intAttr("threads", 0);
   int64_t threads = op.enclosing("kern.kernel")->intAttr("threads", 0);
   if (n < 32 || n % 32 != 0 || n > threads)
-    return d.error(op.loc()) << "'" << op.name() << "' needs {threads = N}: whole warps, at most the kernel's "
+    return d.error(op.loc()) << "'kern.named_barrier' needs {threads = N}: whole warps, at most the kernel's "
                              << threads;
   return true;
 }

@@ -2,7 +2,7 @@
 // the hazards a broken sm90_ws_persistent protocol would leave on the GPU, which a run on seeded
 // inputs may not show (its producer always runs ahead and its copies land at once): a wgmma
 // reading a stage before its copies landed, a TMA store's source overwritten before its read
-// finished, the promoted loops' turns unbalanced. Through the harness of sm90_sim_check.h.
+// finished. Through the harness of sm90_sim_check.h.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -65,32 +65,6 @@ TEST(Sm90Functional, StageReadBeforeItsCopiesLandedIsCaught) {
   check("strategy=sm90_ws_persistent bk=128 warps_n=1 epilogue=tma fp8_accum=promote_pairs bm=128 bn=128 stages=3 "
         "warps_m=2",
         fp8, dropConsumerWaits, landed);
-}
-
-// Promoted sums on cooperating warpgroups issue in turns through named barriers (sm90_promote.cpp).
-// Without the last warpgroup's first grant nobody ever gets a turn; without the first
-// warpgroup's last wait a barrier generation is left open when the block ends.
-TEST(Sm90Functional, PromotedTurnsProtocolErrorsAreCaught) {
-  const std::string cfg =
-      "strategy=sm90_ws_persistent bk=128 warps_n=1 epilogue=tma fp8_accum=promote bm=128 bn=128 stages=3 warps_m=2";
-  Problem p = {136, 200, 400, true, 0, 2};
-  p.fp8 = true;
-  // The top-level turn ops: outside every scf.for (the per-step ones sit in the K loop).
-  auto topLevel = [](const char* name) {
-    return [name](ir::Operation& k) {
-      std::vector<ir::Operation*> ops;
-      k.walk([&](ir::Operation& op) {
-        if (!op.is(name) || op.intAttr("threads", 0) != 256) return;
-        for (const ir::Operation* in = op.parentOp(); in; in = in->parentOp())
-          if (in->is("scf.for") || in->is("kern.tile_loop")) return;
-        ops.push_back(&op);
-      });
-      ASSERT_EQ(ops.size(), 1u) << name;
-      for (ir::Operation* op : ops) op->erase();
-    };
-  };
-  check(cfg, p, topLevel("kern.named_barrier_arrive"), "deadlock");
-  check(cfg, p, topLevel("kern.named_barrier"), "ends the block with 128 threads arrived");
 }
 
 }  // namespace
