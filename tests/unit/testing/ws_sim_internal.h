@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the warp-specialized simulator (ws_sim.h): the block, its agents and the hardware
-// state they share. ws_sim.cpp runs ops; ws_sim_async.cpp models TMA and wgmma.
+// state they share. ws_sim.cpp runs ops; ws_sim_async.cpp models TMA and wgmma; ws_sim_tiles.cpp
+// the tile loops; ws_sim_cluster.cpp runs the blocks, clusters and agents.
 #include <bit>
 #include <condition_variable>
 #include <functional>
