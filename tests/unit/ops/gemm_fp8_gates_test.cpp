@@ -115,8 +115,17 @@ const Fp8GemmVariant* registeredAs(const std::string& config, bool loadsLate = f
 //   the sector term and 128x160 promote in pairs along M registered: within 3% and 0.98;
 //   lines*_*.json, twelve shapes whose K is a multiple of 32 but not of 128 (the first six fitted
 //   the off-line term, the rest held it out): the same bounds.
+// - bench/results/2026-12-01-h200-promote-turnaround/lone_family_fast.json: the FAST_ACCUM family
+//   after its lone 64x128 ring moved to a TMA store (s8 for s9), at the recorded shapes where that
+//   ring is picked and seven more small-M shapes: 0.75 per shape, 0.94 in geometric mean. Two picks
+//   miss by 23%: 256x3072x8208 (K off sectors; the pair along M wins, as the twentieth session
+//   found) and 192x8192x2048 (64x64 s13 where 128x128 s6 runs 0.92x: the memory-bound branch
+//   taken where the tensor cores already bind).
 // A record made before the variant now picked at one of its shapes was registered cannot judge
-// that pick; such a shape must then be judged by a later record of the same accumulation.
+// that pick; such a shape must then be judged by a later record of the same accumulation. `shapes`
+// counts the picks a record judges (one fewer may be judged): heldout2_fast.json and the
+// early-loads heldout_fast.json judge fewer than they measured, their lone 64x128 picks being the
+// TMA-store ring registered after them.
 struct Recorded {
   const char* dir;
   const char* file;
@@ -130,17 +139,18 @@ constexpr Recorded kRecorded[] = {
     {"2026-11-30-h200-fp8", "heldout_precise.json", 0.75, 0.95, 8, true},
     {"2026-11-30-h200-fp8", "heldout_fast.json", 0.75, 0.95, 8, true},
     {"2026-11-30-h200-fp8", "heldout2_precise.json", 0.75, 0.95, 6, true},
-    {"2026-11-30-h200-fp8", "heldout2_fast.json", 0.75, 0.95, 6, true},
+    {"2026-11-30-h200-fp8", "heldout2_fast.json", 0.75, 0.95, 5, true},
     {"2026-12-01-h200-early-loads", "final_promote.json", 0.95, 0.98, 6, false},
     {"2026-12-01-h200-early-loads", "final_fast.json", 0.95, 0.98, 6, false},
     {"2026-12-01-h200-early-loads", "heldout_promote.json", 0.70, 0.95, 14, false},
-    {"2026-12-01-h200-early-loads", "heldout_fast.json", 0.70, 0.95, 14, false},
+    {"2026-12-01-h200-early-loads", "heldout_fast.json", 0.70, 0.95, 12, false},
     {"2026-12-01-h200-early-loads", "sectors_promote.json", 0.97, 0.98, 13, false},
     {"2026-12-01-h200-early-loads", "sectors_fast.json", 0.97, 0.98, 13, false},
     {"2026-12-01-h200-early-loads", "lines_promote.json", 0.97, 0.98, 6, false},
     {"2026-12-01-h200-early-loads", "lines_fast.json", 0.97, 0.98, 6, false},
     {"2026-12-01-h200-early-loads", "lines2_promote.json", 0.97, 0.98, 6, false},
     {"2026-12-01-h200-early-loads", "lines2_fast.json", 0.97, 0.98, 6, false},
+    {"2026-12-01-h200-promote-turnaround", "lone_family_fast.json", 0.75, 0.94, 13, false},
 };
 
 TEST(GemmFp8Gates, HeuristicPicksNearTheMeasuredBestOnTheH200) {
