@@ -117,10 +117,11 @@ const Fp8GemmVariant* registeredAs(const std::string& config, bool loadsLate = f
 //   the off-line term, the rest held it out): the same bounds.
 // - bench/results/2026-12-01-h200-promote-turnaround/lone_family_fast.json: the FAST_ACCUM family
 //   after its lone 64x128 ring moved to a TMA store (s8 for s9), at the recorded shapes where that
-//   ring is picked and seven more small-M shapes: 0.75 per shape, 0.94 in geometric mean. Two picks
-//   miss by 23%: 256x3072x8208 (K off sectors; the pair along M wins, as the twentieth session
-//   found) and 192x8192x2048 (64x64 s13 where 128x128 s6 runs 0.92x: the memory-bound branch
-//   taken where the tensor cores already bind).
+//   ring is picked and seven more small-M shapes: 0.75 per shape, 0.94 in geometric mean (two
+//   picks missed by 23% there before the balance point moved from 495 to 300 flops per byte).
+//   balance_*.json: ten shapes between those balance points, held out from that change (0.908 and
+//   0.940 of the best in geometric mean, against 0.858 and 0.911 with 495): 0.70 per shape, 0.90
+//   with fast accumulation and 0.93 promoted.
 // A record made before the variant now picked at one of its shapes was registered cannot judge
 // that pick; such a shape must then be judged by a later record of the same accumulation. `shapes`
 // counts the picks a record judges (one fewer may be judged): heldout2_fast.json and the
@@ -151,6 +152,8 @@ constexpr Recorded kRecorded[] = {
     {"2026-12-01-h200-early-loads", "lines2_promote.json", 0.97, 0.98, 6, false},
     {"2026-12-01-h200-early-loads", "lines2_fast.json", 0.97, 0.98, 6, false},
     {"2026-12-01-h200-promote-turnaround", "lone_family_fast.json", 0.75, 0.94, 13, false},
+    {"2026-12-01-h200-promote-turnaround", "balance_fast.json", 0.70, 0.90, 10, false},
+    {"2026-12-01-h200-promote-turnaround", "balance_promote.json", 0.70, 0.93, 10, false},
 };
 
 TEST(GemmFp8Gates, HeuristicPicksNearTheMeasuredBestOnTheH200) {
