@@ -54,8 +54,8 @@ constexpr Fp8Accum kFast = Fp8Accum::Fast, kPromote = Fp8Accum::Promote, kPairs 
 // along M and with stream-K for the last wave; ping-pong 128x128, which overlaps one warpgroup's
 // epilogue with the other's wgmma and wins where the K loop is short (K <= 4096: FP8's K loop runs
 // twice as fast as BF16's, so the epilogue weighs twice as much); 128x128 and the small-M rings
-// (64x128 s8 stores through TMA: 0-11% ahead of a 64x128 s9 ring stored from registers at eleven of
-// twelve small-M shapes, bench/results/2026-12-01-h200-promote-turnaround/lone_tma*).
+// (64x128 s8 stores through TMA: up to 11% ahead of a 64x128 s9 ring stored from registers at ten
+// of twelve small-M shapes, tied at two; bench/results/2026-12-01-h200-promote-turnaround/lone_tma*).
 // 128x160 in pairs along M (sharing B through multicast) where K is off 32-byte sectors: 1.17-1.32x
 // the lone tile at seven such shapes (pitchTerm; bench/results/2026-12-01-h200-early-loads/promote_c2.*).
 // The scales are loaded before the K loop (epilogue_loads=early) except where that measured slower
