@@ -1,8 +1,10 @@
 // Emitters for warp specialization and persistence: kern.role, kern.tile_loop, kern.setmaxnreg
 // (semantics in dialects/kern/kern_ops.h).
 //
-//   kern.role {warpgroups = [f, c]}     ->  setp.lt.u32 p, tid.x - 128 f, 128 c;  @!p bra.uni skip;
-//                                            body;  skip:      (whole warpgroups: warp-uniform)
+//   kern.role {warpgroups = [f, c]}     ->  t = lane 0's tid.x (shfl.sync.idx);
+//                                            setp.lt.u32 p, t - 128 f, 128 c;  @!p bra.uni skip;
+//                                            bar.warp.sync -1; body;  skip:
+//                                            (whole warpgroups: warp-uniform, converged)
 //   kern.tile_loop(M, N, batches)       ->  t = ctaid.x; iter = 0; while t < T: (m0, n0, batch) of t;
 //                                            body; t += nctaid.x; ++iter      (every thread that
 //                                            reaches it walks the same tiles: bra.uni)
@@ -59,15 +61,26 @@ Reg ceilDiv(PtxBuilder& b, const Reg& x, int64_t k) {
 
 }  // namespace
 
+// The role's threads are whole warpgroups, so the branch is warp-uniform; the condition is computed
+// from lane 0's tid.x (broadcast by shfl.sync.idx) so that ptxas can prove it. From a raw %tid.x its
+// uniformity analysis takes the branch as divergent, and then nothing inside the role (a loop's
+// stage index, the wgmma descriptors built from it, a tensor map's address) is given uniform
+// registers: every wgmma's descriptors reached it through R2UR. No scf.if encloses a role
+// (verifyRole), so every lane of every warp reaches the shuffle.
 bool emitRole(KernelEmitter& e, const Operation& op) {
   PtxBuilder& b = e.b();
   auto wg = op.intsAttr("warpgroups");
   Reg tid = special(b, "%tid.x");
+  b.inst(fmt::format("shfl.sync.idx.b32 {}, {}, 0, 31, -1", tid.str(), tid.str()));
   Reg rel = wg[0] ? binary(b, "sub.s32", tid, std::to_string(wg[0] * 128)) : tid;
   Reg p = b.reg(RegClass::Pred);
   b.inst(fmt::format("setp.lt.u32 {}, {}, {}", p.str(), rel.str(), wg[1] * 128));
   std::string skip = b.label();
   b.instIf(p, "bra.uni " + skip, /*negate=*/true);
+  // A role without setmaxnreg (one consumer warpgroup) needs the warp's convergence said outright:
+  // without it ptxas kept the region's descriptors on the vector pipe even with the broadcast
+  // condition. setmaxnreg, being .sync.aligned, says it too.
+  b.inst("bar.warp.sync -1");
   if (!e.emitBlock(op.body())) return false;
   b.placeLabel(skip);
   return true;

@@ -195,6 +195,16 @@ bool verifyThreadIndex(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
+// kern.warp_id broadcasts lane 0's value (emit_thread.cpp), so every lane of the warp must reach it:
+// not inside an scf.if, whose condition may differ between the lanes.
+bool verifyWarpId(const Operation& op, DiagnosticEngine& d) {
+  if (!verifyThreadIndex(op, d)) return false;
+  if (op.enclosing("scf.if"))
+    return d.error(op.loc()) << "'kern.warp_id' is read by whole warps (it is broadcast from lane 0); move it out of "
+                                "the enclosing 'scf.if'";
+  return true;
+}
+
 bool verifyBlockId(const Operation& op, DiagnosticEngine& d) {
   if (!verifyThreadIndex(op, d)) return false;
   std::string dim = op.stringAttr("dim");

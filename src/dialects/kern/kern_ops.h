@@ -59,7 +59,9 @@
 //    {role_regs = [[role, regs], ...]} (the register budget set-role-registers gives each role).
 //  * kern.role {name, warpgroups = [first, count]}: only threads first*128 <= tid < (first +
 //    count)*128 run the region (whole warpgroups, so the branch is warp-uniform); the others skip
-//    it. Roles do not nest.
+//    it. Roles do not nest and no scf.if encloses one (the dispatch is a warp-wide shuffle, which
+//    every lane must reach). kern.warp_id is not placed inside scf.if for the same reason: it is
+//    lane 0's threadIdx.x / 32 broadcast to the warp.
 //  * kern.tile_loop(M, N, batches) {tile = [bm, bn], raster, group_m}: the persistent tile
 //    scheduler. With tm = ceil(M/bm), tn = ceil(N/bn) and T = tm*tn*batches tiles, block b runs
 //    the body for tiles t = b + iter*gridDim.x < T, iter = 0, 1, ...; tile t is batch t / (tm*tn)

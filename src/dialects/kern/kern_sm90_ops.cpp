@@ -63,6 +63,10 @@ bool verifyRole(const Operation& op, DiagnosticEngine& d) {
                              << threads << " threads";
   if (op.enclosing("kern.role"))
     return d.error(op.loc()) << "'kern.role' regions do not nest";
+  // The role's dispatch broadcasts lane 0's thread index (emitRole), which every lane must reach.
+  if (op.enclosing("scf.if"))
+    return d.error(op.loc()) << "'kern.role' is entered by whole warps (its dispatch is broadcast from lane 0); move "
+                                "it out of the enclosing 'scf.if'";
   return true;
 }
 
