@@ -1,7 +1,8 @@
 // Emitters for wgmma (semantics in dialects/kern/kern_ops.h; descriptor contract in
 // schedule/wgmma_desc.h):
 //   kern.wgmma_desc  ->  addr = stage(slot) + (r + row) * 128 + col * sizeof(e);
-//                        desc = ((addr & 0x3FFFF) >> 4) | descriptorConstant(lbo, sbo)
+//                        desc = ((addr & 0x3FFFF) >> 4) | descriptorConstant(lbo, sbo),
+//                        built as field(buf) + (slot * stageBytes + ... ) / 16 (see below)
 //   kern.wgmma       ->  wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16|f16}.{bf16|f16}
 //                            {d...}, descA, descB, scale_d, 1, 1, trans_a, trans_b
 //                        FP8: wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3|e5m2}.{e4m3|e5m2}
@@ -21,17 +22,36 @@ using namespace ir;
 bool emitWgmmaDesc(KernelEmitter& e, const Operation& op) {
   PtxBuilder& b = e.b();
   auto l = *kern::smemLayout(op.operand(0)->type());
+  int64_t disp = op.intAttr("row", 0) * l.rowBytes() + op.intAttr("col", 0) * l.elemBytes();
+  uint64_t constant = wgmma::descriptorConstant(op.intAttr("lbo", 16), op.intAttr("sbo", 1024));
+  const Operation* kernel = op.enclosing("kern.kernel");
+  int64_t smem = kernel ? kernel->intAttr("smem_bytes", -1) : -1;
+  Reg d = e.def(op.result());
+  // The address field is bits 4-17 of the shared address. A CTA's window holds at most 227 KB (and
+  // 1 KB reserved before it), so the buffer's address within it plus any offset into the buffer stays
+  // below 2^18: the field of the sum is the sum of the fields. Built that way, each term in units of
+  // 16 bytes, the buffer's field is loop-invariant and the stage's is shared by a K step's wgmmas,
+  // which then differ by one immediate add (ptxas: one UIADD3 per operand per wgmma, as cuBLASLt's
+  // kernels advance their descriptors, where the masked form took five).
+  bool fieldsAdd = smem >= 0 && smem + 1024 <= (int64_t(1) << 18) && l.stageBytes() % 16 == 0 &&
+                   l.rowBytes() % 16 == 0 && disp % 16 == 0;
+  if (fieldsAdd) {
+    Reg a = b.reg(RegClass::B32);
+    b.inst(fmt::format("bfe.u32 {}, {}, 4, 14", a.str(), e.use(op.operand(0)).str()));
+    b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(1)).str(), l.stageBytes() / 16, a.str()));
+    b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(2)).str(), l.rowBytes() / 16, a.str()));
+    b.inst(fmt::format("add.s32 {}, {}, {:#x}", a.str(), a.str(), uint32_t(constant) + disp / 16));
+    b.inst(fmt::format("mov.b64 {}, {{{}, {:#x}}}", d.str(), a.str(), uint32_t(constant >> 32)));
+    return true;
+  }
   Reg a = b.reg(RegClass::B32);
   b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(1)).str(), l.stageBytes(),
                      e.use(op.operand(0)).str()));
   b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(2)).str(), l.rowBytes(), a.str()));
-  int64_t disp = op.intAttr("row", 0) * l.rowBytes() + op.intAttr("col", 0) * l.elemBytes();
   if (disp) b.inst(fmt::format("add.s32 {}, {}, {}", a.str(), a.str(), disp));
   b.inst(fmt::format("bfe.u32 {}, {}, 4, 14", a.str(), a.str()));
-  Reg d = e.def(op.result());
   b.inst(fmt::format("cvt.u64.u32 {}, {}", d.str(), a.str()));
-  b.inst(fmt::format("or.b64 {}, {}, {:#x}", d.str(), d.str(),
-                     wgmma::descriptorConstant(op.intAttr("lbo", 16), op.intAttr("sbo", 1024))));
+  b.inst(fmt::format("or.b64 {}, {}, {:#x}", d.str(), d.str(), constant));
   return true;
 }
 
