@@ -43,6 +43,7 @@ int SassStats::total() const {
 SassStats parseSass(std::string_view text) {
   SassStats s;
   s.text = std::string(text);
+  bool inBatch = false;  // between a WARPGROUP.ARRIVE and the wgmma that closes its batch
   while (!text.empty()) {
     size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
@@ -58,7 +59,13 @@ SassStats parseSass(std::string_view text) {
     }
     size_t start = i;
     while (i < rest.size() && !isSpace(rest[i]) && rest[i] != ';') ++i;
-    if (i > start) ++s.opcodes[std::string(rest.substr(start, i - start))];
+    if (i == start) continue;
+    std::string_view op = rest.substr(start, i - start);
+    ++s.opcodes[std::string(op)];
+    if (op == "WARPGROUP.ARRIVE") inBatch = true;
+    if (inBatch && op == "R2UR") ++s.wgmmaBatchR2ur;
+    bool wgmma = op.starts_with("HGMMA") || op.starts_with("QGMMA");
+    if (wgmma && rest.substr(i).find("gsb0") != std::string_view::npos) inBatch = false;
   }
   return s;
 }

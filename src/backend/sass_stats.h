@@ -20,6 +20,11 @@ namespace kiln::backend {
 struct SassStats {
   std::map<std::string, int> opcodes;  // full opcode with modifiers -> occurrences
   std::string text;                    // the disassembly as the tool printed it
+  // R2UR instructions on the issue path of a warpgroup's wgmma batches: between a WARPGROUP.ARRIVE
+  // and the HGMMA/QGMMA that closes its batch (the one with gsb0). wgmma takes its descriptors from
+  // uniform registers; each R2UR there is a descriptor built on the vector pipe and moved over, as
+  // ptxas does when it cannot prove the values warp-uniform (docs/sm90-strategy.md). 0 is the goal.
+  int wgmmaBatchR2ur = 0;
 
   // Instructions whose opcode is `prefix` or extends it by whole modifiers: count("HMMA") counts
   // "HMMA.16816.F32.BF16", count("LDSM.16.M88") counts "LDSM.16.M88.4", but count("ST") does not

@@ -22,6 +22,7 @@ InstructionMix instructionMix(const backend::SassStats& sass) {
   m.utmastg = sass.count("UTMASTG");
   m.ldl = sass.count("LDL");
   m.stl = sass.count("STL");
+  m.wgmmaR2ur = sass.wgmmaBatchR2ur;
   m.total = sass.total();
   return m;
 }
@@ -33,15 +34,15 @@ nlohmann::json toJson(const InspectRow& r) {
     const auto& m = *r.mix;
     j["sass"] = {{"LDSM.x4", m.ldsmX4}, {"LDSM.x2", m.ldsmX2}, {"LDSM.x1", m.ldsmX1}, {"HMMA", m.hmma},
                  {"HGMMA", m.hgmma},    {"QGMMA", m.qgmma},    {"LDGSTS", m.ldgsts},  {"UTMALDG", m.utmaldg}, {"UTMASTG", m.utmastg},
-                 {"LDL", m.ldl},        {"STL", m.stl},        {"total", m.total}};
+                 {"LDL", m.ldl},        {"STL", m.stl},        {"wgmma_R2UR", m.wgmmaR2ur}, {"total", m.total}};
   }
   return j;
 }
 
 std::string tableHeader() {
-  return fmt::format("{:<28} {:>5} {:>6} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>5} {:>5}\n",
+  return fmt::format("{:<28} {:>5} {:>6} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>5} {:>5} {:>9}\n",
                      "kernel", "regs", "stack", "spill.st", "spill.ld", "smem", "LDSM.4", "LDSM.2", "LDSM.1",
-                     "HMMA", "HGMMA", "QGMMA", "LDGSTS", "UTMALDG", "LDL", "STL");
+                     "HMMA", "HGMMA", "QGMMA", "LDGSTS", "UTMALDG", "LDL", "STL", "desc.R2UR");
 }
 
 std::string tableRow(const InspectRow& r) {
@@ -50,8 +51,8 @@ std::string tableRow(const InspectRow& r) {
                                  res.spillStoreBytes, res.spillLoadBytes, res.sharedBytes + r.dynamicSmemBytes);
   if (!r.mix) return head + "   (no disassembler: pip install nvidia-cuda-nvdisasm)\n";
   const auto& m = *r.mix;
-  return head + fmt::format(" {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>5} {:>5}\n", m.ldsmX4, m.ldsmX2,
-                            m.ldsmX1, m.hmma, m.hgmma, m.qgmma, m.ldgsts, m.utmaldg, m.ldl, m.stl);
+  return head + fmt::format(" {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>5} {:>5} {:>9}\n", m.ldsmX4, m.ldsmX2,
+                            m.ldsmX1, m.hmma, m.hgmma, m.qgmma, m.ldgsts, m.utmaldg, m.ldl, m.stl, m.wgmmaR2ur);
 }
 
 }  // namespace kiln::driver

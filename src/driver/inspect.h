@@ -18,6 +18,7 @@ struct InstructionMix {
   int ldgsts = 0;                           // cp.async
   int utmaldg = 0, utmastg = 0;             // TMA load / store
   int ldl = 0, stl = 0;                     // local memory: spills or dynamically indexed arrays
+  int wgmmaR2ur = 0;                        // R2UR on wgmma batches' issue path (SassStats)
   int total = 0;
 };
 InstructionMix instructionMix(const backend::SassStats& sass);

@@ -73,6 +73,29 @@ TEST(SassStats, CountMatchesWholeModifiers) {
   EXPECT_EQ(s.count("LDG"), 0);
 }
 
+// The issue path of wgmma batches, abridged from nvdisasm -c on sm_90a kernels of Kiln's: R2URs
+// before the batch's WARPGROUP.ARRIVE or after the wgmma that closes it (gsb0) are not on it.
+constexpr std::string_view kWgmmaBatches = R"SASS(
+        /*0010*/                   R2UR UR6, R4 ;
+        /*0020*/                   WARPGROUP.ARRIVE ;
+        /*0030*/                   R2UR UR7, R5 ;
+        /*0040*/                   QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR4], RZ, !UPT ;
+        /*0050*/              @!P0 R2UR UR6, R2 ;
+        /*0060*/                   QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24, gsb0 ;
+        /*0070*/                   R2UR UR8, R3 ;
+        /*0080*/                   WARPGROUP.ARRIVE ;
+        /*0090*/                   UIADD3 UR14, UR33, 0x10002, URZ ;
+        /*00a0*/                   UMOV UR15, 0x40000040 ;
+        /*00b0*/                   HGMMA.64x64x16.F32.BF16 R24, gdesc[UR12].tnspB, R24, gsb0 ;
+)SASS";
+
+TEST(SassStats, CountsR2urOnlyOnTheWgmmaBatchesIssuePath) {
+  SassStats s = parseSass(kWgmmaBatches);
+  EXPECT_EQ(s.count("R2UR"), 4);
+  EXPECT_EQ(s.wgmmaBatchR2ur, 2) << "the first batch's two; the second batch's descriptors are uniform";
+  EXPECT_EQ(parseSass(kNvdisasm).wgmmaBatchR2ur, 0);
+}
+
 TEST(SassStats, ParsesCuobjdumpOutput) {
   SassStats s = parseSass(kCuobjdump);
   EXPECT_EQ(s.total(), 3);

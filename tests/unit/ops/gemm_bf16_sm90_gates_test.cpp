@@ -28,7 +28,6 @@
 #include "backend/sass_stats.h"
 #include "examples/examples.h"
 #include "ops/gemm_bf16_sm90.h"
-#include "tests/unit/testing/sass_loop.h"
 
 namespace kiln::ops {
 namespace {
@@ -186,7 +185,7 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     EXPECT_EQ(o.sass->count("HGMMA"), (c.bk / 16) * blocks) << what;
     EXPECT_EQ(o.sass->count("HMMA"), 0) << what;
     // Descriptors built on the uniform datapath, as in cuBLAS's kernels (emit_thread.cpp).
-    EXPECT_EQ(kiln::testing::r2urInWgmmaBatches(o.sass->text), 0) << what;
+    EXPECT_EQ(o.sass->wgmmaBatchR2ur, 0) << what;
     auto occurrences = [&](const char* s) {
       int n = 0;
       for (size_t pos = 0; (pos = o.sass->text.find(s, pos)) != std::string::npos; ++pos) ++n;

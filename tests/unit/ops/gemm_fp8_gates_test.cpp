@@ -18,7 +18,6 @@
 #include "backend/assembler.h"
 #include "backend/sass_stats.h"
 #include "ops/gemm_fp8.h"
-#include "tests/unit/testing/sass_loop.h"
 
 namespace kiln::ops {
 namespace {
@@ -82,7 +81,7 @@ TEST(GemmFp8Gates, EveryVariantAssemblesSpillFreeOnFp8Wgmma) {
     EXPECT_EQ(sass->count("UTMASTG") > 0, c.epilogue == EpilogueStore::Tma);
     EXPECT_EQ(sass->count("USETMAXREG") > 0, c.warpsM * c.warpsN == 2);
     // Descriptors built on the uniform datapath, as in cuBLASLt's kernels (emit_thread.cpp).
-    EXPECT_EQ(kiln::testing::r2urInWgmmaBatches(sass->text), 0);
+    EXPECT_EQ(sass->wgmmaBatchR2ur, 0);
   }
 }
 

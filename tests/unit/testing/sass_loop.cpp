@@ -32,23 +32,6 @@ std::map<std::string, int> loopOpcodes(const std::string& sass) {
   return counts;
 }
 
-int r2urInWgmmaBatches(const std::string& sass) {
-  static const std::regex instRe(R"(/\*[0-9a-f]{4,}\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)(.*))");
-  std::istringstream in(sass);
-  std::smatch m;
-  bool open = false;
-  int n = 0;
-  for (std::string l; std::getline(in, l);) {
-    if (!std::regex_search(l, m, instRe)) continue;
-    std::string op = m[2], rest = m[3];
-    if (op == "WARPGROUP.ARRIVE") open = true;
-    if (open && op == "R2UR") ++n;
-    bool gmma = op.rfind("HGMMA", 0) == 0 || op.rfind("QGMMA", 0) == 0;
-    if (gmma && rest.find("gsb0") != std::string::npos) open = false;
-  }
-  return n;
-}
-
 int countPrefix(const std::map<std::string, int>& ops, const std::string& prefix) {
   int n = 0;
   for (const auto& [op, c] : ops)

@@ -13,10 +13,4 @@ std::map<std::string, int> loopOpcodes(const std::string& sass);
 // Sum of the counts of opcodes that start with `prefix`.
 int countPrefix(const std::map<std::string, int>& ops, const std::string& prefix);
 
-// R2UR instructions on the issue path of a warpgroup's wgmma batches: between a WARPGROUP.ARRIVE
-// and the HGMMA/QGMMA that closes its batch (the one with gsb0), anywhere in the kernel. wgmma takes
-// its descriptors from uniform registers; each R2UR there means a descriptor was built on the vector
-// pipe and moved over, as it was while ptxas could not prove the warpgroup index warp-uniform.
-int r2urInWgmmaBatches(const std::string& sass);
-
 }  // namespace kiln::testing
