@@ -184,7 +184,7 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     EXPECT_EQ(o.sass->count(hgmma), (c.bk / 16) * blocks) << what;
     EXPECT_EQ(o.sass->count("HGMMA"), (c.bk / 16) * blocks) << what;
     EXPECT_EQ(o.sass->count("HMMA"), 0) << what;
-    // Descriptors built on the uniform datapath, as in cuBLAS's kernels (emit_thread.cpp).
+    // Descriptors on the uniform datapath (docs/sm90-strategy.md, "Uniform where ptxas can see it").
     EXPECT_EQ(o.sass->wgmmaBatchR2ur, 0) << what;
     auto occurrences = [&](const char* s) {
       int n = 0;

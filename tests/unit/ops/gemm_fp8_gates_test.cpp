@@ -80,7 +80,7 @@ TEST(GemmFp8Gates, EveryVariantAssemblesSpillFreeOnFp8Wgmma) {
     EXPECT_GT(sass->count("UTMALDG"), 0);
     EXPECT_EQ(sass->count("UTMASTG") > 0, c.epilogue == EpilogueStore::Tma);
     EXPECT_EQ(sass->count("USETMAXREG") > 0, c.warpsM * c.warpsN == 2);
-    // Descriptors built on the uniform datapath, as in cuBLASLt's kernels (emit_thread.cpp).
+    // Descriptors on the uniform datapath (docs/sm90-strategy.md, "Uniform where ptxas can see it").
     EXPECT_EQ(sass->wgmmaBatchR2ur, 0);
   }
 }
