@@ -3,27 +3,28 @@
 // warp-specialized producer / wgmma consumers, persistent tile loop; docs/sm90-strategy.md).
 //
 // Variants "bf16_gemm_sm90_<bm>x<bn>x64_s<stages>[_tma][_pp][_c2][_cn2][_stsm][_sk<S>][_rs][_g<G>]
-// [_streamk1][_1slot][_swap]" (table in gemm_bf16_sm90.cpp): 128x128, 128x192, 128x256, 256x128 and 128x64
-// with two consumer warpgroups (setmaxnreg 40 / 232); 192x192 with three (40 / 152); 64x64, 64x128
-// and 64x256 with one, and deep-ring 64x64 s13 / 64x128 s9 for memory-bound small M. "_tma" stores
-// the output through shared memory with TMA (epilogue=tma); "_pp" alternates whole tiles between
-// the consumer warpgroups (consumers=pingpong); "_c2" runs clusters of two with B multicast
-// (cluster_m=2: 128x256, 128x192, 192x192 and 128x128 ping-pong for the large shapes, where B's rows
-// off 32-byte sectors slow the lone tile, 64x128 s8 for M = 128, where the pair reads B once and
-// streams it); "_cn2" clusters of two along N with A multicast (cluster_n=2: 128x256, 128x192 and
-// 192x192, where A's rows are off sectors); "_c2_cn2" clusters of 2 x 2 sharing both (128x256,
-// where both operands' rows are off sectors); "_stsm" stages the output with stmatrix
-// (stage_store=stmatrix); "_sk<S>" computes each tile's K in S slices on separate blocks and sums
-// them through the runtime's workspace (split_k=S: 128x128 s6 tma for M = 128, 64x64 s13 for
-// few-tile memory-bound shapes); "_rs" stages the boxes past the two slots in the ring stage the
-// tile read last (reuse_stage=true); "_g<G>" walks groups of G tile rows (group_m=G; 8 otherwise);
-// "_streamk1" shares the last partial wave's K steps out over all SMs (stream_k=1: 128x256 and
-// 128x192 s4 tma, alone and in pairs, for compute-bound shapes whose tiles quantize badly into
-// waves; it loses to its twin where the waves fill); "_1slot" stages the output in one slot per
-// warpgroup, which leaves 192x192 room for a fourth stage (store_slots=1); "_swap" computes the tile
-// transposed, its rows as wgmma's N, staged by stmatrix .trans (swap_ab=true: 208x128, 224x128 and
-// 240x128 two warpgroups, for the shapes whose M those heights fit). Every variant loads a
-// read-once operand L2 evict_first (l2_hint=reuse) through 128-byte L2 fills (stream_fill=128).
+// [_streamk1][_1slot][_swap]" (table in gemm_bf16_sm90_table.cpp, preference in
+// gemm_bf16_sm90.cpp): 128x128, 128x192, 128x256, 256x128 and 128x64 with two consumer warpgroups
+// (setmaxnreg 40 / 232); 192x192 with three (40 / 152); 64x64, 64x128 and 64x256 with one, and
+// deep-ring 64x64 s13 / 64x128 s9 for memory-bound small M. "_tma" stores the output through shared
+// memory with TMA (epilogue=tma); "_pp" alternates whole tiles between the consumer warpgroups
+// (consumers=pingpong); "_c2" runs clusters of two with B multicast (cluster_m=2: 128x256, 128x192,
+// 192x192 and 128x128 ping-pong for the large shapes, where B's rows off 32-byte sectors slow the
+// lone tile, 64x128 s8 for M = 128, where the pair reads B once and streams it); "_cn2" clusters of
+// two along N with A multicast (cluster_n=2: 128x256, 128x192 and 192x192, where A's rows are off
+// sectors); "_c2_cn2" clusters of 2 x 2 sharing both (128x256, where both operands' rows are off
+// sectors); "_stsm" stages the output with stmatrix (stage_store=stmatrix); "_sk<S>" computes each
+// tile's K in S slices on separate blocks and sums them through the runtime's workspace (split_k=S:
+// 128x128 s6 tma for M = 128, 64x64 s13 for few-tile memory-bound shapes); "_rs" stages the boxes
+// past the two slots in the ring stage the tile read last (reuse_stage=true); "_g<G>" walks groups
+// of G tile rows (group_m=G; 8 otherwise); "_streamk1" shares the last partial wave's K steps out
+// over all SMs (stream_k=1: 128x256 and 128x192 s4 tma, alone and in pairs, for compute-bound
+// shapes whose tiles quantize badly into waves; it loses to its twin where the waves fill);
+// "_1slot" stages the output in one slot per warpgroup, which leaves 192x192 room for a fourth
+// stage (store_slots=1); "_swap" computes the tile transposed, its rows as wgmma's N, staged by
+// stmatrix .trans (swap_ab=true: 208x128, 224x128 and 240x128 two warpgroups, for the shapes whose
+// M those heights fit). Every variant loads a read-once operand L2 evict_first (l2_hint=reuse)
+// through 128-byte L2 fills (stream_fill=128).
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
 //    + TMA (sm_90a); N % 8 == 0 (16-byte global strides for TMA, for either B layout); shared
 //    memory fits.
