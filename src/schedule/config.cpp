@@ -68,7 +68,8 @@ const std::vector<std::pair<const char*, Fp8Accum>> kFp8Accums = {{"fast", Fp8Ac
                                                                   {"promote", Fp8Accum::Promote},
                                                                   {"promote_pairs", Fp8Accum::PromotePairs}};
 const std::vector<std::pair<const char*, EpilogueLoads>> kEpilogueLoads = {{"late", EpilogueLoads::Late},
-                                                                          {"early", EpilogueLoads::Early}};
+                                                                          {"early", EpilogueLoads::Early},
+                                                                          {"prefetch", EpilogueLoads::Prefetch}};
 const std::vector<std::pair<const char*, bool>> kBools = {{"false", false}, {"true", true}};
 
 template <typename E>
@@ -309,8 +310,9 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
                     << c.strategy
                     << " does not issue; leave fp8_accum=fast";
   if (c.epilogueLoads != EpilogueLoads::Late)
-    diag.error(loc) << "epilogue_loads=early moves the epilogue's vector loads ahead of the K loop, which "
-                    << c.strategy << " does not do yet; use epilogue_loads=late";
+    diag.error(loc) << "epilogue_loads=" << enumName(kEpilogueLoads, c.epilogueLoads)
+                    << " starts the epilogue's vector loads ahead of the K loop, which " << c.strategy
+                    << " does not do yet; use epilogue_loads=late";
   return diag.errorCount() == errors;
 }
 

@@ -84,4 +84,10 @@ bool buildEpilogue(Context& cx, const std::vector<ir::Value*>& acc);
 // stay in the epilogue. Records them in *cx.earlyLoads. False after a diagnostic.
 bool preloadEpilogue(Context& cx);
 
+// Prefetches into L1, at the insertion point, the lines of global memory those loads (the ones
+// preloadEpilogue would make) will read for the block's tile, one line per thread `slot` (an i32
+// in 0 .. slots - 1), so the epilogue's own loads hit L1 (sm90 epilogue_loads=prefetch). False
+// after a diagnostic.
+bool prefetchEpilogue(Context& cx, ir::Value* slot, int slots);
+
 }  // namespace kiln::sm80

@@ -17,11 +17,11 @@
 // op's element type, as the tile dialect specifies. Loads and stores are predicated on the element
 // being inside the tensor; a pair of adjacent columns is stored with one 4-byte (bf16/f16) or
 // 8-byte (f32) store, which needs an even row length (a launch requirement, see compile.h).
-#include <cmath>
 #include <map>
 
 #include "dialects/tile/tile_ops.h"
 #include "schedule/sm80_context.h"
+#include "schedule/sm80_epilogue_math.h"
 
 namespace kiln::sm80 {
 using namespace ir;
@@ -67,6 +67,55 @@ class Epilogue {
       b_.setLoc(op->loc());
       if (!lowerLoad(*op, scalar)) return false;
       (*cx_.earlyLoads)[op] = values_.at(op->result()).v;
+    }
+    return true;
+  }
+
+  // prefetchEpilogue: the 128-byte lines the block tile's vector and scalar loads will read, into
+  // L1. Each load's span (bm rows or bn columns from the tile's start, or one element) is covered
+  // by prefetching its elements 0, L, 2L, ... and the last inside the tensor (L elements to a
+  // line), one line per thread `slot` of `slots`, the loads' lines dealt out in turn. A span
+  // strided in memory (not the tensor's fastest axis) is left to the loads.
+  bool prefetch(Value* slot, int slots) {
+    findCoords();
+    b_.setLoc(cx_.g.reduce->loc());
+    int64_t next = 0;  // the slot that takes the next line
+    for (const Operation* op : cx_.g.epilogue) {
+      auto k = tile::kindOf(*op);
+      bool scalar = k == tile::OpKind::LoadScalar;
+      if (!(scalar || k == tile::OpKind::Load) || loadKind(*op, scalar) == Kind::Full) continue;
+      const Type& t = op->operand(0)->type();
+      unsigned n = unsigned(op->numOperands()) - 1;
+      int axis = -1;
+      int64_t span = 1;
+      for (unsigned a = 0; a < n; ++a) {
+        if (op->operand(1 + a) == coordM_) axis = int(a), span = cx_.cfg.bm;
+        if (op->operand(1 + a) == coordN_) axis = int(a), span = cx_.cfg.bn;
+      }
+      const Attribute* order = t.param("order");
+      if (axis >= 0 && (order ? (*order->asInts())[0] : int64_t(t.rank()) - 1) != axis) continue;
+      std::vector<Value*> pos;
+      Value* ok = nullptr;
+      if (!position(*op, 1, n, 0, 0, 0, /*blockStart=*/true, pos, ok)) return false;
+      const int64_t perLine = 1024 / bitWidth(t.elem()), lines = axis < 0 ? 1 : (span - 1) / perLine + 2;
+      Value* base = cx_.args.at(op->operand(0)->definingOp()->stringAttr("name"));
+      for (int64_t first = -next; first < lines; first += slots) {
+        Value* r = b_.addConst(slot, first);  // this thread's line of the span
+        Value* pred = b_.andi(b_.cmp("sle", b_.i32(0), r), b_.cmp("slt", r, b_.i32(lines)));
+        if (ok) pred = b_.andi(pred, ok);
+        std::vector<Value*> at = pos;
+        if (axis >= 0) {
+          // Element r L of the span, or its last inside the tensor (the block start is: `ok`).
+          Value* from = pos[size_t(axis)];
+          Value* last = b_.addConst(from, span - 1);
+          Value* end = b_.addConst(extent(t.shape()[size_t(axis)]), -1);
+          last = b_.select(b_.cmp("slt", last, end), last, end);
+          Value* e = b_.add(from, b_.mulConst(r, perLine));
+          at[size_t(axis)] = b_.select(b_.cmp("slt", e, last), e, last);
+        }
+        b_.create("kern.prefetch_global", {b_.ptrAdd(base, elementOffset(t, at)), pred}, {}, {{"level", "L1"}});
+      }
+      next = (next + lines) % slots;
     }
     return true;
   }
@@ -172,41 +221,6 @@ class Epilogue {
     return toF32(v);
   }
   Value* round(Value* f, ScalarType elem) { return b_.cast(f, Type::scalar(elem)); }
-
-  // ---- math ----
-  Value* unary(tile::OpKind k, Value* x) {
-    switch (k) {
-      case tile::OpKind::Neg: return b_.fun("arith.negf", x);
-      case tile::OpKind::Abs: return b_.fun("arith.absf", x);
-      case tile::OpKind::Exp: return b_.fun("math.exp", x);
-      case tile::OpKind::Relu: return b_.fbin("arith.maxf", x, b_.f32(0.0));
-      case tile::OpKind::Sigmoid: return sigmoid(x);
-      case tile::OpKind::Silu: return b_.fbin("arith.mulf", x, sigmoid(x));
-      case tile::OpKind::GeluTanh: {
-        // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-        Value* x3 = b_.fbin("arith.mulf", b_.fbin("arith.mulf", x, x), x);
-        Value* inner = b_.fbin("arith.addf", x, b_.fbin("arith.mulf", b_.f32(0.044715), x3));
-        Value* th = b_.fun("math.tanh", b_.fbin("arith.mulf", b_.f32(std::sqrt(2.0 / M_PI)), inner));
-        return b_.fbin("arith.mulf", b_.fbin("arith.mulf", b_.f32(0.5), x), b_.fbin("arith.addf", b_.f32(1.0), th));
-      }
-      default: return nullptr;
-    }
-  }
-  Value* sigmoid(Value* x) {
-    Value* e = b_.fun("math.exp", b_.fun("arith.negf", x));
-    return b_.fbin("arith.divf", b_.f32(1.0), b_.fbin("arith.addf", b_.f32(1.0), e));
-  }
-  static const char* binaryName(tile::OpKind k) {
-    switch (k) {
-      case tile::OpKind::Add: return "arith.addf";
-      case tile::OpKind::Sub: return "arith.subf";
-      case tile::OpKind::Mul: return "arith.mulf";
-      case tile::OpKind::Div: return "arith.divf";
-      case tile::OpKind::Max: return "arith.maxf";
-      case tile::OpKind::Min: return "arith.minf";
-      default: return nullptr;
-    }
-  }
 
   // ---- memory ----
   // Element offset (i64) of position `pos` (one entry per tensor axis, i32) in tensor `t`.
@@ -416,7 +430,7 @@ class Epilogue {
       case tile::OpKind::Div:
       case tile::OpKind::Max:
       case tile::OpKind::Min: {
-        const char* name = *k == tile::OpKind::Scale ? "arith.mulf" : binaryName(*k);
+        const char* name = *k == tile::OpKind::Scale ? "arith.mulf" : epilogueBinaryName(*k);
         const EpiValue& x = value(op.operand(0));
         const EpiValue& y = value(op.operand(1));
         values_[op.result()] = map({&x, &y}, relem, [&](const std::vector<Value*>& a) {
@@ -428,7 +442,7 @@ class Epilogue {
         if (tile::isElementwiseUnary(*k) && *k != tile::OpKind::GeluErf) {
           const EpiValue& x = value(op.operand(0));
           values_[op.result()] =
-              map({&x}, relem, [&](const std::vector<Value*>& a) { return round(unary(*k, toF32(a[0])), relem); });
+              map({&x}, relem, [&](const std::vector<Value*>& a) { return round(epilogueUnary(b_, *k, toF32(a[0])), relem); });
           return true;
         }
         return unsupported(op);
@@ -467,5 +481,6 @@ class Epilogue {
 
 bool buildEpilogue(Context& cx, const std::vector<Value*>& acc) { return Epilogue(cx).run(acc); }
 bool preloadEpilogue(Context& cx) { return Epilogue(cx).preload(); }
+bool prefetchEpilogue(Context& cx, Value* slot, int slots) { return Epilogue(cx).prefetch(slot, slots); }
 
 }  // namespace kiln::sm80

@@ -345,10 +345,12 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
 
   // epilogue_loads=early: the epilogue's vectors and scalars (a row or column scale, a bias row) are
   // loaded now, so their latency passes behind the K loop instead of after it (ping-pong: behind
-  // the wait for the turn too).
+  // the wait for the turn too); epilogue_loads=prefetch: their lines are brought into L1 now, and
+  // the epilogue's loads find them there, with no register held through the K loop.
   EarlyLoads early;
   const bool loadEarly = c.epilogueLoads == EpilogueLoads::Early;
   if (loadEarly && !preloadEpilogue(p, lane, cwarp, rowA, colB, early)) return false;
+  if (c.epilogueLoads == EpilogueLoads::Prefetch && !prefetchEpilogue(p, lane, cwarp, rowA)) return false;
 
   // Ping-pong: wait for the turn. The other warpgroup passes it (turn[wg]) when it has issued the
   // K loop of the previous tile, so every stage of the earlier tiles has been waited on: the full

@@ -149,5 +149,9 @@ bool buildEpilogue(Plan& p, ir::Value* lane, ir::Value* cwarp, ir::Value* wg, ir
 // and the epilogue's loads of vectors and scalars (sm80::preloadEpilogue) at the insertion point,
 // for buildEpilogue to use (epilogue_loads=early). False after a diagnostic.
 bool preloadEpilogue(Plan& p, ir::Value* lane, ir::Value* cwarp, ir::Value* rowA, ir::Value* colB, EarlyLoads& early);
+// epilogue_loads=prefetch: the lines of global memory the epilogue's vector and scalar loads will
+// read for the tile (sm80::prefetchEpilogue), prefetched into L1 at the insertion point by the
+// warpgroup's 128 threads. False after a diagnostic.
+bool prefetchEpilogue(Plan& p, ir::Value* lane, ir::Value* cwarp, ir::Value* rowA);
 
 }  // namespace kiln::sm90

@@ -121,6 +121,12 @@ bool preloadEpilogue(Plan& p, Value* lane, Value* cwarp, Value* rowA, Value* col
   return true;
 }
 
+bool prefetchEpilogue(Plan& p, Value* lane, Value* cwarp, Value* rowA) {
+  Value* v = nullptr;
+  sm80::Context cx = epilogueContext(p, lane, cwarp, rowA, v);
+  return sm80::prefetchEpilogue(cx, p.b.named(p.b.add(p.b.mulConst(v, 32), lane), "pfslot"), 128);
+}
+
 bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, Value* colB,
                    const std::vector<Value*>& out, Value* ringStage, EarlyLoads* early) {
   KernBuilder& b = p.b;

@@ -101,6 +101,7 @@ bool isSetup(const Operation& op) {
 const char* effectOf(const Operation& op) {
   static const std::pair<const char*, const char*> table[] = {
       {"kern.ld_global", "reads global memory"},
+      {"kern.prefetch_global", "brings global memory into a cache"},
       {"kern.ldmatrix", "reads shared memory"},
       {"kern.st_global", "stores to global memory"},
       {"kern.st_shared", "stores to shared memory"},

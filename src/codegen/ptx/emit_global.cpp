@@ -1,7 +1,8 @@
 // Emitters for global memory and output packing.
 //   ld.global / st.global{.v2,.v4} under a predicate (PTX ISA, "ld", "st"; a predicated-off
-//   access does not touch memory), cvt.rn.{bf16x2,f16x2}.f32 d, hi, lo (PTX ISA, "cvt": "the
-//   value converted from a is stored in the upper half of d and from b in the lower half").
+//   access does not touch memory), prefetch.global.{L1,L2} under a predicate (PTX ISA "prefetch"),
+//   cvt.rn.{bf16x2,f16x2}.f32 d, hi, lo (PTX ISA, "cvt": "the value converted from a is stored in
+//   the upper half of d and from b in the lower half").
 #include <fmt/format.h>
 
 #include "codegen/ptx/emitter.h"
@@ -65,6 +66,12 @@ bool emitLdGlobal(KernelEmitter& e, const Operation& op) {
   b.instIf(e.use(op.operand(1)), op.numResults() == 1
                                      ? fmt::format("ld.global.{} {}, [{}]", memType(t), regs, addr)
                                      : fmt::format("ld.global.v{}.{} {{{}}}, [{}]", op.numResults(), memType(t), regs, addr));
+  return true;
+}
+
+bool emitPrefetchGlobal(KernelEmitter& e, const Operation& op) {
+  e.b().instIf(e.use(op.operand(1)),
+               fmt::format("prefetch.global.{} [{}]", op.stringAttr("level"), e.use(op.operand(0)).str()));
   return true;
 }
 

@@ -39,7 +39,7 @@ const std::vector<Entry>& table() {
         {"kern.cp_async_commit", emitCpAsyncCommit}, {"kern.cp_async_wait", emitCpAsyncWait},
         {"kern.barrier", emitBarrier},      {"kern.ldmatrix", emitLdmatrix},   {"kern.mma_sync", emitMmaSync},
         {"kern.ptr_add", emitPtrAdd},       {"kern.ld_global", emitLdGlobal},  {"kern.st_global", emitStGlobal},
-        {"kern.cvt_pack", emitCvtPack},
+        {"kern.prefetch_global", emitPrefetchGlobal}, {"kern.cvt_pack", emitCvtPack},
         {"kern.role", emitRole},            {"kern.tile_loop", emitTileLoop},  {"kern.setmaxnreg", emitSetMaxNReg},
         {"kern.mbarrier_alloc", emitMbarrierAlloc}, {"kern.mbarrier_init", emitMbarrierInit},
         {"kern.mbarrier_arrive_expect_tx", emitMbarrierArriveExpectTx}, {"kern.mbarrier_arrive", emitMbarrierArrive},

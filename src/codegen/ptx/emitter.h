@@ -97,6 +97,7 @@ bool emitMmaSync(KernelEmitter&, const ir::Operation&);
 // emit_global.cpp
 bool emitPtrAdd(KernelEmitter&, const ir::Operation&);
 bool emitLdGlobal(KernelEmitter&, const ir::Operation&);
+bool emitPrefetchGlobal(KernelEmitter&, const ir::Operation&);
 bool emitStGlobal(KernelEmitter&, const ir::Operation&);
 bool emitRedRelease(KernelEmitter&, const ir::Operation&);
 bool emitSpinWait(KernelEmitter&, const ir::Operation&);

@@ -406,6 +406,16 @@ bool verifyLdGlobal(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
+bool verifyPrefetchGlobal(const Operation& op, DiagnosticEngine& d) {
+  if (!inKernel(op, d)) return false;
+  if (!isPtr(op.operand(0)->type()) || !op.operand(1)->type().isScalar(ScalarType::I1))
+    return d.error(op.loc()) << "'kern.prefetch_global' needs (ptr<e>, i1 predicate)";
+  const Attribute* level = op.attr("level");
+  if (!level || !level->isString() || (level->asString() != "L1" && level->asString() != "L2"))
+    return d.error(op.loc()) << "'kern.prefetch_global' needs {level = \"L1\"} or {level = \"L2\"}";
+  return true;
+}
+
 bool verifyStGlobal(const Operation& op, DiagnosticEngine& d) {
   if (!inKernel(op, d)) return false;
   if (op.numOperands() < 3 || !isPtr(op.operand(0)->type()) || !op.operand(1)->type().isScalar(ScalarType::I1))

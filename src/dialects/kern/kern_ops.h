@@ -48,6 +48,9 @@
 //  * Global memory: kern.ptr_add offsets a pointer by elements; kern.ld_global / kern.st_global
 //    access memory only when their predicate holds (a masked-off access does not touch memory),
 //    1, 2 or 4 consecutive elements (ld/st.global.v2/.v4: the address aligned to their size).
+//    kern.prefetch_global {level} is prefetch.global.L1 / .L2 (PTX ISA "prefetch") under its
+//    predicate: a hint that changes no value; the strategies predicate it to addresses inside the
+//    tensor, as a load's.
 //
 // Warp specialization and persistence (sm_90a; docs/sm90-strategy.md):
 //  * Kernel parameters may also be tensor maps, tmap<e, [b0, b1(, b2)], tensor = "A", swizzle = 128>:

@@ -109,21 +109,27 @@ TEST(ExamplesGpuSm90, GroupedGemmPicksBPerTile) {
 
 // epilogue_loads=early: the bias row (gemm_bias_gelu) and the FP8 scales loaded before the K
 // loop, through the boxes of the TMA-store epilogue and the columns past them (bn = 160), straight
-// from registers, and transposed (swap_ab), at every example shape (ragged edges included).
+// from registers, and transposed (swap_ab), at every example shape (ragged edges included); and
+// epilogue_loads=prefetch, their lines prefetched there (a prefetch changes no value: a wrong
+// one could only fault, out of bounds).
 TEST(ExamplesGpuSm90, EpilogueVectorsLoadedBeforeTheKLoop) {
   std::string why;
   if (!testing::needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
-  const std::string early = " epilogue_loads=early";
-  for (const char* config :
-       {"strategy=sm90_ws_persistent bm=128 bn=160 bk=64 stages=3 warps_m=2 warps_n=1 epilogue=tma",
-        "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=4 warps_m=2 warps_n=1",
-        "strategy=sm90_ws_persistent bm=64 bn=128 bk=64 stages=4 warps_m=1 warps_n=1 swap_ab=true epilogue=tma "
-        "stage_store=stmatrix"}) {
-    SCOPED_TRACE(config);
-    matchesTheInterpreter("gemm_bias_gelu", config + early);
+  for (const char* loads : {" epilogue_loads=early", " epilogue_loads=prefetch"}) {
+    for (const char* config :
+         {"strategy=sm90_ws_persistent bm=128 bn=160 bk=64 stages=3 warps_m=2 warps_n=1 epilogue=tma",
+          "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=4 warps_m=2 warps_n=1",
+          "strategy=sm90_ws_persistent bm=64 bn=128 bk=64 stages=4 warps_m=1 warps_n=1 swap_ab=true epilogue=tma "
+          "stage_store=stmatrix"}) {
+      SCOPED_TRACE(std::string(config) + loads);
+      matchesTheInterpreter("gemm_bias_gelu", config + std::string(loads));
+    }
+    SCOPED_TRACE(loads);
+    matchesTheInterpreter("fp8_rowwise_gemm", "strategy=sm90_ws_persistent bm=128 bn=128 bk=128 stages=4 warps_m=2 "
+                                              "warps_n=1 epilogue=tma consumers=pingpong" + std::string(loads));
+    matchesTheInterpreter("fp8_rowwise_gemm", "strategy=sm90_ws_persistent bm=128 bn=160 bk=128 stages=4 warps_m=2 "
+                                              "warps_n=1 epilogue=tma fp8_accum=promote" + std::string(loads));
   }
-  matchesTheInterpreter("fp8_rowwise_gemm", "strategy=sm90_ws_persistent bm=128 bn=128 bk=128 stages=4 warps_m=2 "
-                                            "warps_n=1 epilogue=tma consumers=pingpong" + early);
 }
 
 std::vector<std::string> exampleNames() {

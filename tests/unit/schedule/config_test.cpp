@@ -52,6 +52,9 @@ TEST(Config, ParsesAndRoundTrips) {
   EXPECT_EQ(c.epilogueLoads, EpilogueLoads::Early);
   EXPECT_EQ(Config::parse(c.str()), c);
   EXPECT_EQ(Config::parse(""), Config{});
+  Config prefetch = Config::parse("epilogue_loads=prefetch");
+  EXPECT_EQ(prefetch.epilogueLoads, EpilogueLoads::Prefetch);
+  EXPECT_EQ(Config::parse(prefetch.str()), prefetch);
 }
 
 TEST(Config, UnknownKey) {
@@ -169,9 +172,12 @@ TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
             "error: reuse_stage=true stages the TMA-store epilogue in the wgmma ring, which sm80_multistage does "
             "not have; use reuse_stage=false\n");
   EXPECT_EQ(parseErrors("epilogue_loads=soon"),
-            "error: config key 'epilogue_loads' must be one of late, early, got 'soon'\n");
+            "error: config key 'epilogue_loads' must be one of late, early, prefetch, got 'soon'\n");
   EXPECT_EQ(validateErrors("epilogue_loads=early"),
-            "error: epilogue_loads=early moves the epilogue's vector loads ahead of the K loop, which "
+            "error: epilogue_loads=early starts the epilogue's vector loads ahead of the K loop, which "
+            "sm80_multistage does not do yet; use epilogue_loads=late\n");
+  EXPECT_EQ(validateErrors("epilogue_loads=prefetch"),
+            "error: epilogue_loads=prefetch starts the epilogue's vector loads ahead of the K loop, which "
             "sm80_multistage does not do yet; use epilogue_loads=late\n");
 }
 

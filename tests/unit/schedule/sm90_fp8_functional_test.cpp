@@ -4,7 +4,7 @@
 // 128-byte swizzled row, and each wgmma is m64nNk32 reading both operands K-major. Ragged M, N and
 // K (K a multiple of 16, not of 128), one to three consumer warpgroups, swapped operands (split
 // along M and along N), clusters, split-K and stream-K, fp8_accum=promote and promote_pairs, the
-// scales loaded before the K loop; then the config and program errors.
+// scales loaded or prefetched before the K loop; then the config and program errors.
 #include <gtest/gtest.h>
 
 #include <iterator>
@@ -91,6 +91,41 @@ TEST(Sm90Fp8Functional, ScalesLoadedBeforeTheKLoop) {
   check(kFp8 + "fp8_accum=promote bm=128 bn=160 stages=3 warps_m=2" + early, fp8(136, 328, 400, 3));
   check(kFp8 + "fp8_accum=promote_pairs bm=64 bn=128 stages=4 warps_m=1" + early, fp8(72, 200, 400, 3));
   check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2 consumers=pingpong" + early, fp8(264, 136, 272, 2));
+}
+
+// epilogue_loads=prefetch: at each tile's start its warpgroups prefetch into L1 the lines of the
+// scales the epilogue then loads, inside the tensors (the simulator checks every prefetched
+// address lies in a buffer). Every line a block's epilogue reads must have been prefetched by that
+// block: ragged tiles, 128x160 (a six-line span), pairs along M, a warpgroup per tile (ping-pong),
+// swapped operands, K slices, and the BF16 program's row scale and column bias stored from
+// registers.
+TEST(Sm90Fp8Functional, ScaleLinesPrefetchedBeforeTheKLoop) {
+  auto covered = [](const std::string& cfg, const Problem& p) {
+    CacheLines lines;
+    check(cfg, p, {}, "", nullptr, &lines);
+    size_t loaded = 0;
+    for (size_t b = 0; b < lines.loaded.size(); ++b) {
+      loaded += lines.loaded[b].size();
+      for (uint64_t line : lines.loaded[b])
+        EXPECT_TRUE(lines.prefetched[b].count(line)) << cfg << ": block " << b << " read line " << line
+                                                     << " that it did not prefetch";
+    }
+    EXPECT_GT(loaded, 0u) << cfg;
+  };
+  const std::string pf = " epilogue_loads=prefetch";
+  covered(kFp8 + "fp8_accum=promote bm=128 bn=160 stages=3 warps_m=2" + pf, fp8(136, 328, 400, 3));
+  covered(kFp8 + "fp8_accum=promote bm=128 bn=160 stages=3 warps_m=2 cluster_m=2" + pf, fp8(264, 328, 400, 4));
+  covered(kFp8 + "fp8_accum=promote_pairs bm=128 bn=128 stages=3 warps_m=2" + pf, fp8(264, 200, 272, 3));
+  covered(kFp8 + "bm=128 bn=128 stages=3 warps_m=2 consumers=pingpong" + pf, fp8(264, 136, 272, 2));
+  covered(kFp8 + "swap_ab=true bm=64 bn=128 stages=4 warps_m=1" + pf, fp8(40, 264, 400, 3));
+  covered(kFp8 + "fp8_accum=promote bm=64 bn=128 stages=4 warps_m=1 split_k=2" + pf, fp8(72, 200, 528, 4));
+  Problem scaled{424, 200, 136, false, 0, 3};
+  scaled.scaled = true;
+  covered(std::string(k128) + pf, scaled);
+  // The control: with the scales loaded late nothing is prefetched, so the check above can fail.
+  CacheLines late;
+  check(kFp8 + "fp8_accum=promote bm=128 bn=160 stages=3 warps_m=2", fp8(136, 328, 400, 3), {}, "", nullptr, &late);
+  for (const auto& block : late.prefetched) EXPECT_TRUE(block.empty());
 }
 
 // The K step's sums are added only after their group is waited for: with the waits that retire

@@ -50,7 +50,7 @@ std::unique_ptr<ir::Module> scaledGemm() {
 
 void check(const std::string& configText, const Problem& p,
            const std::function<void(ir::Operation& kernel)>& mutate, const std::string& expectError,
-           std::vector<int64_t>* evictFirstBytes) {
+           std::vector<int64_t>* evictFirstBytes, CacheLines* lines) {
   Config config = Config::parse(configText);
   auto program = p.fp8     ? examples::fp8RowwiseGemm()
                  : p.scaled  ? scaledGemm()
@@ -110,6 +110,7 @@ void check(const std::string& configText, const Problem& p,
   launch.blocks = p.blocks ? p.blocks : uint32_t(std::min<int64_t>(units, 4));
   uint64_t flags = 0;
   size_t flagCount = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> workspace;  // split_k's and stream_k's buffers: address, bytes
   launch.kernel = kern->body().front();
   if (mutate) mutate(*kern->body().front());
   auto sig = signatureOf(*program->body().front(), r->launch);
@@ -125,8 +126,10 @@ void check(const std::string& configText, const Problem& p,
         flags = mem.add(std::vector<uint8_t>(size_t(flagBytes), 0));
         launch.args.push_back(flags);
         flagCount = size_t(flagBytes / 4);
+        workspace.push_back({flags, uint64_t(flagBytes)});
       } else {
         launch.args.push_back(mem.add(std::vector<uint8_t>(size_t(partialBytes), 0xFF)));
+        workspace.push_back({launch.args.back(), uint64_t(partialBytes)});
       }
     } else {
       launch.args.push_back(uint32_t(int32_t(dims.at(prm.name))));
@@ -136,12 +139,25 @@ void check(const std::string& configText, const Problem& p,
     evictFirstBytes->assign(launch.maps.size(), 0);
     launch.evictFirstBytes = evictFirstBytes;
   }
+  if (lines) {
+    lines->prefetched.assign(launch.blocks, {});
+    lines->loaded.assign(launch.blocks, {});
+    launch.prefetchedLines = &lines->prefetched;
+    launch.loadedLines = &lines->loaded;
+  }
   std::string err = testing::simulateWarpSpecialized(launch, mem);
   if (!expectError.empty()) {
     EXPECT_NE(err.find(expectError), std::string::npos) << configText << ": " << err;
     return;
   }
   ASSERT_EQ(err, "") << configText;
+  if (lines)  // only the program's tensors: not split-K's hand-over through the workspace
+    for (auto& block : lines->loaded)
+      std::erase_if(block, [&](uint64_t line) {
+        for (auto [at, bytes] : workspace)
+          if (line * 128 + 127 >= at && line * 128 < at + bytes) return true;
+        return false;
+      });
 
   std::vector<uint16_t> c(size_t(nb * p.m * p.n + kGuard));
   std::memcpy(c.data(), mem.at(dc).data(), c.size() * 2);

@@ -5,6 +5,7 @@
 // guard after C must stay untouched; split-K / stream-K flags must be zero after the launch.
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,9 +33,15 @@ struct Problem {
 // protocol); then the simulator must report an error containing `expectError`.
 // `evictFirstBytes` (optional) receives, per tensor map (A, B(, C)), the bytes its TMA loads read
 // under an L2 evict_first policy.
+// `lines` (optional) receives, per block, the 128-byte lines of global memory its prefetches
+// brought in and its ld.global reads of the program's tensors touched (WsLaunch::prefetchedLines,
+// loadedLines; split-K's and stream-K's workspace left out).
+struct CacheLines {
+  std::vector<std::set<uint64_t>> prefetched, loaded;
+};
 void check(const std::string& configText, const Problem& p,
            const std::function<void(ir::Operation& kernel)>& mutate = {}, const std::string& expectError = "",
-           std::vector<int64_t>* evictFirstBytes = nullptr);
+           std::vector<int64_t>* evictFirstBytes = nullptr, CacheLines* lines = nullptr);
 
 // A protocol breaker: every op `name` of the kernel erased.
 std::function<void(ir::Operation&)> dropAll(const char* name);

@@ -309,6 +309,9 @@ class Block {
       int eb = bitWidth(op.operand(0)->type().elem()) / 8;
       Lanes& r = set(op.result());
       for (int t = 0; t < T_; ++t) r[t] = get(op.operand(0))[t] + uint64_t(int64_t(get(op.operand(1))[t]) * eb);
+    } else if (n == "kern.prefetch_global") {
+      for (int t = 0; t < T_; ++t)
+        if (get(op.operand(1))[t]) mem_.ptr(get(op.operand(0))[t], 1);  // inside a buffer, as a load's
     } else if (n == "kern.ld_global") {
       int eb = bitWidth(op.result()->type().elem()) / 8;
       double other = op.attr("other") ? op.attr("other")->asNumber() : 0.0;

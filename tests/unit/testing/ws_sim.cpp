@@ -305,6 +305,13 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     for (int t = 0; t < T; ++t)
       r[size_t(t)] =
           round(asF(get(op.operand(0))[size_t(t)])) | uint64_t(round(asF(get(op.operand(1))[size_t(t)]))) << 16;
+  } else if (n == "kern.prefetch_global") {
+    lanes([&](int t) {
+      if (!(get(op.operand(1))[size_t(t)] & 1)) return;
+      uint64_t addr = get(op.operand(0))[size_t(t)];
+      b_.mem_.ptr(addr, 1);  // throws for an address outside every buffer
+      if (b_.l_.prefetchedLines) b_.l_.prefetchedLines->at(b_.bx_).insert(addr / 128);
+    });
   } else if (n == "kern.ld_global") {
     size_t each = size_t(bitWidth(op.result()->type().elem()) / 8), count = op.numResults();
     uint64_t other = op.attr("other") ? fromF(float(op.attr("other")->asNumber())) : 0;
@@ -321,6 +328,7 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
         uint64_t v = 0;
         std::memcpy(&v, b_.mem_.ptr(addr + i * each, each), each);
         r[size_t(t)] = v;
+        if (b_.l_.loadedLines) b_.l_.loadedLines->at(b_.bx_).insert((addr + i * each) / 128);
       });
     }
   } else if (n == "kern.red_release") {

@@ -15,6 +15,8 @@
 //    outside the tensor as zeros, rows of 128 bytes whose 16-byte chunks land at address bits
 //    [4:6] ^ [7:9]; the box's bytes complete on the barrier. A load's L2 cache policy changes
 //    nothing it computes; the bytes loaded evict_first are counted (WsLaunch::evictFirstBytes).
+//  * prefetch.global: changes nothing; its address must lie inside a buffer (the lines are
+//    recorded in WsLaunch::prefetchedLines).
 //  * wgmma descriptors ("Matrix Descriptor Format") and the canonical 128B-swizzled layouts
 //    (K-major ((8,m),(T,2k)):((8T,SBO),(1,T)), MN-major ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)));
 //    accumulator D of m64nN: warp w, lane l, register 4j + e holds row 16w + l/4 + 8(e >= 2),
@@ -32,6 +34,7 @@
 //    the write and an acquire of it (a spin_wait on the flag it released); otherwise the read is
 //    reported, whatever order the turns happened to give.
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +53,11 @@ struct WsLaunch {
   // When set (sized like maps): the bytes each map's TMA loads read from global memory under an
   // L2 evict_first policy (kern.tma_load {stream} with the flag set), added up over the launch.
   std::vector<int64_t>* evictFirstBytes = nullptr;
+  // When set (sized to blocks): per block, the 128-byte lines of global memory its
+  // kern.prefetch_global ops brought in (their addresses must lie inside a buffer, as a load's) and
+  // the lines its kern.ld_global ops read.
+  std::vector<std::set<uint64_t>>* prefetchedLines = nullptr;
+  std::vector<std::set<uint64_t>>* loadedLines = nullptr;
 };
 
 // The units kern.tile_loop {stream_k = w} gives block bx of `blocks` over `tiles` tiles of `ktiles`
