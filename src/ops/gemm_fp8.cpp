@@ -38,11 +38,13 @@ struct Shape {
   int splitK = 1;
   bool streamK = false;
   Fp8Accum accum = Fp8Accum::PromotePairs;
-  // epilogue_loads=early: scale_a and scale_b loaded before the K loop.
-  bool early = true;
+  // Where scale_a and scale_b are loaded: before the K loop (early), or in the epilogue with their
+  // lines prefetched into L1 before it (prefetch).
+  EpilogueLoads loads = EpilogueLoads::Early;
 };
 
 constexpr Fp8Accum kFast = Fp8Accum::Fast, kPromote = Fp8Accum::Promote, kPairs = Fp8Accum::PromotePairs;
+constexpr EpilogueLoads kPrefetch = EpilogueLoads::Prefetch;
 
 // Measured on the H200 (bench/results/2026-11-30-h200-fp8/). Promoting each K step's sums (the
 // default, as cuBLASLt's and torch._scaled_mm's), two steps in flight ("_pairs": the tensor
@@ -61,15 +63,18 @@ constexpr Fp8Accum kFast = Fp8Accum::Fast, kPromote = Fp8Accum::Promote, kPairs 
 // The scales are loaded before the K loop (epilogue_loads=early) except where that measured slower
 // or spills (bench/results/2026-12-01-h200-early-loads/): 128x128 promote_pairs (192 sums: spills),
 // 128x256 with stream-K (spills), and 128x160 promote (1.5-3% slower at K >= 4096, its shapes).
+// The promoted ones prefetch the scales' lines into L1 instead (epilogue_loads=prefetch): 1-4%
+// ahead of loading late at K <= 4096, never behind (bench/results/2026-12-02-h200-prefetch/);
+// where early loads fit they stay, 2-7% ahead of prefetching.
 constexpr Shape kShapes[] = {
-    {128, 128, 2, 6, true, false, 1, 1, false, kPairs, false},
-    {128, 160, 2, 4, true, false, 1, 1, false, kPromote, false},
-    {128, 160, 2, 4, true, false, 2, 1, false, kPromote, false},
+    {128, 128, 2, 6, true, false, 1, 1, false, kPairs, kPrefetch},
+    {128, 160, 2, 4, true, false, 1, 1, false, kPromote, kPrefetch},
+    {128, 160, 2, 4, true, false, 2, 1, false, kPromote, kPrefetch},
     {64, 64, 1, 13},
     {64, 128, 1, 8, true},
     {128, 256, 2, 4, true, false, 1, 1, false, kFast},
     {128, 256, 2, 4, true, false, 2, 1, false, kFast},
-    {128, 256, 2, 4, true, false, 1, 1, true, kFast, false},
+    {128, 256, 2, 4, true, false, 1, 1, true, kFast, EpilogueLoads::Late},
     {128, 128, 2, 5, true, true, 1, 1, false, kFast},
     {128, 128, 2, 6, true, false, 1, 1, false, kFast},
     {64, 64, 1, 13, false, false, 1, 1, false, kFast},
@@ -101,7 +106,7 @@ Fp8GemmVariant make(const Shape& s) {
   c.l2Hint = L2Hint::Reuse;
   c.streamFill = StreamFill::Line128;
   c.fp8Accum = s.accum;
-  c.epilogueLoads = s.early ? EpilogueLoads::Early : EpilogueLoads::Late;
+  c.epilogueLoads = s.loads;
   return v;
 }
 

@@ -80,6 +80,9 @@ TEST(GemmFp8Gates, EveryVariantAssemblesSpillFreeOnFp8Wgmma) {
     EXPECT_GT(sass->count("UTMALDG"), 0);
     EXPECT_EQ(sass->count("UTMASTG") > 0, c.epilogue == EpilogueStore::Tma);
     EXPECT_EQ(sass->count("USETMAXREG") > 0, c.warpsM * c.warpsN == 2);
+    // epilogue_loads=prefetch: one L1 prefetch of the scales' lines per scale (CCTL.E.PF1), none
+    // otherwise.
+    EXPECT_EQ(sass->count("CCTL.E.PF1"), c.epilogueLoads == EpilogueLoads::Prefetch ? 2 : 0);
     // Descriptors on the uniform datapath (docs/sm90-strategy.md, "Uniform where ptxas can see it").
     EXPECT_EQ(sass->wgmmaBatchR2ur, 0);
   }
@@ -87,14 +90,19 @@ TEST(GemmFp8Gates, EveryVariantAssemblesSpillFreeOnFp8Wgmma) {
 
 // A recorded kernel as the registered variant with its config, if any. The runs of
 // bench/results/2026-11-30-h200-fp8/ predate epilogue_loads: every variant there loaded its scales
-// late, and such a record (`loadsLate`) stands for the variant whatever its epilogue_loads.
+// late, and such a record (`loadsLate`) stands for the variant whatever its epilogue_loads. Every
+// record here predates epilogue_loads=prefetch too: a kernel recorded loading late stands for its
+// registered prefetching twin (the promoted 128-row tiles, measured 0-4% ahead of late loads at
+// BENCH.md's FP8 shapes, never behind: bench/results/2026-12-02-h200-prefetch/).
 const Fp8GemmVariant* registeredAs(const std::string& config, bool loadsLate = false) {
   ir::DiagnosticEngine diag;
   auto c = Config::parse(config, diag);
   if (!c) return nullptr;
   for (const auto& v : gemmFp8Variants()) {
-    if (loadsLate) c->epilogueLoads = v.config.epilogueLoads;
-    if (v.config == *c) return &v;
+    Config as = *c;
+    if (loadsLate || (as.epilogueLoads == EpilogueLoads::Late && v.config.epilogueLoads == EpilogueLoads::Prefetch))
+      as.epilogueLoads = v.config.epilogueLoads;
+    if (v.config == as) return &v;
   }
   return nullptr;
 }
