@@ -441,8 +441,9 @@ class Epilogue {
       default:
         if (tile::isElementwiseUnary(*k) && *k != tile::OpKind::GeluErf) {
           const EpiValue& x = value(op.operand(0));
-          values_[op.result()] =
-              map({&x}, relem, [&](const std::vector<Value*>& a) { return round(epilogueUnary(b_, *k, toF32(a[0])), relem); });
+          values_[op.result()] = map({&x}, relem, [&](const std::vector<Value*>& a) {
+            return round(epilogueUnary(b_, *k, toF32(a[0])), relem);
+          });
           return true;
         }
         return unsupported(op);
