@@ -13,6 +13,7 @@
 #include "examples/examples.h"
 #include "kiln/compile.h"
 #include "kiln/program_builder.h"
+#include "kiln/ir/builder.h"
 #include "kiln/ir/operation.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
@@ -126,6 +127,27 @@ TEST(Sm90Fp8Functional, ScaleLinesPrefetchedBeforeTheKLoop) {
   CacheLines late;
   check(kFp8 + "fp8_accum=promote bm=128 bn=160 stages=3 warps_m=2", fp8(136, 328, 400, 3), {}, "", nullptr, &late);
   for (const auto& block : late.prefetched) EXPECT_TRUE(block.empty());
+}
+
+// The prefetches' predicates keep them inside the tensors: with every one forced true, the threads
+// past a scale's lines (their line index below 0 for the second scale) address before the first
+// tile's span, which the simulator reports.
+TEST(Sm90Fp8Functional, PrefetchesOutsideTheScalesAreCaught) {
+  auto unpredicated = [](ir::Operation& kernel) {
+    std::vector<ir::Operation*> prefetches;
+    kernel.walk([&](ir::Operation& op) {
+      if (op.is("kern.prefetch_global")) prefetches.push_back(&op);
+    });
+    ASSERT_FALSE(prefetches.empty());
+    for (ir::Operation* op : prefetches) {
+      ir::OpBuilder b;
+      b.setInsertionPoint(op);
+      ir::Operation* on = b.create("arith.constant", {}, {ir::Type::scalar(ir::ScalarType::I1)}, {{"value", true}});
+      op->setOperand(1, on->result());
+    }
+  };
+  check(kFp8 + "fp8_accum=promote bm=128 bn=160 stages=3 warps_m=2 epilogue_loads=prefetch", fp8(136, 328, 400, 3),
+        unpredicated, "global access");
 }
 
 // The K step's sums are added only after their group is waited for: with the waits that retire
