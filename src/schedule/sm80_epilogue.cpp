@@ -54,12 +54,7 @@ class Epilogue {
   bool preload() {
     KILN_ASSERT(cx_.earlyLoads, "preloadEpilogue records into cx.earlyLoads");
     findCoords();
-    std::vector<const Operation*> loads;
-    for (const Operation* op : cx_.g.epilogue) {
-      auto k = tile::kindOf(*op);
-      bool scalar = k == tile::OpKind::LoadScalar;
-      if ((scalar || k == tile::OpKind::Load) && loadKind(*op, scalar) != Kind::Full) loads.push_back(op);
-    }
+    std::vector<const Operation*> loads = vectorLoads();
     if (loads.empty()) return true;  // nothing to load early: no positions made either
     start();
     for (const Operation* op : loads) {
@@ -80,10 +75,7 @@ class Epilogue {
     findCoords();
     b_.setLoc(cx_.g.reduce->loc());
     int64_t next = 0;  // the slot that takes the next line
-    for (const Operation* op : cx_.g.epilogue) {
-      auto k = tile::kindOf(*op);
-      bool scalar = k == tile::OpKind::LoadScalar;
-      if (!(scalar || k == tile::OpKind::Load) || loadKind(*op, scalar) == Kind::Full) continue;
+    for (const Operation* op : vectorLoads()) {
       const Type& t = op->operand(0)->type();
       unsigned n = unsigned(op->numOperands()) - 1;
       int axis = -1;
@@ -121,6 +113,18 @@ class Epilogue {
   }
 
  private:
+  // The epilogue's loads that one value per fragment row or column or per thread covers (a [M] or
+  // [N] slice, a scalar): what preload makes early and prefetch covers; findCoords first.
+  std::vector<const Operation*> vectorLoads() const {
+    std::vector<const Operation*> loads;
+    for (const Operation* op : cx_.g.epilogue) {
+      auto k = tile::kindOf(*op);
+      bool scalar = k == tile::OpKind::LoadScalar;
+      if ((scalar || k == tile::OpKind::Load) && loadKind(*op, scalar) != Kind::Full) loads.push_back(op);
+    }
+    return loads;
+  }
+
   // The tile loop's M and N coordinates, which the epilogue's loads and stores index by.
   void findCoords() {
     const Operation& ft = *cx_.g.forTiles;
