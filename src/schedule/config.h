@@ -103,10 +103,11 @@ enum class EpilogueLoads : uint8_t {
   Early,  // at the tile's start, before its K loop, into registers held through it: the latency
           // hides behind the K loop, for a register per value and thread (36 for a 64 x 128
           // warpgroup tile with a row and a column scale: per 64-column box, 16 + 2)
-  Prefetch,  // in the epilogue, as Late, but at the tile's start its threads prefetch the lines
-             // those loads will read into L1 (one prefetch per 128-byte line of the block tile's
-             // span, spread over the warpgroup's threads): L2's latency hides behind the K loop
-             // and no register is held through it
+  Prefetch,  // at the tile's start its threads prefetch the lines the epilogue's loads will read
+             // into L1 (one prefetch per 128-byte line of the block tile's span, spread over the
+             // warpgroup's threads), and the epilogue issues all its loads where it starts: L2's
+             // latency hides behind the K loop, the L1 round trips overlap one another, and no
+             // register is held through the K loop
 };
 
 // How the K slices of split_k hand their partial sums to the slice that finishes the tile

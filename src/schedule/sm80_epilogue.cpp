@@ -21,6 +21,7 @@
 
 #include "dialects/tile/tile_ops.h"
 #include "schedule/sm80_context.h"
+#include "schedule/sm80_epilogue_address.h"
 #include "schedule/sm80_epilogue_math.h"
 
 namespace kiln::sm80 {
@@ -227,18 +228,11 @@ class Epilogue {
   Value* round(Value* f, ScalarType elem) { return b_.cast(f, Type::scalar(elem)); }
 
   // ---- memory ----
-  // Element offset (i64) of position `pos` (one entry per tensor axis, i32) in tensor `t`.
   Value* elementOffset(const Type& t, const std::vector<Value*>& pos) {
-    std::vector<int64_t> order;
-    if (const Attribute* o = t.param("order")) order = *o->asInts();
-    for (int64_t a = int64_t(t.rank()) - 1; order.size() < t.rank(); --a) order.push_back(a);
-    Value* stride = b_.i64(1);
-    Value* off = b_.i64(0);
-    for (int64_t axis : order) {
-      off = b_.add(off, b_.mul(b_.cast(pos[axis], types::i64()), stride));
-      stride = b_.mul(stride, b_.cast(extent(t.shape()[axis]), types::i64()));
-    }
-    return off;
+    return sm80::elementOffset(b_, t, pos, [this](const Extent& e) { return extent(e); });
+  }
+  Value* loadAddress(Value* base, const Type& t, const std::vector<Value*>& pos) {
+    return sm80::loadAddress(b_, base, t, pos, [this](const Extent& e) { return extent(e); });
   }
   Value* extent(const Extent& e) { return e.isSymbolic() ? cx_.dims.at(e.sym) : b_.i32(e.value); }
 
@@ -306,7 +300,7 @@ class Epilogue {
       std::vector<Value*> pos;
       Value* ok = nullptr;
       if (!position(op, 1, n, i, j, e, scalar, pos, ok)) return nullptr;
-      Value* p = b_.ptrAdd(base, elementOffset(t, pos));
+      Value* p = loadAddress(base, t, pos);
       std::vector<NamedAttr> attrs;
       if (other != 0.0) attrs.push_back({"other", other});
       return b_.op1("kern.ld_global", {p, ok ? ok : b_.i1(true)}, Type::scalar(elem), attrs);

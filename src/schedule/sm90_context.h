@@ -110,7 +110,8 @@ void buildProducer(Plan& p);
 // diagnostic from the epilogue.
 bool buildConsumer(Plan& p);
 
-// Inside the consumer role (sm90_consumer.cpp, sm90_promote.cpp, sm90_epilogue.cpp):
+// Inside the consumer role (sm90_consumer.cpp, sm90_promote.cpp, sm90_epilogue.cpp,
+// sm90_split_handover.cpp):
 // the named barrier of consumer warpgroup wg's 128 threads (0 is kern.barrier's);
 ir::Value* groupBarrier(KernBuilder& b, ir::Value* wg);
 // whether this thread is its warpgroup's first, the one that issues and waits for TMA stores;
@@ -130,6 +131,11 @@ struct StepOperands {
 // registers (and firstScale should ignore them);
 void issueKStep(Plan& p, const StepOperands& at, ir::Value* s, ir::Value* ph,
                 const std::function<ir::Value*(ir::Value* on)>& firstScale, bool fresh, std::vector<ir::Value*>& sums);
+// split_k / stream_k (sm90_split_handover.cpp): after the unit's K loop, with its sums `out`: a unit
+// that does not finish its tile hands them over; the one that does adds its peers' and calls
+// `epilogue` on the totals. False if that did;
+bool buildSplitEpilogue(Plan& p, ir::Value* wg, const std::vector<ir::Value*>& out,
+                        const std::function<bool(const std::vector<ir::Value*>&)>& epilogue);
 // fp8_accum=promote / promote_pairs (sm90_promote.cpp): the tile's K loop whose steps' sums are
 // added to f32 accumulators starting at acc0; every stage goes back within it. The accumulators
 // after it, every wgmma group retired;

@@ -27,6 +27,12 @@ const char* memType(const Type& t) {
 bool emitPtrAdd(KernelEmitter& e, const Operation& op) {
   PtxBuilder& b = e.b();
   int bytes = bitWidth(op.operand(0)->type().elem()) / 8;
+  // A compile-time offset is an immediate (ptxas folds it into the address of the access).
+  if (const Operation* d = op.operand(1)->definingOp(); d && d->is("arith.constant") && d->attr("value")->isInt()) {
+    b.inst(fmt::format("add.s64 {}, {}, {}", e.def(op.result()).str(), e.use(op.operand(0)).str(),
+                       d->attr("value")->asInt() * bytes));
+    return true;
+  }
   Reg off = e.use(op.operand(1));
   Reg scaled = off;
   if (bytes == 1) {
