@@ -41,6 +41,8 @@ struct Shape {
   // Where scale_a and scale_b are loaded: before the K loop (early), or in the epilogue with their
   // lines prefetched into L1 before it (prefetch).
   EpilogueLoads loads = EpilogueLoads::Early;
+  // K steps by which the second consumer warpgroup trails the first (Config::stagger).
+  int stagger = 0;
 };
 
 constexpr Fp8Accum kFast = Fp8Accum::Fast, kPromote = Fp8Accum::Promote, kPairs = Fp8Accum::PromotePairs;
@@ -65,9 +67,12 @@ constexpr EpilogueLoads kPrefetch = EpilogueLoads::Prefetch;
 // 128x256 with stream-K (spills), and 128x160 promote (1.5-3% slower at K >= 4096, its shapes).
 // The promoted ones prefetch the scales' lines into L1 instead (epilogue_loads=prefetch): 1-4%
 // ahead of loading late at K <= 4096, never behind (bench/results/2026-12-02-h200-prefetch/);
-// where early loads fit they stay, 2-7% ahead of prefetching.
+// where early loads fit they stay, 2-7% ahead of prefetching. 128x128 promote_pairs runs its
+// second warpgroup two K steps behind the first (stagger=2), so part of one warpgroup's epilogue
+// passes under the other's last steps: +0.7-1.2% at BENCH.md's large FP8 shapes, tied at the small
+// ones (stagger=4 leaves too few free stages: 2-4% slower; bench/results/2026-12-02-h200-epilogue-loads/).
 constexpr Shape kShapes[] = {
-    {128, 128, 2, 6, true, false, 1, 1, false, kPairs, kPrefetch},
+    {128, 128, 2, 6, true, false, 1, 1, false, kPairs, kPrefetch, 2},
     {128, 160, 2, 4, true, false, 1, 1, false, kPromote, kPrefetch},
     {128, 160, 2, 4, true, false, 2, 1, false, kPromote, kPrefetch},
     {64, 64, 1, 13},
@@ -107,6 +112,7 @@ Fp8GemmVariant make(const Shape& s) {
   c.streamFill = StreamFill::Line128;
   c.fp8Accum = s.accum;
   c.epilogueLoads = s.loads;
+  c.stagger = s.stagger;
   return v;
 }
 

@@ -181,6 +181,22 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     });
   }
 
+  // stagger (docs/sm90-strategy.md, "Staggered consumers"): a rendezvous of the two warpgroups per
+  // tile on a 256-thread named barrier. Warpgroup 1 meets it before its K loop; warpgroup 0 after
+  // issuing K step `stagger` - 1 (before waiting for it), or after its loop if the tile has fewer
+  // steps. So warpgroup 1 starts each tile `stagger` steps behind, and warpgroup 0 never runs
+  // further ahead than that into the tile (nor a tile ahead: the barrier's generations stay paired).
+  Value* staggerBar = c.stagger ? b.i32(2 + p.groups()) : nullptr;
+  auto rendezvous = [&](Value* cond) {
+    b.ifThen(cond, [&] { b.create("kern.named_barrier", {staggerBar}, {}, {{"threads", int64_t{256}}}); });
+  };
+  Value* leads = c.stagger ? b.named(b.cmp("eq", wg, zero), "leads") : nullptr;
+  IssuedHook issued;
+  if (c.stagger) {
+    rendezvous(b.cmp("ne", wg, zero));
+    issued = [&](Value* kt, int steps) { rendezvous(b.andi(leads, b.cmp("eq", kt, b.i32(c.stagger / steps - 1)))); };
+  }
+
   // The K loop. Where every tile's accumulators start at zero and its K loop runs at least once
   // (no split-K or stream-K unit, whose run may be empty), the first wgmma of the tile ignores them
   // (scale_d = kt != 0), so they start undefined instead of being zeroed: 128 register moves per
@@ -195,7 +211,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   std::vector<Value*> kAcc;  // the accumulators after the K loop(s)
   Value* last = nullptr;      // the stage of the last K step (its release waits for the loop's end)
   if (promote) {
-    kAcc = buildPromotedKLoop(p, step, isLane0, acc0);
+    kAcc = buildPromotedKLoop(p, step, isLane0, acc0, issued);
   } else {
     std::vector<Value*> forOps = {zero, p.ksteps, b.i32(1)};
     forOps.insert(forOps.end(), acc0.begin(), acc0.end());
@@ -218,6 +234,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
       // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
       issueKStep(p, step, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; },
                  /*fresh=*/false, acc);
+      if (issued) issued(kt, 1);
       b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});
       b.setLoc(g.reduce->loc());
       Value* release = b.andi(b.cmp("sgt", kt, zero), isLane0);
@@ -244,6 +261,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     for (size_t i = 0; i < acc0.size(); ++i) kAcc.push_back(loop->result(unsigned(i)));
     last = loop->result(unsigned(acc0.size() + 2));
   }
+  if (c.stagger) rendezvous(b.andi(leads, b.cmp("slt", p.ksteps, b.i32(c.stagger))));
   b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
   b.ifThen(isLane0, [&] {
     // reuse_stage: the epilogue stages boxes in this stage; the next tile gives it back.
