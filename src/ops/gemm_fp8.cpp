@@ -67,12 +67,11 @@ constexpr EpilogueLoads kPrefetch = EpilogueLoads::Prefetch;
 // 128x256 with stream-K (spills), and 128x160 promote (1.5-3% slower at K >= 4096, its shapes).
 // The promoted ones prefetch the scales' lines into L1 instead (epilogue_loads=prefetch): 1-4%
 // ahead of loading late at K <= 4096, never behind (bench/results/2026-12-02-h200-prefetch/);
-// where early loads fit they stay, 2-7% ahead of prefetching. 128x128 promote_pairs runs its
-// second warpgroup two K steps behind the first (stagger=2), so part of one warpgroup's epilogue
-// passes under the other's last steps: +0.7-1.2% at BENCH.md's large FP8 shapes, tied at the small
-// ones (stagger=4 leaves too few free stages: 2-4% slower; bench/results/2026-12-02-h200-epilogue-loads/).
+// where early loads fit they stay, 2-7% ahead of prefetching. No variant staggers its consumer
+// warpgroups (stagger=N): with the rendezvous at one instruction, as bar.sync requires, 128x128
+// promote_pairs ran 1.5-2.5% slower with stagger=2 (bench/results/2026-12-02-h200-epilogue-loads/).
 constexpr Shape kShapes[] = {
-    {128, 128, 2, 6, true, false, 1, 1, false, kPairs, kPrefetch, 2},
+    {128, 128, 2, 6, true, false, 1, 1, false, kPairs, kPrefetch},
     {128, 160, 2, 4, true, false, 1, 1, false, kPromote, kPrefetch},
     {128, 160, 2, 4, true, false, 2, 1, false, kPromote, kPrefetch},
     {64, 64, 1, 13},

@@ -182,19 +182,28 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   }
 
   // stagger (docs/sm90-strategy.md, "Staggered consumers"): a rendezvous of the two warpgroups per
-  // tile on a 256-thread named barrier. Warpgroup 1 meets it before its K loop; warpgroup 0 after
-  // issuing K step `stagger` - 1 (before waiting for it), or after its loop if the tile has fewer
-  // steps. So warpgroup 1 starts each tile `stagger` steps behind, and warpgroup 0 never runs
-  // further ahead than that into the tile (nor a tile ahead: the barrier's generations stay paired).
+  // tile on a 256-thread named barrier, always at one instruction (bar.sync is aligned: every
+  // thread of a generation executes the same one). It sits at the top of the K loop's iterations
+  // (of `steps` K steps each): warpgroup 1 meets it in iteration 0, warpgroup 0 in iteration
+  // stagger / steps, having issued `stagger` steps; so warpgroup 1 starts each tile that many steps
+  // behind, and warpgroup 0 never runs further ahead into it (nor a tile ahead: the generations stay
+  // paired one per tile). Every tile of a launch has the same K steps (stagger refuses split-K and
+  // stream-K), so where a tile has no iteration stagger / steps none meets and none is offset.
   Value* staggerBar = c.stagger ? b.i32(2 + p.groups()) : nullptr;
   auto rendezvous = [&](Value* cond) {
     b.ifThen(cond, [&] { b.create("kern.named_barrier", {staggerBar}, {}, {{"threads", int64_t{256}}}); });
   };
-  Value* leads = c.stagger ? b.named(b.cmp("eq", wg, zero), "leads") : nullptr;
-  IssuedHook issued;
+  const int staggerSteps = c.fp8Accum == Fp8Accum::PromotePairs ? 2 : 1;  // of the loop that meets it
+  Value *meetsInLoop = nullptr, *leadIter = nullptr;
+  StepHook atIteration;
   if (c.stagger) {
-    rendezvous(b.cmp("ne", wg, zero));
-    issued = [&](Value* kt, int steps) { rendezvous(b.andi(leads, b.cmp("eq", kt, b.i32(c.stagger / steps - 1)))); };
+    leadIter = b.i32(c.stagger / staggerSteps);
+    meetsInLoop = b.named(b.cmp("sgt", b.div(p.ksteps, b.i32(staggerSteps)), leadIter), "meets_in_loop");
+    Value* trails = b.cmp("ne", wg, zero);
+    atIteration = [&, trails](Value* kt, int) {
+      Value* mine = b.select(trails, b.cmp("eq", kt, zero), b.cmp("eq", kt, leadIter));
+      rendezvous(b.andi(meetsInLoop, mine));
+    };
   }
 
   // The K loop. Where every tile's accumulators start at zero and its K loop runs at least once
@@ -211,7 +220,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   std::vector<Value*> kAcc;  // the accumulators after the K loop(s)
   Value* last = nullptr;      // the stage of the last K step (its release waits for the loop's end)
   if (promote) {
-    kAcc = buildPromotedKLoop(p, step, isLane0, acc0, issued);
+    kAcc = buildPromotedKLoop(p, step, isLane0, acc0, atIteration);
   } else {
     std::vector<Value*> forOps = {zero, p.ksteps, b.i32(1)};
     forOps.insert(forOps.end(), acc0.begin(), acc0.end());
@@ -231,10 +240,10 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     {
       InsertionGuard guard(b);
       b.setInsertionPointToEnd(body);
+      if (atIteration) atIteration(kt, 1);
       // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
       issueKStep(p, step, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; },
                  /*fresh=*/false, acc);
-      if (issued) issued(kt, 1);
       b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});
       b.setLoc(g.reduce->loc());
       Value* release = b.andi(b.cmp("sgt", kt, zero), isLane0);
@@ -261,7 +270,6 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     for (size_t i = 0; i < acc0.size(); ++i) kAcc.push_back(loop->result(unsigned(i)));
     last = loop->result(unsigned(acc0.size() + 2));
   }
-  if (c.stagger) rendezvous(b.andi(leads, b.cmp("slt", p.ksteps, b.i32(c.stagger))));
   b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
   b.ifThen(isLane0, [&] {
     // reuse_stage: the epilogue stages boxes in this stage; the next tile gives it back.

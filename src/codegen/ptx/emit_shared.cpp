@@ -127,7 +127,8 @@ bool emitBarrier(KernelEmitter& e, const Operation&) {
   return true;
 }
 
-// bar.sync id, threads (PTX ISA, "bar.sync": a named barrier for a subset of the CTA's warps).
+// bar.sync id, threads (PTX ISA, "bar.sync": a named barrier for a subset of the CTA's warps). It
+// is barrier.sync.aligned: every thread meeting at one generation executes this same instruction.
 bool emitNamedBarrier(KernelEmitter& e, const Operation& op) {
   e.b().inst(fmt::format("bar.sync {}, {}", e.use(op.operand(0)).str(), op.intAttr("threads", 0)));
   return true;

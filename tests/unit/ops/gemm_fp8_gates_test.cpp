@@ -93,10 +93,7 @@ TEST(GemmFp8Gates, EveryVariantAssemblesSpillFreeOnFp8Wgmma) {
 // late, and such a record (`loadsLate`) stands for the variant whatever its epilogue_loads. Every
 // record here predates epilogue_loads=prefetch too: a kernel recorded loading late stands for its
 // registered prefetching twin (the promoted 128-row tiles, measured 0-4% ahead of late loads at
-// BENCH.md's FP8 shapes, never behind: bench/results/2026-12-02-h200-prefetch/). And every record
-// predates stagger: a kernel recorded without one stands for its registered staggered twin (128x128
-// promote_pairs with stagger=2, measured 0-1.2% ahead of stagger=0 at BENCH.md's FP8 shapes in two
-// rounds, tied at the small-M ones: bench/results/2026-12-02-h200-epilogue-loads/stagger_promote*).
+// BENCH.md's FP8 shapes, never behind: bench/results/2026-12-02-h200-prefetch/).
 const Fp8GemmVariant* registeredAs(const std::string& config, bool loadsLate = false) {
   ir::DiagnosticEngine diag;
   auto c = Config::parse(config, diag);
@@ -105,7 +102,6 @@ const Fp8GemmVariant* registeredAs(const std::string& config, bool loadsLate = f
     Config as = *c;
     if (loadsLate || (as.epilogueLoads == EpilogueLoads::Late && v.config.epilogueLoads == EpilogueLoads::Prefetch))
       as.epilogueLoads = v.config.epilogueLoads;
-    if (as.stagger == 0) as.stagger = v.config.stagger;
     if (v.config == as) return &v;
   }
   return nullptr;

@@ -281,6 +281,12 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
       BlockSim::NamedBarrier& nb = b_.namedBarriers_[uniform(op.operand(0), m)];
       if (nb.arrived != 0 && nb.threads != threads)
         throw std::runtime_error("a named barrier used with two thread counts at once");
+      // PTX ISA, "barrier": bar.sync is barrier.sync.aligned, whose participants all execute the
+      // same instruction (compute-sanitizer's synccheck reports the others as divergent threads).
+      if (nb.arrived != 0 && nb.first != &op)
+        throw std::runtime_error("a named barrier (bar.sync, aligned) reached from two different instructions in one "
+                                 "generation");
+      if (nb.arrived == 0) nb.first = &op;
       nb.threads = threads;
       nb.arrived += active;
       ++b_.progress_;

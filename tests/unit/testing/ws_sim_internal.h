@@ -162,6 +162,7 @@ class BlockSim {
   struct NamedBarrier {
     int64_t threads = 0, arrived = 0;
     uint64_t generation = 0;
+    const ir::Operation* first = nullptr;  // the instruction the generation's first arrivals executed
   };
   std::map<int64_t, NamedBarrier> namedBarriers_;
 
