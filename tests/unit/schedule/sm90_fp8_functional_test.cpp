@@ -23,14 +23,6 @@ namespace kiln {
 namespace {
 using namespace sm90sim;
 
-const std::string kFp8 = "strategy=sm90_ws_persistent bk=128 warps_n=1 epilogue=tma stage_store=stmatrix ";
-
-Problem fp8(int64_t m, int64_t n, int64_t k, uint32_t blocks) {
-  Problem p{m, n, k, true, 0, blocks};
-  p.fp8 = true;
-  return p;
-}
-
 TEST(Sm90Fp8Functional, TilesOfOneToThreeWarpgroups) {
   check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2", fp8(136, 200, 272, 3));  // ragged M, N, K
   check(kFp8 + "bm=128 bn=256 stages=2 warps_m=2", fp8(130, 264, 400, 2));  // two K steps and a tail
@@ -191,12 +183,6 @@ TEST(Sm90Fp8Functional, AccumulatorsCarriedOutOfTheLoopInFlightAreCaught) {
   check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2", fp8(136, 200, 400, 2), relaxWaitAfterLoop,
         "reads a wgmma result before its group was waited for");
   EXPECT_GT(relaxed, 0) << "no wgmma_wait right after a K loop to relax";
-}
-
-std::string compileError(const ir::Module& program, const std::string& config) {
-  ir::DiagnosticEngine diag;
-  EXPECT_FALSE(compile(program, Target::sm90a(), Config::parse(config), diag)) << config;
-  return diag.str();
 }
 
 TEST(Sm90Fp8Functional, ConfigAndProgramErrorsSayWhatToChange) {

@@ -210,6 +210,12 @@ void check(const std::string& configText, const Problem& p,
   }
 }
 
+std::string compileError(const ir::Module& program, const std::string& config) {
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(compile(program, Target::sm90a(), Config::parse(config), diag)) << config;
+  return diag.str();
+}
+
 std::function<void(ir::Operation&)> dropAll(const char* name) {
   return [name](ir::Operation& k) {
     std::vector<ir::Operation*> ops;

@@ -50,4 +50,16 @@ inline const char* k128 =
     "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=1 raster=grouped group_m=2";
 inline const char* k64 = "strategy=sm90_ws_persistent bm=64 bn=64 bk=64 stages=2 warps_m=1 warps_n=1";
 
+// The FP8 tests' config prefix (bk = 128 one-byte elements, a TMA-store epilogue through stmatrix)
+// and problem (examples::fp8RowwiseGemm at M x N x K on `blocks` blocks).
+inline const std::string kFp8 = "strategy=sm90_ws_persistent bk=128 warps_n=1 epilogue=tma stage_store=stmatrix ";
+inline Problem fp8(int64_t m, int64_t n, int64_t k, uint32_t blocks) {
+  Problem p{m, n, k, true, 0, blocks};
+  p.fp8 = true;
+  return p;
+}
+
+// The diagnostics of compiling `program` for sm_90a with `config`, which must fail.
+std::string compileError(const ir::Module& program, const std::string& config);
+
 }  // namespace kiln::sm90sim

@@ -20,20 +20,6 @@ namespace kiln {
 namespace {
 using namespace sm90sim;
 
-const std::string kFp8 = "strategy=sm90_ws_persistent bk=128 warps_n=1 epilogue=tma stage_store=stmatrix ";
-
-Problem fp8(int64_t m, int64_t n, int64_t k, uint32_t blocks) {
-  Problem p{m, n, k, true, 0, blocks};
-  p.fp8 = true;
-  return p;
-}
-
-std::string compileError(const ir::Module& program, const std::string& config) {
-  ir::DiagnosticEngine diag;
-  EXPECT_FALSE(compile(program, Target::sm90a(), Config::parse(config), diag)) << config;
-  return diag.str();
-}
-
 TEST(Sm90Stagger, PromotedSumsStayExact) {
   // K = 656: 6 steps, 3 pairs: warpgroup 0 meets at pair 1; K = 272: 3 steps, 1 pair, and
   // stagger=4 would meet at pair 2: no rendezvous, no offset.
