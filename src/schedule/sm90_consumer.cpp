@@ -200,7 +200,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     leadIter = b.i32(c.stagger / staggerSteps);
     meetsInLoop = b.named(b.cmp("sgt", b.div(p.ksteps, b.i32(staggerSteps)), leadIter), "meets_in_loop");
     Value* trails = b.cmp("ne", wg, zero);
-    atIteration = [&, trails](Value* kt, int) {
+    atIteration = [&, trails](Value* kt) {
       Value* mine = b.select(trails, b.cmp("eq", kt, zero), b.cmp("eq", kt, leadIter));
       rendezvous(b.andi(meetsInLoop, mine));
     };
@@ -240,7 +240,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     {
       InsertionGuard guard(b);
       b.setInsertionPointToEnd(body);
-      if (atIteration) atIteration(kt, 1);
+      if (atIteration) atIteration(kt);
       // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
       issueKStep(p, step, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; },
                  /*fresh=*/false, acc);

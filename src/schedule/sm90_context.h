@@ -141,8 +141,8 @@ bool buildSplitEpilogue(Plan& p, ir::Value* wg, const std::vector<ir::Value*>& o
 // after it, every wgmma group retired;
 // `atIteration`, if set, runs at the top of each iteration of the loop over whole iterations (of two
 // steps with promote_pairs; not the single step left over), before its wgmmas are issued, with the
-// iteration's index and its steps;
-using StepHook = std::function<void(ir::Value* kt, int steps)>;
+// iteration's index;
+using StepHook = std::function<void(ir::Value* kt)>;
 std::vector<ir::Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, ir::Value* isLane0,
                                            const std::vector<ir::Value*>& acc0, const StepHook& atIteration = {});
 // epilogue_loads=early: the loads that preloadEpilogue made, per unit of the epilogue (the whole

@@ -48,7 +48,7 @@ std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* i
     {
       InsertionGuard guard(b);
       b.setInsertionPointToEnd(body);
-      if (hooked && atIteration) atIteration(kt, steps);
+      if (hooked && atIteration) atIteration(kt);
       std::vector<std::vector<Value*>> sums;
       std::vector<Value*> stages;
       for (int k = 0; k < steps; ++k) {
