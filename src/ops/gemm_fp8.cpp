@@ -41,8 +41,6 @@ struct Shape {
   // Where scale_a and scale_b are loaded: before the K loop (early), or in the epilogue with their
   // lines prefetched into L1 before it (prefetch).
   EpilogueLoads loads = EpilogueLoads::Early;
-  // K steps by which the second consumer warpgroup trails the first (Config::stagger).
-  int stagger = 0;
 };
 
 constexpr Fp8Accum kFast = Fp8Accum::Fast, kPromote = Fp8Accum::Promote, kPairs = Fp8Accum::PromotePairs;
@@ -111,7 +109,6 @@ Fp8GemmVariant make(const Shape& s) {
   c.streamFill = StreamFill::Line128;
   c.fp8Accum = s.accum;
   c.epilogueLoads = s.loads;
-  c.stagger = s.stagger;
   return v;
 }
 
