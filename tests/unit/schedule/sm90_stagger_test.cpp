@@ -66,23 +66,24 @@ TEST(Sm90Stagger, BothWarpgroupsMeetAtOneInstruction) {
 }
 
 TEST(Sm90Stagger, ConfigsItRefusesSayWhy) {
-  auto program = examples::fp8RowwiseGemm();
-  EXPECT_NE(compileError(*program, kFp8 + "bm=128 bn=128 stages=3 warps_m=2 consumers=pingpong stagger=2")
-                .find("stagger=2 offsets two cooperating consumer warpgroups"),
-            std::string::npos);
-  EXPECT_NE(compileError(*program, kFp8 + "bm=64 bn=128 stages=3 warps_m=1 stagger=2")
-                .find("stagger=2 offsets two cooperating consumer warpgroups"),
-            std::string::npos);
-  EXPECT_NE(compileError(*program, kFp8 + "bm=128 bn=128 stages=3 warps_m=2 cluster_m=2 stagger=2")
-                .find("stagger=2 with split_k, stream_k, reuse_stage or clusters is not supported"),
-            std::string::npos);
-  EXPECT_NE(compileError(*program, kFp8 + "fp8_accum=promote_pairs bm=128 bn=128 stages=3 warps_m=2 stagger=3")
-                .find("use an even stagger"),
-            std::string::npos);
-  EXPECT_NE(compileError(*examples::gemmBf16(), "strategy=sm80_multistage bm=128 bn=128 bk=64 stages=3 warps_m=2 "
-                                                "warps_n=2 stagger=2")
-                .find("stagger=2 offsets cooperating consumer warpgroups, which sm80_multistage does not have"),
-            std::string::npos);
+  auto fp8Program = examples::fp8RowwiseGemm();
+  auto bf16Program = examples::gemmBf16();
+  const struct {
+    const ir::Module& program;
+    std::string config, message;
+  } refused[] = {
+      {*fp8Program, kFp8 + "bm=128 bn=128 stages=3 warps_m=2 consumers=pingpong stagger=2",
+       "stagger=2 offsets two cooperating consumer warpgroups"},
+      {*fp8Program, kFp8 + "bm=64 bn=128 stages=3 warps_m=1 stagger=2",
+       "stagger=2 offsets two cooperating consumer warpgroups"},
+      {*fp8Program, kFp8 + "bm=128 bn=128 stages=3 warps_m=2 cluster_m=2 stagger=2",
+       "stagger=2 with split_k, stream_k, reuse_stage or clusters is not supported"},
+      {*fp8Program, kFp8 + "fp8_accum=promote_pairs bm=128 bn=128 stages=3 warps_m=2 stagger=3", "use an even stagger"},
+      {*bf16Program, "strategy=sm80_multistage bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=2 stagger=2",
+       "stagger=2 offsets cooperating consumer warpgroups, which sm80_multistage does not have"},
+  };
+  for (const auto& r : refused)
+    EXPECT_NE(compileError(r.program, r.config).find(r.message), std::string::npos) << r.config;
 }
 
 }  // namespace
