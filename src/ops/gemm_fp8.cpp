@@ -27,6 +27,14 @@ constexpr double kStreamingSmsToSaturate = 0.5;
 // the hand-over of its partial sums): fitted on 3072x1536x7168, where stream-K ran 1.15x its
 // data-parallel twin, not the 1.34x that BF16's 20 steps would predict.
 constexpr double kStreamKOverheadSteps = 40.0;
+// Promoting each K step's sums costs a wait for that step's wgmma (0.95 against fast accumulation);
+// with two steps in flight (promote_pairs) the tensor cores run one while the other's sums are
+// added, which earns back 2.5% of it. Without this term the preference put 128x160 `promote` a
+// hair ahead of 128x128 `promote_pairs` wherever their waves fill alike (8192^3: 0.994), where 31
+// recorded runs had the pairs a median 1.4% ahead; at eight shapes from that band, held out, the
+// pairs ran 0.5-3.0% ahead at every one, 2.8% beyond the term-free model in geometric mean
+// (bench/results/2026-12-02-h200-closing/pairs_heldout.json).
+constexpr double kPromoteTerm = 0.95, kPromotePairsTerm = 0.95 * 1.025;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -177,7 +185,7 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
 //    the power 0.2 (128x256 over 128x128: +6%, as measured at 8192^3), and the epilogue: a
 //    cooperative tile's costs 2 K steps of its K loop (K steps / (K steps + 2)); a ping-pong one
 //    overlaps the other warpgroup's wgmma; promoting the sums (a wait for each K step's wgmma)
-//    0.95; a cluster 0.99; one consumer warpgroup 0.65.
+//    0.95, two steps in flight 0.974 (kPromotePairsTerm); a cluster 0.99; one consumer warpgroup 0.65.
 // A's and B's rows off 32-byte sectors (K bytes each, K not a multiple of 32): each 128-byte box
 // row spans five sectors, as for gemm_bf16's operands (its pitchTerm, fitted on many BF16 shapes),
 // so each operand a block loads alone costs 1 - 0.5 x its share of the rows a K step loads, and
@@ -230,7 +238,9 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   }
   double intensity = std::pow((double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0, 0.2);
   double epilogue = pingpong ? 1.0 : ksteps / (ksteps + 2.0);
-  double promote = c.fp8Accum != Fp8Accum::Fast ? 0.95 : 1.0;
+  double promote = c.fp8Accum == Fp8Accum::Fast      ? 1.0
+                   : c.fp8Accum == Fp8Accum::Promote ? kPromoteTerm
+                                                     : kPromotePairsTerm;
   double split = c.splitK > 1 ? 0.9 : 1.0;
   // One consumer warpgroup issues every wgmma and waits on every barrier itself: compute-bound,
   // 64x128 ran at 0.60 of 128x256 per SM at 8192^3, where the intensity term gives 0.87.

@@ -132,6 +132,11 @@ const Fp8GemmVariant* registeredAs(const std::string& config, bool loadsLate = f
 //   balance_*.json: ten shapes between those balance points, held out from that change (0.908 and
 //   0.940 of the best in geometric mean, against 0.858 and 0.911 with 495): 0.70 per shape, 0.90
 //   with fast accumulation and 0.93 promoted.
+// - bench/results/2026-12-02-h200-closing/: both families at BENCH.md's shapes, and the promoted
+//   family at eight shapes where 128x128 promote_pairs and 128x160 promote fill their waves alike
+//   (pairs_heldout.json, measured before kPromotePairsTerm, which moved all eight picks to the
+//   pairs): within 3% and 0.98 in geometric mean, the eight held-out ones within 2% and 0.99 (the
+//   picks before the term ran at 0.971-0.996 of the best there, 0.984 in geometric mean).
 // A record made before the variant now picked at one of its shapes was registered cannot judge
 // that pick; such a shape must then be judged by a later record of the same accumulation. `shapes`
 // counts the picks a record judges (one fewer may be judged): heldout2_fast.json and the
@@ -164,6 +169,9 @@ constexpr Recorded kRecorded[] = {
     {"2026-12-01-h200-promote-turnaround", "lone_family_fast.json", 0.75, 0.94, 13, false},
     {"2026-12-01-h200-promote-turnaround", "balance_fast.json", 0.70, 0.90, 10, false},
     {"2026-12-01-h200-promote-turnaround", "balance_promote.json", 0.70, 0.93, 10, false},
+    {"2026-12-02-h200-closing", "fp8_promote.json", 0.97, 0.98, 6, false},
+    {"2026-12-02-h200-closing", "fp8_fast.json", 0.97, 0.98, 6, false},
+    {"2026-12-02-h200-closing", "pairs_heldout.json", 0.98, 0.99, 8, false},
 };
 
 TEST(GemmFp8Gates, HeuristicPicksNearTheMeasuredBestOnTheH200) {
