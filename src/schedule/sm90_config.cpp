@@ -206,13 +206,12 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     if (c.fp8Accum == Fp8Accum::PromotePairs && c.stagger % 2 != 0)
       diag.error(loc) << "stagger=" << c.stagger << " with fp8_accum=promote_pairs, whose loop issues two K steps at a "
                       << "time: use an even stagger";
-    // The leading warpgroup meets the trailing one having issued stagger + steps K steps (the
-    // rendezvous sits after an iteration's issue), none of whose stages the trailing one has released.
-    const int steps = c.fp8Accum == Fp8Accum::PromotePairs ? 2 : 1;
-    if (c.stagger + steps > c.stages)
-      diag.error(loc) << "stagger=" << c.stagger << " needs " << c.stagger + steps << " ring stages (the leading "
-                      << "warpgroup holds " << c.stagger + steps << " K steps the trailing one has not read), not "
-                      << c.stages << ": raise stages or lower stagger";
+    // The leading warpgroup meets the trailing one having issued `stagger` K steps, none of whose
+    // stages the trailing one has read yet: with fewer stages it waits for a stage that never empties.
+    if (c.stagger > c.stages)
+      diag.error(loc) << "stagger=" << c.stagger << " needs " << c.stagger << " ring stages (the leading warpgroup "
+                      << "holds " << c.stagger << " K steps the trailing one has not read), not " << c.stages
+                      << ": raise stages or lower stagger";
   }
   if (c.streamK && c.splitK > 1)
     diag.error(loc) << "stream_k=" << c.streamK << " with split_k=" << c.splitK << " is not supported by " << who

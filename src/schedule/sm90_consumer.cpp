@@ -240,10 +240,10 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     {
       InsertionGuard guard(b);
       b.setInsertionPointToEnd(body);
+      if (atIteration) atIteration(kt);
       // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
       issueKStep(p, step, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; },
                  /*fresh=*/false, acc);
-      if (atIteration) atIteration(kt);  // with the step on the tensor pipe
       b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});
       b.setLoc(g.reduce->loc());
       Value* release = b.andi(b.cmp("sgt", kt, zero), isLane0);

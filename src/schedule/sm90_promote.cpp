@@ -48,6 +48,7 @@ std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* i
     {
       InsertionGuard guard(b);
       b.setInsertionPointToEnd(body);
+      if (hooked && atIteration) atIteration(kt);
       std::vector<std::vector<Value*>> sums;
       std::vector<Value*> stages;
       for (int k = 0; k < steps; ++k) {
@@ -56,8 +57,6 @@ std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* i
         stages.push_back(s);
         std::tie(s, ph) = nextStage(b, s, ph, c.stages);
       }
-      // The hook runs with this iteration's steps on the tensor pipe (before their waits).
-      if (hooked && atIteration) atIteration(kt);
       for (int k = 0; k < steps; ++k) {
         b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t(steps - 1 - k)}});
         for (size_t i = 0; i < acc.size(); ++i) acc[i] = b.named(b.fbin("arith.addf", acc[i], sums[size_t(k)][i]), "acc");

@@ -134,8 +134,8 @@ const Fp8GemmVariant* registeredAs(const std::string& config, bool loadsLate = f
 //   with fast accumulation and 0.93 promoted.
 // - bench/results/2026-12-02-h200-closing/: both families at BENCH.md's shapes, and the promoted
 //   family at eight shapes where 128x128 promote_pairs and 128x160 promote fill their waves alike
-//   (pairs_heldout.json, measured before kPromotePairsTerm, which moved all eight picks to the
-//   pairs): within 3% and 0.98 in geometric mean, the eight held-out ones within 2% and 0.99 (the
+//   (pairs_heldout.json, measured before kPromotePairsTerm was set, which moved all eight picks to
+//   the pairs): within 3% and 0.98 in geometric mean, the eight held-out ones within 2% and 0.99 (the
 //   picks before the term ran at 0.971-0.996 of the best there, 0.984 in geometric mean).
 // A record made before the variant now picked at one of its shapes was registered cannot judge
 // that pick; such a shape must then be judged by a later record of the same accumulation. `shapes`
