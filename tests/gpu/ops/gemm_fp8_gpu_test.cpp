@@ -11,9 +11,11 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <random>
 
 #include "bench/bench_support.h"
 #include "interp/random_inputs.h"
+#include "kiln/compile.h"
 #include "kiln/interp/interpreter.h"
 #include "kiln/kernel.h"
 #include "kiln/runtime/driver.h"
@@ -21,6 +23,7 @@
 #include "schedule/config.h"
 #include "schedule/target.h"
 #include "tests/gpu/ops/gemm_reference.h"
+#include "tests/unit/schedule/sm90_config_draw.h"
 #include "tests/unit/testing/example_runs.h"
 
 namespace kiln {
@@ -115,6 +118,19 @@ std::vector<std::string> variantNames() {
 
 INSTANTIATE_TEST_SUITE_P(Variants, GemmFp8Gpu, ::testing::ValuesIn(variantNames()),
                          [](const auto& info) { return info.param; });
+
+// The config sweep's FP8 draws (tests/unit/schedule/sm90_config_draw.h) on the hardware: the first
+// twelve of its seed that compile, against the interpreter as above.
+TEST(GemmFp8GpuSweep, DrawnConfigsMatchTheInterpreter) {
+  std::string why;
+  if (!testing::needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
+  auto configs = sm90draw::firstAccepted(true, 12, [](const std::string& text) {
+    ir::DiagnosticEngine diag;
+    return compile(*ops::fp8ScaledGemmProgram(), Target::sm90a(), Config::parse(text), diag).has_value();
+  });
+  ASSERT_EQ(configs.size(), 12u);
+  for (const std::string& text : configs) matchesTheInterpreter(text, Config::parse(text));
+}
 
 }  // namespace
 }  // namespace kiln

@@ -9,9 +9,11 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <random>
 
 #include "bench/bench_support.h"
 #include "examples/examples.h"
+#include "kiln/compile.h"
 #include "kiln/float_formats.h"
 #include "kiln/kernel.h"
 #include "kiln/runtime/driver.h"
@@ -20,6 +22,7 @@
 #include "schedule/target.h"
 #include "tests/gpu/ops/gemm_checks.h"
 #include "tests/gpu/ops/gemm_reference.h"
+#include "tests/unit/schedule/sm90_config_draw.h"
 
 namespace kiln {
 namespace {
@@ -246,6 +249,27 @@ INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90GpuFused,
                          [](const auto& info) { return std::string(info.param); });
 
 // The launch contract is checked before anything runs: an N that breaks the 16-byte TMA stride rule.
+// The config sweep's draws (tests/unit/schedule/sm90_config_draw.h) on the hardware: the first
+// sixteen BF16 configs of its seed that compile for both B layouts, through the checks above. CI
+// runs the same draws (and more) in the simulator; this is where the two must agree.
+TEST(GemmSm90GpuSweep, DrawnConfigsMatchReferenceAndCublas) {
+  std::string why;
+  if (!needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
+  auto configs = sm90draw::firstAccepted(false, 16, [](const std::string& text) {
+    Config config = Config::parse(text);
+    ir::DiagnosticEngine diag;
+    return compile(*examples::gemmBf16(), Target::sm90a(), config, diag) &&
+           compile(*examples::gemmKMajorB(), Target::sm90a(), config, diag);
+  });
+  ASSERT_EQ(configs.size(), 16u);
+  for (const std::string& text : configs) {
+    SCOPED_TRACE(text);
+    matchesReferenceAndCublas(text, Config::parse(text), [](bool kMajor) {
+      return kMajor ? examples::gemmKMajorB() : examples::gemmBf16();
+    });
+  }
+}
+
 TEST(GemmSm90GpuLaunch, RejectsBadStridesBeforeLaunching) {
   std::string why;
   if (!needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;

@@ -18,100 +18,24 @@
 #include "kiln/compile.h"
 #include "schedule/config.h"
 #include "schedule/target.h"
+#include "tests/unit/schedule/sm90_config_draw.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
 
 namespace kiln {
 namespace {
 using namespace sm90sim;
 
-struct Case {
-  std::string config;
-  Problem problem;
-};
-
-template <typename T>
-T pick(std::mt19937& rng, const std::vector<T>& from) {
-  return from[rng() % from.size()];
-}
-
-// A config of random shape and a random few of the strategy's options (each of which most configs
-// leave at its default, so that combinations of two or three are common and many compile).
-Case randomCase(std::mt19937& rng) {
-  const bool fp8 = rng() % 3 == 0;
-  std::string c = "strategy=sm90_ws_persistent";
-  auto key = [&](const char* name, const std::string& value) { c += std::string(" ") + name + "=" + value; };
-  auto num = [](int v) { return std::to_string(v); };
-  auto often = [&](int percent) { return int(rng() % 100) < percent; };
-  const int bm = pick<int>(rng, {64, 64, 128, 128, 192, 256});
-  key("bm", num(bm));
-  key("bn", num(pick<int>(rng, {64, 96, 128, 128, 160, 192, 256})));
-  key("bk", fp8 ? "128" : "64");
-  key("stages", num(2 + int(rng() % 5)));
-  // Consumer warpgroups of 64 or 128 rows, as a tile's height allows (a few configs get any count);
-  // ping-pong's two warpgroups take whole tiles.
-  const bool pingpong = often(15), swap = !fp8 && often(20);
-  if (pingpong)
-    key("consumers", "pingpong"), key("warps_m", "2");
-  else
-    key("warps_m", num(often(85) ? (bm == 64 ? 1 : bm == 192 ? 3 : bm == 256 ? 2 : pick<int>(rng, {1, 2}))
-                                 : pick<int>(rng, {1, 2, 3})));
-  key("warps_n", swap && often(50) ? "2" : "1");
-  if (often(50)) key("raster", "grouped"), key("group_m", num(pick<int>(rng, {1, 2, 8})));
-  // The ways of sharing, splitting or offsetting a tile's work, one at a time or none; a few
-  // configs take two different ones (which the strategy mostly refuses, saying so).
-  const int way = int(rng() % 6), other = often(15) ? (way + 1 + int(rng() % 5)) % 6 : way;
-  auto takeWay = [&](int w) {
-    switch (w) {
-      case 1: key("cluster_m", "2"); break;
-      case 2: key("cluster_n", "2"); break;
-      case 3:
-        key("split_k", num(pick<int>(rng, {2, 3})));
-        if (often(30)) key("split_handover", "cluster");
-        break;
-      case 4: key("stream_k", "1"); break;
-      case 5: key("stagger", num(pick<int>(rng, {1, 2, 4, 6}))); break;
-      default: break;  // none
-    }
-  };
-  takeWay(way);
-  if (other != way) takeWay(other);
-  if (swap || often(60)) {
-    key("epilogue", "tma");
-    if (swap || often(40)) key("stage_store", "stmatrix");
-    if (often(20)) key("store_slots", num(pick<int>(rng, {1, 2})));
-    if (often(25)) key("reuse_stage", "true");
-    if (often(15)) key("store_hint", "evict_first");
-  }
-  if (often(50)) {
-    key("l2_hint", "reuse");
-    if (often(60)) key("stream_fill", pick<std::string>(rng, {"256", "128", "sector"}));
-  }
-  if (fp8) {
-    key("fp8_accum", pick<std::string>(rng, {"fast", "promote", "promote_pairs"}));
-    key("epilogue_loads", pick<std::string>(rng, {"late", "early", "prefetch"}));
-  } else if (swap) {
-    key("swap_ab", "true");
-    if (often(30)) key("store_pieces", "2");
-  }
-  // Ragged M and N, up to a few tiles of the largest shape; K over 1-9 steps. TMA needs 16-byte rows:
-  // N a multiple of 8 (C, B row-major), K of 8 (BF16) or 16 (FP8, both operands K-major).
-  const int64_t m = 1 + int64_t(rng() % 320), n = 8 * (1 + int64_t(rng() % 48));
-  const int64_t k = (fp8 ? 16 : 8) * (1 + int64_t(rng() % 72));
-  Problem p{m, n, k, fp8, 0, 1 + uint32_t(rng() % 3)};  // blocks: rounded to whole clusters below
-  p.fp8 = fp8;
-  return {c, p};
-}
-
 TEST(Sm90ConfigSweep, EveryAcceptedConfigComputesTheProductAndAssembles) {
   // KILN_SWEEP_SEED and KILN_SWEEP_CONFIGS draw another or a longer sweep (to hunt, not for CI).
   const char* seedEnv = std::getenv("KILN_SWEEP_SEED");
   const char* countEnv = std::getenv("KILN_SWEEP_CONFIGS");
   const int kAccepted = countEnv ? std::atoi(countEnv) : 40, kMaxCandidates = 100 * kAccepted;
-  std::mt19937 rng(seedEnv ? uint32_t(std::strtoul(seedEnv, nullptr, 10)) : 20261202u);
+  std::mt19937 rng(seedEnv ? uint32_t(std::strtoul(seedEnv, nullptr, 10)) : sm90draw::kDefaultSeed);
   int accepted = 0, refused = 0;
   for (int i = 0; i < kMaxCandidates && accepted < kAccepted; ++i) {
-    Case cs = randomCase(rng);
-    Problem& p = cs.problem;
+    const sm90draw::Drawn cs = sm90draw::draw(rng);
+    Problem p{cs.m, cs.n, cs.k, cs.fp8, 0, cs.blocks};
+    p.fp8 = cs.fp8;
     ir::DiagnosticEngine diag;
     auto config = Config::parse(cs.config, diag);
     ASSERT_TRUE(config) << diag.str();
