@@ -11,7 +11,6 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <random>
 
 #include "bench/bench_support.h"
 #include "interp/random_inputs.h"

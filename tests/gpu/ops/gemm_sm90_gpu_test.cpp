@@ -9,7 +9,6 @@
 #include <cmath>
 #include <functional>
 #include <memory>
-#include <random>
 
 #include "bench/bench_support.h"
 #include "examples/examples.h"
@@ -248,7 +247,6 @@ INSTANTIATE_TEST_SUITE_P(Variants, GemmSm90GpuFused,
                                            "bf16_gemm_sm90_128x256x64_s4_tma_rs"),
                          [](const auto& info) { return std::string(info.param); });
 
-// The launch contract is checked before anything runs: an N that breaks the 16-byte TMA stride rule.
 // The config sweep's draws (tests/unit/schedule/sm90_config_draw.h) on the hardware: the first
 // sixteen BF16 configs of its seed that compile for both B layouts, through the checks above. CI
 // runs the same draws (and more) in the simulator; this is where the two must agree.
@@ -270,6 +268,7 @@ TEST(GemmSm90GpuSweep, DrawnConfigsMatchReferenceAndCublas) {
   }
 }
 
+// The launch contract is checked before anything runs: an N that breaks the 16-byte TMA stride rule.
 TEST(GemmSm90GpuLaunch, RejectsBadStridesBeforeLaunching) {
   std::string why;
   if (!needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;

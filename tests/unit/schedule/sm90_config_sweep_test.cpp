@@ -29,10 +29,10 @@ TEST(Sm90ConfigSweep, EveryAcceptedConfigComputesTheProductAndAssembles) {
   // KILN_SWEEP_SEED and KILN_SWEEP_CONFIGS draw another or a longer sweep (to hunt, not for CI).
   const char* seedEnv = std::getenv("KILN_SWEEP_SEED");
   const char* countEnv = std::getenv("KILN_SWEEP_CONFIGS");
-  const int kAccepted = countEnv ? std::atoi(countEnv) : 40, kMaxCandidates = 100 * kAccepted;
+  const int wanted = countEnv ? std::atoi(countEnv) : 40, maxCandidates = 100 * wanted;
   std::mt19937 rng(seedEnv ? uint32_t(std::strtoul(seedEnv, nullptr, 10)) : sm90draw::kDefaultSeed);
   int accepted = 0, refused = 0;
-  for (int i = 0; i < kMaxCandidates && accepted < kAccepted; ++i) {
+  for (int i = 0; i < maxCandidates && accepted < wanted; ++i) {
     const sm90draw::Drawn cs = sm90draw::draw(rng);
     Problem p{cs.m, cs.n, cs.k, cs.fp8, 0, cs.blocks};
     p.fp8 = cs.fp8;
@@ -64,7 +64,7 @@ TEST(Sm90ConfigSweep, EveryAcceptedConfigComputesTheProductAndAssembles) {
     EXPECT_TRUE(cubin) << diag.str();
     check(cs.config, p);
   }
-  EXPECT_EQ(accepted, kAccepted) << "the sweep's configs are mostly refused: widen what it draws";
+  EXPECT_EQ(accepted, wanted) << "the sweep's configs are mostly refused: widen what it draws";
   std::printf("sm90 config sweep: %d configs simulated, %d refused\n", accepted, refused);
 }
 
