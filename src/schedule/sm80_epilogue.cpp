@@ -437,7 +437,7 @@ class Epilogue {
         return true;
       }
       default:
-        if (tile::isElementwiseUnary(*k) && *k != tile::OpKind::GeluErf) {
+        if (hasEpilogueUnary(*k)) {
           const EpiValue& x = value(op.operand(0));
           values_[op.result()] = map({&x}, relem, [&](const std::vector<Value*>& a) {
             return round(epilogueUnary(b_, *k, toF32(a[0])), relem);

@@ -34,6 +34,19 @@ Value* epilogueUnary(KernBuilder& b, tile::OpKind k, Value* x) {
   }
 }
 
+bool hasEpilogueUnary(tile::OpKind k) {
+  switch (k) {
+    case tile::OpKind::Neg:
+    case tile::OpKind::Abs:
+    case tile::OpKind::Exp:
+    case tile::OpKind::Relu:
+    case tile::OpKind::Sigmoid:
+    case tile::OpKind::Silu:
+    case tile::OpKind::GeluTanh: return true;
+    default: return false;
+  }
+}
+
 const char* epilogueBinaryName(tile::OpKind k) {
   switch (k) {
     case tile::OpKind::Add: return "arith.addf";

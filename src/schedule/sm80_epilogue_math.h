@@ -10,6 +10,9 @@ namespace kiln::sm80 {
 // an op with no lowering.
 ir::Value* epilogueUnary(KernBuilder& b, tile::OpKind k, ir::Value* x);
 
+// Whether epilogueUnary lowers k.
+bool hasEpilogueUnary(tile::OpKind k);
+
 // The arith op of binary op k (add, sub, mul, div, max, min), or nullptr.
 const char* epilogueBinaryName(tile::OpKind k);
 
