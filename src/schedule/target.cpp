@@ -34,6 +34,7 @@ Target Target::sm89() {
   t.ptxIsaMajor = 7;
   t.ptxIsaMinor = 8;
   t.mmaSyncFp8 = true;
+  t.cvtFp8 = true;
   t.maxSmemPerBlock = 99 * 1024;
   t.smemPerSm = 100 * 1024;
   t.referenceSms = 142;
@@ -48,6 +49,7 @@ Target Target::sm90() {
   t.ptxIsaMajor = 7;
   t.ptxIsaMinor = 8;
   t.mmaSyncFp8 = true;
+  t.cvtFp8 = true;
   t.tma = true;
   t.clusters = true;
   t.maxSmemPerBlock = 227 * 1024;
@@ -78,6 +80,7 @@ Target Target::sm100a() {
   t.ptxIsaMajor = 8;
   t.ptxIsaMinor = 6;
   t.mmaSyncFp8 = true;
+  t.cvtFp8 = true;
   t.tcgen05 = true;
   t.tma = true;
   t.clusters = true;
@@ -96,6 +99,7 @@ Target Target::sm120() {
   t.ptxIsaMajor = 8;
   t.ptxIsaMinor = 7;
   t.mmaSyncFp8 = true;
+  t.cvtFp8 = true;
   t.tma = true;
   t.clusters = true;
   t.maxSmemPerBlock = 99 * 1024;

@@ -47,6 +47,7 @@ struct Target {
 
   bool mmaSync = true;
   bool mmaSyncFp8 = false;
+  bool cvtFp8 = false;  // cvt between f32 / f16 and e4m3x2 / e5m2x2 (PTX ISA "cvt", sm_89 and later)
   bool wgmma = false;
   bool tcgen05 = false;
   bool cpAsync = true;
