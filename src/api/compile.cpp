@@ -33,7 +33,8 @@ std::array<int64_t, 3> LaunchInfo::gridFor(const std::map<std::string, int64_t>&
   std::array<int64_t, 3> g = {1, 1, 1};
   // The grid axes count clusters; a block per SM at most, in whole clusters.
   for (size_t i = 0; i < grid.size() && i < 3; ++i) g[i] = grid[i].eval(dims) * cluster[i];
-  if (persistent && sms > 0) g[0] = std::min<int64_t>(g[0], std::max(1, sms / cluster[0]) * int64_t(cluster[0]));
+  if (persistent && sms > 0)
+    g[0] = std::min<int64_t>(g[0], std::max(1, sms / cluster[0]) * int64_t(cluster[0]) * persistentPerSm);
   return g;
 }
 
@@ -66,7 +67,8 @@ bool LaunchInfo::validate(const std::map<std::string, int64_t>& dims, Diagnostic
     auto it = dims.find(dim);
     if (it != dims.end() && it->second % m != 0)
       diag.error({}) << "kernel " << kernelName << " needs " << dim << " to be a multiple of " << m << " (got "
-                     << it->second << "): its rows must be 16-byte aligned for cp.async and paired stores";
+                     << it->second << "): its rows must be aligned for the kernel's vector accesses (16-byte copies, "
+                        "loads and stores, paired stores)";
   }
   return diag.errorCount() == before;
 }
@@ -128,6 +130,7 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
   }
   info.divisibility = pairs(k.attr("requires"));
   info.persistent = k.attr("persistent") && k.attr("persistent")->isBool() && k.attr("persistent")->asBool();
+  info.persistentPerSm = int(std::max<int64_t>(1, k.intAttr("persistent_per_sm", 1)));
   if (auto c = k.intsAttr("cluster"); c.size() == 3) info.cluster = {int(c[0]), int(c[1]), int(c[2])};
   if (auto w = k.intsAttr("workspace"); w.size() == 2) info.workspaceUnitBytes = {w[0], w[1]};
   info.workspacePerBlock = k.stringAttr("workspace_per") == "block";

@@ -19,6 +19,11 @@ const std::vector<PassInfo>& allPasses() {
        "lower each tile.program to a kern.kernel with the sm90 warp-specialized persistent wgmma GEMM strategy "
        "(the program's {target, config} attributes pick the target and the schedule)",
        lowerSm90WsPersistentPass},
+      {"lower-rowwise",
+       "lower each tile.program to a kern.kernel with the rowwise strategy for memory-bound programs (rows of "
+       "threads, 16-byte vectors, shuffle reductions; the program's {target, config} attributes pick the target and "
+       "the schedule)",
+       lowerRowwisePass},
       {"partition-roles",
        "split a persistent tile loop holding role regions into one role-local tile loop per role (plus the "
        "residual shared loop)",

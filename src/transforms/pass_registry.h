@@ -35,6 +35,8 @@ bool pairLdmatrixPass(ir::Module& m, ir::DiagnosticEngine& diag);
 // Lowers each tile.program to a kern.kernel with the sm90 warp-specialized persistent strategy
 // (schedule/sm90_ws_persistent.cpp).
 bool lowerSm90WsPersistentPass(ir::Module& m, ir::DiagnosticEngine& diag);
+// Lowers each tile.program to a kern.kernel with the rowwise strategy (schedule/rowwise/rowwise.cpp).
+bool lowerRowwisePass(ir::Module& m, ir::DiagnosticEngine& diag);
 // Splits a persistent tile loop holding role regions into one tile loop per role (partition_roles.cpp).
 bool partitionRolesPass(ir::Module& m, ir::DiagnosticEngine& diag);
 // Removes the residual shared tile loop left by partition-roles when it does no observable work, or

@@ -32,6 +32,14 @@ std::vector<std::string> pipelineSteps(std::string_view strategy) {
         "strength-reduce",           // index math: x / 2^k, x % 2^k -> shift, mask where x >= 0
         "dce",                       // drop what the rewrites left unused
     };
+  if (strategy == "rowwise")
+    return {
+        "verify",           // the tile program as the user wrote it
+        "lower-rowwise",    // tile -> kern: rows of threads, 16-byte vectors, passes over each row (on chip
+                            // when it fits, streaming when not), butterfly and shared-memory reductions
+        "strength-reduce",  // index math: x / 2^k, x % 2^k -> shift, mask where x >= 0
+        "dce",              // drop what the rewrites left unused
+    };
   return {};
 }
 

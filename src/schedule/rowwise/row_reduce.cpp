@@ -1,0 +1,149 @@
+// The reductions of one pass (contract in row_reduce.h).
+#include "schedule/rowwise/row_reduce.h"
+
+#include <limits>
+
+namespace kiln::rowwise {
+using namespace ir;
+
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+
+double identity(const std::string& kind) { return kind == "sum" ? 0.0 : kind == "max" ? -kInf : kInf; }
+
+Value* combineKind(KernBuilder& b, const std::string& kind, Value* x, Value* y) {
+  const char* name = kind == "sum" ? "arith.addf" : kind == "max" ? "arith.maxf" : "arith.minf";
+  return b.fbin(name, x, y);
+}
+
+// The base an online sum's terms are taken relative to: the maximum, or 0 while it is -inf.
+Value* expBase(KernBuilder& b, Value* m) {
+  Value* none = b.op1("arith.cmpf", {m, b.f32(-kInf)}, types::i1(), {{"pred", "eq"}});
+  return b.select(none, b.f32(0.0), m);
+}
+
+Value* expOf(KernBuilder& b, Value* x, Value* base) { return b.fun("math.exp", b.fbin("arith.subf", x, base)); }
+
+}  // namespace
+
+PassReductions::PassReductions(Context& cx, Values& vals, int pass) : cx_(cx), vals_(vals) {
+  for (const Reduction& r : cx.rp.reductions)
+    if (r.pass == pass) red_.push_back(&r);
+}
+
+int PassReductions::partnerOf(size_t i) const {
+  if (red_[i]->onlineMax < 0) return -1;
+  const Reduction* mx = &cx_.rp.reductions[size_t(red_[i]->onlineMax)];
+  for (size_t j = 0; j < red_.size(); ++j)
+    if (red_[j] == mx) return int(j);
+  KILN_ICE("rowwise: an online sum whose max is in another pass");
+}
+
+std::vector<Value*> PassReductions::init() {
+  std::vector<Value*> acc;
+  for (const Reduction* r : red_) acc.push_back(cx_.b.f32(identity(r->op->stringAttr("kind"))));
+  return acc;
+}
+
+std::vector<Value*> PassReductions::update(const std::vector<Value*>& acc, Chunk& ch) {
+  KernBuilder& b = cx_.b;
+  std::vector<Value*> next(acc.size());
+  for (size_t i = 0; i < red_.size(); ++i) {
+    const Operation& op = *red_[i]->op;
+    b.setLoc(op.loc());
+    int partner = partnerOf(i);
+    if (partner >= 0) {
+      // s' = s exp(m - m') + sum exp(a - m'), with m' the max's partial after this vector.
+      Value* base = expBase(b, next[size_t(partner)]);
+      Value* terms = nullptr;
+      for (Value* a : vals_.get(red_[i]->onlineInput, &ch)) {
+        Value* t = expOf(b, a, base);
+        terms = terms ? b.fbin("arith.addf", terms, t) : t;
+      }
+      Value* scaled = b.fbin("arith.mulf", acc[i], expOf(b, acc[size_t(partner)], base));
+      next[i] = b.select(ch.colOk, b.fbin("arith.addf", scaled, terms), acc[i]);
+      continue;
+    }
+    std::string kind = op.stringAttr("kind");
+    Value* part = nullptr;
+    for (Value* x : vals_.get(op.operand(0), &ch)) part = part ? combineKind(b, kind, part, x) : x;
+    next[i] = b.select(ch.colOk, combineKind(b, kind, acc[i], part), acc[i]);
+  }
+  return next;
+}
+
+std::vector<Value*> PassReductions::combine(const std::vector<Value*>& x, const std::vector<Value*>& y) {
+  KernBuilder& b = cx_.b;
+  std::vector<Value*> r(x.size());
+  for (size_t i = 0; i < red_.size(); ++i)
+    if (partnerOf(i) < 0) r[i] = combineKind(b, red_[i]->op->stringAttr("kind"), x[i], y[i]);
+  for (size_t i = 0; i < red_.size(); ++i) {
+    int p = partnerOf(i);
+    if (p < 0) continue;
+    Value* base = expBase(b, r[size_t(p)]);
+    r[i] = b.fbin("arith.addf", b.fbin("arith.mulf", x[i], expOf(b, x[size_t(p)], base)),
+                  b.fbin("arith.mulf", y[i], expOf(b, y[size_t(p)], base)));
+  }
+  return r;
+}
+
+void PassReductions::finish(std::vector<Value*> acc) {
+  KernBuilder& b = cx_.b;
+  const Geometry& g = cx_.geo;
+  b.setLoc(red_.front()->op->loc());
+  // Within the warp: butterflies over the row's lanes (all of them when the row spans warps).
+  for (int off = std::min(g.G, 32) / 2; off >= 1; off /= 2) {
+    std::vector<Value*> other;
+    for (Value* v : acc) other.push_back(b.op1("kern.shfl_xor", {v}, types::f32(), {{"offset", int64_t(off)}}));
+    acc = combine(acc, other);
+  }
+  // Across the row's warps: each warp's totals through shared memory, combined in warp order.
+  if (g.warpsPerRow() > 1) {
+    Value* buf = cx_.reduceBuf;
+    Value* zero = b.i32(0);
+    Value* slot0 = b.mulConst(cx_.rowInBlock, g.warpsPerRow());
+    Value* mine = b.op1("kern.smem_offset", {buf, zero, b.add(slot0, cx_.warpInRow)}, types::i32());
+    for (size_t i = 0; i < acc.size(); ++i)
+      b.create("kern.st_shared", {buf, zero, mine, acc[i]}, {}, {{"row", int64_t(i)}, {"col", int64_t(0)}});
+    b.create("kern.barrier", {}, {});
+    Value* first = b.op1("kern.smem_offset", {buf, zero, slot0}, types::i32());
+    std::vector<Value*> total;
+    for (int w = 0; w < g.warpsPerRow(); ++w) {
+      std::vector<Value*> part;
+      for (size_t i = 0; i < acc.size(); ++i)
+        part.push_back(b.op1("kern.ld_shared", {buf, zero, first}, types::f32(), {{"row", int64_t(i)}, {"col", int64_t(w)}}));
+      total = w == 0 ? part : combine(total, part);
+    }
+    b.create("kern.barrier", {}, {});  // the buffer is free again for the next pass
+    acc = total;
+  }
+  for (size_t i = 0; i < red_.size(); ++i) {
+    Value* v = acc[i];
+    int p = partnerOf(i);
+    if (p >= 0) {  // nothing but -inf: exp(-inf - -inf) is NaN
+      Value* none = b.op1("arith.cmpf", {acc[size_t(p)], b.f32(-kInf)}, types::i1(), {{"pred", "eq"}});
+      v = b.select(none, b.f32(std::numeric_limits<double>::quiet_NaN()), v);
+    }
+    cx_.rowVals[red_[i]->op->result()] = vals_.round(red_[i]->op->result()->type().elem(), {v});
+  }
+}
+
+int64_t mostPartials(const RowProgram& rp) {
+  int64_t most = 0;
+  for (int p = 0; p < rp.passes; ++p) {
+    int64_t n = 0;
+    for (const Reduction& r : rp.reductions) n += r.pass == p;
+    most = std::max(most, n);
+  }
+  return most;
+}
+
+int64_t reduceSlots(const Context& cx) { return (cx.geo.T / 32 + 31) / 32 * 32; }
+
+int64_t reduceSmemBytes(const Context& cx) {
+  if (cx.geo.warpsPerRow() <= 1) return 0;
+  return mostPartials(cx.rp) * reduceSlots(cx) * 4;
+}
+
+}  // namespace kiln::rowwise

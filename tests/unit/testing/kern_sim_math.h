@@ -1,0 +1,25 @@
+#pragma once
+// The scalar float math and the packing of narrow elements that the kern simulator (kern_sim.h)
+// runs, written from the op definitions (kern_ops.h, core_ops.def) rather than from the compiler's
+// lowering: every function is the exact one (std::exp2 for ex2.approx, ...), so the simulator
+// checks a kernel's algorithm -- which values meet where -- and the hardware's approximations are
+// left to the GPU tests.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/types.h"
+
+namespace kiln::testing {
+
+// arith.addf ... arith.minf, arith.negf, arith.absf and the math.* functions on f32 (y unused for
+// unary ones); throws for any other name.
+float simFloatOp(const std::string& name, float x, float y);
+// arith.cmpf {pred}: IEEE, false with a NaN operand except ne.
+bool simCmpf(const std::string& pred, float x, float y);
+// kern.cvt_pack of `v` (1, 2 or 4 values) into `elem`: the word's or the element's bits.
+uint64_t simPack(ir::ScalarType elem, const std::vector<float>& v);
+// kern.cvt_unpack: the n elements (1, 2 or 4) of `bits`, lowest first.
+std::vector<float> simUnpack(ir::ScalarType elem, uint64_t bits, size_t n);
+
+}  // namespace kiln::testing
