@@ -44,9 +44,9 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
     std::fprintf(stderr, "%s", diag.str().c_str());
     return kUsage;
   }
-  // Without --config: the registered family's pick for a GEMM, else the sm80 default; a pick that
-  // does not compile this program (a fused or batched GEMM the family's checks do not see) falls
-  // back, saying why.
+  // Without --config: the registered family's pick (a GEMM family's, or rowwise's for a program
+  // without a matrix product), else that strategy's default; a pick that does not compile this
+  // program (a fused or batched GEMM the family's checks do not see) falls back, saying why.
   std::optional<Config> config;
   std::string chosen;
   std::optional<Kernel> kernel;
@@ -57,8 +57,10 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
     if (!kernel && d.fromFamily) {
       std::fprintf(stderr, "note: %s does not compile this program:\n%s", d.why.c_str(), diag.str().c_str());
       diag = ir::DiagnosticEngine();
-      config = Config::parse(ops::kFallbackSchedule, diag);
-      chosen = "the sm80 default (the family's pick did not compile)";
+      bool rows = d.config.strategy == "rowwise";
+      config = Config::parse(rows ? ops::kRowwiseFallback : ops::kFallbackSchedule, diag);
+      chosen = rows ? "the rowwise default (the family's pick did not compile)"
+                    : "the sm80 default (the family's pick did not compile)";
       kernel = Kernel::build(*module, *target, *config, diag);
     }
   } else {

@@ -38,6 +38,7 @@ Target Target::sm89() {
   t.maxSmemPerBlock = 99 * 1024;
   t.smemPerSm = 100 * 1024;
   t.referenceSms = 142;
+  t.referenceL2Bytes = 96ll << 20;
   return t;
 }
 
@@ -55,6 +56,7 @@ Target Target::sm90() {
   t.maxSmemPerBlock = 227 * 1024;
   t.smemPerSm = 228 * 1024;
   t.referenceSms = 132;
+  t.referenceL2Bytes = 50ll << 20;
   t.referenceClustersOf4 = 30;
   return t;
 }
@@ -88,6 +90,7 @@ Target Target::sm100a() {
   t.maxSmemPerBlock = 227 * 1024;
   t.smemPerSm = 228 * 1024;
   t.referenceSms = 148;
+  t.referenceL2Bytes = 126ll << 20;
   return t;
 }
 
@@ -105,6 +108,7 @@ Target Target::sm120() {
   t.maxSmemPerBlock = 99 * 1024;
   t.smemPerSm = 128 * 1024;
   t.referenceSms = 170;
+  t.referenceL2Bytes = 96ll << 20;
   return t;
 }
 
