@@ -5,11 +5,12 @@
 
 #include "codegen/ptx/emitter.h"
 #include "dialects/kern/kern_ops.h"
+#include "kiln/dialects.h"
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
-#include "transforms/pipeline.h"
+#include "target/target.h"
+#include "schedule/pipeline.h"
 
 namespace kiln {
 using namespace ir;
@@ -147,6 +148,7 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
 
 std::optional<CompileResult> compile(const Module& program, const Target& target, const Config& config,
                                      DiagnosticEngine& diag) {
+  registerAllDialects();
   std::unique_ptr<Module> m = program.clone();
   Operation* prog = nullptr;
   for (auto& op : m->body().operations()) {
@@ -161,7 +163,7 @@ std::optional<CompileResult> compile(const Module& program, const Target& target
     diag.error({}) << "kiln::compile needs a module with a tile.program";
     return std::nullopt;
   }
-  auto steps = transforms::pipelineSteps(config.strategy);
+  auto steps = pipeline::pipelineSteps(config.strategy);
   if (steps.empty()) {
     validate(config, target, OperandInfo{}, diag, prog->loc());  // says "unknown strategy"
     return std::nullopt;
@@ -169,7 +171,7 @@ std::optional<CompileResult> compile(const Module& program, const Target& target
   std::vector<std::string> dims = prog->stringsAttr("dims");
   prog->setAttr("target", target.name);
   prog->setAttr("config", config.str());
-  if (!transforms::runSteps(steps, *m, diag)) return std::nullopt;
+  if (!pipeline::runSteps(steps, *m, diag)) return std::nullopt;
 
   CompileResult r;
   const Operation* kernel = nullptr;

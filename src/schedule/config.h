@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "kiln/ir/diagnostics.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln {
 

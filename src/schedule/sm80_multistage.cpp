@@ -5,7 +5,6 @@
 #include "schedule/lower_programs.h"
 
 #include "schedule/sm80_context.h"
-#include "transforms/pass_registry.h"
 
 namespace kiln {
 using namespace ir;
@@ -152,13 +151,10 @@ std::unique_ptr<Operation> lowerSm80Multistage(const Operation& program, const T
   return kernel;
 }
 
-namespace transforms {
-
 // The pass: every tile.program becomes a kern.kernel. The program's optional {target = "sm_80",
 // config = "bm=..."} attributes choose the target and the schedule (defaults: sm_80, Config{}).
 bool lowerSm80MultistagePass(Module& m, DiagnosticEngine& diag) {
   return lowerPrograms(m, {"lower-sm80-multistage", "sm80_multistage", "sm_80", "", lowerSm80Multistage}, diag);
 }
 
-}  // namespace transforms
 }  // namespace kiln

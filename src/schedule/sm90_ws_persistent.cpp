@@ -27,7 +27,6 @@
 #include "schedule/lower_programs.h"
 
 #include "schedule/sm90_context.h"
-#include "transforms/pass_registry.h"
 
 namespace kiln {
 using namespace ir;
@@ -425,8 +424,6 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   return kernel;
 }
 
-namespace transforms {
-
 // The pass: every tile.program becomes a kern.kernel ({target, config} attributes as for sm80).
 bool lowerSm90WsPersistentPass(Module& m, DiagnosticEngine& diag) {
   return lowerPrograms(m, {"lower-sm90-ws-persistent", "sm90_ws_persistent", "sm_90a", "strategy=sm90_ws_persistent",
@@ -434,5 +431,4 @@ bool lowerSm90WsPersistentPass(Module& m, DiagnosticEngine& diag) {
                        diag);
 }
 
-}  // namespace transforms
 }  // namespace kiln

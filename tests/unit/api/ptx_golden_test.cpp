@@ -26,7 +26,7 @@
 #include "ops/gemm_bf16.h"
 #include "ops/gemm_fp8.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tests/unit/schedule/sm90_config_draw.h"
 #include "tests/unit/testing/example_configs.h"
 

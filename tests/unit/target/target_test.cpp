@@ -1,7 +1,7 @@
 // The architecture table: the facts strategies rely on.
 #include <gtest/gtest.h>
 
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "schedule/swizzle.h"
+#include "target/swizzle.h"
 
 namespace kiln {
 namespace {

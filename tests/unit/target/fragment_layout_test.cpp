@@ -2,7 +2,7 @@
 // (PTX ISA definitions, written out here independently of fragment_layout.h's helpers).
 #include <gtest/gtest.h>
 
-#include "schedule/fragment_layout.h"
+#include "target/fragment_layout.h"
 
 namespace kiln {
 namespace {

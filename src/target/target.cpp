@@ -1,5 +1,5 @@
 // The architecture table (numbers and sources in target.h).
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln {
 

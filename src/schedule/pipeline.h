@@ -1,7 +1,8 @@
 #pragma once
 // The pipeline: the ordered list of steps from a verified tile program to kern IR ready for the
 // PTX emitter (DESIGN.md, "The pipeline"; house style 3). One list, in pipeline.cpp, read top to
-// bottom. After every step the IR is verified (when KILN_VERIFY_BETWEEN_PASSES is on, the default)
+// bottom. It lives with the strategies because its steps are theirs (a lowering, then the
+// strategy's passes and the generic passes of src/transforms/, which is the layer below). After every step the IR is verified (when KILN_VERIFY_BETWEEN_PASSES is on, the default)
 // and, with KILN_PRINT_IR_AFTER_ALL=1 in the environment or `kiln opt --print-ir-after-all`,
 // printed to the dump stream.
 //
@@ -17,8 +18,9 @@
 
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
+#include "transforms/pass_registry.h"
 
-namespace kiln::transforms {
+namespace kiln::pipeline {
 
 struct PipelineOptions {
   bool printIrAfterAll = false;  // also switched on by KILN_PRINT_IR_AFTER_ALL=1
@@ -26,6 +28,13 @@ struct PipelineOptions {
   std::ostream* dump = nullptr;  // default: std::cerr
   std::vector<std::string> disabled;  // optional steps to skip (with KILN_DISABLE_PASSES)
 };
+
+// Every pass, by name: the generic ones (src/transforms/) and the strategies' (src/schedule/).
+const std::vector<transforms::PassInfo>& allPasses();
+const transforms::PassInfo* findPass(std::string_view name);
+std::vector<std::string> passNames();
+// Runs one pass by name; an unknown name is a user error listing the known ones.
+bool runPass(std::string_view name, ir::Module& m, ir::DiagnosticEngine& diag);
 
 // The steps that may be skipped: a kernel is still correct without them.
 const std::vector<std::string>& optionalSteps();
@@ -37,4 +46,4 @@ std::vector<std::string> pipelineSteps(std::string_view strategy);
 bool runSteps(const std::vector<std::string>& steps, ir::Module& m, ir::DiagnosticEngine& diag,
               const PipelineOptions& opts = {});
 
-}  // namespace kiln::transforms
+}  // namespace kiln::pipeline

@@ -1,5 +1,5 @@
 // The ordered pipeline (contract in pipeline.h).
-#include "transforms/pipeline.h"
+#include "schedule/pipeline.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,9 +8,51 @@
 
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
-#include "transforms/pass_registry.h"
+#include "schedule/sm80_multistage.h"
+#include "schedule/sm90_ws_persistent.h"
 
-namespace kiln::transforms {
+namespace kiln::pipeline {
+
+const std::vector<transforms::PassInfo>& allPasses() {
+  static const std::vector<transforms::PassInfo> passes = [] {
+    std::vector<transforms::PassInfo> all = transforms::genericPasses();
+    const std::vector<transforms::PassInfo> strategies = {
+        {"lower-sm80-multistage",
+         "lower each tile.program to a kern.kernel with the sm80 multistage GEMM strategy (the program's "
+         "{target, config} attributes pick the target and the schedule)",
+         lowerSm80MultistagePass},
+        {"lower-sm90-ws-persistent",
+         "lower each tile.program to a kern.kernel with the sm90 warp-specialized persistent wgmma GEMM strategy "
+         "(the program's {target, config} attributes pick the target and the schedule)",
+         lowerSm90WsPersistentPass},
+    };
+    all.insert(all.end(), strategies.begin(), strategies.end());
+    return all;
+  }();
+  return passes;
+}
+
+const transforms::PassInfo* findPass(std::string_view name) {
+  for (const auto& p : allPasses())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::vector<std::string> passNames() {
+  std::vector<std::string> r;
+  for (const auto& p : allPasses()) r.push_back(p.name);
+  return r;
+}
+
+bool runPass(std::string_view name, ir::Module& m, ir::DiagnosticEngine& diag) {
+  const transforms::PassInfo* p = findPass(name);
+  if (!p) {
+    std::string known;
+    for (const auto& n : passNames()) known += (known.empty() ? "" : ", ") + n;
+    return diag.error(ir::Location::unknown()) << "unknown pass '" << name << "'; known passes: " << known;
+  }
+  return p->run(m, diag);
+}
 
 std::vector<std::string> pipelineSteps(std::string_view strategy) {
   if (strategy == "sm80_multistage")
@@ -95,4 +137,4 @@ bool runSteps(const std::vector<std::string>& steps, ir::Module& m, ir::Diagnost
   return true;
 }
 
-}  // namespace kiln::transforms
+}  // namespace kiln::pipeline

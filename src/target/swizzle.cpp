@@ -1,5 +1,5 @@
 // XOR swizzles and displacements (contract in swizzle.h).
-#include "schedule/swizzle.h"
+#include "target/swizzle.h"
 
 #include <fmt/format.h>
 
