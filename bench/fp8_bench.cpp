@@ -25,7 +25,7 @@
 #include "kiln/runtime/driver.h"
 #include "ops/gemm_fp8.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 using namespace kiln;
 

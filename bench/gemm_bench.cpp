@@ -21,7 +21,7 @@
 #include "ops/gemm_bf16.h"
 #include "ops/gemm_configs.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 using namespace kiln;
 

@@ -18,7 +18,7 @@
 #include "kiln/kernel.h"
 #include "kiln/runtime/driver.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 using namespace kiln;
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kiln/interp/interpreter.h"
+#include "kiln/dialects.h"
 #include "kiln/ir/parser.h"
 
 namespace {
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
   }
   ir::DiagnosticEngine diag;
+  registerAllDialects();
   auto module = ir::parseModule(kGemm, diag);
   if (!module) {
     std::fprintf(stderr, "%s\n", diag.str().c_str());

@@ -6,7 +6,7 @@
 #include "kiln/ir/parser.h"
 #include "kiln/ir/verifier.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tools/commands.h"
 
 namespace kiln::tools {

@@ -12,7 +12,7 @@
 #include "ops/gemm_bf16.h"
 #include "ops/gemm_fp8.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tools/commands.h"
 
 namespace kiln::tools {

@@ -8,7 +8,7 @@
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
 #include "tools/commands.h"
-#include "transforms/pass_registry.h"
+#include "schedule/pipeline.h"
 
 namespace kiln::tools {
 
@@ -24,7 +24,7 @@ struct OptArgs {
 
 int runOpt(const OptArgs& a) {
   if (a.listPasses) {
-    for (const auto& p : transforms::allPasses()) std::printf("%-24s %s\n", p.name.c_str(), p.summary.c_str());
+    for (const auto& p : pipeline::allPasses()) std::printf("%-24s %s\n", p.name.c_str(), p.summary.c_str());
     return kOk;
   }
   if (a.file.empty()) {
@@ -40,8 +40,8 @@ int runOpt(const OptArgs& a) {
   ir::DiagnosticEngine diag;
   ir::ParseOptions popts{a.file == "-" ? "<stdin>" : a.file, false};
   for (const auto& p : a.passes)
-    if (!transforms::findPass(p)) {
-      transforms::runPass(p, *std::make_unique<ir::Module>(), diag);  // reports the unknown name
+    if (!pipeline::findPass(p)) {
+      pipeline::runPass(p, *std::make_unique<ir::Module>(), diag);  // reports the unknown name
       std::fprintf(stderr, "%s", diag.str().c_str());
       return kUsage;
     }
@@ -50,7 +50,7 @@ int runOpt(const OptArgs& a) {
   if (module) {
     ok = ir::verify(*module, diag);
     for (size_t i = 0; ok && i < a.passes.size(); ++i) {
-      ok = transforms::runPass(a.passes[i], *module, diag) && ir::verify(*module, diag);
+      ok = pipeline::runPass(a.passes[i], *module, diag) && ir::verify(*module, diag);
       if (ok && a.printAfterAll)
         std::printf("// -----// IR after %s //----- //\n%s", a.passes[i].c_str(),
                     ir::toString(*module, {.locations = a.locations}).c_str());

@@ -18,7 +18,7 @@
 #include "kiln/runtime/memory.h"
 #include "ops/default_schedule.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tools/commands.h"
 
 namespace kiln::tools {

@@ -2,9 +2,11 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "kiln/dialects.h"
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
+  kiln::registerAllDialects();
   CLI::App app{"kiln: a compiler for tensor-core GPU kernels.\n"
                "Write a kernel at the level of tiles, compile it through Kiln's IR to PTX and a cubin,\n"
                "inspect what came out, and run it on a GPU or in the CPU interpreter."};

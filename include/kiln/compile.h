@@ -21,7 +21,7 @@
 //    for clusters is launched with exactly this shape (cuLaunchKernelEx) and cannot run without it;
 //  * divisibility: dims that must be multiples of a value (e.g. K % 8 == 0 so every operand row is
 //    16-byte aligned for cp.async); validate() checks them and says which one fails.
-// Target and Config live in src/schedule/ (schedule/target.h, schedule/config.h).
+// Target lives in src/target/target.h, Config in src/schedule/config.h.
 #include <array>
 #include <cstdint>
 #include <map>

@@ -5,11 +5,13 @@
 
 #include "codegen/ptx/emitter.h"
 #include "dialects/kern/kern_ops.h"
+#include "dialects/kern/kernel_launch.h"
+#include "kiln/dialects.h"
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
-#include "transforms/pipeline.h"
+#include "target/target.h"
+#include "schedule/pipeline.h"
 
 namespace kiln {
 using namespace ir;
@@ -75,31 +77,21 @@ bool LaunchInfo::validate(const std::map<std::string, int64_t>& dims, Diagnostic
 
 namespace {
 
-std::vector<std::pair<std::string, int64_t>> pairs(const Attribute* a) {
-  std::vector<std::pair<std::string, int64_t>> r;
-  if (!a || !a->isArray()) return r;
-  for (const auto& e : a->asArray())
-    if (e.isArray() && e.asArray().size() == 2 && e.asArray()[0].isString() && e.asArray()[1].isInt())
-      r.push_back({e.asArray()[0].asString(), e.asArray()[1].asInt()});
-  return r;
-}
-
 LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimNames) {
+  kern::KernelLaunch l = kern::kernelLaunchOf(k);
   LaunchInfo info;
-  info.kernelName = k.stringAttr("sym_name");
-  info.threads = int(k.intAttr("threads", 0));
-  info.dynamicSmemBytes = k.intAttr("smem_bytes", 0);
-  auto names = k.stringsAttr("params");
-  auto align = pairs(k.attr("align"));
+  info.kernelName = l.name;
+  info.threads = int(l.threads);
+  info.dynamicSmemBytes = l.smemBytes;
   for (unsigned i = 0; i < k.body().numArguments(); ++i) {
     const Type& t = k.body().argument(i)->type();
     KernelParam p;
-    p.name = names[i];
+    p.name = l.params[i];
     p.elem = t.elem();
     // The dims are the last parameters (kiln/compile.h); an argument may share a dim's name.
     bool isDim = i + dimNames.size() >= k.body().numArguments() && t.isScalar(ScalarType::I32);
     // A split-K kernel ({workspace}) takes its workspace as two pointers the runtime fills in.
-    bool workspace = k.attr("workspace") && kern::isPtr(t) && (p.name == "ws_flags" || p.name == "ws_partials");
+    bool workspace = l.workspace && kern::isPtr(t) && (p.name == "ws_flags" || p.name == "ws_partials");
     p.kind = workspace                ? KernelParam::Kind::Workspace
              : kern::isPtr(t)         ? KernelParam::Kind::Pointer
              : kern::isTensorMap(t) ? KernelParam::Kind::TensorMap
@@ -112,37 +104,20 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
     }
     if (p.kind == KernelParam::Kind::Pointer) {
       p.alignment = bitWidth(t.elem()) / 8;
-      for (const auto& [n, a] : align)
+      for (const auto& [n, a] : l.alignment)
         if (n == p.name) p.alignment = std::max(p.alignment, a);
     }
+    for (const auto& s : l.streams)
+      if (s.map == p.name) p.stream = KernelParam::StreamRule{s.boundDim, s.bound, s.rowDim, s.rowMultiple, int(s.fillBytes)};
     info.params.push_back(p);
   }
-  for (const auto& axis : k.attr("grid")->asArray()) {
-    GridAxis g;
-    if (axis.isInt()) {
-      g.constant = axis.asInt();
-    } else {
-      const auto& a = axis.asArray();
-      for (size_t i = 0; i + 1 < a.size(); i += 2) g.tiles.push_back({a[i].asString(), a[i + 1].asInt()});
-      if (a.size() % 2 == 1) g.constant = a.back().asInt();
-    }
-    info.grid.push_back(g);
-  }
-  info.divisibility = pairs(k.attr("requires"));
-  info.persistent = k.attr("persistent") && k.attr("persistent")->isBool() && k.attr("persistent")->asBool();
-  info.persistentPerSm = int(std::max<int64_t>(1, k.intAttr("persistent_per_sm", 1)));
-  if (auto c = k.intsAttr("cluster"); c.size() == 3) info.cluster = {int(c[0]), int(c[1]), int(c[2])};
-  if (auto w = k.intsAttr("workspace"); w.size() == 2) info.workspaceUnitBytes = {w[0], w[1]};
-  info.workspacePerBlock = k.stringAttr("workspace_per") == "block";
-  // {streams = [[map, bound dim, bound, row dim, row multiple, fill bytes], ...]} (sm90_ws_persistent.cpp).
-  if (const Attribute* streams = k.attr("streams"))
-    for (const Attribute& r : streams->asArray()) {
-      const auto& f = r.asArray();
-      for (KernelParam& p : info.params)
-        if (p.name == f.at(0).asString())
-          p.stream = KernelParam::StreamRule{f.at(1).asString(), f.at(2).asInt(), f.at(3).asString(), f.at(4).asInt(),
-                                             int(f.at(5).asInt())};
-    }
+  for (const auto& x : l.grid) info.grid.push_back(GridAxis{x.factor, x.tiles});
+  info.divisibility = l.divisibility;
+  info.persistent = l.persistent;
+  info.persistentPerSm = int(l.persistentPerSm);
+  if (l.cluster) info.cluster = {int((*l.cluster)[0]), int((*l.cluster)[1]), int((*l.cluster)[2])};
+  if (l.workspace) info.workspaceUnitBytes = *l.workspace;
+  info.workspacePerBlock = l.workspacePerBlock;
   return info;
 }
 
@@ -150,6 +125,7 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
 
 std::optional<CompileResult> compile(const Module& program, const Target& target, const Config& config,
                                      DiagnosticEngine& diag) {
+  registerAllDialects();
   std::unique_ptr<Module> m = program.clone();
   Operation* prog = nullptr;
   for (auto& op : m->body().operations()) {
@@ -164,7 +140,7 @@ std::optional<CompileResult> compile(const Module& program, const Target& target
     diag.error({}) << "kiln::compile needs a module with a tile.program";
     return std::nullopt;
   }
-  auto steps = transforms::pipelineSteps(config.strategy);
+  auto steps = pipeline::pipelineSteps(config.strategy);
   if (steps.empty()) {
     validate(config, target, OperandInfo{}, diag, prog->loc());  // says "unknown strategy"
     return std::nullopt;
@@ -172,7 +148,7 @@ std::optional<CompileResult> compile(const Module& program, const Target& target
   std::vector<std::string> dims = prog->stringsAttr("dims");
   prog->setAttr("target", target.name);
   prog->setAttr("config", config.str());
-  if (!transforms::runSteps(steps, *m, diag)) return std::nullopt;
+  if (!pipeline::runSteps(steps, *m, diag)) return std::nullopt;
 
   CompileResult r;
   const Operation* kernel = nullptr;

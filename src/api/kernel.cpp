@@ -13,7 +13,7 @@
 #include "kiln/runtime/module.h"
 #include "kiln/runtime/stream.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln {
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "dialects/tile/tile_ops.h"
+#include "kiln/dialects.h"
 #include "kiln/ir/builder.h"
 #include "kiln/ir/op_registry.h"
 #include "kiln/ir/verifier.h"
@@ -35,7 +36,8 @@ struct ProgramBuilder::State {
   bool finished = false;
 };
 
-ProgramBuilder::ProgramBuilder(std::string name, SrcLoc loc) : st_(std::make_unique<State>()) {
+// The dialects are installed before State builds its module (kiln/dialects.h).
+ProgramBuilder::ProgramBuilder(std::string name, SrcLoc loc) : st_((registerAllDialects(), std::make_unique<State>())) {
   st_->b.setInsertionPointToEnd(&st_->module->body());
   st_->b.setLoc(at(loc));
   st_->program = st_->b.create("tile.program", {}, {},

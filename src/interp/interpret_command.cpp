@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "interp/random_inputs.h"
+#include "kiln/dialects.h"
 #include "kiln/interp/interpreter.h"
 #include "kiln/ir/parser.h"
 #include "kiln/ir/verifier.h"
@@ -87,6 +88,7 @@ std::optional<std::map<std::string, int64_t>> parseDims(const std::string& spec,
 
 std::string runInterpretCommand(const std::string& kilnText, const std::string& dimsSpec, uint64_t seed,
                                 ir::DiagnosticEngine& diag) {
+  registerAllDialects();
   auto module = ir::parseModule(kilnText, diag);
   if (!module || !ir::verify(*module, diag)) return "";
   const ir::Operation* program = findProgram(*module, diag);

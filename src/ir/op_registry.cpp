@@ -1,23 +1,34 @@
 #include "kiln/ir/op_registry.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 
 namespace kiln::ir {
 
+namespace {
+// Written once, under the flag, before any reader can see it; never freed (it lives as long as the
+// ops that point into it).
+std::atomic<const OpRegistry*> installed{nullptr};
+std::once_flag installOnce;
+}  // namespace
+
 const OpRegistry& OpRegistry::get() {
-  // Built once, on first use; explicit calls rather than static registrars, which a static
-  // library's linker would drop.
-  static const OpRegistry registry = [] {
-    OpRegistry r;
-    registerBuiltinDialect(r);
-    registerArithDialect(r);
-    registerTileDialect(r);
-    registerKernDialect(r);
-    std::sort(r.ops_.begin(), r.ops_.end(),
-              [](const OpInfo& a, const OpInfo& b) { return a.name < b.name; });
-    return r;
-  }();
-  return registry;
+  const OpRegistry* r = installed.load(std::memory_order_acquire);
+  KILN_ASSERT(r != nullptr,
+              "no dialect is registered: call kiln::registerAllDialects() (kiln/dialects.h) before building or "
+              "parsing IR");
+  return *r;
+}
+
+void OpRegistry::install(void (*fill)(OpRegistry&)) {
+  // Explicit calls rather than static registrars, which a static library's linker would drop.
+  std::call_once(installOnce, [fill] {
+    auto* r = new OpRegistry;
+    fill(*r);
+    std::sort(r->ops_.begin(), r->ops_.end(), [](const OpInfo& a, const OpInfo& b) { return a.name < b.name; });
+    installed.store(r, std::memory_order_release);
+  });
 }
 
 const OpInfo* OpRegistry::lookup(std::string_view name) const {

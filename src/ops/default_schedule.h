@@ -15,7 +15,7 @@
 
 #include "kiln/ir/operation.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln::ops {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "kiln/ir/diagnostics.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln::ops {
 

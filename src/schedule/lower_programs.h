@@ -11,7 +11,7 @@
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln {
 

@@ -58,7 +58,7 @@
 // Tiles past K, rows past M and columns past N are copied with src_bytes = 0: cp.async writes
 // zeros and reads nothing, so ragged edges contribute 0 to the dot product. The source address of
 // a masked copy is clamped to the tensor's base so no out-of-range address is ever formed.
-#include "schedule/fragment_layout.h"
+#include "target/fragment_layout.h"
 #include "schedule/sm80_context.h"
 
 namespace kiln::sm80 {

@@ -41,7 +41,7 @@
 #include <tuple>
 
 #include "schedule/sm90_context.h"
-#include "schedule/wgmma_desc.h"
+#include "target/wgmma_desc.h"
 
 namespace kiln::sm90 {
 using namespace ir;

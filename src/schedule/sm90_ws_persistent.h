@@ -27,12 +27,16 @@
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln {
 
 // Lowers one tile.program; nullptr after diagnostics.
 std::unique_ptr<ir::Operation> lowerSm90WsPersistent(const ir::Operation& program, const Target& target,
                                                      const Config& config, ir::DiagnosticEngine& diag);
+
+// The pass (`lower-sm90-ws-persistent`): every tile.program of the module becomes a kern.kernel;
+// the program's optional {target, config} attributes choose the target and the schedule.
+bool lowerSm90WsPersistentPass(ir::Module& m, ir::DiagnosticEngine& diag);
 
 }  // namespace kiln

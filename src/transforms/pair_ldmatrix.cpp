@@ -31,7 +31,7 @@
 //   * the fused op verifies (its displacement is the first's, which already does).
 #include "dialects/kern/kern_ops.h"
 #include "kiln/ir/op_registry.h"
-#include "schedule/swizzle.h"
+#include "target/swizzle.h"
 #include "transforms/pass_registry.h"
 
 namespace kiln::transforms {

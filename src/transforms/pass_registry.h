@@ -1,5 +1,7 @@
 #pragma once
-// Named passes, so that `kiln opt --pass NAME` and the pipeline can run any of them on a module.
+// The generic passes of kern and tile IR (one per file here), by name. The strategies' lowerings
+// and passes live above this layer (src/schedule/); src/schedule/pipeline.h assembles every pass,
+// so that `kiln opt --pass NAME` and the pipeline can run any of them on a module.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,26 +19,16 @@ struct PassInfo {
   PassFn run;
 };
 
-const std::vector<PassInfo>& allPasses();
-const PassInfo* findPass(std::string_view name);
-std::vector<std::string> passNames();
-// Runs one pass by name; an unknown name is a user error listing the known ones.
-bool runPass(std::string_view name, ir::Module& m, ir::DiagnosticEngine& diag);
+// The passes of this layer, in the order `kiln opt --list-passes` shows them.
+const std::vector<PassInfo>& genericPasses();
 
 // ---- the passes (one per file) ----
 // Removes pure ops whose results are unused (dce.cpp).
 bool eliminateDeadCode(ir::Module& m, ir::DiagnosticEngine& diag);
 // Runs the verifier and changes nothing (pass_registry.cpp).
 bool verifyPass(ir::Module& m, ir::DiagnosticEngine& diag);
-// Lowers each tile.program to a kern.kernel with the sm80 multistage strategy (schedule/sm80_multistage.cpp).
-bool lowerSm80MultistagePass(ir::Module& m, ir::DiagnosticEngine& diag);
 // Fuses two .x2 ldmatrix of neighbouring fragments into one .x4 (pair_ldmatrix.cpp).
 bool pairLdmatrixPass(ir::Module& m, ir::DiagnosticEngine& diag);
-// Lowers each tile.program to a kern.kernel with the sm90 warp-specialized persistent strategy
-// (schedule/sm90_ws_persistent.cpp).
-bool lowerSm90WsPersistentPass(ir::Module& m, ir::DiagnosticEngine& diag);
-// Lowers each tile.program to a kern.kernel with the rowwise strategy (schedule/rowwise/rowwise.cpp).
-bool lowerRowwisePass(ir::Module& m, ir::DiagnosticEngine& diag);
 // Splits a persistent tile loop holding role regions into one tile loop per role (partition_roles.cpp).
 bool partitionRolesPass(ir::Module& m, ir::DiagnosticEngine& diag);
 // Removes the residual shared tile loop left by partition-roles when it does no observable work, or

@@ -5,9 +5,15 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "kiln/dialects.h"
 #include "kiln/ir/parser.h"
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  kiln::registerAllDialects();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

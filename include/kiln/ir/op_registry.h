@@ -1,6 +1,12 @@
 #pragma once
 // The op registry: one OpInfo per operation name, declared by each dialect in one table
-// (src/dialects/<dialect>/<dialect>_ops.def) and registered at first use.
+// (src/dialects/<dialect>/<dialect>_ops.def).
+//
+// The IR core knows no dialect: the dialects layer installs its ops once per process
+// (kiln::registerAllDialects(), kiln/dialects.h), as an MLIR tool registers its dialects. Every
+// entry point above that layer (ProgramBuilder, kiln::compile, the tools) does so before it builds
+// or parses IR; a program that calls the IR core directly calls it first, and one that forgets is
+// stopped at its first op with a message saying so.
 //
 // An OpInfo gives the generic verifier the op's shape (operand, result and region counts; -1 means
 // variadic, checked by the op's own hook), its traits, and an optional verify hook for the rules
@@ -41,8 +47,11 @@ struct OpInfo {
 
 class OpRegistry {
  public:
-  // The process-wide registry with every dialect registered.
+  // The process-wide registry; an internal error (abort) before install().
   static const OpRegistry& get();
+  // Builds the process-wide registry with `fill` (which adds every dialect's ops). The first call
+  // installs it; later calls do nothing. Thread-safe.
+  static void install(void (*fill)(OpRegistry&));
   const OpInfo* lookup(std::string_view name) const;
   const std::vector<OpInfo>& all() const { return ops_; }
   void add(OpInfo info);
@@ -50,11 +59,5 @@ class OpRegistry {
  private:
   std::vector<OpInfo> ops_;
 };
-
-// Each dialect defines one of these (src/dialects/*/); registerAllDialects calls them in order.
-void registerBuiltinDialect(OpRegistry&);
-void registerArithDialect(OpRegistry&);
-void registerTileDialect(OpRegistry&);
-void registerKernDialect(OpRegistry&);
 
 }  // namespace kiln::ir

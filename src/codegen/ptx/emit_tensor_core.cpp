@@ -1,5 +1,5 @@
 // Emitters for the tensor-core path: ldmatrix and mma.sync (fragment layouts in
-// schedule/fragment_layout.h).
+// target/fragment_layout.h).
 //   ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 {d...}, [addr]
 //     (PTX ISA, "Warp-level matrix load instruction: ldmatrix")
 //   mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32 {d0..d3}, {a0..a3}, {b0, b1}, {c0..c3}

@@ -1,5 +1,5 @@
 // Emitters for wgmma (semantics in dialects/kern/kern_ops.h; descriptor contract in
-// schedule/wgmma_desc.h):
+// target/wgmma_desc.h):
 //   kern.wgmma_desc  ->  addr = stage(slot) + (r + row) * 128 + col * sizeof(e);
 //                        desc = ((addr & 0x3FFFF) >> 4) | descriptorConstant(lbo, sbo),
 //                        built as field(buf) + (slot * stageBytes + ... ) / 16 (see below)
@@ -14,7 +14,7 @@
 
 #include "codegen/ptx/emitter.h"
 #include "dialects/kern/kern_ops.h"
-#include "schedule/wgmma_desc.h"
+#include "target/wgmma_desc.h"
 
 namespace kiln::ptx {
 using namespace ir;

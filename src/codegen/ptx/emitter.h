@@ -13,7 +13,7 @@
 #include "codegen/ptx/ptx_builder.h"
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln::ptx {
 

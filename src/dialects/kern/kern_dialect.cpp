@@ -74,6 +74,10 @@ bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
     return d.error(op.loc()) << "'kern.kernel' {max_regs = N} needs N from 24 to 255";
   if (const Attribute* pe = op.attr("persistent"); pe && !pe->isBool())
     return d.error(op.loc()) << "'kern.kernel' {persistent} must be true or false";
+  if (const Attribute* ps = op.attr("persistent_per_sm");
+      ps && (!ps->isInt() || ps->asInt() < 1 || !op.attr("persistent") || !op.attr("persistent")->asBool()))
+    return d.error(op.loc()) << "'kern.kernel' {persistent_per_sm = N} needs N >= 1 and {persistent = true}: the "
+                                "blocks per SM of a persistent grid";
   if (!verifyKernelCluster(op, d)) return false;
   int64_t threads = op.intAttr("threads", 0);
   if (threads < 32 || threads > 1024 || threads % 32 != 0)

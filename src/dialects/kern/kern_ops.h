@@ -44,7 +44,7 @@
 //  * kern.mma_sync {shape = "m16n8k16"} is mma.sync.aligned.m16n8k16.row.col.f32.{bf16|f16}.
 //    {bf16|f16}.f32 (A and B of one 16-bit type); {shape = "m16n8k32"} is
 //    mma.sync.aligned.m16n8k32.row.col.f32.{e4m3|e5m2}.{e4m3|e5m2}.f32 (FP8, sm_89+, PTX ISA 8.4),
-//    each with the PTX ISA's fragment layout for its shape (schedule/fragment_layout.h).
+//    each with the PTX ISA's fragment layout for its shape (target/fragment_layout.h).
 //  * Global memory: kern.ptr_add offsets a pointer by elements; kern.ld_global / kern.st_global
 //    access memory only when their predicate holds (a masked-off access does not touch memory),
 //    1, 2 or 4 consecutive elements (ld/st.global.v2/.v4: the address aligned to their size).
@@ -207,7 +207,7 @@
 #include <vector>
 
 #include "kiln/ir/operation.h"
-#include "schedule/swizzle.h"
+#include "target/swizzle.h"
 
 namespace kiln::kern {
 

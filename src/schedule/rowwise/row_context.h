@@ -19,7 +19,7 @@
 #include "schedule/config.h"
 #include "schedule/kern_builder.h"
 #include "schedule/rowwise/row_program.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln::rowwise {
 

@@ -35,7 +35,7 @@
 
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln::rowwise {
 

@@ -139,11 +139,11 @@ int64_t mostPartials(const RowProgram& rp) {
   return most;
 }
 
-int64_t reduceSlots(const Context& cx) { return (cx.geo.T / 32 + 31) / 32 * 32; }
+int64_t reduceSlots(const Geometry& g) { return (g.T / 32 + 31) / 32 * 32; }
 
-int64_t reduceSmemBytes(const Context& cx) {
-  if (cx.geo.warpsPerRow() <= 1) return 0;
-  return mostPartials(cx.rp) * reduceSlots(cx) * 4;
+int64_t reduceSmemBytes(const RowProgram& rp, const Geometry& g) {
+  if (g.warpsPerRow() <= 1) return 0;
+  return mostPartials(rp) * reduceSlots(g) * 4;
 }
 
 }  // namespace kiln::rowwise

@@ -45,7 +45,7 @@ class PassReductions {
 int64_t mostPartials(const RowProgram& rp);
 // Shared memory the cross-warp combination needs (0 when rows fit in a warp): a row of slots per
 // partial, a slot per warp of the block, rows padded to whole 128-byte lines (reduceSlots floats).
-int64_t reduceSlots(const Context& cx);
-int64_t reduceSmemBytes(const Context& cx);
+int64_t reduceSlots(const Geometry& g);
+int64_t reduceSmemBytes(const RowProgram& rp, const Geometry& g);
 
 }  // namespace kiln::rowwise

@@ -8,10 +8,11 @@
 #include "schedule/rowwise/row_values.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "dialects/tile/tile_ops.h"
-#include "interp/element_codec.h"
+#include "kiln/float_formats.h"
 #include "schedule/elementwise_lowering.h"
 
 namespace kiln::rowwise {
@@ -24,6 +25,25 @@ int elemBytes(ScalarType e) { return bitWidth(e) / 8; }
 
 // The element i of an operand's elements (a single value stands for every element).
 Value* at(const Elems& x, size_t i) { return x[std::min(i, x.size() - 1)]; }
+
+// A constant rounded once to its float type, as the interpreter rounds it.
+double roundFloatConstant(double v, ScalarType e) {
+  float odd = roundToOddFloat(v);
+  switch (e) {
+    case ScalarType::BF16: return bf16BitsToFloat(floatToBf16Bits(odd));
+    case ScalarType::F16: return f16BitsToFloat(floatToF16Bits(odd));
+    case ScalarType::F8E4M3: return roundToFp8(odd, Fp8Format::E4M3);
+    case ScalarType::F8E5M2: return roundToFp8(odd, Fp8Format::E5M2);
+    default: return static_cast<float>(v);
+  }
+}
+
+// An integer constant: to nearest even, saturated to i32.
+int64_t roundIntConstant(double v) {
+  if (std::isnan(v)) return 0;
+  double r = std::nearbyint(v);
+  return int64_t(std::clamp(r, double(std::numeric_limits<int32_t>::min()), double(std::numeric_limits<int32_t>::max())));
+}
 
 }  // namespace
 
@@ -75,9 +95,9 @@ Elems Values::round(ScalarType elem, Elems x) {
 Elems Values::constant(const Operation& op, size_t n) {
   ScalarType e = op.result()->type().elem();
   double v = op.attr("value")->asNumber();
-  Value* c = isFloat(e)           ? cx_.b.f32(interp::roundToType(v, e))
+  Value* c = isFloat(e)           ? cx_.b.f32(roundFloatConstant(v, e))
              : e == ScalarType::I1 ? cx_.b.i1(v != 0)
-                                   : cx_.b.i32(int64_t(interp::roundToType(v, ScalarType::I32)));
+                                   : cx_.b.i32(roundIntConstant(v));
   return Elems(n, c);
 }
 

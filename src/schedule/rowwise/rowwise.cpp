@@ -20,9 +20,9 @@
 #include <set>
 
 #include "dialects/kern/kern_ops.h"
+#include "dialects/kern/kernel_launch.h"
 #include "schedule/lower_programs.h"
 #include "schedule/rowwise/row_reduce.h"
-#include "transforms/pass_registry.h"
 
 namespace kiln {
 using namespace ir;
@@ -96,9 +96,9 @@ class Lowering {
       if ((op->is("tile.load") || op->is("tile.store")) && op->operand(0)->type().rank() == 1 &&
           op->operand(0)->type().shape()[0] == Extent::of(cx_.rp.dimC) && !cx_.threadPtr.count(op->operand(0)))
         cx_.threadPtr[op->operand(0)] = b_.ptrAdd(tensorArg(op->operand(0)), first);
-    if (reduceSmemBytes(cx_) > 0)
+    if (reduceSmemBytes(cx_.rp, g) > 0)
       cx_.reduceBuf = b_.op1("kern.smem_alloc", {},
-                             kern::smemType(ScalarType::F32, 1, mostPartials(cx_.rp), reduceSlots(cx_), Swizzle{}),
+                             kern::smemType(ScalarType::F32, 1, mostPartials(cx_.rp), reduceSlots(g), Swizzle{}),
                              {{"offset", int64_t(0)}});
   }
 
@@ -257,25 +257,19 @@ std::unique_ptr<Operation> lowerRowwise(const Operation& program, const Target& 
   if (!rp) return nullptr;
   if (!validate(config, target, OperandInfo{rp->elemBytes, rp->elemBytes}, diag, program.loc())) return nullptr;
   rowwise::Geometry geo = rowwise::geometryOf(config, *rp);
-  std::vector<std::string> names;
-  for (const auto& p : rp->params) names.push_back(p.name);
-  std::vector<std::pair<std::string, int64_t>> requires_, align;
-  if (geo.V > 1) requires_.push_back({rp->dimC, geo.V});
+  kern::KernelLaunch launch;
+  launch.name = program.stringAttr("sym_name");
+  for (const auto& p : rp->params) launch.params.push_back(p.name);
+  launch.threads = geo.T;
+  launch.smemBytes = rowwise::reduceSmemBytes(*rp, geo);
+  launch.grid = {kern::KernelLaunch::Axis{1, {{rp->dimR, geo.rowsPerBlock()}}}};
+  if (geo.V > 1) launch.divisibility.push_back({rp->dimC, geo.V});
   for (const auto& p : rp->params)
-    if (p.decl && !p.decl->is("tile.scalar")) align.push_back({p.name, geo.V > 1 ? 16 : bitWidth(p.type.elem()) / 8});
-  std::vector<NamedAttr> attrs = {{"sym_name", program.stringAttr("sym_name")},
-                                  {"params", Attribute::strings(names)},
-                                  {"threads", int64_t(geo.T)},
-                                  {"smem_bytes", int64_t(0)},
-                                  {"grid", pairList({{rp->dimR, geo.rowsPerBlock()}})},
-                                  {"requires", pairList(requires_)},
-                                  {"align", pairList(align)},
-                                  {"target", target.name},
-                                  {"config", config.str()}};
-  if (config.blocksPerSm > 0) {
-    attrs.push_back({"persistent", true});
-    attrs.push_back({"persistent_per_sm", int64_t(config.blocksPerSm)});
-  }
+    if (p.decl && !p.decl->is("tile.scalar"))
+      launch.alignment.push_back({p.name, geo.V > 1 ? 16 : bitWidth(p.type.elem()) / 8});
+  launch.persistent = config.blocksPerSm > 0;
+  launch.persistentPerSm = std::max(1, config.blocksPerSm);
+  std::vector<NamedAttr> attrs = kern::kernelAttributes(launch, {{"target", target.name}, {"config", config.str()}});
   auto kernel = Operation::create(program.loc(), "kern.kernel", {}, {}, attrs, 1);
   Block* body = kernel->region(0).addBlock();
   KernBuilder b(body);
@@ -284,12 +278,9 @@ std::unique_ptr<Operation> lowerRowwise(const Operation& program, const Target& 
   for (const auto& p : rp->params) cx.params[p.name] = body->addArgument(p.type, p.name);
   cx.dimR = cx.params.at(rp->dimR);
   cx.dimC = rp->dimC.empty() ? b.i32(1) : cx.params.at(rp->dimC);
-  kernel->setAttr("smem_bytes", rowwise::reduceSmemBytes(cx));
   rowwise::Lowering(cx).build();
   return kernel;
 }
-
-namespace transforms {
 
 // The pass: every tile.program becomes a kern.kernel of the rowwise strategy ({target, config}
 // attributes of the program choose; defaults: sm_80, the default rowwise config).
@@ -297,5 +288,4 @@ bool lowerRowwisePass(Module& m, DiagnosticEngine& diag) {
   return lowerPrograms(m, {"lower-rowwise", "rowwise", "sm_80", "strategy=rowwise", lowerRowwise}, diag);
 }
 
-}  // namespace transforms
 }  // namespace kiln

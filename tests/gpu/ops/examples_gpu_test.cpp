@@ -15,7 +15,7 @@
 #include "kiln/kernel.h"
 #include "kiln/runtime/driver.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tests/gpu/ops/gemm_reference.h"
 #include "tests/unit/testing/example_configs.h"
 #include "tests/unit/testing/example_runs.h"

@@ -23,7 +23,7 @@
 #include "kiln/runtime/stream.h"
 #include "ops/gemm_bf16.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln {
 namespace {

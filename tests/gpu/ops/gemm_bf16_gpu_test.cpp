@@ -12,7 +12,7 @@
 #include "kiln/runtime/driver.h"
 #include "ops/gemm_configs.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tests/gpu/ops/gemm_checks.h"
 #include "tests/gpu/ops/gemm_reference.h"
 

@@ -20,7 +20,7 @@
 #include "kiln/runtime/driver.h"
 #include "ops/gemm_fp8.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tests/gpu/ops/gemm_reference.h"
 #include "tests/unit/schedule/sm90_config_draw.h"
 #include "tests/unit/testing/example_runs.h"

@@ -18,7 +18,7 @@
 #include "kiln/runtime/driver.h"
 #include "ops/gemm_bf16_sm90.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tests/gpu/ops/gemm_checks.h"
 #include "tests/gpu/ops/gemm_reference.h"
 #include "tests/unit/schedule/sm90_config_draw.h"

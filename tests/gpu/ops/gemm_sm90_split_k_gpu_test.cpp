@@ -16,7 +16,7 @@
 #include "examples/examples.h"
 #include "kiln/kernel.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tests/gpu/ops/gemm_checks.h"
 #include "tests/gpu/ops/gemm_reference.h"
 

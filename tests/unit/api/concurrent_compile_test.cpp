@@ -9,7 +9,7 @@
 #include "examples/examples.h"
 #include "kiln/compile.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln {
 namespace {

@@ -7,7 +7,7 @@
 #include "kiln/runtime/stream.h"
 #include "ops/gemm_bf16_sm90.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tests/unit/runtime/fake/fake_driver.h"
 
 namespace kiln {

@@ -8,7 +8,7 @@
 #include "codegen/ptx/emitter.h"
 #include "kiln/ir/parser.h"
 #include "kiln/ir/verifier.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln {
 namespace {

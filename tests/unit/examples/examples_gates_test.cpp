@@ -17,7 +17,7 @@
 #include "examples/examples.h"
 #include "kiln/compile.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tests/unit/testing/example_configs.h"
 #include "tests/unit/testing/sass_loop.h"
 

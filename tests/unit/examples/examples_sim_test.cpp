@@ -14,7 +14,7 @@
 #include "kiln/interp/interpreter.h"
 #include "kiln/ir/parser.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tests/unit/testing/example_configs.h"
 #include "tests/unit/testing/example_runs.h"
 #include "tests/unit/testing/kern_sim.h"

@@ -21,7 +21,7 @@
 #include "kiln/program_builder.h"
 #include "ops/gemm_fp8.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tests/unit/testing/kern_sim.h"
 #include "tests/unit/testing/seeded_inputs.h"
 

@@ -16,7 +16,7 @@
 #include "kiln/ir/builder.h"
 #include "kiln/ir/operation.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
 
 namespace kiln {

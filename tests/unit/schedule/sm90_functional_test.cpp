@@ -17,7 +17,7 @@
 #include "examples/examples.h"
 #include "kiln/compile.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "kiln/ir/operation.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
 

@@ -12,7 +12,7 @@
 #include "kiln/kernel.h"
 #include "kiln/program_builder.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tests/unit/testing/ws_sim.h"
 #include "tests/unit/testing/seeded_inputs.h"
 

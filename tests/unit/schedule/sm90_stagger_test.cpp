@@ -13,7 +13,7 @@
 #include "kiln/ir/operation.h"
 #include "schedule/kern_builder.h"
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
 
 namespace kiln {

@@ -13,7 +13,7 @@
 
 #include "dialects/kern/kern_ops.h"
 #include "kiln/float_formats.h"
-#include "schedule/swizzle.h"
+#include "target/swizzle.h"
 
 namespace kiln::testing {
 using namespace ir;

@@ -17,7 +17,7 @@
 #include "kiln/ir/verifier.h"
 #include "ops/gemm_bf16.h"
 #include "transforms/pass_registry.h"
-#include "transforms/pipeline.h"
+#include "schedule/pipeline.h"
 
 namespace kiln::transforms {
 namespace {
@@ -157,7 +157,7 @@ TEST(RemoveResidualLoop, DisablingAnotherPassIsAUserError) {
     ScopedEnv env("KILN_DISABLE_PASSES", std::string(value));
     ir::Module m;
     ir::DiagnosticEngine diag;
-    EXPECT_FALSE(runSteps(pipelineSteps("sm90_ws_persistent"), m, diag));
+    EXPECT_FALSE(pipeline::runSteps(pipeline::pipelineSteps("sm90_ws_persistent"), m, diag));
     std::string name = std::string(value).substr(std::string(value).rfind(',') + 1);
     EXPECT_EQ(diag.str(), "error: KILN_DISABLE_PASSES names '" + name +
                               "', which is not a pass that can be turned off; those that can: remove-residual-loop\n");
@@ -169,11 +169,11 @@ TEST(RemoveResidualLoop, DisabledStepIsSkipped) {
   ir::DiagnosticEngine diag;
   auto m = ir::parseModule(kernelText("", ""), diag);
   ASSERT_TRUE(m) << diag.str();
-  PipelineOptions opts;
+  pipeline::PipelineOptions opts;
   opts.disabled = {"remove-residual-loop"};
   opts.printIrAfterAll = true;
   opts.dump = &dump;
-  ASSERT_TRUE(runSteps({"remove-residual-loop"}, *m, diag, opts)) << diag.str();
+  ASSERT_TRUE(pipeline::runSteps({"remove-residual-loop"}, *m, diag, opts)) << diag.str();
   EXPECT_EQ(dump.str(), "// ----- remove-residual-loop skipped (KILN_DISABLE_PASSES) -----\n");
   EXPECT_NE(residualLoop(*m), nullptr);
 }

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "schedule/config.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace kiln {
 namespace {
