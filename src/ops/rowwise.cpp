@@ -24,7 +24,7 @@ const char* const kTable[][2] = {
     {"row_t512_b512_v4", "strategy=rowwise row_threads=512 block_threads=512 vectors=4"},
     {"row_t1024_b1024_v2", "strategy=rowwise row_threads=1024 block_threads=1024 vectors=2"},
     {"row_t1024_b1024_v4", "strategy=rowwise row_threads=1024 block_threads=1024 vectors=4"},
-    {"row_t1024_b1024_v4_p1", "strategy=rowwise row_threads=1024 block_threads=1024 vectors=4 blocks_per_sm=1"},
+    {"row_t1024_b1024_v2_p1", "strategy=rowwise row_threads=1024 block_threads=1024 vectors=2 blocks_per_sm=1"},
     {"row_t32_b256_v4_scalar", "strategy=rowwise row_threads=32 block_threads=256 vectors=4 scalar=true"},
     {"row_t256_b256_v4_scalar", "strategy=rowwise row_threads=256 block_threads=256 vectors=4 scalar=true"},
     {"row_t1024_b1024_v4_scalar", "strategy=rowwise row_threads=1024 block_threads=1024 vectors=4 scalar=true"},
@@ -44,7 +44,7 @@ std::optional<RowProblem> rowProblemOf(const ir::Operation& program, const Targe
     auto it = dims.find(d);
     return it == dims.end() ? int64_t{1} : it->second;
   };
-  RowProblem p{dim(rp->dimR), rp->dimC.empty() ? 1 : dim(rp->dimC), rp->elemBytes, std::max(rp->passes, 1), 0};
+  RowProblem p{dim(rp->dimR), rp->dimC.empty() ? 1 : dim(rp->dimC), rp->elemBytes, std::max(rp->streaming.passes, 1), 0};
   std::vector<const ir::Value*> seen;
   for (const ir::Operation* op : rp->ops)
     if (op->is("tile.load") && rp->spaceOf(op->result()) >= rowwise::Space::Col &&
@@ -69,7 +69,7 @@ bool RowVariant::eligible(const RowProblem& p, const Target& t, std::string* why
     return no(fmt::format("{} reads rows in 16-byte vectors of {} elements, and the row length {} is not a multiple of "
                           "{}",
                           name, V, p.cols, V));
-  int64_t regs = 32 + int64_t(config.vectors) * V * p.rowTensors;
+  int64_t regs = 40 + int64_t(config.vectors) * V * p.rowTensors;
   int64_t budget = std::min<int64_t>(t.maxRegistersPerThread, t.registersPerSm / config.blockThreads);
   if (regs > budget)
     return no(fmt::format("{} would hold about {} registers a thread for its vectors, over the {} a thread of a "

@@ -8,7 +8,7 @@
 // What a variant can run (eligibility) is kept apart from how good it is expected to be
 // (preference):
 //  * eligible(): the row length a multiple of the vector (16 / the narrowest row element's bytes)
-//    unless the variant accesses elements; the registers its vectors need (an estimate: 32 plus one
+//    unless the variant accesses elements; the registers its vectors need (an estimate: 40 plus one
 //    per element of every vector of every row tensor) within what a thread of its block may have.
 //  * preference(): a documented heuristic, higher is better, the product of
 //      reads     1 when the row fits on chip (C <= capacity = row_threads * vectors * V) or the

@@ -54,6 +54,7 @@ struct Context {
   KernBuilder& b;
   ir::DiagnosticEngine& diag;
   Geometry geo;
+  const Plan* plan = nullptr;                // the forms of the path being built (on chip, streaming)
   std::map<std::string, ir::Value*> params;  // tensors and scalars by name, dims by name
   ir::Value *tid = nullptr, *gt = nullptr, *rowInBlock = nullptr, *warpInRow = nullptr;
   ir::Value *dimR = nullptr, *dimC = nullptr;  // i32

@@ -11,12 +11,6 @@ namespace kiln::rowwise {
 using namespace ir;
 using tile::OpKind;
 
-const Reduction* RowProgram::reductionOf(const Operation* op) const {
-  for (const Reduction& r : reductions)
-    if (r.op == op) return &r;
-  return nullptr;
-}
-
 namespace {
 
 const char* kWho = "rowwise";
@@ -205,11 +199,6 @@ class Analysis {
     return fp8Ok(op, t.elem());
   }
 
-  int levelOf(const Value* v) const {
-    auto it = rp_.level.find(v);
-    return it == rp_.level.end() ? 0 : it->second;  // coords, tensors and arguments: 0
-  }
-
   // sum(exp(a - broadcast(max(a)))), both along C and in f32: the max's reduction and a.
   std::pair<int, const Value*> onlinePartner(const Operation& sum) const {
     auto def = [](const Value* v, const char* name) -> const Operation* {
@@ -229,27 +218,45 @@ class Analysis {
     return {-1, nullptr};
   }
 
+  // The reductions, with the online partners they could have.
   bool plan() {
+    for (const Operation* op : rp_.ops)
+      if (op->is("tile.reduce_axis")) {
+        Reduction r{op};
+        auto [mx, a] = onlinePartner(*op);
+        r.onlineMax = mx;
+        r.onlineInput = a;
+        rp_.reductions.push_back(r);
+      }
+    rp_.onChip = makePlan(false);
+    rp_.streaming = makePlan(true);
+    return true;
+  }
+
+  Plan makePlan(bool online) const {
+    Plan pl;
+    pl.online = online;
+    size_t next = 0;  // the reductions come in program order
     for (const Operation* op : rp_.ops) {
       int lvl = 0;
-      for (const Value* v : op->operands()) lvl = std::max(lvl, levelOf(v));
+      for (const Value* v : op->operands()) lvl = std::max(lvl, pl.levelOf(v));
       if (op->is("tile.reduce_axis")) {
-        Reduction r{op, lvl};
-        auto [mx, a] = onlinePartner(*op);
-        if (mx >= 0 && rp_.reductions[size_t(mx)].pass == levelOf(a)) {
-          r.onlineMax = mx;
-          r.onlineInput = a;
-          r.pass = rp_.reductions[size_t(mx)].pass;
+        const Reduction& r = rp_.reductions[next++];
+        int pass = lvl, partner = -1;
+        if (online && r.onlineMax >= 0 && pl.pass[size_t(r.onlineMax)] == pl.levelOf(r.onlineInput)) {
+          partner = r.onlineMax;
+          pass = pl.pass[size_t(r.onlineMax)];
         }
-        rp_.reductions.push_back(r);
-        lvl = r.pass + 1;
+        pl.pass.push_back(pass);
+        pl.onlineMax.push_back(partner);
+        lvl = pass + 1;
       }
-      for (const auto& res : op->results()) rp_.level[res.get()] = lvl;
+      for (const auto& res : op->results()) pl.level[res.get()] = lvl;
       if (op->is("tile.store") && rp_.spaceOf(op->operand(op->numOperands() - 1)) == Space::Elem)
-        rp_.passes = std::max(rp_.passes, lvl + 1);
+        pl.passes = std::max(pl.passes, lvl + 1);
     }
-    for (const Reduction& r : rp_.reductions) rp_.passes = std::max(rp_.passes, r.pass + 1);
-    return true;
+    for (int p : pl.pass) pl.passes = std::max(pl.passes, p + 1);
+    return pl;
   }
 
   bool collectParams() {

@@ -43,11 +43,25 @@ enum class Space : uint8_t { Scalar, Row, Col, Elem };
 
 struct Reduction {
   const ir::Operation* op = nullptr;  // the tile.reduce_axis
-  int pass = 0;                       // the pass over the row that accumulates it
-  // The online sum(exp(a - m)): the index of m's reduction (a max over a) in
-  // RowProgram::reductions, and a; -1 and null for any other reduction.
+  // A sum(exp(a - m)) that can be computed online with m: the index of m's reduction (a max over
+  // a, in the same pass) in RowProgram::reductions, and a; -1 and null for any other reduction.
   int onlineMax = -1;
   const ir::Value* onlineInput = nullptr;
+};
+
+// The order of a row's work under one choice of forms: the online sums fused with their max
+// (fewer passes: what a row that streams through wants) or not (one exp per element: what a row
+// held on chip wants, whose extra pass costs no memory).
+struct Plan {
+  bool online = false;
+  std::unordered_map<const ir::Value*, int> level;
+  std::vector<int> pass;       // per reduction: the pass that accumulates it
+  std::vector<int> onlineMax;  // per reduction: Reduction::onlineMax where it is fused, else -1
+  int passes = 0;
+  int levelOf(const ir::Value* v) const {
+    auto it = level.find(v);
+    return it == level.end() ? 0 : it->second;  // coords, tensors and arguments: 0
+  }
 };
 
 struct RowProgram {
@@ -58,9 +72,9 @@ struct RowProgram {
   const ir::Value* colCoord = nullptr;    // the span (or the loop's coord) of C
   std::vector<const ir::Operation*> ops;  // the loop body in order, without its tile.yield
   std::unordered_map<const ir::Value*, Space> space;
-  std::unordered_map<const ir::Value*, int> level;
   std::vector<Reduction> reductions;      // in program order
-  int passes = 0;
+  Plan onChip;                            // the plain forms
+  Plan streaming;                         // the online forms
   // The narrowest element (bytes) of the [C] and [R, C] tensors: a 16-byte vector holds
   // 16 / elemBytes of them (1 when there are none).
   int elemBytes = 4;
@@ -73,8 +87,6 @@ struct RowProgram {
   std::vector<Param> params;
 
   Space spaceOf(const ir::Value* v) const { return space.at(v); }
-  int levelOf(const ir::Value* v) const { return level.at(v); }
-  const Reduction* reductionOf(const ir::Operation* op) const;
 };
 
 // The program as rowwise sees it, or nullopt after a diagnostic that names the op rowwise cannot

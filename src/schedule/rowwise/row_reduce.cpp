@@ -1,6 +1,7 @@
 // The reductions of one pass (contract in row_reduce.h).
 #include "schedule/rowwise/row_reduce.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace kiln::rowwise {
@@ -28,15 +29,18 @@ Value* expOf(KernBuilder& b, Value* x, Value* base) { return b.fun("math.exp", b
 }  // namespace
 
 PassReductions::PassReductions(Context& cx, Values& vals, int pass) : cx_(cx), vals_(vals) {
-  for (const Reduction& r : cx.rp.reductions)
-    if (r.pass == pass) red_.push_back(&r);
+  for (size_t i = 0; i < cx.rp.reductions.size(); ++i)
+    if (cx.plan->pass[i] == pass) {
+      red_.push_back(&cx.rp.reductions[i]);
+      index_.push_back(i);
+    }
 }
 
 int PassReductions::partnerOf(size_t i) const {
-  if (red_[i]->onlineMax < 0) return -1;
-  const Reduction* mx = &cx_.rp.reductions[size_t(red_[i]->onlineMax)];
-  for (size_t j = 0; j < red_.size(); ++j)
-    if (red_[j] == mx) return int(j);
+  int mx = cx_.plan->onlineMax[index_[i]];
+  if (mx < 0) return -1;
+  for (size_t j = 0; j < index_.size(); ++j)
+    if (index_[j] == size_t(mx)) return int(j);
   KILN_ICE("rowwise: an online sum whose max is in another pass");
 }
 
@@ -131,11 +135,9 @@ void PassReductions::finish(std::vector<Value*> acc) {
 
 int64_t mostPartials(const RowProgram& rp) {
   int64_t most = 0;
-  for (int p = 0; p < rp.passes; ++p) {
-    int64_t n = 0;
-    for (const Reduction& r : rp.reductions) n += r.pass == p;
-    most = std::max(most, n);
-  }
+  for (const Plan* pl : {&rp.onChip, &rp.streaming})
+    for (int p = 0; p < pl->passes; ++p)
+      most = std::max<int64_t>(most, std::count(pl->pass.begin(), pl->pass.end(), p));
   return most;
 }
 

@@ -6,7 +6,7 @@
 // them in warp order, so all threads agree bit for bit), and the results become the row values
 // the next passes read.
 //
-// The online sum of exp(a - m) (Reduction::onlineMax) keeps its running sum relative to the
+// The online sum of exp(a - m) (a Plan's onlineMax) keeps its running sum relative to the
 // running maximum of its max reduction: when a vector raises the maximum from m to m', the sum is
 // rescaled by exp(m - m'); two threads' (m, s) combine as (max, s1 exp(m1 - max) + s2 exp(m2 - max)).
 // A maximum of -inf stands for "nothing yet" (the exponent base is taken as 0 then, so no -inf -
@@ -19,7 +19,7 @@ namespace kiln::rowwise {
 
 class PassReductions {
  public:
-  // The reductions that `pass` accumulates, in program order.
+  // The reductions that `pass` of the context's plan accumulates, in program order.
   PassReductions(Context& cx, Values& vals, int pass);
   bool empty() const { return red_.empty(); }
   size_t size() const { return red_.size(); }
@@ -39,9 +39,10 @@ class PassReductions {
   Context& cx_;
   Values& vals_;
   std::vector<const Reduction*> red_;
+  std::vector<size_t> index_;  // each one's index in RowProgram::reductions
 };
 
-// The most partials one pass combines.
+// The most partials one pass of either plan combines.
 int64_t mostPartials(const RowProgram& rp);
 // Shared memory the cross-warp combination needs (0 when rows fit in a warp): a row of slots per
 // partial, a slot per warp of the block, rows padded to whole 128-byte lines (reduceSlots floats).

@@ -119,8 +119,9 @@ class Lowering {
                         b_.cast(b_.mulConst(cx_.gt, g.V), types::i64()));
       cx_.threadPtr[op->operand(0)] = b_.ptrAdd(tensorArg(op->operand(0)), rowOff);
     }
-    emitRowOps(0);
-    int passes = cx_.rp.passes;
+    cx_.plan = &cx_.rp.streaming;
+    emitRowOps(0);  // the same in both plans: nothing of level 0 waits for a reduction
+    int passes = cx_.rp.streaming.passes;
     if (passes >= 2) {
       auto before = cx_.rowVals;
       Value* fits = b_.cmp("sle", cx_.dimC, b_.i32(g.capacity()));
@@ -142,7 +143,7 @@ class Lowering {
   void emitRowOps(int level) {
     for (const Operation* op : cx_.rp.ops)
       if (op->numResults() && cx_.rp.spaceOf(op->result()) == rowwise::Space::Row && !op->is("tile.reduce_axis") &&
-          cx_.rp.levelOf(op->result()) == level)
+          cx_.plan->levelOf(op->result()) == level)
         vals_.emitRow(*op);
   }
 
@@ -156,7 +157,7 @@ class Lowering {
 
   int maxLevel() const {
     int m = 0;
-    for (const auto& [v, l] : cx_.rp.level) m = std::max(m, l);
+    for (const auto& [v, l] : cx_.plan->level) m = std::max(m, l);
     return m;
   }
 
@@ -178,7 +179,7 @@ class Lowering {
     std::vector<const Operation*> r;
     for (const Operation* op : cx_.rp.ops)
       if (op->is("tile.store") && cx_.rp.spaceOf(op->operand(op->numOperands() - 1)) == rowwise::Space::Elem &&
-          cx_.rp.levelOf(op->operand(op->numOperands() - 1)) == p)
+          cx_.plan->levelOf(op->operand(op->numOperands() - 1)) == p)
         r.push_back(op);
     return r;
   }
@@ -191,8 +192,10 @@ class Lowering {
       if (d->is("tile.load") && cx_.rp.spaceOf(d->result()) >= rowwise::Space::Col) loads.push_back(d);
       for (const Value* o : d->operands()) visit(o);
     };
-    for (const Reduction& r : cx_.rp.reductions)
-      if (r.pass == p) visit(r.onlineInput ? r.onlineInput : r.op->operand(0));
+    for (size_t i = 0; i < cx_.rp.reductions.size(); ++i) {
+      const Reduction& r = cx_.rp.reductions[i];
+      if (cx_.plan->pass[i] == p) visit(cx_.plan->onlineMax[i] >= 0 ? r.onlineInput : r.op->operand(0));
+    }
     for (const Operation* st : storesOf(p)) visit(st->operand(st->numOperands() - 1));
     return loads;
   }
@@ -211,24 +214,27 @@ class Lowering {
     return acc;
   }
 
-  // The row fits on chip: its vectors are read once and kept through every pass.
+  // The row fits on chip: its vectors are read once and kept through every pass (the plain forms:
+  // passes cost no memory here, and each element's exp is computed once).
   void onChip() {
+    cx_.plan = &cx_.rp.onChip;
     std::vector<Chunk> chunks;
     for (int j = 0; j < cx_.geo.vectors; ++j) chunks.push_back(chunk(j, nullptr, nullptr));
-    for (int p = 0; p < cx_.rp.passes; ++p) {
+    for (int p = 0; p < cx_.plan->passes; ++p) {
       if (p > 0) emitRowOps(p);
       PassReductions red(cx_, vals_, p);
       auto acc = passStep(p, chunks, red, red.init());
       if (!red.empty()) red.finish(acc);
     }
-    finishRow(cx_.rp.passes);
+    finishRow(cx_.plan->passes);
   }
 
   // The row streams: each pass reads it, `vectors` vectors per thread and step.
   void streaming() {
+    cx_.plan = &cx_.rp.streaming;
     const Geometry& g = cx_.geo;
     Value* steps = b_.div(b_.addConst(cx_.dimC, g.capacity() - 1), b_.i32(g.capacity()));
-    for (int p = 0; p < cx_.rp.passes; ++p) {
+    for (int p = 0; p < cx_.plan->passes; ++p) {
       if (p > 0) emitRowOps(p);
       PassReductions red(cx_, vals_, p);
       auto acc = forLoop(b_.i32(0), steps, b_.i32(1), red.init(), [&](Value* s, const std::vector<Value*>& carried) {
@@ -240,7 +246,7 @@ class Lowering {
       });
       if (!red.empty()) red.finish(acc);
     }
-    if (cx_.rp.passes >= 2) finishRow(cx_.rp.passes);
+    if (cx_.plan->passes >= 2) finishRow(cx_.plan->passes);
   }
 
   Context& cx_;
