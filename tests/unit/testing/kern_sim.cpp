@@ -435,68 +435,13 @@ class Block {
     }
   }
 
-  // PTX ISA mma.m16n8k16 fragments (g = lane / 4, t = lane % 4), and mma.m16n8k32 with 8-bit
-  // floats ("Matrix fragments for mma.m16n8k32"): A register r holds row g + 8 (r % 2), k 4t + 16
-  // (r / 2) + byte; B register r holds k 4t + 16 r + byte, column g; bytes low to high.
   void mma(const Operation& op) {
-    bool k32 = op.stringAttr("shape") == "m16n8k32";
-    int K = k32 ? 32 : 16;
-    auto decoder = [](ScalarType e) -> std::function<double(uint32_t)> {
-      switch (e) {
-        case ScalarType::BF16: return [](uint32_t b) { return double(bf16BitsToFloat(uint16_t(b))); };
-        case ScalarType::F16: return [](uint32_t b) { return double(f16BitsToFloat(uint16_t(b))); };
-        case ScalarType::F8E4M3: return [](uint32_t b) { return double(fp8BitsToFloat(uint8_t(b), Fp8Format::E4M3)); };
-        case ScalarType::F8E5M2: return [](uint32_t b) { return double(fp8BitsToFloat(uint8_t(b), Fp8Format::E5M2)); };
-        default: throw std::runtime_error("mma_sync of an unsupported element type");
-      }
-    };
-    auto decA = decoder(op.operand(0)->type().elem()), decB = decoder(op.operand(4)->type().elem());
     std::vector<Lanes*> out;
     for (unsigned i = 0; i < 4; ++i) out.push_back(&set(op.result(i)));
     for (int w = 0; w < T_ / 32; ++w) {
-      double A[16][32], B[32][8], C[16][8];
-      for (int l = 0; l < 32; ++l) {
-        int g = l / 4, t = l % 4, th = w * 32 + l;
-        auto reg = [&](unsigned operand) { return uint32_t(get(op.operand(operand))[size_t(th)]); };
-        if (k32) {
-          for (int byte = 0; byte < 4; ++byte) {
-            auto bv = [&](unsigned operand, const std::function<double(uint32_t)>& dec) {
-              return dec((reg(operand) >> (8 * byte)) & 0xFF);
-            };
-            A[g][4 * t + byte] = bv(0, decA);
-            A[g + 8][4 * t + byte] = bv(1, decA);
-            A[g][4 * t + 16 + byte] = bv(2, decA);
-            A[g + 8][4 * t + 16 + byte] = bv(3, decA);
-            B[4 * t + byte][g] = bv(4, decB);
-            B[4 * t + 16 + byte][g] = bv(5, decB);
-          }
-        } else {
-          for (int h = 0; h < 2; ++h) {
-            auto hv = [&](unsigned operand, const std::function<double(uint32_t)>& dec) {
-              return dec((reg(operand) >> (16 * h)) & 0xFFFF);
-            };
-            A[g][2 * t + h] = hv(0, decA);
-            A[g + 8][2 * t + h] = hv(1, decA);
-            A[g][2 * t + 8 + h] = hv(2, decA);
-            A[g + 8][2 * t + 8 + h] = hv(3, decA);
-            B[2 * t + h][g] = hv(4, decB);
-            B[2 * t + 8 + h][g] = hv(5, decB);
-          }
-        }
-        for (int h = 0; h < 2; ++h) {
-          C[g][2 * t + h] = asF(get(op.operand(6 + h))[size_t(th)]);
-          C[g + 8][2 * t + h] = asF(get(op.operand(8 + h))[size_t(th)]);
-        }
-      }
-      for (int l = 0; l < 32; ++l) {
-        int g = l / 4, t = l % 4;
-        for (int e = 0; e < 4; ++e) {
-          int row = g + (e >= 2 ? 8 : 0), col = 2 * t + (e & 1);
-          double acc = C[row][col];
-          for (int k = 0; k < K; ++k) acc += A[row][k] * B[k][col];
-          (*out[size_t(e)])[size_t(w * 32 + l)] = fromF(float(acc));
-        }
-      }
+      auto r = simMmaWarp(op, [&](unsigned operand, int lane) { return get(op.operand(operand))[size_t(w * 32 + lane)]; });
+      for (int e = 0; e < 4; ++e)
+        for (int l = 0; l < 32; ++l) (*out[size_t(e)])[size_t(w * 32 + l)] = r[size_t(e)][size_t(l)];
     }
   }
 
