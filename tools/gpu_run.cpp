@@ -101,8 +101,9 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
     names.push_back(op->is("tile.output") ? name : "");
   }
   try {
-    std::vector<double> scalars;
-    for (const auto& [name, v] : req.scalars) scalars.push_back(v);
+    std::vector<double> scalars;  // in declaration order, as the kernel takes them
+    for (const auto& op : program->body().operations())
+      if (op->is("tile.scalar")) scalars.push_back(req.scalars.at(op->stringAttr("name")));
     kernel->launch(ctx, nullptr, ptrs, scalars, req.dims);
     ctx.synchronize();
   } catch (const ir::Error& e) {

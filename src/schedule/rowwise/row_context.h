@@ -57,6 +57,7 @@ struct Context {
   const Plan* plan = nullptr;                // the forms of the path being built (on chip, streaming)
   std::map<std::string, ir::Value*> params;  // tensors and scalars by name, dims by name
   ir::Value *tid = nullptr, *gt = nullptr, *rowInBlock = nullptr, *warpInRow = nullptr;
+  ir::Value* threadCol = nullptr;  // gt * V: the thread's first column in a step
   ir::Value *dimR = nullptr, *dimC = nullptr;  // i32
   ir::Value* reduceBuf = nullptr;              // smem<f32, [1, K, rows_per_block * warps_per_row]> or null
   std::unordered_map<const ir::Value*, Elems> scalars;  // scalar-space values (kernel scope)

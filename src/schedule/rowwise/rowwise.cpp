@@ -89,9 +89,10 @@ class Lowering {
     cx_.gt = b_.named(b_.rem(cx_.tid, b_.i32(g.G)), "gt");
     cx_.rowInBlock = b_.named(b_.div(cx_.tid, b_.i32(g.G)), "rg");
     if (g.warpsPerRow() > 1) cx_.warpInRow = b_.named(b_.div(cx_.gt, b_.i32(32)), "wr");
+    cx_.threadCol = b_.named(b_.mulConst(cx_.gt, g.V), "col");
     for (const Operation* op : cx_.rp.ops)
       if (op->numResults() && cx_.rp.spaceOf(op->result()) == rowwise::Space::Scalar) vals_.emitScalar(*op);
-    Value* first = b_.cast(b_.mulConst(cx_.gt, g.V), types::i64());
+    Value* first = b_.cast(cx_.threadCol, types::i64());
     for (const Operation* op : cx_.rp.ops)
       if ((op->is("tile.load") || op->is("tile.store")) && op->operand(0)->type().rank() == 1 &&
           op->operand(0)->type().shape()[0] == Extent::of(cx_.rp.dimC) && !cx_.threadPtr.count(op->operand(0)))
@@ -113,11 +114,13 @@ class Lowering {
     // The [R, C] tensors' pointers to this row, at the thread's first column.
     Value* rowOff = nullptr;
     for (const Operation* op : cx_.rp.ops) {
-      if (!(op->is("tile.load") || op->is("tile.store")) || op->operand(0)->type().rank() != 2) continue;
-      if (!rowOff)
-        rowOff = b_.add(b_.mul(b_.cast(cx_.row, types::i64()), b_.cast(cx_.dimC, types::i64())),
-                        b_.cast(b_.mulConst(cx_.gt, g.V), types::i64()));
-      cx_.threadPtr[op->operand(0)] = b_.ptrAdd(tensorArg(op->operand(0)), rowOff);
+      const Value* t = op->is("tile.load") || op->is("tile.store") ? op->operand(0) : nullptr;
+      if (!t || t->type().rank() != 2 || cx_.threadPtr.count(t)) continue;
+      if (!rowOff) {
+        Value* rowStart = b_.mul(b_.cast(cx_.row, types::i64()), b_.cast(cx_.dimC, types::i64()));
+        rowOff = b_.add(rowStart, b_.cast(cx_.threadCol, types::i64()));
+      }
+      cx_.threadPtr[t] = b_.ptrAdd(tensorArg(t), rowOff);
     }
     cx_.plan = &cx_.rp.streaming;
     emitRowOps(0);  // the same in both plans: nothing of level 0 waits for a reduction
@@ -167,7 +170,7 @@ class Lowering {
     Chunk ch;
     ch.stepOffset = stepOffset;
     ch.offset = int64_t(j) * g.stride();
-    Value* col = b_.addConst(b_.mulConst(cx_.gt, g.V), ch.offset);
+    Value* col = b_.addConst(cx_.threadCol, ch.offset);
     ch.col0 = stepCol ? b_.add(stepCol, col) : col;
     ch.colOk = b_.cmp("slt", ch.col0, cx_.dimC);
     ch.ok = b_.andi(cx_.rowOk, ch.colOk);
@@ -270,9 +273,13 @@ std::unique_ptr<Operation> lowerRowwise(const Operation& program, const Target& 
   launch.smemBytes = rowwise::reduceSmemBytes(*rp, geo);
   launch.grid = {kern::KernelLaunch::Axis{1, {{rp->dimR, geo.rowsPerBlock()}}}};
   if (geo.V > 1) launch.divisibility.push_back({rp->dimC, geo.V});
-  for (const auto& p : rp->params)
-    if (p.decl && !p.decl->is("tile.scalar"))
-      launch.alignment.push_back({p.name, geo.V > 1 ? 16 : bitWidth(p.type.elem()) / 8});
+  // Tensors read in 16-byte vectors ([C], [R, C]) start 16-byte aligned; [R] ones, element-aligned.
+  for (const auto& p : rp->params) {
+    if (!p.decl || p.decl->is("tile.scalar")) continue;
+    const Type& t = p.decl->result()->type();
+    bool vectors = geo.V > 1 && (t.rank() == 2 || t.shape()[0] == Extent::of(rp->dimC));
+    launch.alignment.push_back({p.name, vectors ? 16 : bitWidth(p.type.elem()) / 8});
+  }
   launch.persistent = config.blocksPerSm > 0;
   launch.persistentPerSm = std::max(1, config.blocksPerSm);
   std::vector<NamedAttr> attrs = kern::kernelAttributes(launch, {{"target", target.name}, {"config", config.str()}});
