@@ -8,6 +8,7 @@
 // read once, every output written once), GB/s, and the fraction of the copy's GB/s. Writes JSON,
 // which bench/rowwise_torch.py reads to put torch eager and torch.compile beside it.
 #include <CLI/CLI.hpp>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
