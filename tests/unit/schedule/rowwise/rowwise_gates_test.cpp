@@ -25,12 +25,14 @@ struct Shape {
   int64_t rows, cols;
 };
 
-// The benchmark's shapes (bench/rowwise_bench.cpp), one or two per example.
+// The benchmark's default cases (bench/rowwise_bench.cpp, kDefaultCases).
 const Shape kShapes[] = {
-    {"softmax", 4096, 4096},        {"softmax", 8192, 128256},     {"log_softmax", 32768, 8192},
-    {"rms_norm", 4096, 4096},       {"rms_norm", 32768, 8192},     {"layer_norm", 4096, 4096},
-    {"add_rms_norm", 16384, 4096},  {"silu_and_mul", 16384, 14336}, {"cross_entropy", 8192, 128256},
-    {"fp8_quant", 16384, 7168},
+    {"softmax", 4096, 4096},        {"softmax", 32768, 8192},       {"softmax", 8192, 128256},
+    {"log_softmax", 4096, 4096},    {"log_softmax", 32768, 8192},   {"rms_norm", 4096, 4096},
+    {"rms_norm", 32768, 8192},      {"layer_norm", 4096, 4096},     {"layer_norm", 32768, 8192},
+    {"add_rms_norm", 4096, 4096},   {"add_rms_norm", 32768, 8192},  {"silu_and_mul", 16384, 14336},
+    {"cross_entropy", 8192, 128256}, {"cross_entropy", 4096, 32000}, {"fp8_quant", 4096, 4096},
+    {"fp8_quant", 32768, 8192},
 };
 
 bool haveDisassembler(std::string* why) {
