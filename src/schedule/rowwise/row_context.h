@@ -45,6 +45,9 @@ struct Chunk {
   ir::Value* colOk = nullptr;       // i1: the vector lies inside the row (the row length is a multiple of V)
   ir::Value* ok = nullptr;          // i1: and the row inside the tensor
   std::unordered_map<const ir::Value*, Elems> vals;
+  // Words of the vector's loads issued ahead (by the previous step of a streaming loop), by the
+  // tile.load's result: the load unpacks them instead of loading.
+  std::unordered_map<const ir::Value*, Elems> words;
 };
 
 struct Context {

@@ -192,9 +192,23 @@ Elems Values::load(const Operation& op, Chunk* ch) {
     Value* p = b.ptrAdd(cx_.params.at(tensor->definingOp()->stringAttr("name")), b.cast(cx_.row, types::i64()));
     return unpack(e, {b.op1("kern.ld_global", {p, cx_.rowOk}, Type::scalar(e))});
   }
+  auto given = ch->words.find(op.result());
+  return unpack(e, given != ch->words.end() ? given->second : loadWords(op, ch));
+}
+
+size_t Values::wordsOf(const Operation& op) const {
+  int V = cx_.geo.V;
+  return V == 1 ? 1 : size_t(V * elemBytes(op.operand(0)->type().elem()) / 4);
+}
+
+Elems Values::loadWords(const Operation& op, Chunk* ch) {
+  KernBuilder& b = cx_.b;
+  b.setLoc(op.loc());
+  const Value* tensor = op.operand(0);
+  ScalarType e = tensor->type().elem();
   Value* pred = tensor->type().rank() == 2 ? ch->ok : ch->colOk;
   int V = cx_.geo.V;
-  if (V == 1) return unpack(e, {b.op1("kern.ld_global", {elementPtr(tensor, ch, 0), pred}, Type::scalar(e))});
+  if (V == 1) return {b.op1("kern.ld_global", {elementPtr(tensor, ch, 0), pred}, Type::scalar(e))};
   // 32-bit words, four (16 bytes) per load.
   int perWord = 4 / elemBytes(e);
   Type word = perWord == 1 ? Type::scalar(e) : kern::fragType(e);
@@ -203,7 +217,7 @@ Elems Values::load(const Operation& op, Chunk* ch) {
     Operation* ld = b.create("kern.ld_global", {elementPtr(tensor, ch, int64_t(w) * perWord), pred}, std::vector<Type>(4, word));
     for (unsigned i = 0; i < 4; ++i) words.push_back(ld->result(i));
   }
-  return unpack(e, words);
+  return words;
 }
 
 void Values::store(const Operation& op, Chunk* ch) {

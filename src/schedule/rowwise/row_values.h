@@ -23,6 +23,11 @@ class Values {
   void store(const ir::Operation& op, Chunk* ch);
   // Issues the vector loads of `load` (a tile.load of a [C] or [R, C] tensor) at `ch` now.
   void prefetch(const ir::Operation& load, Chunk* ch) { get(load.result(), ch); }
+  // The raw words those loads return (packed elements, as loaded), without unpacking them: a
+  // step's loads issued ahead of it hand them to its Chunk::words.
+  Elems loadWords(const ir::Operation& load, Chunk* ch);
+  // How many: 32-bit words of packed elements, or 1 element with scalar accesses.
+  size_t wordsOf(const ir::Operation& load) const;
 
   // `x` (f32) rounded to `elem` (no op for f32 and non-float types), pairs and quads at once.
   Elems round(ir::ScalarType elem, Elems x);

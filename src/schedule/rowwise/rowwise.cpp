@@ -232,22 +232,65 @@ class Lowering {
     finishRow(cx_.plan->passes);
   }
 
-  // The row streams: each pass reads it, `vectors` vectors per thread and step.
+  // The vectors of step s (i32) of the row.
+  std::vector<Chunk> stepChunks(Value* s) {
+    const Geometry& g = cx_.geo;
+    Value* stepCol = b_.mulConst(s, g.capacity());
+    Value* stepOffset = b_.cast(stepCol, types::i64());
+    std::vector<Chunk> chunks;
+    for (int j = 0; j < g.vectors; ++j) chunks.push_back(chunk(j, stepCol, stepOffset));
+    return chunks;
+  }
+
+  // The raw words of `loads` at every vector of `chunks`, in (vector, load, word) order.
+  std::vector<Value*> issueLoads(const std::vector<const Operation*>& loads, std::vector<Chunk>& chunks) {
+    std::vector<Value*> words;
+    for (Chunk& ch : chunks)
+      for (const Operation* ld : loads)
+        for (Value* w : vals_.loadWords(*ld, &ch)) words.push_back(w);
+    return words;
+  }
+
+  // The row streams: each pass reads it, `vectors` vectors per thread and step. When streaming is
+  // the kernel's only path (a program of one pass), the steps are software-pipelined: the loop
+  // carries the next step's loads, issued before the current step's math, so a step's memory
+  // latency hides behind the previous step's work (past the row's end they are masked off). A
+  // kernel that also holds rows on chip does not: the carried words would raise the register
+  // count of both paths, and the on-chip one is what rows that fit run.
   void streaming() {
     cx_.plan = &cx_.rp.streaming;
     const Geometry& g = cx_.geo;
+    bool pipelined = cx_.plan->passes <= 1;
     Value* steps = b_.div(b_.addConst(cx_.dimC, g.capacity() - 1), b_.i32(g.capacity()));
     for (int p = 0; p < cx_.plan->passes; ++p) {
       if (p > 0) emitRowOps(p);
       PassReductions red(cx_, vals_, p);
-      auto acc = forLoop(b_.i32(0), steps, b_.i32(1), red.init(), [&](Value* s, const std::vector<Value*>& carried) {
-        Value* stepCol = b_.mulConst(s, g.capacity());
-        Value* stepOffset = b_.cast(stepCol, types::i64());
-        std::vector<Chunk> chunks;
-        for (int j = 0; j < g.vectors; ++j) chunks.push_back(chunk(j, stepCol, stepOffset));
-        return passStep(p, chunks, red, carried);
+      auto loads = pipelined ? loadsOf(p) : std::vector<const Operation*>{};
+      std::vector<Value*> inits = red.init();
+      size_t nAcc = inits.size();
+      if (pipelined) {
+        std::vector<Chunk> first = stepChunks(b_.i32(0));
+        for (Value* w : issueLoads(loads, first)) inits.push_back(w);
+      }
+      auto out = forLoop(b_.i32(0), steps, b_.i32(1), inits, [&](Value* s, const std::vector<Value*>& carried) {
+        std::vector<Value*> ahead;
+        if (pipelined) {
+          std::vector<Chunk> next = stepChunks(b_.addConst(s, 1));
+          ahead = issueLoads(loads, next);
+        }
+        std::vector<Chunk> chunks = stepChunks(s);
+        size_t at = nAcc;
+        for (Chunk& ch : chunks)
+          for (const Operation* ld : loads) {
+            size_t n = vals_.wordsOf(*ld);
+            ch.words[ld->result()] = Elems(carried.begin() + long(at), carried.begin() + long(at + n));
+            at += n;
+          }
+        std::vector<Value*> acc = passStep(p, chunks, red, std::vector<Value*>(carried.begin(), carried.begin() + long(nAcc)));
+        acc.insert(acc.end(), ahead.begin(), ahead.end());
+        return acc;
       });
-      if (!red.empty()) red.finish(acc);
+      if (!red.empty()) red.finish(std::vector<Value*>(out.begin(), out.begin() + long(nAcc)));
     }
     if (cx_.plan->passes >= 2) finishRow(cx_.plan->passes);
   }
