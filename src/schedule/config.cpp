@@ -17,7 +17,6 @@ using ir::Location;
 // One table of keys: name, how to print the field, how to parse into it.
 struct Key {
   const char* name;
-  bool rowwise;  // a key of the rowwise strategy (printed for it; the others for the GEMM strategies)
   std::function<std::string(const Config&)> print;
   // Returns an error message, or "" on success.
   std::function<std::string(Config&, std::string_view)> parse;
@@ -80,17 +79,15 @@ const char* enumName(const std::vector<std::pair<const char*, E>>& names, E e) {
   return "?";
 }
 
-#define INT_KEY_OF(key, rows, field, lo, hi)                                                       \
+#define INT_KEY(key, field, lo, hi)                                                                \
   Key {                                                                                            \
-    key, rows, [](const Config& c) { return std::to_string(c.field); },                           \
+    key, [](const Config& c) { return std::to_string(c.field); },                                 \
         [](Config& c, std::string_view v) { return parseInt(key, v, lo, hi, c.field); }           \
   }
-#define INT_KEY(key, field, lo, hi) INT_KEY_OF(key, false, field, lo, hi)
-#define ROW_KEY(key, field, lo, hi) INT_KEY_OF(key, true, field, lo, hi)
 
 const std::vector<Key>& keys() {
   static const std::vector<Key> k = {
-      Key{"strategy", false, [](const Config& c) { return c.strategy; },
+      Key{"strategy", [](const Config& c) { return c.strategy; },
           [](Config& c, std::string_view v) -> std::string {
             if (v.empty()) return "config key 'strategy' needs a name";
             c.strategy = std::string(v);
@@ -102,54 +99,60 @@ const std::vector<Key>& keys() {
       INT_KEY("stages", stages, 1, 16),
       INT_KEY("warps_m", warpsM, 1, 32),
       INT_KEY("warps_n", warpsN, 1, 32),
-      Key{"raster", false, [](const Config& c) { return std::string(enumName(kRasters, c.raster)); },
+      Key{"raster", [](const Config& c) { return std::string(enumName(kRasters, c.raster)); },
           [](Config& c, std::string_view v) { return parseEnum("raster", v, kRasters, c.raster); }},
       INT_KEY("group_m", groupM, 1, 64),
       INT_KEY("split_k", splitK, 1, 256),
-      Key{"swap_ab", false, [](const Config& c) { return std::string(c.swapAB ? "true" : "false"); },
+      Key{"swap_ab", [](const Config& c) { return std::string(c.swapAB ? "true" : "false"); },
           [](Config& c, std::string_view v) { return parseEnum("swap_ab", v, kBools, c.swapAB); }},
       INT_KEY("cluster_m", clusterM, 1, 16),
       INT_KEY("cluster_n", clusterN, 1, 16),
-      Key{"epilogue", false, [](const Config& c) { return std::string(enumName(kEpilogues, c.epilogue)); },
+      Key{"epilogue", [](const Config& c) { return std::string(enumName(kEpilogues, c.epilogue)); },
           [](Config& c, std::string_view v) { return parseEnum("epilogue", v, kEpilogues, c.epilogue); }},
       INT_KEY("regs_producer", regsProducer, 0, 255),
       INT_KEY("regs_consumer", regsConsumer, 0, 255),
-      Key{"consumers", false, [](const Config& c) { return std::string(enumName(kConsumers, c.consumers)); },
+      Key{"consumers", [](const Config& c) { return std::string(enumName(kConsumers, c.consumers)); },
           [](Config& c, std::string_view v) { return parseEnum("consumers", v, kConsumers, c.consumers); }},
-      Key{"frag_prefetch", false, [](const Config& c) { return std::string(enumName(kFragPrefetch, c.fragPrefetch)); },
+      Key{"frag_prefetch", [](const Config& c) { return std::string(enumName(kFragPrefetch, c.fragPrefetch)); },
           [](Config& c, std::string_view v) { return parseEnum("frag_prefetch", v, kFragPrefetch, c.fragPrefetch); }},
-      Key{"l2_hint", false, [](const Config& c) { return std::string(enumName(kL2Hints, c.l2Hint)); },
+      Key{"l2_hint", [](const Config& c) { return std::string(enumName(kL2Hints, c.l2Hint)); },
           [](Config& c, std::string_view v) { return parseEnum("l2_hint", v, kL2Hints, c.l2Hint); }},
-      Key{"stream_fill", false, [](const Config& c) { return std::string(enumName(kStreamFills, c.streamFill)); },
+      Key{"stream_fill", [](const Config& c) { return std::string(enumName(kStreamFills, c.streamFill)); },
           [](Config& c, std::string_view v) { return parseEnum("stream_fill", v, kStreamFills, c.streamFill); }},
-      Key{"stage_store", false, [](const Config& c) { return std::string(enumName(kStageStores, c.stageStore)); },
+      Key{"stage_store", [](const Config& c) { return std::string(enumName(kStageStores, c.stageStore)); },
           [](Config& c, std::string_view v) { return parseEnum("stage_store", v, kStageStores, c.stageStore); }},
       INT_KEY("stream_k", streamK, 0, 2),
-      Key{"store_hint", false, [](const Config& c) { return std::string(enumName(kStoreHints, c.storeHint)); },
+      Key{"store_hint", [](const Config& c) { return std::string(enumName(kStoreHints, c.storeHint)); },
           [](Config& c, std::string_view v) { return parseEnum("store_hint", v, kStoreHints, c.storeHint); }},
-      Key{"reuse_stage", false, [](const Config& c) { return std::string(c.reuseStage ? "true" : "false"); },
+      Key{"reuse_stage", [](const Config& c) { return std::string(c.reuseStage ? "true" : "false"); },
           [](Config& c, std::string_view v) { return parseEnum("reuse_stage", v, kBools, c.reuseStage); }},
-      Key{"split_handover", false, [](const Config& c) { return std::string(enumName(kSplitHandovers, c.splitHandover)); },
+      Key{"split_handover", [](const Config& c) { return std::string(enumName(kSplitHandovers, c.splitHandover)); },
           [](Config& c, std::string_view v) { return parseEnum("split_handover", v, kSplitHandovers, c.splitHandover); }},
       INT_KEY("store_slots", storeSlots, 0, 2),
       INT_KEY("store_pieces", storePieces, 0, 4),
-      Key{"fp8_accum", false, [](const Config& c) { return std::string(enumName(kFp8Accums, c.fp8Accum)); },
+      Key{"fp8_accum", [](const Config& c) { return std::string(enumName(kFp8Accums, c.fp8Accum)); },
           [](Config& c, std::string_view v) { return parseEnum("fp8_accum", v, kFp8Accums, c.fp8Accum); }},
-      Key{"epilogue_loads", false, [](const Config& c) { return std::string(enumName(kEpilogueLoads, c.epilogueLoads)); },
+      Key{"epilogue_loads", [](const Config& c) { return std::string(enumName(kEpilogueLoads, c.epilogueLoads)); },
           [](Config& c, std::string_view v) { return parseEnum("epilogue_loads", v, kEpilogueLoads, c.epilogueLoads); }},
       INT_KEY("stagger", stagger, 0, 8),
-      ROW_KEY("row_threads", rowThreads, 1, 1024),
-      ROW_KEY("block_threads", blockThreads, 32, 1024),
-      ROW_KEY("vectors", vectors, 1, 16),
-      Key{"scalar", true, [](const Config& c) { return std::string(c.scalar ? "true" : "false"); },
+      // The rowwise strategy's keys (isRowwiseKey).
+      INT_KEY("row_threads", rowThreads, 1, 1024),
+      INT_KEY("block_threads", blockThreads, 32, 1024),
+      INT_KEY("vectors", vectors, 1, 16),
+      Key{"scalar", [](const Config& c) { return std::string(c.scalar ? "true" : "false"); },
           [](Config& c, std::string_view v) { return parseEnum("scalar", v, kBools, c.scalar); }},
-      ROW_KEY("blocks_per_sm", blocksPerSm, 0, 32),
+      INT_KEY("blocks_per_sm", blocksPerSm, 0, 32),
   };
   return k;
 }
 #undef INT_KEY
-#undef ROW_KEY
-#undef INT_KEY_OF
+
+// The keys of the rowwise strategy; every other key (strategy aside) is the GEMM strategies'.
+bool isRowwiseKey(std::string_view name) {
+  for (const char* k : {"row_threads", "block_threads", "vectors", "scalar", "blocks_per_sm"})
+    if (name == k) return true;
+  return false;
+}
 
 std::string keyList() {
   std::string s;
@@ -217,7 +220,7 @@ std::string Config::str() const {
   std::string s;
   for (const Key& k : keys()) {
     std::string v = k.print(*this);
-    if (k.name != std::string_view("strategy") && k.rowwise != rows && v == k.print(defaults)) continue;
+    if (k.name != std::string_view("strategy") && isRowwiseKey(k.name) != rows && v == k.print(defaults)) continue;
     s += (s.empty() ? "" : " ") + std::string(k.name) + "=" + v;
   }
   return s;
@@ -236,7 +239,7 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   static const Config defaults;
   bool rows = c.strategy == "rowwise";
   for (const Key& k : keys())
-    if (k.name != std::string_view("strategy") && k.rowwise != rows && k.print(c) != k.print(defaults))
+    if (k.name != std::string_view("strategy") && isRowwiseKey(k.name) != rows && k.print(c) != k.print(defaults))
       diag.error(loc) << "config key '" << k.name << "' "
                       << (rows ? "sets the GEMM strategies' tiles and pipelines, which rowwise does not have"
                                : "sets the rowwise strategy's rows of threads, which " + c.strategy + " does not have")
