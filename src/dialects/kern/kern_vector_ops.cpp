@@ -19,7 +19,7 @@ bool verifyLdGlobal(const Operation& op, DiagnosticEngine& d) {
   const Type& p = op.operand(0)->type();
   size_t n = op.numResults();
   bool ok = isPtr(p) && op.operand(1)->type().isScalar(ScalarType::I1) && (n == 1 || n == 2 || n == 4);
-  const Type& r = op.result(0)->type();
+  Type r = ok ? op.result(0)->type() : Type();
   ok = ok && (r == Type::scalar(p.elem()) || (isPackable(p.elem()) && r == fragType(p.elem())));
   for (unsigned i = 0; ok && i < n; ++i) ok = op.result(i)->type() == r;
   if (!ok)
