@@ -38,12 +38,17 @@ Value* lowerUnary(KernBuilder& b, OpKind k, Value* x) {
       return mul(b, mul(b, b.f32(0.5), x), b.fbin("arith.addf", b.f32(1.0), th));
     }
     case OpKind::GeluErf: {
-      // 0.5 x (1 + erf(x / sqrt(2)))
+      // 0.5 x (1 + erf(x / sqrt(2))), one builder call a statement (argument order is unspecified)
       Value* e = b.fun("math.erf", mul(b, x, b.f32(M_SQRT1_2)));
-      return mul(b, mul(b, b.f32(0.5), x), b.fbin("arith.addf", b.f32(1.0), e));
+      Value* half = mul(b, b.f32(0.5), x);
+      Value* onePlus = b.fbin("arith.addf", b.f32(1.0), e);
+      return mul(b, half, onePlus);
     }
     case OpKind::Exp2: return b.fun("math.exp2", x);
-    case OpKind::Log: return mul(b, b.fun("math.log2", x), b.f32(M_LN2));
+    case OpKind::Log: {
+      Value* l2 = b.fun("math.log2", x);
+      return mul(b, l2, b.f32(M_LN2));
+    }
     case OpKind::Sqrt: return b.fun("math.sqrt", x);
     case OpKind::Rsqrt: return b.fun("math.rsqrt", x);
     case OpKind::Tanh: return b.fun("math.tanh", x);
@@ -79,7 +84,8 @@ Value* lowerPow(KernBuilder& b, Value* x, double exponent) {
     return exponent < 0 ? b.fbin("arith.divf", b.f32(1.0), r) : r;
   }
   if (exponent == 0) return b.f32(1.0);
-  return b.fun("math.exp2", mul(b, b.f32(exponent), b.fun("math.log2", x)));
+  Value* l2 = b.fun("math.log2", x);
+  return b.fun("math.exp2", mul(b, b.f32(exponent), l2));
 }
 
 Value* lowerCmp(KernBuilder& b, const std::string& pred, Value* x, Value* y) {

@@ -19,9 +19,13 @@ Value* combineKind(KernBuilder& b, const std::string& kind, Value* x, Value* y) 
 }
 
 // The base an online sum's terms are taken relative to: the maximum, or 0 while it is -inf.
+// (Builder calls are sequenced one statement at a time throughout, so the order of the ops, and
+// so the PTX, does not depend on the C++ compiler's order of evaluating arguments.)
 Value* expBase(KernBuilder& b, Value* m) {
-  Value* none = b.op1("arith.cmpf", {m, b.f32(-kInf)}, types::i1(), {{"pred", "eq"}});
-  return b.select(none, b.f32(0.0), m);
+  Value* minusInf = b.f32(-kInf);
+  Value* none = b.op1("arith.cmpf", {m, minusInf}, types::i1(), {{"pred", "eq"}});
+  Value* zero = b.f32(0.0);
+  return b.select(none, zero, m);
 }
 
 Value* expOf(KernBuilder& b, Value* x, Value* base) { return b.fun("math.exp", b.fbin("arith.subf", x, base)); }
@@ -86,8 +90,9 @@ std::vector<Value*> PassReductions::combine(const std::vector<Value*>& x, const 
     int p = partnerOf(i);
     if (p < 0) continue;
     Value* base = expBase(b, r[size_t(p)]);
-    r[i] = b.fbin("arith.addf", b.fbin("arith.mulf", x[i], expOf(b, x[size_t(p)], base)),
-                  b.fbin("arith.mulf", y[i], expOf(b, y[size_t(p)], base)));
+    Value* sx = b.fbin("arith.mulf", x[i], expOf(b, x[size_t(p)], base));
+    Value* sy = b.fbin("arith.mulf", y[i], expOf(b, y[size_t(p)], base));
+    r[i] = b.fbin("arith.addf", sx, sy);
   }
   return r;
 }
@@ -126,8 +131,10 @@ void PassReductions::finish(std::vector<Value*> acc) {
     Value* v = acc[i];
     int p = partnerOf(i);
     if (p >= 0) {  // nothing but -inf: exp(-inf - -inf) is NaN
-      Value* none = b.op1("arith.cmpf", {acc[size_t(p)], b.f32(-kInf)}, types::i1(), {{"pred", "eq"}});
-      v = b.select(none, b.f32(std::numeric_limits<double>::quiet_NaN()), v);
+      Value* minusInf = b.f32(-kInf);
+      Value* none = b.op1("arith.cmpf", {acc[size_t(p)], minusInf}, types::i1(), {{"pred", "eq"}});
+      Value* nan = b.f32(std::numeric_limits<double>::quiet_NaN());
+      v = b.select(none, nan, v);
     }
     cx_.rowVals[red_[i]->op->result()] = vals_.round(red_[i]->op->result()->type().elem(), {v});
   }

@@ -70,10 +70,7 @@ const Elems& Values::get(const Value* v, Chunk* ch) {
 
 void Values::emitScalar(const Operation& op) { cx_.scalars[op.result()] = compute(op, nullptr); }
 
-void Values::emitRow(const Operation& op) {
-  if (op.is("tile.store")) return store(op, nullptr);
-  cx_.rowVals[op.result()] = compute(op, nullptr);
-}
+void Values::emitRow(const Operation& op) { cx_.rowVals[op.result()] = compute(op, nullptr); }
 
 Elems Values::round(ScalarType elem, Elems x) {
   if (!isFloat(elem) || elem == ScalarType::F32) return x;

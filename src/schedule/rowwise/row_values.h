@@ -16,7 +16,8 @@ class Values {
   // The elements of `v` for this thread at `ch` (null for scalar and row values, which need
   // none), computed on first use for column and element values.
   const Elems& get(const ir::Value* v, Chunk* ch);
-  // Emits a scalar-space op (at the kernel's top) or a row-space op (in the row's scope).
+  // Emits a scalar-space op (at the kernel's top) or a row-space op other than a store (in the
+  // row's scope).
   void emitScalar(const ir::Operation& op);
   void emitRow(const ir::Operation& op);
   // tile.store of an element value at `ch`, or (ch null) of a row value by the row's first thread.

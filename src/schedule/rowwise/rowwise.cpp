@@ -46,7 +46,8 @@ class Lowering {
 
   void build() {
     emitTop();
-    Value* rowBlocks = b_.div(b_.addConst(cx_.dimR, cx_.geo.rowsPerBlock() - 1), b_.i32(cx_.geo.rowsPerBlock()));
+    Value* rowsRoundedUp = b_.addConst(cx_.dimR, cx_.geo.rowsPerBlock() - 1);
+    Value* rowBlocks = b_.div(rowsRoundedUp, b_.i32(cx_.geo.rowsPerBlock()));
     Value* bx = b_.op1("kern.block_id", {}, types::i32(), {{"dim", "x"}});
     Value* nb = b_.op1("kern.grid_dim", {}, types::i32(), {{"dim", "x"}});
     forLoop(bx, rowBlocks, nb, {}, [&](Value* rb, const std::vector<Value*>&) {
@@ -117,7 +118,8 @@ class Lowering {
       const Value* t = op->is("tile.load") || op->is("tile.store") ? op->operand(0) : nullptr;
       if (!t || t->type().rank() != 2 || cx_.threadPtr.count(t)) continue;
       if (!rowOff) {
-        Value* rowStart = b_.mul(b_.cast(cx_.row, types::i64()), b_.cast(cx_.dimC, types::i64()));
+        Value* row64 = b_.cast(cx_.row, types::i64());
+        Value* rowStart = b_.mul(row64, b_.cast(cx_.dimC, types::i64()));
         rowOff = b_.add(rowStart, b_.cast(cx_.threadCol, types::i64()));
       }
       cx_.threadPtr[t] = b_.ptrAdd(tensorArg(t), rowOff);
@@ -261,7 +263,8 @@ class Lowering {
     cx_.plan = &cx_.rp.streaming;
     const Geometry& g = cx_.geo;
     bool pipelined = cx_.plan->passes <= 1;
-    Value* steps = b_.div(b_.addConst(cx_.dimC, g.capacity() - 1), b_.i32(g.capacity()));
+    Value* colsRoundedUp = b_.addConst(cx_.dimC, g.capacity() - 1);
+    Value* steps = b_.div(colsRoundedUp, b_.i32(g.capacity()));
     for (int p = 0; p < cx_.plan->passes; ++p) {
       if (p > 0) emitRowOps(p);
       PassReductions red(cx_, vals_, p);
@@ -272,7 +275,9 @@ class Lowering {
         std::vector<Chunk> first = stepChunks(b_.i32(0));
         for (Value* w : issueLoads(loads, first)) inits.push_back(w);
       }
-      auto out = forLoop(b_.i32(0), steps, b_.i32(1), inits, [&](Value* s, const std::vector<Value*>& carried) {
+      Value* zero = b_.i32(0);
+      Value* one = b_.i32(1);
+      auto out = forLoop(zero, steps, one, inits, [&](Value* s, const std::vector<Value*>& carried) {
         std::vector<Value*> ahead;
         if (pipelined) {
           std::vector<Chunk> next = stepChunks(b_.addConst(s, 1));
