@@ -72,7 +72,13 @@ int runCompile(const CompileArgs& a) {
     bool dot = false;
     m->op().walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot"); });
     std::string configText = a.config.empty() && !dot ? "strategy=rowwise" : a.config;
-    if (auto config = Config::parse(configText, diag)) r = compile(*m, *target, *config, diag);
+    auto config = Config::parse(configText, diag);
+    if (config && configText != a.config)
+      std::fprintf(stderr,
+                   "note: no --config: a program without a matrix product compiles with the rowwise defaults (%s); "
+                   "`kiln run --dims ...` runs the rowwise family's pick for its dims\n",
+                   config->str().c_str());
+    if (config) r = compile(*m, *target, *config, diag);
   }
   std::fprintf(stderr, "%s", diag.str().c_str());
   if (!r) return kFailed;
