@@ -150,6 +150,14 @@ bool emitFloatBinary(KernelEmitter& e, const Operation& op) {
   return true;
 }
 
+// a * b + c with one rounding (fma.rn.f32): the exact residuals of a refined quotient need it.
+bool emitFloatFma(KernelEmitter& e, const Operation& op) {
+  if (!op.result()->type().isScalar(ScalarType::F32)) return e.fail(op, "float math is emitted in f32 only");
+  e.b().inst(fmt::format("fma.rn.f32 {}, {}, {}, {}", e.def(op.result()).str(), e.use(op.operand(0)).str(),
+                         e.use(op.operand(1)).str(), e.use(op.operand(2)).str()));
+  return true;
+}
+
 bool emitFloatUnary(KernelEmitter& e, const Operation& op) {
   if (!op.result()->type().isScalar(ScalarType::F32)) return e.fail(op, "float math is emitted in f32 only");
   Reg a = e.use(op.operand(0)), r = e.def(op.result());

@@ -36,7 +36,7 @@ const std::vector<Entry>& table() {
         {"math.exp2", emitMath},            {"math.log2", emitMath},           {"math.sqrt", emitMath},
         {"math.rsqrt", emitMath},           {"math.erf", emitMath},            {"arith.cmpf", emitCmpf},
         {"kern.grid_dim", emitThreadIndex}, {"kern.shfl_xor", emitShflXor},    {"kern.ld_shared", emitLdShared},
-        {"kern.cvt_unpack", emitCvtUnpack},
+        {"kern.cvt_unpack", emitCvtUnpack}, {"arith.fmaf", emitFloatFma},
         {"scf.if", emitIf},                 {"kern.thread_id", emitThreadIndex}, {"kern.lane_id", emitThreadIndex},
         {"kern.warp_id", emitThreadIndex},  {"kern.block_id", emitThreadIndex}, {"kern.smem_alloc", emitSmemAlloc},
         {"kern.smem_offset", emitSmemOffset}, {"kern.ldsm_offset", emitLdsmOffset}, {"kern.cp_async", emitCpAsync},

@@ -73,6 +73,7 @@ bool emitSelect(KernelEmitter&, const ir::Operation&);
 bool emitCast(KernelEmitter&, const ir::Operation&);
 bool emitFloatBinary(KernelEmitter&, const ir::Operation&);
 bool emitFloatUnary(KernelEmitter&, const ir::Operation&);
+bool emitFloatFma(KernelEmitter&, const ir::Operation&);
 bool emitCmpf(KernelEmitter&, const ir::Operation&);
 // emit_math.cpp
 bool emitMath(KernelEmitter&, const ir::Operation&);

@@ -33,6 +33,14 @@ bool verifyFloatBinary(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
+bool verifyFloatTernary(const Operation& op, DiagnosticEngine& d) {
+  const Type& a = op.operand(0)->type();
+  if (!a.isScalar() || !isFloat(a.elem()) || a != op.operand(1)->type() || a != op.operand(2)->type() ||
+      a != op.result()->type())
+    return d.error(op.loc()) << "'" << op.name() << "' needs three float operands and a result of one type";
+  return true;
+}
+
 bool verifyFloatUnary(const Operation& op, DiagnosticEngine& d) {
   const Type& a = op.operand(0)->type();
   if (!a.isScalar() || !isFloat(a.elem()) || a != op.result()->type())

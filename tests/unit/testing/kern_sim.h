@@ -19,7 +19,9 @@
 // read, nor a kern.ld_shared read bytes another warp wrote, since the last barrier. Each is
 // reported as an error. Lockstep also means every branch and loop bound must be the same for all
 // threads (scf.if and scf.for check it): the row kernels' shuffles (kern.shfl_xor, each lane
-// reading lane ^ offset of its warp) rely on it. Float math and packing are exact
+// reading lane ^ offset of its warp) rely on it. The one exception is an scf.if whose arms only
+// compute (arith.* and math.* ops and the yield, e.g. a quotient's exact fallback): it may differ
+// between threads, and then both arms run for every thread and each keeps its own arm's results. Float math and packing are exact
 // (kern_sim_math.h): the simulator checks algorithms, not the hardware's approximations.
 #include <cstdint>
 #include <map>
