@@ -50,6 +50,14 @@ struct Chunk {
   std::unordered_map<const ir::Value*, Elems> words;
 };
 
+// A divisor uniform over the row, prepared once where it is defined (row_divide.h).
+struct UniformDivisor {
+  ir::Value* d = nullptr;      // f32, the divisor
+  ir::Value* neg = nullptr;    // -d
+  ir::Value* recip = nullptr;  // RN(1 / d)
+  ir::Value* safe = nullptr;   // i1: d lies in the range where the refined quotient is exact
+};
+
 struct Context {
   const RowProgram& rp;
   const Config& cfg;
@@ -68,6 +76,8 @@ struct Context {
   ir::Value *row = nullptr, *rowOk = nullptr;
   std::unordered_map<const ir::Value*, ir::Value*> threadPtr;  // per [C] / [R, C] tensor: its row, at gt * V
   std::unordered_map<const ir::Value*, Elems> rowVals;          // row-space values of the current scope
+  // Scalar and row values that divide column or element values, by value, in the current scope.
+  std::unordered_map<const ir::Value*, UniformDivisor> divisors;
 };
 
 }  // namespace kiln::rowwise

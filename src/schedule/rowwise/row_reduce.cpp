@@ -136,7 +136,7 @@ void PassReductions::finish(std::vector<Value*> acc) {
       Value* nan = b.f32(std::numeric_limits<double>::quiet_NaN());
       v = b.select(none, nan, v);
     }
-    cx_.rowVals[red_[i]->op->result()] = vals_.round(red_[i]->op->result()->type().elem(), {v});
+    vals_.setRow(red_[i]->op->result(), vals_.round(red_[i]->op->result()->type().elem(), {v}));
   }
 }
 

@@ -14,6 +14,7 @@
 #include "dialects/tile/tile_ops.h"
 #include "kiln/float_formats.h"
 #include "schedule/elementwise_lowering.h"
+#include "schedule/rowwise/row_divide.h"
 
 namespace kiln::rowwise {
 using namespace ir;
@@ -70,7 +71,36 @@ const Elems& Values::get(const Value* v, Chunk* ch) {
 
 void Values::emitScalar(const Operation& op) { cx_.scalars[op.result()] = compute(op, nullptr); }
 
-void Values::emitRow(const Operation& op) { cx_.rowVals[op.result()] = compute(op, nullptr); }
+void Values::emitRow(const Operation& op) { setRow(op.result(), compute(op, nullptr)); }
+
+void Values::setRow(const Value* v, Elems x) {
+  if (dividesElements(v)) cx_.divisors[v] = prepareDivisor(cx_.b, x.front());
+  cx_.rowVals[v] = std::move(x);
+}
+
+void Values::prepareScalarDivisors() {
+  for (const Operation* op : cx_.rp.ops)
+    if (op->is("tile.div"))
+      if (const Value* d = uniformSource(op->operand(1));
+          d && cx_.rp.spaceOf(d) == Space::Scalar && dividesElements(d) && !cx_.divisors.count(d))
+        cx_.divisors[d] = prepareDivisor(cx_.b, get(d, nullptr).front());
+}
+
+const Value* Values::uniformSource(const Value* v) const {
+  while (cx_.rp.spaceOf(v) > Space::Row) {
+    const Operation* d = v->definingOp();
+    if (!d || !d->is("tile.broadcast")) return nullptr;
+    v = d->operand(0);
+  }
+  return v;
+}
+
+bool Values::dividesElements(const Value* v) const {
+  for (const Operation* op : cx_.rp.ops)
+    if (op->is("tile.div") && cx_.rp.spaceOf(op->result()) >= Space::Col && uniformSource(op->operand(1)) == v)
+      return true;
+  return false;
+}
 
 Elems Values::round(ScalarType elem, Elems x) {
   if (!isFloat(elem) || elem == ScalarType::F32) return x;
@@ -144,6 +174,9 @@ Elems Values::compute(const Operation& op, Chunk* ch) {
     case OpKind::Select: return map(3, [&](const std::vector<Value*>& a) { return b.select(a[0], a[1], a[2]); });
     default: break;
   }
+  if (k == OpKind::Div && ch)
+    if (auto it = cx_.divisors.find(uniformSource(op.operand(1))); it != cx_.divisors.end())
+      return round(relem, divideByUniform(b, get(op.operand(0), ch), it->second));
   if (tile::isElementwiseBinary(k))
     return round(relem, map(2, [&](const std::vector<Value*>& a) { return lowerBinary(b, k, a[0], a[1]); }));
   if (tile::isElementwiseUnary(k))

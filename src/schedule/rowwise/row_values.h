@@ -20,6 +20,11 @@ class Values {
   // row's scope).
   void emitScalar(const ir::Operation& op);
   void emitRow(const ir::Operation& op);
+  // Records row value `v` (emitRow and the reductions' results): a divisor of column or element
+  // values also gets its reciprocal here, once per row (row_divide.h).
+  void setRow(const ir::Value* v, Elems x);
+  // The divisors of column or element values that are scalars, prepared once (the kernel's top).
+  void prepareScalarDivisors();
   // tile.store of an element value at `ch`, or (ch null) of a row value by the row's first thread.
   void store(const ir::Operation& op, Chunk* ch);
   // Issues the vector loads of `load` (a tile.load of a [C] or [R, C] tensor) at `ch` now.
@@ -35,6 +40,11 @@ class Values {
 
  private:
   Elems compute(const ir::Operation& op, Chunk* ch);
+  // The scalar or row value a divisor `v` broadcasts (v itself when it is one), or null when it
+  // varies along the row.
+  const ir::Value* uniformSource(const ir::Value* v) const;
+  // Whether `v` is the uniformSource of the divisor of a column or element quotient.
+  bool dividesElements(const ir::Value* v) const;
   Elems load(const ir::Operation& op, Chunk* ch);
   Elems constant(const ir::Operation& op, size_t n);
   ir::Value* elementPtr(const ir::Value* tensor, Chunk* ch, int64_t extra);

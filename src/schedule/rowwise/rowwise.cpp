@@ -93,6 +93,7 @@ class Lowering {
     cx_.threadCol = b_.named(b_.mulConst(cx_.gt, g.V), "col");
     for (const Operation* op : cx_.rp.ops)
       if (op->numResults() && cx_.rp.spaceOf(op->result()) == rowwise::Space::Scalar) vals_.emitScalar(*op);
+    vals_.prepareScalarDivisors();
     Value* first = b_.cast(cx_.threadCol, types::i64());
     for (const Operation* op : cx_.rp.ops)
       if ((op->is("tile.load") || op->is("tile.store")) && op->operand(0)->type().rank() == 1 &&
@@ -129,12 +130,14 @@ class Lowering {
     int passes = cx_.rp.streaming.passes;
     if (passes >= 2) {
       auto before = cx_.rowVals;
+      auto divisorsBefore = cx_.divisors;
       Value* fits = b_.cmp("sle", cx_.dimC, b_.i32(g.capacity()));
       Operation* branch = b_.create("scf.if", {fits}, {}, {}, 2);
       for (unsigned arm = 0; arm < 2; ++arm) {
         InsertionGuard guard(b_);
         b_.setInsertionPointToEnd(branch->region(arm).addBlock());
         cx_.rowVals = before;
+        cx_.divisors = divisorsBefore;
         arm == 0 ? onChip() : streaming();
         b_.create("scf.yield", {}, {});
       }
