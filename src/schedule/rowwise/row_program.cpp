@@ -2,6 +2,8 @@
 #include "schedule/rowwise/row_program.h"
 
 #include <algorithm>
+#include <cmath>
+#include <tuple>
 
 #include "dialects/kern/kern_ops.h"
 #include "dialects/tile/tile_ops.h"
@@ -218,7 +220,42 @@ class Analysis {
     return {-1, nullptr};
   }
 
-  // The reductions, with the online partners they could have.
+  // sum(select(cmp eq (iota(C), c), x, +0)) in f32, c a row value and x a [R, C] tensor's f32
+  // load or float cast of one (either side of the comparison): the load and c.
+  std::pair<const Operation*, const Value*> pickOf(const Operation& sum) const {
+    auto def = [](const Value* v, const char* name) -> const Operation* {
+      while (const Operation* d = v->definingOp()) {
+        if (!d->is("tile.broadcast")) return d->is(name) ? d : nullptr;
+        v = d->operand(0);
+      }
+      return nullptr;
+    };
+    if (sum.stringAttr("kind") != "sum" || sum.result()->type().elem() != ScalarType::F32) return {nullptr, nullptr};
+    const Operation* sel = def(sum.operand(0), "tile.select");
+    const Operation* cmp = sel ? def(sel->operand(0), "tile.cmp") : nullptr;
+    const Operation* zero = sel ? def(sel->operand(2), "tile.constant") : nullptr;
+    if (!cmp || cmp->stringAttr("pred") != "eq" || !zero || zero->attr("value")->asNumber() != 0.0 ||
+        std::signbit(zero->attr("value")->asNumber()))
+      return {nullptr, nullptr};
+    const Value* column = nullptr;
+    for (unsigned i = 0; i < 2 && !column; ++i) {
+      const Operation* iota = def(cmp->operand(i), "tile.iota");
+      const Value* c = cmp->operand(1 - i);
+      while (c->definingOp() && c->definingOp()->is("tile.broadcast")) c = c->definingOp()->operand(0);
+      if (iota && iota->operand(0) == rp_.colCoord && iota->result()->type().elem() == ScalarType::I32 &&
+          rp_.spaceOf(c) == Space::Row && c->type().elem() == ScalarType::I32)
+        column = c;
+    }
+    const Value* x = sel->operand(1);
+    const Operation* ld = x->definingOp();
+    if (ld && ld->is("tile.cast") && isFloat(ld->operand(0)->type().elem())) ld = ld->operand(0)->definingOp();
+    if (!column || x->type().elem() != ScalarType::F32 || !ld || !ld->is("tile.load") ||
+        ld->operand(0)->type().rank() != 2 || !isFloat(ld->operand(0)->type().elem()))
+      return {nullptr, nullptr};
+    return {ld, column};
+  }
+
+  // The reductions, with the online partners they could have and the picks they are.
   bool plan() {
     for (const Operation* op : rp_.ops)
       if (op->is("tile.reduce_axis")) {
@@ -226,6 +263,7 @@ class Analysis {
         auto [mx, a] = onlinePartner(*op);
         r.onlineMax = mx;
         r.onlineInput = a;
+        std::tie(r.pickLoad, r.pickColumn) = pickOf(*op);
         rp_.reductions.push_back(r);
       }
     rp_.onChip = makePlan(false);
@@ -240,7 +278,12 @@ class Analysis {
     for (const Operation* op : rp_.ops) {
       int lvl = 0;
       for (const Value* v : op->operands()) lvl = std::max(lvl, pl.levelOf(v));
-      if (op->is("tile.reduce_axis")) {
+      if (op->is("tile.reduce_axis") && rp_.reductions[next].pickLoad) {
+        const Reduction& r = rp_.reductions[next++];
+        pl.pass.push_back(-1);
+        pl.onlineMax.push_back(-1);
+        lvl = pl.levelOf(r.pickColumn);
+      } else if (op->is("tile.reduce_axis")) {
         const Reduction& r = rp_.reductions[next++];
         int pass = lvl, partner = -1;
         if (online && r.onlineMax >= 0 && pl.pass[size_t(r.onlineMax)] == pl.levelOf(r.onlineInput)) {

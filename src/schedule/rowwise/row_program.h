@@ -27,7 +27,8 @@
 // each row (none when it only has per-row values). One fusion shortens the chain: sum(exp(a -
 // max(a))) is computed online in the pass that computes max(a) -- each thread keeps its running
 // maximum and rescales its running sum whenever the maximum grows -- so softmax and log-softmax
-// take two passes, cross-entropy one.
+// take two passes, cross-entropy one. A one-hot pick (Reduction::pickLoad) takes no pass: its
+// value is a per-row load, of the level of its column.
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -47,6 +48,13 @@ struct Reduction {
   // a, in the same pass) in RowProgram::reductions, and a; -1 and null for any other reduction.
   int onlineMax = -1;
   const ir::Value* onlineInput = nullptr;
+  // A sum of where(iota(C) == c, x, 0) with c a row value (a one-hot pick: a cross-entropy's
+  // logit at its label) is x at column c, read once per row instead of compared and summed at
+  // every element: the tile.load x comes from (x is it or a float cast of it, in f32) and c. Null
+  // for any other reduction. Exact: the sum adds only zeros to x[c] (x[c] + 0, so -0 becomes +0
+  // as in the sum), and a c outside [0, C) picks nothing (+0).
+  const ir::Operation* pickLoad = nullptr;
+  const ir::Value* pickColumn = nullptr;
 };
 
 // The order of a row's work under one choice of forms: the online sums fused with their max
@@ -55,7 +63,7 @@ struct Reduction {
 struct Plan {
   bool online = false;
   std::unordered_map<const ir::Value*, int> level;
-  std::vector<int> pass;       // per reduction: the pass that accumulates it
+  std::vector<int> pass;       // per reduction: the pass that accumulates it (-1 for a pick)
   std::vector<int> onlineMax;  // per reduction: Reduction::onlineMax where it is fused, else -1
   int passes = 0;
   int levelOf(const ir::Value* v) const {

@@ -184,6 +184,23 @@ Elems Values::compute(const Operation& op, Chunk* ch) {
   KILN_ICE("rowwise has no lowering for '" + op.name() + "', which analyzeRows accepted");
 }
 
+Elems Values::pick(const Reduction& r) {
+  KernBuilder& b = cx_.b;
+  b.setLoc(r.op->loc());
+  const Value* tensor = r.pickLoad->operand(0);
+  ScalarType e = tensor->type().elem();
+  Value* col = get(r.pickColumn, nullptr).front();
+  Value* inside = b.cmp("ult", col, cx_.dimC);  // 0 <= col < C
+  Value* ok = b.andi(cx_.rowOk, inside);
+  Value* rowStart = b.mul(b.cast(cx_.row, types::i64()), b.cast(cx_.dimC, types::i64()));
+  Value* at = b.add(rowStart, b.cast(col, types::i64()));
+  Value* p = b.ptrAdd(cx_.params.at(tensor->definingOp()->stringAttr("name")), at);
+  Elems x = unpack(e, {b.op1("kern.ld_global", {p, ok}, Type::scalar(e))});  // a float cast of it: f32 already
+  Value* zero = b.f32(0.0);
+  Value* picked = b.select(ok, x.front(), zero);
+  return {b.fbin("arith.addf", picked, zero)};
+}
+
 Value* Values::elementPtr(const Value* tensor, Chunk* ch, int64_t extra) {
   KernBuilder& b = cx_.b;
   Value* p = cx_.threadPtr.at(tensor);

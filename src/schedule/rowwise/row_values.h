@@ -23,6 +23,9 @@ class Values {
   // Records row value `v` (emitRow and the reductions' results): a divisor of column or element
   // values also gets its reciprocal here, once per row (row_divide.h).
   void setRow(const ir::Value* v, Elems x);
+  // The value of a one-hot pick (Reduction::pickLoad): the element at its column, loaded once by
+  // every thread of the row, plus 0 (the sum's identity), or 0 for a column outside the row.
+  Elems pick(const Reduction& r);
   // The divisors of column or element values that are scalars, prepared once (the kernel's top).
   void prepareScalarDivisors();
   // tile.store of an element value at `ch`, or (ch null) of a row value by the row's first thread.

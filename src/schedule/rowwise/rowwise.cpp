@@ -147,12 +147,17 @@ class Lowering {
     }
   }
 
-  // The row values of `level` (computed once the reductions before it are known).
+  // The row values of `level` (computed once the reductions before it are known), the picks among
+  // them.
   void emitRowOps(int level) {
-    for (const Operation* op : cx_.rp.ops)
-      if (op->numResults() && cx_.rp.spaceOf(op->result()) == rowwise::Space::Row && !op->is("tile.reduce_axis") &&
-          cx_.plan->levelOf(op->result()) == level)
-        vals_.emitRow(*op);
+    size_t next = 0;  // the reductions come in program order
+    for (const Operation* op : cx_.rp.ops) {
+      const Reduction* r = op->is("tile.reduce_axis") ? &cx_.rp.reductions[next++] : nullptr;
+      if (!op->numResults() || cx_.rp.spaceOf(op->result()) != rowwise::Space::Row ||
+          cx_.plan->levelOf(op->result()) != level || (r && !r->pickLoad))
+        continue;
+      r ? vals_.setRow(op->result(), vals_.pick(*r)) : vals_.emitRow(*op);
+    }
   }
 
   // After the last pass: the remaining row values, then the row stores.

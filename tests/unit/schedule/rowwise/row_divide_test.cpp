@@ -15,12 +15,8 @@
 #include <limits>
 #include <random>
 
-#include "kiln/compile.h"
-#include "kiln/ir/parser.h"
 #include "kiln/program_builder.h"
-#include "schedule/config.h"
-#include "target/target.h"
-#include "tests/unit/testing/kern_sim.h"
+#include "tests/unit/testing/sim_buffers.h"
 
 namespace kiln {
 namespace {
@@ -86,6 +82,18 @@ bool sameResult(float got, float want) {
   return std::isnan(want) ? std::isnan(got) : std::bit_cast<uint32_t>(got) == std::bit_cast<uint32_t>(want);
 }
 
+std::vector<uint8_t> bytesOf(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+std::vector<float> floatsOf(const std::vector<uint8_t>& b) {
+  std::vector<float> v(b.size() / 4);
+  std::memcpy(v.data(), b.data(), b.size());
+  return v;
+}
+
 struct Divided {
   std::vector<float> q, p;  // X / S(m), X / t
 };
@@ -107,40 +115,15 @@ Divided simulate(const std::vector<float>& x, const std::vector<float>& s, float
     P(m, n) = xv / tv;
   });
   auto module = p.finish();
-  ir::DiagnosticEngine diag;
-  auto compiled = compile(*module, Target::sm90a(), Config::parse("strategy=rowwise row_threads=4 block_threads=32 vectors=2"), diag);
-  EXPECT_TRUE(compiled) << diag.str();
-  if (!compiled) return {};
-  EXPECT_NE(compiled->kernIr.find("arith.fmaf"), std::string::npos) << "no refined quotient in the kernel";
-  auto kern = ir::parseModule(compiled->kernIr, diag);
-  EXPECT_TRUE(kern) << diag.str();
-  if (!kern) return {};
-  auto bytesOf = [](const std::vector<float>& v) {
-    std::vector<uint8_t> b(v.size() * 4);
-    std::memcpy(b.data(), v.data(), b.size());
-    return b;
-  };
-  testing::GlobalMemory mem;
-  std::map<std::string, uint64_t> addr = {{"X", mem.add(bytesOf(x))},
-                                          {"S", mem.add(bytesOf(s))},
-                                          {"Q", mem.add(std::vector<uint8_t>(x.size() * 4, 0xFF))},
-                                          {"P", mem.add(std::vector<uint8_t>(x.size() * 4, 0xFF))}};
-  std::map<std::string, int64_t> dims = {{"M", rows}, {"N", cols}};
-  testing::SimLaunch launch;
-  launch.kernel = kern->body().front();
-  for (const auto& prm : compiled->launch.params) {
-    if (prm.kind == KernelParam::Kind::Pointer) launch.args.push_back(addr.at(prm.name));
-    else if (prm.kind == KernelParam::Kind::Dim) launch.args.push_back(uint32_t(dims.at(prm.name)));
-    else launch.args.push_back(std::bit_cast<uint32_t>(t));
-  }
-  auto grid = compiled->launch.gridFor(dims, 4);
-  for (int i = 0; i < 3; ++i) launch.grid[i] = uint32_t(grid[size_t(i)]);
-  std::string err = testing::simulate(launch, mem);
-  EXPECT_EQ(err, "");
-  Divided r{std::vector<float>(x.size()), std::vector<float>(x.size())};
-  std::memcpy(r.q.data(), mem.at(addr.at("Q")).data(), x.size() * 4);
-  std::memcpy(r.p.data(), mem.at(addr.at("P")).data(), x.size() * 4);
-  return r;
+  std::vector<uint8_t> poison(x.size() * 4, 0xFF);
+  auto run = testing::simulateOnBuffers(*module, Config::parse("strategy=rowwise row_threads=4 block_threads=32 vectors=2"),
+                                        Target::sm90a(), {{"M", rows}, {"N", cols}},
+                                        {{"X", bytesOf(x)}, {"S", bytesOf(s)}, {"Q", poison}, {"P", poison}},
+                                        {{"t", std::bit_cast<uint32_t>(t)}});
+  EXPECT_EQ(run.error, "");
+  EXPECT_NE(run.kernIr.find("arith.fmaf"), std::string::npos) << "no refined quotient in the kernel";
+  if (!run.error.empty()) return {};
+  return {floatsOf(run.tensors.at("Q")), floatsOf(run.tensors.at("P"))};
 }
 
 TEST(RowDivide, KernelMatchesDivRnOnEdgeCases) {
