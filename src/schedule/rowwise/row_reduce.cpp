@@ -28,7 +28,16 @@ Value* expBase(KernBuilder& b, Value* m) {
   return b.select(none, zero, m);
 }
 
-Value* expOf(KernBuilder& b, Value* x, Value* base) { return b.fun("math.exp", b.fbin("arith.subf", x, base)); }
+// exp(x - base) for the online sum: 2^((x - base) log2 e) with the flushing unit (math.exp2:
+// ex2.approx.ftz). Every value made here is a term or a rescale of a sum that holds exp(0) = 1 (the
+// maximum's own term), so a result below 2^-126 read as 0 moves that sum by less than its
+// terms times 2^-126, far below the unit's 2 ulp; math.exp's subnormal results cost an FSETP and
+// two predicated FMULs per element around the MUFU.EX2 (a quarter of a cross-entropy's loop).
+Value* expOf(KernBuilder& b, Value* x, Value* base) {
+  Value* d = b.fbin("arith.subf", x, base);
+  Value* log2e = b.f32(1.4426950408889634);
+  return b.fun("math.exp2", b.fbin("arith.mulf", d, log2e));
+}
 
 }  // namespace
 
@@ -56,27 +65,43 @@ std::vector<Value*> PassReductions::init() {
 
 std::vector<Value*> PassReductions::update(const std::vector<Value*>& acc, Chunk& ch) {
   KernBuilder& b = cx_.b;
-  std::vector<Value*> next(acc.size());
+  std::vector<Value*> next = acc;
   for (size_t i = 0; i < red_.size(); ++i) {
+    if (partnerOf(i) >= 0) continue;
     const Operation& op = *red_[i]->op;
     b.setLoc(op.loc());
-    int partner = partnerOf(i);
-    if (partner >= 0) {
-      // s' = s exp(m - m') + sum exp(a - m'), with m' the max's partial after this vector.
-      Value* base = expBase(b, next[size_t(partner)]);
-      Value* terms = nullptr;
-      for (Value* a : vals_.get(red_[i]->onlineInput, &ch)) {
-        Value* t = expOf(b, a, base);
-        terms = terms ? b.fbin("arith.addf", terms, t) : t;
-      }
-      Value* scaled = b.fbin("arith.mulf", acc[i], expOf(b, acc[size_t(partner)], base));
-      next[i] = b.select(ch.colOk, b.fbin("arith.addf", scaled, terms), acc[i]);
-      continue;
-    }
     std::string kind = op.stringAttr("kind");
     Value* part = nullptr;
     for (Value* x : vals_.get(op.operand(0), &ch)) part = part ? combineKind(b, kind, part, x) : x;
     next[i] = b.select(ch.colOk, combineKind(b, kind, acc[i], part), acc[i]);
+  }
+  return next;
+}
+
+std::vector<Value*> PassReductions::updateOnline(const std::vector<Value*>& before, const std::vector<Value*>& acc,
+                                                 std::vector<Chunk>& chunks) {
+  KernBuilder& b = cx_.b;
+  std::vector<Value*> next = acc;
+  // The online sums, once per step: s' = s exp(m - m') + sum exp(a - m') over the step's vectors
+  // inside the row, m' the max's partial after the step (one rescale for all of them).
+  for (size_t i = 0; i < red_.size(); ++i) {
+    int partner = partnerOf(i);
+    if (partner < 0) continue;
+    b.setLoc(red_[i]->op->loc());
+    Value* base = expBase(b, next[size_t(partner)]);
+    Value* terms = nullptr;
+    for (Chunk& ch : chunks) {
+      Value* part = nullptr;
+      for (Value* a : vals_.get(red_[i]->onlineInput, &ch)) {
+        Value* t = expOf(b, a, base);
+        part = part ? b.fbin("arith.addf", part, t) : t;
+      }
+      Value* zero = b.f32(0.0);
+      part = b.select(ch.colOk, part, zero);
+      terms = terms ? b.fbin("arith.addf", terms, part) : part;
+    }
+    Value* scaled = b.fbin("arith.mulf", before[i], expOf(b, before[size_t(partner)], base));
+    next[i] = b.fbin("arith.addf", scaled, terms);
   }
   return next;
 }

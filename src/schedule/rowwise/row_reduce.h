@@ -7,8 +7,9 @@
 // the next passes read.
 //
 // The online sum of exp(a - m) (a Plan's onlineMax) keeps its running sum relative to the
-// running maximum of its max reduction: when a vector raises the maximum from m to m', the sum is
-// rescaled by exp(m - m'); two threads' (m, s) combine as (max, s1 exp(m1 - max) + s2 exp(m2 - max)).
+// running maximum of its max reduction: when a step's vectors raise the maximum from m to m', the
+// sum is rescaled by exp(m - m') (once per step, not per vector: an exp and a multiply saved for
+// every vector but one); two threads' (m, s) combine as (max, s1 exp(m1 - max) + s2 exp(m2 - max)).
 // A maximum of -inf stands for "nothing yet" (the exponent base is taken as 0 then, so no -inf -
 // -inf appears); a whole row of -inf gives NaN, as the sum of exp(-inf - -inf) does.
 #include <vector>
@@ -26,8 +27,13 @@ class PassReductions {
 
   // The partials before the first vector: each reduction's identity (0, -inf, +inf).
   std::vector<ir::Value*> init();
-  // The partials after vector `ch` (skipped where ch is outside the row).
+  // The partials after vector `ch` (skipped where ch is outside the row), but the online sums'.
   std::vector<ir::Value*> update(const std::vector<ir::Value*>& acc, Chunk& ch);
+  // The online sums' partials after the vectors `chunks` of a step (those outside the row skipped),
+  // `before` the partials before the step and `acc` after update() saw every vector of it: one
+  // rescale, to the maximum after the whole step. Returns acc with the sums updated.
+  std::vector<ir::Value*> updateOnline(const std::vector<ir::Value*>& before, const std::vector<ir::Value*>& acc,
+                                       std::vector<Chunk>& chunks);
   // Combines the partials across the row's threads and stores the results as row values.
   void finish(std::vector<ir::Value*> acc);
 

@@ -214,17 +214,18 @@ class Lowering {
   }
 
   // One pass over the vectors `chunks` of a step: loads first (all in flight at once), then the
-  // partials' updates and the stores.
+  // partials' updates and the stores, vector by vector, then the online sums' (once a step).
   std::vector<Value*> passStep(int p, std::vector<Chunk>& chunks, PassReductions& red, std::vector<Value*> acc) {
     auto loads = loadsOf(p);
     for (Chunk& ch : chunks)
       for (const Operation* ld : loads) vals_.prefetch(*ld, &ch);
     auto stores = storesOf(p);
+    std::vector<Value*> before = acc;
     for (Chunk& ch : chunks) {
       if (!red.empty()) acc = red.update(acc, ch);
       for (const Operation* st : stores) vals_.store(*st, &ch);
     }
-    return acc;
+    return red.empty() ? acc : red.updateOnline(before, acc, chunks);
   }
 
   // The row fits on chip: its vectors are read once and kept through every pass (the plain forms:
