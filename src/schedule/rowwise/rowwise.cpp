@@ -262,26 +262,39 @@ class Lowering {
     return words;
   }
 
-  // The row streams: each pass reads it, `vectors` vectors per thread and step. When streaming is
-  // the kernel's only path (a program of one pass), the steps are software-pipelined: the loop
-  // carries the next step's loads, issued before the current step's math, so a step's memory
-  // latency hides behind the previous step's work (past the row's end they are masked off). A
-  // kernel that also holds rows on chip does not: the carried words would raise the register
-  // count of both paths, and the on-chip one is what rows that fit run.
+  // The row streams: each pass reads it, `vectors` vectors per thread and step. The steps are
+  // software-pipelined when streaming is the kernel's only path (a program of one pass) or when
+  // the next step's words are few (at most 8: two 16-byte vectors, as the persistent 1024-thread
+  // variant streams a softmax's rows of 128K): the loop carries the next step's loads,
+  // issued before the current step's math, so a step's memory latency hides behind the previous
+  // step's work (past the row's end they are masked off). Otherwise not: the carried words would
+  // raise the register count of the on-chip path too, which is what rows that fit run (LayerNorm
+  // 44 -> 79 registers at row_t32_b256_v2 on sm_90a). Odd passes walk the steps from the row's end
+  // back: a later pass then first reads what the pass before it read last, which L2 most likely
+  // still holds when the rows in flight do not all fit in it.
   void streaming() {
     cx_.plan = &cx_.rp.streaming;
     const Geometry& g = cx_.geo;
-    bool pipelined = cx_.plan->passes <= 1;
+    bool pipelined = cx_.plan->passes <= 1 || stepWords() <= 8;
     Value* colsRoundedUp = b_.addConst(cx_.dimC, g.capacity() - 1);
     Value* steps = b_.div(colsRoundedUp, b_.i32(g.capacity()));
     for (int p = 0; p < cx_.plan->passes; ++p) {
       if (p > 0) emitRowOps(p);
+      bool backward = p % 2 == 1;
+      // Step i of the loop reads step at(i) of the row; i == steps is past the row's end.
+      auto at = [&](Value* i) -> Value* {
+        if (!backward) return i;
+        Value* last = b_.addConst(steps, -1);
+        Value* inside = b_.cmp("slt", i, steps);
+        Value* back = b_.sub(last, i);
+        return b_.select(inside, back, steps);
+      };
       PassReductions red(cx_, vals_, p);
       auto loads = pipelined ? loadsOf(p) : std::vector<const Operation*>{};
       std::vector<Value*> inits = red.init();
       size_t nAcc = inits.size();
       if (pipelined) {
-        std::vector<Chunk> first = stepChunks(b_.i32(0));
+        std::vector<Chunk> first = stepChunks(at(b_.i32(0)));
         for (Value* w : issueLoads(loads, first)) inits.push_back(w);
       }
       Value* zero = b_.i32(0);
@@ -289,16 +302,16 @@ class Lowering {
       auto out = forLoop(zero, steps, one, inits, [&](Value* s, const std::vector<Value*>& carried) {
         std::vector<Value*> ahead;
         if (pipelined) {
-          std::vector<Chunk> next = stepChunks(b_.addConst(s, 1));
+          std::vector<Chunk> next = stepChunks(at(b_.addConst(s, 1)));
           ahead = issueLoads(loads, next);
         }
-        std::vector<Chunk> chunks = stepChunks(s);
-        size_t at = nAcc;
+        std::vector<Chunk> chunks = stepChunks(backward ? b_.sub(b_.addConst(steps, -1), s) : s);
+        size_t k = nAcc;
         for (Chunk& ch : chunks)
           for (const Operation* ld : loads) {
             size_t n = vals_.wordsOf(*ld);
-            ch.words[ld->result()] = Elems(carried.begin() + long(at), carried.begin() + long(at + n));
-            at += n;
+            ch.words[ld->result()] = Elems(carried.begin() + long(k), carried.begin() + long(k + n));
+            k += n;
           }
         std::vector<Value*> acc = passStep(p, chunks, red, std::vector<Value*>(carried.begin(), carried.begin() + long(nAcc)));
         acc.insert(acc.end(), ahead.begin(), ahead.end());
@@ -307,6 +320,16 @@ class Lowering {
       if (!red.empty()) red.finish(std::vector<Value*>(out.begin(), out.begin() + long(nAcc)));
     }
     if (cx_.plan->passes >= 2) finishRow(cx_.plan->passes);
+  }
+
+  // The 32-bit words one step of the row's loads brings ([R, C] and [C] tensors, each read once).
+  size_t stepWords() const {
+    std::set<const Value*> seen;
+    size_t words = 0;
+    for (const Operation* op : cx_.rp.ops)
+      if (op->is("tile.load") && cx_.rp.spaceOf(op->result()) >= rowwise::Space::Col && seen.insert(op->operand(0)).second)
+        words += vals_.wordsOf(*op) * size_t(cx_.geo.vectors);
+    return words;
   }
 
   Context& cx_;
