@@ -195,7 +195,8 @@ Elems Values::pick(const Reduction& r) {
   Value* rowStart = b.mul(b.cast(cx_.row, types::i64()), b.cast(cx_.dimC, types::i64()));
   Value* at = b.add(rowStart, b.cast(col, types::i64()));
   Value* p = b.ptrAdd(cx_.params.at(tensor->definingOp()->stringAttr("name")), at);
-  Elems x = unpack(e, {b.op1("kern.ld_global", {p, ok}, Type::scalar(e))});  // a float cast of it: f32 already
+  // Unpacked to f32, the element is also the value of x, a float cast of it to f32.
+  Elems x = unpack(e, {b.op1("kern.ld_global", {p, ok}, Type::scalar(e))});
   Value* zero = b.f32(0.0);
   Value* picked = b.select(ok, x.front(), zero);
   return {b.fbin("arith.addf", picked, zero)};

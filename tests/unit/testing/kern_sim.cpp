@@ -218,12 +218,10 @@ class Block {
     Lanes& r = set(op.result());
     const Lanes& a = get(op.operand(0));
     const Lanes* b = op.numOperands() > 1 ? &get(op.operand(1)) : nullptr;
-    if (op.is("arith.fmaf")) {  // one rounding, as fma.rn
-      const Lanes& c = get(op.operand(2));
-      for (int t = 0; t < T_; ++t) r[t] = fromF(std::fma(asF(a[t]), asF((*b)[t]), asF(c[t])));
-      return;
-    }
-    for (int t = 0; t < T_; ++t) r[t] = fromF(simFloatOp(op.name(), asF(a[t]), b ? asF((*b)[t]) : 0.f));
+    const Lanes* c = op.is("arith.fmaf") ? &get(op.operand(2)) : nullptr;  // one rounding, as fma.rn
+    for (int t = 0; t < T_; ++t)
+      r[t] = fromF(c ? std::fma(asF(a[t]), asF((*b)[t]), asF((*c)[t]))
+                     : simFloatOp(op.name(), asF(a[t]), b ? asF((*b)[t]) : 0.f));
   }
 
   // Lockstep runs both arms of no branch: every thread must take the same one.
@@ -234,32 +232,27 @@ class Block {
     return asI(l[0], v->type());
   }
 
-  // Arms of nothing but arithmetic, which may run for threads that do not take them.
-  static bool computesOnly(const Operation& op) {
+  // A condition that differs between threads is allowed where both arms only compute (arith.*,
+  // math.*): both run, and each thread keeps its own arm's results.
+  void ifOp(const Operation& op) {
+    const Lanes cond = get(op.operand(0));  // a copy: running the arms may rehash vals_
+    bool computes = true;
     for (unsigned a = 0; a < 2; ++a)
       for (const auto& o : op.body(a).operations())
-        if (!o->is("scf.yield") && o->name().rfind("arith.", 0) != 0 && o->name().rfind("math.", 0) != 0) return false;
-    return true;
-  }
-
-  void ifOp(const Operation& op) {
-    const Lanes& cond = get(op.operand(0));
-    bool divergent = std::any_of(cond.begin(), cond.end(), [&](uint64_t c) { return c != cond[0]; });
-    if (!divergent || !computesOnly(op)) {
+        computes &= o->is("scf.yield") || o->name().rfind("arith.", 0) == 0 || o->name().rfind("math.", 0) == 0;
+    if (!computes || std::all_of(cond.begin(), cond.end(), [&](uint64_t c) { return c == cond[0]; })) {
       const ir::Block& arm = op.body(uniform(op.operand(0), "scf.if condition") ? 0 : 1);
       runBlock(arm);
       for (unsigned i = 0; i < op.numResults(); ++i) vals_[op.result(i)] = get(arm.back()->operand(i));
       return;
     }
-    Lanes taken = cond;  // runBlock may rehash vals_
-    std::vector<Lanes> thenVals;
+    std::vector<Lanes> taken;
     runBlock(op.body(0));
-    for (unsigned i = 0; i < op.numResults(); ++i) thenVals.push_back(get(op.body(0).back()->operand(i)));
+    for (unsigned i = 0; i < op.numResults(); ++i) taken.push_back(get(op.body(0).back()->operand(i)));
     runBlock(op.body(1));
     for (unsigned i = 0; i < op.numResults(); ++i) {
       Lanes r = get(op.body(1).back()->operand(i));
-      for (int t = 0; t < T_; ++t)
-        if (taken[t]) r[t] = thenVals[i][t];
+      for (int t = 0; t < T_; ++t) r[t] = cond[t] ? taken[i][t] : r[t];
       vals_[op.result(i)] = std::move(r);
     }
   }

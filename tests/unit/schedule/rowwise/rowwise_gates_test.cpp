@@ -1,7 +1,8 @@
 // Assembly gates for the rowwise strategy (DESIGN.md, "Testing"), on the CPU: every memory-bound
 // example, with the rowwise family's pick at the LLM shapes the benchmark times, assembles for
 // sm_80 and sm_90a with a 0-byte stack and no spills, and moves its rows with 128-bit global
-// accesses only: every narrower LDG / STG is one of the per-row values (a label, a loss, a scale).
+// accesses only: every narrower LDG / STG is one of the per-row values (a label, a loss, a scale,
+// the logit a one-hot pick reads at its label).
 // Needs nvJitLink (always linked) and a SASS disassembler (skips, saying why, without one). The
 // table of resources and instruction counts is printed and written to the test temp dir.
 #include <gtest/gtest.h>
