@@ -134,7 +134,6 @@ const std::vector<Key>& keys() {
           [](Config& c, std::string_view v) { return parseEnum("fp8_accum", v, kFp8Accums, c.fp8Accum); }},
       Key{"epilogue_loads", [](const Config& c) { return std::string(enumName(kEpilogueLoads, c.epilogueLoads)); },
           [](Config& c, std::string_view v) { return parseEnum("epilogue_loads", v, kEpilogueLoads, c.epilogueLoads); }},
-      INT_KEY("stagger", stagger, 0, 8),
   };
   return k;
 }
@@ -314,9 +313,6 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
     diag.error(loc) << "epilogue_loads=" << enumName(kEpilogueLoads, c.epilogueLoads)
                     << " starts the epilogue's vector loads ahead of the K loop, which " << c.strategy
                     << " does not do yet; use epilogue_loads=late";
-  if (c.stagger != 0)
-    diag.error(loc) << "stagger=" << c.stagger << " offsets cooperating consumer warpgroups, which " << c.strategy
-                    << " does not have; leave stagger=0";
   return diag.errorCount() == errors;
 }
 

@@ -162,12 +162,6 @@ struct Config {
   int storePieces = 0;
   Fp8Accum fp8Accum = Fp8Accum::Fast;
   EpilogueLoads epilogueLoads = EpilogueLoads::Late;
-  // sm90_ws_persistent with two cooperating consumer warpgroups: 0, or the K steps by which the
-  // second trails the first in every tile (once per tile both meet at one named barrier at the top
-  // of a K loop iteration: the second in its first, the first after issuing `stagger` steps, so at
-  // most `stages`). One warpgroup's epilogue then runs while the other's last steps keep the tensor
-  // cores busy (docs/sm90-strategy.md, "Staggered consumers"; measured no faster, no variant uses it).
-  int stagger = 0;
 
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,

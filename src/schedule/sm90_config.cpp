@@ -192,27 +192,6 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   // stream_k: a block's run of K steps may start and end inside tiles, so the units are not whole
   // tiles (split_k's slices, ping-pong's alternating tiles). A cluster walks the runs as one: its
   // blocks take the same units of cluster tiles, each its sub-tile.
-  // stagger: the first warpgroup waits at a 256-thread named barrier in its K loop for the second
-  // to reach the tile's start. Every other wait between the two must keep that order possible: a
-  // hand-over between units (split-K, stream-K), the epilogue's all-consumer barrier (reuse_stage)
-  // and a cluster peer's stage release are not offered with it.
-  if (c.stagger != 0) {
-    if (pingpong || c.warpsM * c.warpsN != 2)
-      diag.error(loc) << "stagger=" << c.stagger << " offsets two cooperating consumer warpgroups: use "
-                      << "consumers=cooperative with warps_m * warps_n = 2";
-    if (c.splitK > 1 || c.streamK || c.reuseStage || c.clusterM * c.clusterN > 1)
-      diag.error(loc) << "stagger=" << c.stagger << " with split_k, stream_k, reuse_stage or clusters is not supported by "
-                      << who << ": drop stagger";
-    if (c.fp8Accum == Fp8Accum::PromotePairs && c.stagger % 2 != 0)
-      diag.error(loc) << "stagger=" << c.stagger << " with fp8_accum=promote_pairs, whose loop issues two K steps at a "
-                      << "time: use an even stagger";
-    // The leading warpgroup meets the trailing one having issued `stagger` K steps, none of whose
-    // stages the trailing one has read yet: with fewer stages it waits for a stage that never empties.
-    if (c.stagger > c.stages)
-      diag.error(loc) << "stagger=" << c.stagger << " needs " << c.stagger << " ring stages (the leading warpgroup "
-                      << "holds " << c.stagger << " K steps the trailing one has not read), not " << c.stages
-                      << ": raise stages or lower stagger";
-  }
   if (c.streamK && c.splitK > 1)
     diag.error(loc) << "stream_k=" << c.streamK << " with split_k=" << c.splitK << " is not supported by " << who
                     << ": stream-K already splits the K steps of the tail tiles; use one or the other";

@@ -139,12 +139,8 @@ bool buildSplitEpilogue(Plan& p, ir::Value* wg, const std::vector<ir::Value*>& o
 // fp8_accum=promote / promote_pairs (sm90_promote.cpp): the tile's K loop whose steps' sums are
 // added to f32 accumulators starting at acc0; every stage goes back within it. The accumulators
 // after it, every wgmma group retired;
-// `atIteration`, if set, runs at the top of each iteration of the loop over whole iterations (of two
-// steps with promote_pairs; not the single step left over), before its wgmmas are issued, with the
-// iteration's index;
-using StepHook = std::function<void(ir::Value* kt)>;
 std::vector<ir::Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, ir::Value* isLane0,
-                                           const std::vector<ir::Value*>& acc0, const StepHook& atIteration = {});
+                                           const std::vector<ir::Value*>& acc0);
 // epilogue_loads=early: the loads that preloadEpilogue made, per unit of the epilogue (the whole
 // warpgroup tile for epilogue=direct; for epilogue=tma each box or box piece, then the columns
 // past the last whole box), each a map from load op to its values.

@@ -26,8 +26,7 @@ TEST(Config, DefaultsPrintCanonically) {
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
             "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
             "consumers=cooperative frag_prefetch=a l2_hint=none stream_fill=128 stage_store=pairs stream_k=0 store_hint=none "
-            "reuse_stage=false split_handover=workspace store_slots=0 store_pieces=0 fp8_accum=fast epilogue_loads=late "
-            "stagger=0");
+            "reuse_stage=false split_handover=workspace store_slots=0 store_pieces=0 fp8_accum=fast epilogue_loads=late");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
@@ -63,7 +62,7 @@ TEST(Config, UnknownKey) {
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
             "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
             "frag_prefetch, l2_hint, stream_fill, stage_store, stream_k, store_hint, reuse_stage, split_handover, "
-            "store_slots, store_pieces, fp8_accum, epilogue_loads, stagger\n");
+            "store_slots, store_pieces, fp8_accum, epilogue_loads\n");
 }
 
 TEST(Config, BadValues) {
