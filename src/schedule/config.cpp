@@ -60,8 +60,6 @@ const std::vector<std::pair<const char*, StreamFill>> kStreamFills = {
     {"256", StreamFill::Segment256}, {"128", StreamFill::Line128}, {"sector", StreamFill::Sector}};
 const std::vector<std::pair<const char*, StageStore>> kStageStores = {{"pairs", StageStore::Pairs},
                                                                       {"stmatrix", StageStore::Stmatrix}};
-const std::vector<std::pair<const char*, SplitHandover>> kSplitHandovers = {{"workspace", SplitHandover::Workspace},
-                                                                             {"cluster", SplitHandover::Cluster}};
 const std::vector<std::pair<const char*, StoreHint>> kStoreHints = {{"none", StoreHint::None},
                                                                     {"evict_first", StoreHint::EvictFirst}};
 const std::vector<std::pair<const char*, Fp8Accum>> kFp8Accums = {{"fast", Fp8Accum::Fast},
@@ -126,8 +124,6 @@ const std::vector<Key>& keys() {
           [](Config& c, std::string_view v) { return parseEnum("store_hint", v, kStoreHints, c.storeHint); }},
       Key{"reuse_stage", [](const Config& c) { return std::string(c.reuseStage ? "true" : "false"); },
           [](Config& c, std::string_view v) { return parseEnum("reuse_stage", v, kBools, c.reuseStage); }},
-      Key{"split_handover", [](const Config& c) { return std::string(enumName(kSplitHandovers, c.splitHandover)); },
-          [](Config& c, std::string_view v) { return parseEnum("split_handover", v, kSplitHandovers, c.splitHandover); }},
       INT_KEY("store_slots", storeSlots, 0, 2),
       INT_KEY("store_pieces", storePieces, 0, 4),
       Key{"fp8_accum", [](const Config& c) { return std::string(enumName(kFp8Accums, c.fp8Accum)); },
@@ -296,9 +292,6 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (c.reuseStage)
     diag.error(loc) << "reuse_stage=true stages the TMA-store epilogue in the wgmma ring, which " << c.strategy
                     << " does not have; use reuse_stage=false";
-  if (c.splitHandover != SplitHandover::Workspace)
-    diag.error(loc) << "split_handover=cluster reduces split-K slices through a thread-block cluster, which "
-                    << c.strategy << " does not split into; leave split_handover=workspace";
   if (c.storeSlots != 0)
     diag.error(loc) << "store_slots sets the staging of the TMA-store epilogue, which " << c.strategy
                     << " does not have; leave store_slots=0";

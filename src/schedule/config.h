@@ -110,14 +110,6 @@ enum class EpilogueLoads : uint8_t {
              // register is held through the K loop
 };
 
-// How the K slices of split_k hand their partial sums to the slice that finishes the tile
-// (sm90_ws_persistent; docs/sm90-strategy.md, "Split-K").
-enum class SplitHandover : uint8_t {
-  Workspace,  // through a global workspace and flags (any grid; the hand-over waits behind DRAM)
-  Cluster,    // the tile's S slices run as one cluster of S blocks and the last reads the others'
-              // sums from their shared memory (DSMEM), never leaving the GPCs
-};
-
 struct Config {
   std::string strategy = "sm80_multistage";
   int bm = 128;       // block tile rows (M)
@@ -150,7 +142,6 @@ struct Config {
   // producer once their TMA stores have read it (during the next tile's first K step), so the
   // epilogue never waits for a store to read a slot (docs/sm90-strategy.md, "reuse_stage").
   bool reuseStage = false;
-  SplitHandover splitHandover = SplitHandover::Workspace;
   // sm90_ws_persistent, epilogue=tma: staging slots per consumer warpgroup, each one 64-column box
   // of its rows (0: two, or one at bn = 64). One slot costs the epilogue a wait for each box's
   // store to read it before the next is staged, and frees rows x 128 bytes per warpgroup for the
@@ -220,13 +211,7 @@ struct Sm90Shape {
   // reuse_stage: the boxes per warpgroup beyond cSlots, staged in the B part of the ring stage
   // the tile's K loop read last (warpgroup w's from row w * bn / warps_m of that stage).
   int ringBoxes = 0;
-  // split_handover=cluster: each consumer group's partial sums (rows x bn f32, laid out register
-  // quad by thread), which the tile's last slice reads from the other blocks of the cluster.
-  int64_t partialOffset = 0, partialBytes = 0;
   int64_t barrierOffset = 0;
-  // split_handover=cluster: per consumer group a "partials full" and a "partials empty" mbarrier,
-  // after the ring's (and ping-pong's) barriers.
-  int64_t handoverBarrierOffset = 0;
 };
 // elemBytes: A's and B's element size (2, or 1 for FP8); the staged output is 16-bit.
 Sm90Shape sm90Shape(const Config& c, int elemBytes);

@@ -45,13 +45,10 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
     s.cBytes = int64_t(rowsStaged) * 64 * s.cSlots * 2;
     if (c.reuseStage) s.ringBoxes = std::max(0, c.bn / 64 - s.cSlots);
   }
-  s.partialOffset = s.cOffset + s.cBytes;
-  if (c.splitK > 1 && c.splitHandover == SplitHandover::Cluster) s.partialBytes = int64_t(c.bm) * c.bn * 4;
-  s.barrierOffset = s.partialOffset + s.partialBytes;
+  s.barrierOffset = s.cOffset + s.cBytes;
   // Full and empty barriers, 8 bytes each per stage; with ping-pong two more that pass the turn
-  // between the consumer warpgroups; with the cluster hand-over two per consumer group.
-  s.handoverBarrierOffset = s.barrierOffset + 16 * int64_t(c.stages) + (c.consumers == Consumers::Pingpong ? 16 : 0);
-  s.smemBytes = s.handoverBarrierOffset + (s.partialBytes ? 16 * int64_t(groups) : 0);
+  // between the consumer warpgroups.
+  s.smemBytes = s.barrierOffset + 16 * int64_t(c.stages) + (c.consumers == Consumers::Pingpong ? 16 : 0);
   return s;
 }
 
@@ -198,16 +195,6 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   if (c.streamK && pingpong)
     diag.error(loc) << "stream_k=" << c.streamK << " with consumers=pingpong is not supported by " << who
                     << ": use consumers=cooperative";
-  // split_handover=cluster: the S slices of a tile are the S blocks of one cluster (at most 8, a
-  // portable cluster), and the last reads the others' sums from their shared memory.
-  if (c.splitHandover == SplitHandover::Cluster) {
-    if (c.splitK < 2 || c.splitK > 8)
-      diag.error(loc) << "split_handover=cluster runs a tile's split_k slices as one cluster of blocks: use split_k "
-                         "from 2 to 8 (a portable cluster), not "
-                      << c.splitK;
-    if (pingpong)
-      diag.error(loc) << "split_handover=cluster is supported by " << who << " only with consumers=cooperative";
-  }
   // Clusters: pairs of CTAs along M that share (multicast) the B tile, 2 or 4 CTAs along N that
   // share the A tile, or 2 x 2 CTAs that share both (each A tile along its row of the cluster, each
   // B tile along its column); other shapes are not built.
@@ -277,7 +264,6 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     diag.error(loc) << "the pipeline needs " << s.smemBytes << " bytes of shared memory (" << c.stages << " stages x "
                     << s.stageBytes << " bytes, "
                     << (s.cBytes ? std::to_string(s.cBytes) + " bytes of output staging, " : std::string())
-                    << (s.partialBytes ? std::to_string(s.partialBytes) + " bytes of partial sums, " : std::string())
                     << s.smemBytes - s.barrierOffset << " bytes of barriers), but " << t.name << " allows at most "
                     << t.maxSmemPerBlock << " bytes per block; lower stages, bm or bn";
   return diag.errorCount() == errors;

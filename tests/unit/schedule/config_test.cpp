@@ -26,13 +26,13 @@ TEST(Config, DefaultsPrintCanonically) {
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
             "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
             "consumers=cooperative frag_prefetch=a l2_hint=none stream_fill=128 stage_store=pairs stream_k=0 store_hint=none "
-            "reuse_stage=false split_handover=workspace store_slots=0 store_pieces=0 fp8_accum=fast epilogue_loads=late");
+            "reuse_stage=false store_slots=0 store_pieces=0 fp8_accum=fast epilogue_loads=late");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
   Config c = Config::parse("bm=64  bn=256 bk=64 stages=4 warps_n=4 raster=grouped group_m=16 swap_ab=true "
                            "frag_prefetch=ab l2_hint=reuse stage_store=stmatrix store_hint=evict_first reuse_stage=true "
-                           "split_handover=cluster stream_fill=sector store_slots=1 epilogue_loads=early");
+                           "stream_fill=sector store_slots=1 epilogue_loads=early");
   EXPECT_EQ(c.bm, 64);
   EXPECT_EQ(c.bn, 256);
   EXPECT_EQ(c.bk, 64);
@@ -47,7 +47,6 @@ TEST(Config, ParsesAndRoundTrips) {
   EXPECT_EQ(c.stageStore, StageStore::Stmatrix);
   EXPECT_EQ(c.storeHint, StoreHint::EvictFirst);
   EXPECT_TRUE(c.reuseStage);
-  EXPECT_EQ(c.splitHandover, SplitHandover::Cluster);
   EXPECT_EQ(c.storeSlots, 1);
   EXPECT_EQ(c.epilogueLoads, EpilogueLoads::Early);
   EXPECT_EQ(Config::parse(c.str()), c);
@@ -61,7 +60,7 @@ TEST(Config, UnknownKey) {
   EXPECT_EQ(parseErrors("bm=64 bq=3"),
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
             "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
-            "frag_prefetch, l2_hint, stream_fill, stage_store, stream_k, store_hint, reuse_stage, split_handover, "
+            "frag_prefetch, l2_hint, stream_fill, stage_store, stream_k, store_hint, reuse_stage, "
             "store_slots, store_pieces, fp8_accum, epilogue_loads\n");
 }
 
@@ -131,9 +130,6 @@ TEST(ConfigValidate, OtherLimits) {
 
 TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
   EXPECT_EQ(validateErrors("split_k=2"), "error: split_k=2 is not supported by sm80_multistage yet\n");
-  EXPECT_EQ(validateErrors("split_handover=cluster"),
-            "error: split_handover=cluster reduces split-K slices through a thread-block cluster, which "
-            "sm80_multistage does not split into; leave split_handover=workspace\n");
   EXPECT_EQ(validateErrors("store_slots=1"),
             "error: store_slots sets the staging of the TMA-store epilogue, which sm80_multistage does not have; "
             "leave store_slots=0\n");

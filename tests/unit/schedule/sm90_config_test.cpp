@@ -289,19 +289,6 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2 split_k=2 cluster_n=2"),
             "error: split_k=2 with cluster_m=1 cluster_n=2 is not supported by sm90_ws_persistent: split K slices "
             "across blocks, or share an operand within a cluster, not both\n");
-  // split_handover=cluster: a tile's slices are one portable cluster, with cooperative consumers.
-  EXPECT_EQ(errors("warps_m=2 split_handover=cluster"),
-            "error: split_handover=cluster runs a tile's split_k slices as one cluster of blocks: use split_k from 2 "
-            "to 8 (a portable cluster), not 1\n");
-  EXPECT_EQ(errors("warps_m=2 split_k=9 split_handover=cluster"),
-            "error: split_handover=cluster runs a tile's split_k slices as one cluster of blocks: use split_k from 2 "
-            "to 8 (a portable cluster), not 9\n");
-  EXPECT_EQ(errors("warps_m=2 split_k=2 split_handover=cluster consumers=pingpong"),
-            "error: split_handover=cluster is supported by sm90_ws_persistent only with consumers=cooperative\n");
-  // The partial sums take shared memory: bm x bn x 4 bytes beside the ring.
-  EXPECT_EQ(errors("bm=64 bn=128 warps_m=1 stages=9 split_k=3 split_handover=cluster"),
-            "error: the pipeline needs 254112 bytes of shared memory (9 stages x 24576 bytes, 32768 bytes of partial "
-            "sums, 160 bytes of barriers), but sm_90a allows at most 232448 bytes per block; lower stages, bm or bn\n");
   // stream_k: runs of K steps per block (or cluster), so not with split_k's slices or ping-pong's
   // alternating tiles.
   EXPECT_EQ(errors("warps_m=2 stream_k=2 split_k=2"),
