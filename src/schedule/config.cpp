@@ -60,8 +60,6 @@ const std::vector<std::pair<const char*, StreamFill>> kStreamFills = {
     {"256", StreamFill::Segment256}, {"128", StreamFill::Line128}, {"sector", StreamFill::Sector}};
 const std::vector<std::pair<const char*, StageStore>> kStageStores = {{"pairs", StageStore::Pairs},
                                                                       {"stmatrix", StageStore::Stmatrix}};
-const std::vector<std::pair<const char*, StoreHint>> kStoreHints = {{"none", StoreHint::None},
-                                                                    {"evict_first", StoreHint::EvictFirst}};
 const std::vector<std::pair<const char*, Fp8Accum>> kFp8Accums = {{"fast", Fp8Accum::Fast},
                                                                   {"promote", Fp8Accum::Promote},
                                                                   {"promote_pairs", Fp8Accum::PromotePairs}};
@@ -120,8 +118,6 @@ const std::vector<Key>& keys() {
       Key{"stage_store", [](const Config& c) { return std::string(enumName(kStageStores, c.stageStore)); },
           [](Config& c, std::string_view v) { return parseEnum("stage_store", v, kStageStores, c.stageStore); }},
       INT_KEY("stream_k", streamK, 0, 2),
-      Key{"store_hint", [](const Config& c) { return std::string(enumName(kStoreHints, c.storeHint)); },
-          [](Config& c, std::string_view v) { return parseEnum("store_hint", v, kStoreHints, c.storeHint); }},
       Key{"reuse_stage", [](const Config& c) { return std::string(c.reuseStage ? "true" : "false"); },
           [](Config& c, std::string_view v) { return parseEnum("reuse_stage", v, kBools, c.reuseStage); }},
       INT_KEY("store_slots", storeSlots, 0, 2),
@@ -286,9 +282,6 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (c.stageStore != StageStore::Pairs)
     diag.error(loc) << "stage_store=stmatrix writes the staged TMA-store epilogue, which " << c.strategy
                     << " does not have; use stage_store=pairs";
-  if (c.storeHint != StoreHint::None)
-    diag.error(loc) << "store_hint=evict_first applies to TMA stores of the output, which " << c.strategy
-                    << " does not have; use store_hint=none";
   if (c.reuseStage)
     diag.error(loc) << "reuse_stage=true stages the TMA-store epilogue in the wgmma ring, which " << c.strategy
                     << " does not have; use reuse_stage=false";

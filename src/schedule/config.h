@@ -70,7 +70,6 @@ enum class StreamFill : uint8_t {
   Sector,      // no promotion (32-byte sectors, as asked): streams whenever no other block reads it
 };
 
-// The L2 policy of the output tile's TMA stores (sm90, epilogue=tma).
 // sm90_ws_persistent with FP8 operands: where wgmma's products are summed.
 enum class Fp8Accum : uint8_t {
   Fast,     // in the accumulators wgmma carries over every K step: the tensor cores' own FP8
@@ -82,11 +81,6 @@ enum class Fp8Accum : uint8_t {
                  // sums are added (three times the accumulator registers)
 };
 
-enum class StoreHint : uint8_t {
-  None,        // no policy: evict_normal
-  EvictFirst,  // evict_first: this kernel never reads the output back, so its lines go before the
-               // operands' (the next kernel that reads C then finds less of it in L2)
-};
 
 // How the staged TMA-store epilogue (sm90, epilogue=tma) writes the tile into shared memory.
 enum class StageStore : uint8_t {
@@ -132,7 +126,6 @@ struct Config {
   L2Hint l2Hint = L2Hint::None;
   StreamFill streamFill = StreamFill::Line128;
   StageStore stageStore = StageStore::Pairs;
-  StoreHint storeHint = StoreHint::None;
   // Stream-K (sm90_ws_persistent): 0 off; W = 1 or 2: the tiles of the last W waves (the partial
   // one, and with 2 the whole one before it) are shared out as equal runs of K steps, one per
   // block, so no SM idles in a partial last wave (docs/sm90-strategy.md).

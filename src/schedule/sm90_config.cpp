@@ -224,8 +224,6 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   if (c.storeSlots == 1 && c.reuseStage)
     diag.error(loc) << "store_slots=1 with reuse_stage=true is not supported by " << who
                     << ": the ring stage holds only the boxes past two slots";
-  if (c.storeHint != StoreHint::None && c.epilogue != EpilogueStore::Tma)
-    diag.error(loc) << "store_hint=evict_first is the L2 policy of the output's TMA stores; it needs epilogue=tma";
   // reuse_stage: the ring stage a tile's K loop read last holds the boxes past the own slots until
   // the next tile's first K step, so every tile of a block must run a whole K loop in the same
   // ring (no slices, no runs that start inside a tile, no tile pairs or turns).

@@ -25,13 +25,13 @@ TEST(Config, DefaultsPrintCanonically) {
   EXPECT_EQ(Config{}.str(),
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
             "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
-            "consumers=cooperative frag_prefetch=a l2_hint=none stream_fill=128 stage_store=pairs stream_k=0 store_hint=none "
+            "consumers=cooperative frag_prefetch=a l2_hint=none stream_fill=128 stage_store=pairs stream_k=0 "
             "reuse_stage=false store_slots=0 store_pieces=0 fp8_accum=fast epilogue_loads=late");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
   Config c = Config::parse("bm=64  bn=256 bk=64 stages=4 warps_n=4 raster=grouped group_m=16 swap_ab=true "
-                           "frag_prefetch=ab l2_hint=reuse stage_store=stmatrix store_hint=evict_first reuse_stage=true "
+                           "frag_prefetch=ab l2_hint=reuse stage_store=stmatrix reuse_stage=true "
                            "stream_fill=sector store_slots=1 epilogue_loads=early");
   EXPECT_EQ(c.bm, 64);
   EXPECT_EQ(c.bn, 256);
@@ -45,7 +45,6 @@ TEST(Config, ParsesAndRoundTrips) {
   EXPECT_EQ(c.l2Hint, L2Hint::Reuse);
   EXPECT_EQ(c.streamFill, StreamFill::Sector);
   EXPECT_EQ(c.stageStore, StageStore::Stmatrix);
-  EXPECT_EQ(c.storeHint, StoreHint::EvictFirst);
   EXPECT_TRUE(c.reuseStage);
   EXPECT_EQ(c.storeSlots, 1);
   EXPECT_EQ(c.epilogueLoads, EpilogueLoads::Early);
@@ -60,7 +59,7 @@ TEST(Config, UnknownKey) {
   EXPECT_EQ(parseErrors("bm=64 bq=3"),
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
             "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
-            "frag_prefetch, l2_hint, stream_fill, stage_store, stream_k, store_hint, reuse_stage, "
+            "frag_prefetch, l2_hint, stream_fill, stage_store, stream_k, reuse_stage, "
             "store_slots, store_pieces, fp8_accum, epilogue_loads\n");
 }
 
@@ -161,9 +160,6 @@ TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
   EXPECT_EQ(validateErrors("stream_fill=256"),
             "error: stream_fill=256 sets how l2_hint=reuse streams an operand, which sm80_multistage does not "
             "support; drop stream_fill\n");
-  EXPECT_EQ(validateErrors("store_hint=evict_first"),
-            "error: store_hint=evict_first applies to TMA stores of the output, which sm80_multistage does not "
-            "have; use store_hint=none\n");
   EXPECT_EQ(validateErrors("reuse_stage=true"),
             "error: reuse_stage=true stages the TMA-store epilogue in the wgmma ring, which sm80_multistage does "
             "not have; use reuse_stage=false\n");

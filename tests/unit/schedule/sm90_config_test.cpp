@@ -251,8 +251,6 @@ TEST(Sm90Config, ExactMessages) {
     Config ok = Config::parse(std::string(kBase) + "bk=64 warps_m=2 l2_hint=reuse stream_fill=sector");
     EXPECT_TRUE(validate(ok, Target::sm90a(), OperandInfo{}, diag)) << diag.str();
   }
-  EXPECT_EQ(errors("warps_m=2 store_hint=evict_first"),
-            "error: store_hint=evict_first is the L2 policy of the output's TMA stores; it needs epilogue=tma\n");
   EXPECT_EQ(errors("warps_m=2 bn=256 reuse_stage=true"),
             "error: reuse_stage=true stages boxes of the TMA-store epilogue in the ring; it needs epilogue=tma\n");
   EXPECT_EQ(errors("warps_m=2 bn=256 epilogue=tma reuse_stage=true split_k=2"),
