@@ -113,7 +113,6 @@ Fp8GemmVariant make(const Shape& s) {
   c.splitK = s.splitK;
   c.streamK = s.streamK ? 1 : 0;
   c.l2Hint = L2Hint::Reuse;
-  c.streamFill = StreamFill::Line128;
   c.fp8Accum = s.accum;
   c.epilogueLoads = s.loads;
   return v;

@@ -56,8 +56,6 @@ const std::vector<std::pair<const char*, FragPrefetch>> kFragPrefetch = {{"none"
                                                                          {"a", FragPrefetch::A},
                                                                          {"ab", FragPrefetch::AB}};
 const std::vector<std::pair<const char*, L2Hint>> kL2Hints = {{"none", L2Hint::None}, {"reuse", L2Hint::Reuse}};
-const std::vector<std::pair<const char*, StreamFill>> kStreamFills = {
-    {"256", StreamFill::Segment256}, {"128", StreamFill::Line128}, {"sector", StreamFill::Sector}};
 const std::vector<std::pair<const char*, StageStore>> kStageStores = {{"pairs", StageStore::Pairs},
                                                                       {"stmatrix", StageStore::Stmatrix}};
 const std::vector<std::pair<const char*, Fp8Accum>> kFp8Accums = {{"fast", Fp8Accum::Fast},
@@ -113,8 +111,6 @@ const std::vector<Key>& keys() {
           [](Config& c, std::string_view v) { return parseEnum("frag_prefetch", v, kFragPrefetch, c.fragPrefetch); }},
       Key{"l2_hint", [](const Config& c) { return std::string(enumName(kL2Hints, c.l2Hint)); },
           [](Config& c, std::string_view v) { return parseEnum("l2_hint", v, kL2Hints, c.l2Hint); }},
-      Key{"stream_fill", [](const Config& c) { return std::string(enumName(kStreamFills, c.streamFill)); },
-          [](Config& c, std::string_view v) { return parseEnum("stream_fill", v, kStreamFills, c.streamFill); }},
       Key{"stage_store", [](const Config& c) { return std::string(enumName(kStageStores, c.stageStore)); },
           [](Config& c, std::string_view v) { return parseEnum("stage_store", v, kStageStores, c.stageStore); }},
       INT_KEY("stream_k", streamK, 0, 2),
@@ -275,10 +271,6 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   if (c.l2Hint != L2Hint::None)
     diag.error(loc) << "l2_hint=reuse is not supported by " << c.strategy
                     << " yet (its cp.async loads carry no cache policy); use l2_hint=none";
-  if (c.streamFill != Config{}.streamFill)
-    diag.error(loc) << "stream_fill=" << enumName(kStreamFills, c.streamFill)
-                    << " sets how l2_hint=reuse streams an operand, which " << c.strategy
-                    << " does not support; drop stream_fill";
   if (c.stageStore != StageStore::Pairs)
     diag.error(loc) << "stage_store=stmatrix writes the staged TMA-store epilogue, which " << c.strategy
                     << " does not have; use stage_store=pairs";

@@ -56,19 +56,6 @@ enum class L2Hint : uint8_t {
           // evict_first, so streaming it does not displace what L2 holds
 };
 
-// l2_hint=reuse: how many bytes an L2 miss of a streamed operand fills (the TMA map's L2
-// promotion), and so when the operand may stream. A fill larger than what its reader asked for
-// brings in bytes another read (the next K step, the neighbouring tile) wants later, and
-// evict_first drops them before that read, so they come from DRAM twice (docs/perf-notes.md,
-// "l2_hint=reuse, first rule"): an operand streams only when its copies cover whole fills.
-enum class StreamFill : uint8_t {
-  Segment256,  // 256-byte fills: streams when each K step's copies cover whole 256-byte segments
-               // (row-major B at bn * cluster_n a multiple of 128 and N of 128; never A at bk = 64)
-  Line128,     // 128-byte fills (the default): streams when they cover whole 128-byte lines, i.e.
-               // rows start on lines (A: K a multiple of 64; row-major B: N a multiple of 64);
-               // 11-14% faster than 256 where only it streams (docs/perf-notes.md, tenth session)
-  Sector,      // no promotion (32-byte sectors, as asked): streams whenever no other block reads it
-};
 
 // sm90_ws_persistent with FP8 operands: where wgmma's products are summed.
 enum class Fp8Accum : uint8_t {
@@ -124,7 +111,6 @@ struct Config {
   Consumers consumers = Consumers::Cooperative;
   FragPrefetch fragPrefetch = FragPrefetch::A;
   L2Hint l2Hint = L2Hint::None;
-  StreamFill streamFill = StreamFill::Line128;
   StageStore stageStore = StageStore::Pairs;
   // Stream-K (sm90_ws_persistent): 0 off; W = 1 or 2: the tiles of the last W waves (the partial
   // one, and with 2 the whole one before it) are shared out as equal runs of K steps, one per
@@ -211,8 +197,15 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes);
 
 // l2_hint=reuse in sm90_ws_persistent: when an operand streams (is loaded L2 evict_first). It
 // streams when no other cluster reads its tiles (A: N <= bn * cluster_n; B: M <= bm * cluster_m)
-// and each K step's copies of it by one cluster cover whole L2 fills (stream_fill): the extent
-// along the operand's contiguous dim and that dim's length are multiples of the fill. For
+// and each K step's copies of it by one cluster cover whole L2 fills: the extent along the
+// operand's contiguous dim and that dim's length are multiples of the fill. The fill is 128 bytes
+// (the streamed operand's TMA map promotes L2 fills to 128-byte lines, not 256): a fill larger
+// than what its reader asked for brings in bytes another read (the next K step, the neighbouring
+// tile) wants later, and evict_first drops them before that read, so they come from DRAM twice
+// (docs/perf-notes.md, "l2_hint=reuse, first rule"); 128-byte fills stream more operands than
+// 256-byte ones and measured 11-14% faster where only they stream (docs/perf-notes.md,
+// "128-byte fills"). So A streams at K a multiple of 64 elements, row-major B at bn * cluster_n
+// and N multiples of 64. For
 // row-major B the extent is the cluster's bn * cluster_n columns, whose blocks copy a K step's rows
 // within a ring's depth of each other because every stage waits for all of their A pieces. The
 // producer emits the same conditions as kern IR, evaluated per launch (sm90_producer.cpp), and the

@@ -55,15 +55,15 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
 Sm90StreamRules sm90StreamRules(const Config& c, bool bKMajor, int aElemBytes, int bElemBytes) {
   Sm90StreamRules r;
   if (c.l2Hint != L2Hint::Reuse) return r;
-  const int fill = c.streamFill == StreamFill::Segment256 ? 256 : c.streamFill == StreamFill::Line128 ? 128 : 0;
+  const int fill = 128;  // the streamed map's L2 fill (config.h, Sm90StreamRule)
   // tileWidth: the elements of the contiguous dim one K step's copies cover.
   auto rule = [&](char boundDim, int64_t bound, char rowDim, int64_t tileWidth, int elemBytes) {
     Sm90StreamRule s;
-    s.possible = fill == 0 || tileWidth * elemBytes % fill == 0;
+    s.possible = tileWidth * elemBytes % fill == 0;
     s.boundDim = boundDim;
     s.bound = bound;
     s.rowDim = rowDim;
-    s.rowMultiple = fill == 0 ? 1 : fill / elemBytes;
+    s.rowMultiple = fill / elemBytes;
     s.fillBytes = fill;
     return s;
   };
@@ -154,9 +154,6 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     diag.error(loc) << "epilogue=tma stores 64-column boxes, and bn=" << c.bn << " has none: use epilogue=direct";
   if (c.stages < 2)
     diag.error(loc) << "stages=" << c.stages << " is too few: " << who << " needs at least 2";
-  if (c.streamFill != Config{}.streamFill && c.l2Hint != L2Hint::Reuse)
-    diag.error(loc) << "stream_fill sets how l2_hint=reuse streams an operand, but l2_hint=none streams none: "
-                    << "add l2_hint=reuse or drop stream_fill";
   if (diag.errorCount() == errors) {
     // A consumer thread holds rows x bn / 128 f32 accumulators; 56 registers beside them hold
     // addresses, descriptors and the epilogue: 128 fit in the 232 setmaxnreg gives two consumer

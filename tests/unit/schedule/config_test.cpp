@@ -25,14 +25,14 @@ TEST(Config, DefaultsPrintCanonically) {
   EXPECT_EQ(Config{}.str(),
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
             "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
-            "consumers=cooperative frag_prefetch=a l2_hint=none stream_fill=128 stage_store=pairs stream_k=0 "
+            "consumers=cooperative frag_prefetch=a l2_hint=none stage_store=pairs stream_k=0 "
             "reuse_stage=false store_slots=0 store_pieces=0 fp8_accum=fast epilogue_loads=late");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
   Config c = Config::parse("bm=64  bn=256 bk=64 stages=4 warps_n=4 raster=grouped group_m=16 swap_ab=true "
                            "frag_prefetch=ab l2_hint=reuse stage_store=stmatrix reuse_stage=true "
-                           "stream_fill=sector store_slots=1 epilogue_loads=early");
+                           "store_slots=1 epilogue_loads=early");
   EXPECT_EQ(c.bm, 64);
   EXPECT_EQ(c.bn, 256);
   EXPECT_EQ(c.bk, 64);
@@ -43,7 +43,6 @@ TEST(Config, ParsesAndRoundTrips) {
   EXPECT_TRUE(c.swapAB);
   EXPECT_EQ(c.fragPrefetch, FragPrefetch::AB);
   EXPECT_EQ(c.l2Hint, L2Hint::Reuse);
-  EXPECT_EQ(c.streamFill, StreamFill::Sector);
   EXPECT_EQ(c.stageStore, StageStore::Stmatrix);
   EXPECT_TRUE(c.reuseStage);
   EXPECT_EQ(c.storeSlots, 1);
@@ -59,7 +58,7 @@ TEST(Config, UnknownKey) {
   EXPECT_EQ(parseErrors("bm=64 bq=3"),
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
             "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
-            "frag_prefetch, l2_hint, stream_fill, stage_store, stream_k, reuse_stage, "
+            "frag_prefetch, l2_hint, stage_store, stream_k, reuse_stage, "
             "store_slots, store_pieces, fp8_accum, epilogue_loads\n");
 }
 
@@ -73,7 +72,6 @@ TEST(Config, BadValues) {
   EXPECT_EQ(parseErrors("swap_ab=yes"), "error: config key 'swap_ab' must be one of false, true, got 'yes'\n");
   EXPECT_EQ(parseErrors("frag_prefetch=b"), "error: config key 'frag_prefetch' must be one of none, a, ab, got 'b'\n");
   EXPECT_EQ(parseErrors("l2_hint=first"), "error: config key 'l2_hint' must be one of none, reuse, got 'first'\n");
-  EXPECT_EQ(parseErrors("stream_fill=64"), "error: config key 'stream_fill' must be one of 256, 128, sector, got '64'\n");
   EXPECT_EQ(parseErrors("bm"), "error: config entry 'bm' must have the form key=value\n");
   EXPECT_EQ(parseErrors("bm=64 bm=128"), "error: config key 'bm' is given twice\n");
 }
@@ -157,9 +155,6 @@ TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
   EXPECT_EQ(validateErrors("stage_store=stmatrix"),
             "error: stage_store=stmatrix writes the staged TMA-store epilogue, which sm80_multistage does not "
             "have; use stage_store=pairs\n");
-  EXPECT_EQ(validateErrors("stream_fill=256"),
-            "error: stream_fill=256 sets how l2_hint=reuse streams an operand, which sm80_multistage does not "
-            "support; drop stream_fill\n");
   EXPECT_EQ(validateErrors("reuse_stage=true"),
             "error: reuse_stage=true stages the TMA-store epilogue in the wgmma ring, which sm80_multistage does "
             "not have; use reuse_stage=false\n");

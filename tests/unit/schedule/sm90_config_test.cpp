@@ -243,14 +243,6 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2 frag_prefetch=ab"),
             "error: frag_prefetch=ab is an sm80_multistage choice (ldmatrix fragments carried across K tiles); "
             "sm90_ws_persistent's wgmma reads its operands from shared memory (leave frag_prefetch=a)\n");
-  EXPECT_EQ(errors("warps_m=2 stream_fill=sector"),
-            "error: stream_fill sets how l2_hint=reuse streams an operand, but l2_hint=none streams none: add "
-            "l2_hint=reuse or drop stream_fill\n");
-  {
-    ir::DiagnosticEngine diag;
-    Config ok = Config::parse(std::string(kBase) + "bk=64 warps_m=2 l2_hint=reuse stream_fill=sector");
-    EXPECT_TRUE(validate(ok, Target::sm90a(), OperandInfo{}, diag)) << diag.str();
-  }
   EXPECT_EQ(errors("warps_m=2 bn=256 reuse_stage=true"),
             "error: reuse_stage=true stages boxes of the TMA-store epilogue in the ring; it needs epilogue=tma\n");
   EXPECT_EQ(errors("warps_m=2 bn=256 epilogue=tma reuse_stage=true split_k=2"),
