@@ -103,8 +103,6 @@ const std::vector<Key>& keys() {
       INT_KEY("cluster_n", clusterN, 1, 16),
       Key{"epilogue", [](const Config& c) { return std::string(enumName(kEpilogues, c.epilogue)); },
           [](Config& c, std::string_view v) { return parseEnum("epilogue", v, kEpilogues, c.epilogue); }},
-      INT_KEY("regs_producer", regsProducer, 0, 255),
-      INT_KEY("regs_consumer", regsConsumer, 0, 255),
       Key{"consumers", [](const Config& c) { return std::string(enumName(kConsumers, c.consumers)); },
           [](Config& c, std::string_view v) { return parseEnum("consumers", v, kConsumers, c.consumers); }},
       Key{"frag_prefetch", [](const Config& c) { return std::string(enumName(kFragPrefetch, c.fragPrefetch)); },
@@ -262,9 +260,6 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
   else if (c.epilogue != EpilogueStore::Direct)
     diag.error(loc) << "epilogue=" << (c.epilogue == EpilogueStore::Tma ? "tma" : "smem") << " is not supported by "
                     << c.strategy << " yet; use epilogue=direct";
-  if (c.regsProducer != 0 || c.regsConsumer != 0)
-    diag.error(loc) << "regs_producer/regs_consumer split registers between warp roles; " << c.strategy
-                    << " has no roles (leave them 0)";
   if (c.consumers != Consumers::Cooperative)
     diag.error(loc) << "consumers=pingpong alternates tiles between consumer warpgroups; " << c.strategy
                     << " has no warpgroup roles (use consumers=cooperative)";

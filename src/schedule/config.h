@@ -106,8 +106,6 @@ struct Config {
   int clusterM = 1;   // thread-block cluster shape (sm_90+)
   int clusterN = 1;
   EpilogueStore epilogue = EpilogueStore::Direct;
-  int regsProducer = 0;  // setmaxnreg split between roles (warp-specialized strategies); 0 = none
-  int regsConsumer = 0;
   Consumers consumers = Consumers::Cooperative;
   FragPrefetch fragPrefetch = FragPrefetch::A;
   L2Hint l2Hint = L2Hint::None;
@@ -168,8 +166,8 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                               const ir::Location& loc);
 // sm90_ws_persistent's shape of a config: warps_m consumer warpgroups (1 to 3) after one producer
 // warpgroup (consumers=pingpong: two, each owning whole bm x bn tiles in turn); the register split
-// between them (regs_producer / regs_consumer, or the default: 40 / 232 with two consumer
-// warpgroups, 40 / 152 with three, none with one); shared memory of the ring and barriers.
+// between them (40 / 232 with two consumer warpgroups, 40 / 152 with three, none with one: the
+// consumers' accumulators take what the register file has); shared memory of the ring and barriers.
 struct Sm90Shape {
   int consumerWarpgroups = 1;
   int threads = 256;

@@ -11,10 +11,7 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   const int groups = c.warpsM * c.warpsN;
   s.consumerWarpgroups = groups;
   s.threads = 128 * (1 + groups);
-  if (c.regsProducer || c.regsConsumer) {
-    s.regsProducer = c.regsProducer;
-    s.regsConsumer = c.regsConsumer;
-  } else if (groups == 2) {
+  if (groups == 2) {
     // Two consumer warpgroups of up to 128 f32 accumulators each: 232 registers for them, 40 for
     // the TMA warpgroup (128 * 40 + 256 * 232 = 64512 of the 65536).
     s.regsProducer = 40;
@@ -246,15 +243,6 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                     << who << "'s wgmma reads its operands from shared memory (leave frag_prefetch=a)";
   if (diag.errorCount() != errors) return false;
   Sm90Shape s = sm90Shape(c, ops.aElemBytes);
-  if ((c.regsProducer == 0) != (c.regsConsumer == 0))
-    diag.error(loc) << "regs_producer and regs_consumer are set together (or both left 0)";
-  for (int r : {s.regsProducer, s.regsConsumer})
-    if (r && (r < 24 || r > 256 || r % 8 != 0))
-      diag.error(loc) << "register budget " << r << " is not one setmaxnreg can set: a multiple of 8 from 24 to 256";
-  if (s.regsProducer && 128 * (s.regsProducer + s.consumerWarpgroups * s.regsConsumer) > t.registersPerSm)
-    diag.error(loc) << "regs_producer=" << s.regsProducer << " and regs_consumer=" << s.regsConsumer << " need "
-                    << 128 * (s.regsProducer + s.consumerWarpgroups * s.regsConsumer) << " registers, over the "
-                    << t.registersPerSm << " of an SM";
   if (s.smemBytes > t.maxSmemPerBlock)
     diag.error(loc) << "the pipeline needs " << s.smemBytes << " bytes of shared memory (" << c.stages << " stages x "
                     << s.stageBytes << " bytes, "

@@ -24,7 +24,7 @@ std::string validateErrors(const std::string& text, const Target& t = Target::sm
 TEST(Config, DefaultsPrintCanonically) {
   EXPECT_EQ(Config{}.str(),
             "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
-            "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
+            "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct "
             "consumers=cooperative frag_prefetch=a l2_hint=none stage_store=pairs stream_k=0 "
             "reuse_stage=false store_slots=0 store_pieces=0 fp8_accum=fast epilogue_loads=late");
 }
@@ -57,7 +57,7 @@ TEST(Config, ParsesAndRoundTrips) {
 TEST(Config, UnknownKey) {
   EXPECT_EQ(parseErrors("bm=64 bq=3"),
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
-            "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
+            "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, consumers, "
             "frag_prefetch, l2_hint, stage_store, stream_k, reuse_stage, "
             "store_slots, store_pieces, fp8_accum, epilogue_loads\n");
 }
@@ -143,9 +143,6 @@ TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
   EXPECT_EQ(validateErrors("epilogue=tma"), "error: epilogue=tma needs TMA, which sm_80 does not have\n");
   EXPECT_EQ(validateErrors("epilogue=smem"),
             "error: epilogue=smem is not supported by sm80_multistage yet; use epilogue=direct\n");
-  EXPECT_EQ(validateErrors("regs_producer=40"),
-            "error: regs_producer/regs_consumer split registers between warp roles; sm80_multistage has no roles "
-            "(leave them 0)\n");
   EXPECT_EQ(validateErrors("consumers=pingpong"),
             "error: consumers=pingpong alternates tiles between consumer warpgroups; sm80_multistage has no "
             "warpgroup roles (use consumers=cooperative)\n");
