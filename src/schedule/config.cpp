@@ -53,8 +53,7 @@ const std::vector<std::pair<const char*, EpilogueStore>> kEpilogues = {
 const std::vector<std::pair<const char*, Consumers>> kConsumers = {{"cooperative", Consumers::Cooperative},
                                                                    {"pingpong", Consumers::Pingpong}};
 const std::vector<std::pair<const char*, FragPrefetch>> kFragPrefetch = {{"none", FragPrefetch::None},
-                                                                         {"a", FragPrefetch::A},
-                                                                         {"ab", FragPrefetch::AB}};
+                                                                         {"a", FragPrefetch::A}};
 const std::vector<std::pair<const char*, L2Hint>> kL2Hints = {{"none", L2Hint::None}, {"reuse", L2Hint::Reuse}};
 const std::vector<std::pair<const char*, StageStore>> kStageStores = {{"pairs", StageStore::Pairs},
                                                                       {"stmatrix", StageStore::Stmatrix}};

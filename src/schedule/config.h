@@ -44,8 +44,6 @@ enum class FragPrefetch : uint8_t {
   None,  // neither: the first k step is loaded at the top of the iteration (the barrier still sits
          // before the last k step, so those loads do not wait for it)
   A,     // A's; B's are loaded at the top of the iteration (the default)
-  AB,    // both: no ldmatrix before the first MMAs of an iteration, but 64x64 warp tiles reach
-         // 254-255 registers and some spill (K-major B at bk=64)
 };
 
 // Which operand loads carry an L2 cache policy (warp-specialized strategies' TMA loads).

@@ -238,7 +238,7 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                       << " does not split into: use a multiple of 64";
   }
   if (c.fragPrefetch != FragPrefetch::A)
-    diag.error(loc) << "frag_prefetch=" << (c.fragPrefetch == FragPrefetch::AB ? "ab" : "none")
+    diag.error(loc) << "frag_prefetch=none"
                     << " is an sm80_multistage choice (ldmatrix fragments carried across K tiles); "
                     << who << "'s wgmma reads its operands from shared memory (leave frag_prefetch=a)";
   if (diag.errorCount() != errors) return false;

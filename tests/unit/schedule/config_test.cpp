@@ -31,7 +31,7 @@ TEST(Config, DefaultsPrintCanonically) {
 
 TEST(Config, ParsesAndRoundTrips) {
   Config c = Config::parse("bm=64  bn=256 bk=64 stages=4 warps_n=4 raster=grouped group_m=16 swap_ab=true "
-                           "frag_prefetch=ab l2_hint=reuse stage_store=stmatrix reuse_stage=true "
+                           "frag_prefetch=none l2_hint=reuse stage_store=stmatrix reuse_stage=true "
                            "store_slots=1 epilogue_loads=early");
   EXPECT_EQ(c.bm, 64);
   EXPECT_EQ(c.bn, 256);
@@ -41,7 +41,7 @@ TEST(Config, ParsesAndRoundTrips) {
   EXPECT_EQ(c.raster, Raster::Grouped);
   EXPECT_EQ(c.groupM, 16);
   EXPECT_TRUE(c.swapAB);
-  EXPECT_EQ(c.fragPrefetch, FragPrefetch::AB);
+  EXPECT_EQ(c.fragPrefetch, FragPrefetch::None);
   EXPECT_EQ(c.l2Hint, L2Hint::Reuse);
   EXPECT_EQ(c.stageStore, StageStore::Stmatrix);
   EXPECT_TRUE(c.reuseStage);
@@ -70,7 +70,7 @@ TEST(Config, BadValues) {
   EXPECT_EQ(parseErrors("consumers=both"),
             "error: config key 'consumers' must be one of cooperative, pingpong, got 'both'\n");
   EXPECT_EQ(parseErrors("swap_ab=yes"), "error: config key 'swap_ab' must be one of false, true, got 'yes'\n");
-  EXPECT_EQ(parseErrors("frag_prefetch=b"), "error: config key 'frag_prefetch' must be one of none, a, ab, got 'b'\n");
+  EXPECT_EQ(parseErrors("frag_prefetch=b"), "error: config key 'frag_prefetch' must be one of none, a, got 'b'\n");
   EXPECT_EQ(parseErrors("l2_hint=first"), "error: config key 'l2_hint' must be one of none, reuse, got 'first'\n");
   EXPECT_EQ(parseErrors("bm"), "error: config entry 'bm' must have the form key=value\n");
   EXPECT_EQ(parseErrors("bm=64 bm=128"), "error: config key 'bm' is given twice\n");
