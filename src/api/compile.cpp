@@ -5,6 +5,7 @@
 
 #include "codegen/ptx/emitter.h"
 #include "dialects/kern/kern_ops.h"
+#include "dialects/kern/kernel_launch.h"
 #include "kiln/dialects.h"
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
@@ -34,7 +35,8 @@ std::array<int64_t, 3> LaunchInfo::gridFor(const std::map<std::string, int64_t>&
   std::array<int64_t, 3> g = {1, 1, 1};
   // The grid axes count clusters; a block per SM at most, in whole clusters.
   for (size_t i = 0; i < grid.size() && i < 3; ++i) g[i] = grid[i].eval(dims) * cluster[i];
-  if (persistent && sms > 0) g[0] = std::min<int64_t>(g[0], std::max(1, sms / cluster[0]) * int64_t(cluster[0]));
+  if (persistent && sms > 0)
+    g[0] = std::min<int64_t>(g[0], std::max(1, sms / cluster[0]) * int64_t(cluster[0]) * persistentPerSm);
   return g;
 }
 
@@ -67,38 +69,29 @@ bool LaunchInfo::validate(const std::map<std::string, int64_t>& dims, Diagnostic
     auto it = dims.find(dim);
     if (it != dims.end() && it->second % m != 0)
       diag.error({}) << "kernel " << kernelName << " needs " << dim << " to be a multiple of " << m << " (got "
-                     << it->second << "): its rows must be 16-byte aligned for cp.async and paired stores";
+                     << it->second << "): its rows must be aligned for the kernel's vector accesses (16-byte copies, "
+                        "loads and stores, paired stores)";
   }
   return diag.errorCount() == before;
 }
 
 namespace {
 
-std::vector<std::pair<std::string, int64_t>> pairs(const Attribute* a) {
-  std::vector<std::pair<std::string, int64_t>> r;
-  if (!a || !a->isArray()) return r;
-  for (const auto& e : a->asArray())
-    if (e.isArray() && e.asArray().size() == 2 && e.asArray()[0].isString() && e.asArray()[1].isInt())
-      r.push_back({e.asArray()[0].asString(), e.asArray()[1].asInt()});
-  return r;
-}
-
 LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimNames) {
+  kern::KernelLaunch l = kern::kernelLaunchOf(k);
   LaunchInfo info;
-  info.kernelName = k.stringAttr("sym_name");
-  info.threads = int(k.intAttr("threads", 0));
-  info.dynamicSmemBytes = k.intAttr("smem_bytes", 0);
-  auto names = k.stringsAttr("params");
-  auto align = pairs(k.attr("align"));
+  info.kernelName = l.name;
+  info.threads = int(l.threads);
+  info.dynamicSmemBytes = l.smemBytes;
   for (unsigned i = 0; i < k.body().numArguments(); ++i) {
     const Type& t = k.body().argument(i)->type();
     KernelParam p;
-    p.name = names[i];
+    p.name = l.params[i];
     p.elem = t.elem();
     // The dims are the last parameters (kiln/compile.h); an argument may share a dim's name.
     bool isDim = i + dimNames.size() >= k.body().numArguments() && t.isScalar(ScalarType::I32);
     // A split-K kernel ({workspace}) takes its workspace as two pointers the runtime fills in.
-    bool workspace = k.attr("workspace") && kern::isPtr(t) && (p.name == "ws_flags" || p.name == "ws_partials");
+    bool workspace = l.workspace && kern::isPtr(t) && (p.name == "ws_flags" || p.name == "ws_partials");
     p.kind = workspace                ? KernelParam::Kind::Workspace
              : kern::isPtr(t)         ? KernelParam::Kind::Pointer
              : kern::isTensorMap(t) ? KernelParam::Kind::TensorMap
@@ -111,36 +104,20 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
     }
     if (p.kind == KernelParam::Kind::Pointer) {
       p.alignment = bitWidth(t.elem()) / 8;
-      for (const auto& [n, a] : align)
+      for (const auto& [n, a] : l.alignment)
         if (n == p.name) p.alignment = std::max(p.alignment, a);
     }
+    for (const auto& s : l.streams)
+      if (s.map == p.name) p.stream = KernelParam::StreamRule{s.boundDim, s.bound, s.rowDim, s.rowMultiple, int(s.fillBytes)};
     info.params.push_back(p);
   }
-  for (const auto& axis : k.attr("grid")->asArray()) {
-    GridAxis g;
-    if (axis.isInt()) {
-      g.constant = axis.asInt();
-    } else {
-      const auto& a = axis.asArray();
-      for (size_t i = 0; i + 1 < a.size(); i += 2) g.tiles.push_back({a[i].asString(), a[i + 1].asInt()});
-      if (a.size() % 2 == 1) g.constant = a.back().asInt();
-    }
-    info.grid.push_back(g);
-  }
-  info.divisibility = pairs(k.attr("requires"));
-  info.persistent = k.attr("persistent") && k.attr("persistent")->isBool() && k.attr("persistent")->asBool();
-  if (auto c = k.intsAttr("cluster"); c.size() == 3) info.cluster = {int(c[0]), int(c[1]), int(c[2])};
-  if (auto w = k.intsAttr("workspace"); w.size() == 2) info.workspaceUnitBytes = {w[0], w[1]};
-  info.workspacePerBlock = k.stringAttr("workspace_per") == "block";
-  // {streams = [[map, bound dim, bound, row dim, row multiple, fill bytes], ...]} (sm90_ws_persistent.cpp).
-  if (const Attribute* streams = k.attr("streams"))
-    for (const Attribute& r : streams->asArray()) {
-      const auto& f = r.asArray();
-      for (KernelParam& p : info.params)
-        if (p.name == f.at(0).asString())
-          p.stream = KernelParam::StreamRule{f.at(1).asString(), f.at(2).asInt(), f.at(3).asString(), f.at(4).asInt(),
-                                             int(f.at(5).asInt())};
-    }
+  for (const auto& x : l.grid) info.grid.push_back(GridAxis{x.factor, x.tiles});
+  info.divisibility = l.divisibility;
+  info.persistent = l.persistent;
+  info.persistentPerSm = int(l.persistentPerSm);
+  if (l.cluster) info.cluster = {int((*l.cluster)[0]), int((*l.cluster)[1]), int((*l.cluster)[2])};
+  if (l.workspace) info.workspaceUnitBytes = *l.workspace;
+  info.workspacePerBlock = l.workspacePerBlock;
   return info;
 }
 

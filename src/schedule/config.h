@@ -129,6 +129,18 @@ struct Config {
   Fp8Accum fp8Accum = Fp8Accum::Fast;
   EpilogueLoads epilogueLoads = EpilogueLoads::Late;
 
+  // ---- rowwise: memory-bound programs, rows of threads (schedule/rowwise/; docs/rowwise-strategy.md).
+  // str() prints these keys for strategy=rowwise (and the GEMM keys only where they differ from
+  // their defaults, which rowwise refuses), the GEMM keys for the other strategies.
+  int rowThreads = 32;     // row_threads: threads that share one row (1, 2, 4, ..., 1024)
+  int blockThreads = 256;  // block_threads: threads per block (a multiple of 32 and of row_threads)
+  // vectors: 16-byte vectors of a row each thread holds: a row of up to row_threads * vectors *
+  // (16 / element bytes) elements is read once and kept on chip; a longer row streams through,
+  // this many vectors per thread and step, once per pass.
+  int vectors = 4;
+  bool scalar = false;     // scalar: one element per access instead of 16-byte vectors (any row length)
+  int blocksPerSm = 0;     // blocks_per_sm: a persistent grid of this many blocks per SM (0: a block per row group)
+
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,
                                      const ir::Location& loc = {});
@@ -159,6 +171,10 @@ struct OperandInfo {
 bool validate(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
               const ir::Location& loc = {});
 
+// The rowwise rules (rowwise/rowwise_config.cpp); validate() dispatches to it. `elemBytes` is the
+// narrowest element of the row tensors (OperandInfo::aElemBytes).
+bool validateRowwise(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
+                     const ir::Location& loc);
 // The sm90_ws_persistent rules (sm90_config.cpp); validate() dispatches to it.
 bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
                               const ir::Location& loc);
@@ -198,8 +214,8 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes);
 // (the streamed operand's TMA map promotes L2 fills to 128-byte lines, not 256): a fill larger
 // than what its reader asked for brings in bytes another read (the next K step, the neighbouring
 // tile) wants later, and evict_first drops them before that read, so they come from DRAM twice
-// (docs/perf-notes.md, "l2_hint=reuse, first rule"); 128-byte fills stream more operands than
-// 256-byte ones and measured 11-14% faster where only they stream (docs/perf-notes.md,
+// (docs/history/2026-11-29.md, "l2_hint=reuse, first rule"); 128-byte fills stream more operands than
+// 256-byte ones and measured 11-14% faster where only they stream (docs/history/2026-11-30.md,
 // "128-byte fills"). So A streams at K a multiple of 64 elements, row-major B at bn * cluster_n
 // and N multiples of 64. For
 // row-major B the extent is the cluster's bn * cluster_n columns, whose blocks copy a K step's rows
@@ -232,7 +248,7 @@ Sm90Streams sm90Streams(const Config& c, int64_t m, int64_t n, int64_t k, bool b
                         int bElemBytes);
 // The config text of an fp8_accum value ("fast", "promote", "promote_pairs").
 const char* fp8AccumName(Fp8Accum a);
-// The strategies Kiln implements ("sm80_multistage", "sm90_ws_persistent").
+// The strategies Kiln implements ("sm80_multistage", "sm90_ws_persistent", "rowwise").
 const std::vector<std::string>& knownStrategies();
 
 }  // namespace kiln

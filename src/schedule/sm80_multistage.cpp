@@ -4,6 +4,7 @@
 #include "schedule/sm80_multistage.h"
 #include "schedule/lower_programs.h"
 
+#include "dialects/kern/kernel_launch.h"
 #include "schedule/sm80_context.h"
 
 namespace kiln {
@@ -92,41 +93,33 @@ std::unique_ptr<Operation> lowerSm80Multistage(const Operation& program, const T
     return nullptr;
   }
 
-  // The kernel and its signature.
-  std::vector<std::string> names;
-  for (const auto& p : g->params) names.push_back(p.name);
-  std::vector<std::pair<std::string, int64_t>> requires_ = {{g->dimK, 16 / eb}};
-  if (!g->bKMajor) requires_.push_back({g->dimN, 16 / eb});
-  std::vector<std::pair<std::string, int64_t>> align = {{g->loadA->operand(0)->definingOp()->stringAttr("name"), 16},
-                                                         {g->loadB->operand(0)->definingOp()->stringAttr("name"), 16}};
+  // The kernel and its launch contract.
+  kern::KernelLaunch launch;
+  launch.name = program.stringAttr("sym_name");
+  for (const auto& p : g->params) launch.params.push_back(p.name);
+  launch.divisibility = {{g->dimK, 16 / eb}};
+  if (!g->bKMajor) launch.divisibility.push_back({g->dimN, 16 / eb});
+  launch.alignment = {{g->loadA->operand(0)->definingOp()->stringAttr("name"), 16},
+                      {g->loadB->operand(0)->definingOp()->stringAttr("name"), 16}};
   for (const Operation* op : g->epilogue)
     if (op->is("tile.store")) {
       int64_t pairBytes = 2 * bitWidth(op->operand(0)->type().elem()) / 8;
-      align.push_back({op->operand(0)->definingOp()->stringAttr("name"), pairBytes});
-      if (g->bKMajor && requires_.size() == 1) requires_.push_back({g->dimN, 2});
+      launch.alignment.push_back({op->operand(0)->definingOp()->stringAttr("name"), pairBytes});
+      if (g->bKMajor && launch.divisibility.size() == 1) launch.divisibility.push_back({g->dimN, 2});
     }
-  Attribute grid = config.raster == Raster::Grouped
-                       ? Attribute(Attribute::Array{Attribute(Attribute::Array{Attribute(g->dimM), Attribute(int64_t(config.bm)),
-                                                                               Attribute(g->dimN), Attribute(int64_t(config.bn))})})
-                       : pairList({{g->dimN, config.bn}, {g->dimM, config.bm}});
+  using Axis = kern::KernelLaunch::Axis;
+  if (config.raster == Raster::Grouped)
+    launch.grid = {Axis{1, {{g->dimM, config.bm}, {g->dimN, config.bn}}}};
+  else
+    launch.grid = {Axis{1, {{g->dimN, config.bn}}}, Axis{1, {{g->dimM, config.bm}}}};
   if (!g->dimBatch.empty()) {
-    auto axes = grid.asArray();
-    if (axes.size() == 1) axes.push_back(Attribute(int64_t{1}));
-    axes.push_back(Attribute(Attribute::Array{Attribute(g->dimBatch), Attribute(int64_t{1})}));
-    grid = Attribute(axes);
+    if (launch.grid.size() == 1) launch.grid.push_back(Axis{});
+    launch.grid.push_back(Axis{1, {{g->dimBatch, 1}}});
   }
-  int64_t smem = config.pipelineSmemBytes(eb, bitWidth(g->bType) / 8);
+  launch.threads = config.threads();
+  launch.smemBytes = config.pipelineSmemBytes(eb, bitWidth(g->bType) / 8);
   auto kernel = Operation::create(program.loc(), "kern.kernel", {}, {},
-                                  {{"sym_name", program.stringAttr("sym_name")},
-                                   {"params", Attribute::strings(names)},
-                                   {"threads", int64_t(config.threads())},
-                                   {"smem_bytes", smem},
-                                   {"grid", grid},
-                                   {"requires", pairList(requires_)},
-                                   {"align", pairList(align)},
-                                   {"target", target.name},
-                                   {"config", config.str()}},
-                                  1);
+                                  kern::kernelAttributes(launch, {{"target", target.name}, {"config", config.str()}}), 1);
   Block* body = kernel->region(0).addBlock();
   KernBuilder b(body);
   b.setLoc(program.loc());

@@ -24,6 +24,7 @@
 #include "schedule/sm90_ws_persistent.h"
 #include "schedule/lower_programs.h"
 
+#include "dialects/kern/kernel_launch.h"
 #include "schedule/sm90_context.h"
 
 namespace kiln {
@@ -166,61 +167,46 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     names.push_back(g->params[i].name);
     types.push_back(g->params[i].type);
   }
+  kern::KernelLaunch launch;
+  launch.name = program.stringAttr("sym_name");
+  launch.params = names;
+  launch.threads = shape.threads;
+  launch.smemBytes = shape.smemBytes;
   // 16-byte rows for TMA: A's and a K-major B's K, a row-major B's and the 16-bit output's N.
-  std::vector<std::pair<std::string, int64_t>> requires_ = {{g->dimK, 16 / eb}, {g->dimN, g->bKMajor ? 8 : 16 / eb}};
-  std::vector<std::pair<std::string, int64_t>> align = {{nameA, 16}, {nameB, 16}};
+  launch.divisibility = {{g->dimK, 16 / eb}, {g->dimN, g->bKMajor ? 8 : 16 / eb}};
+  launch.alignment = {{nameA, 16}, {nameB, 16}};
   for (const Operation* op : g->epilogue)
-    if (op->is("tile.store")) align.push_back({tensorName(op->operand(0)), 2 * bitWidth(op->operand(0)->type().elem()) / 8});
+    if (op->is("tile.store"))
+      launch.alignment.push_back({tensorName(op->operand(0)), 2 * bitWidth(op->operand(0)->type().elem()) / 8});
   // The grid counts clusters: tile pairs along M with cluster_m=2, rows of cn tiles along N with
   // cluster_n=cn.
-  Attribute::Array tiles = {Attribute(g->dimM), Attribute(int64_t(c.bm) * cm), Attribute(g->dimN),
-                            Attribute(int64_t(c.bn) * cn)};
-  if (batched) {
-    tiles.push_back(Attribute(g->dimBatch));
-    tiles.push_back(Attribute(int64_t{1}));
-  }
+  kern::KernelLaunch::Axis tiles{1, {{g->dimM, int64_t(c.bm) * cm}, {g->dimN, int64_t(c.bn) * cn}}};
+  if (batched) tiles.tiles.push_back({g->dimBatch, 1});
   // K slices per tile.
-  if (c.splitK > 1) tiles.push_back(Attribute(int64_t(c.splitK)));
+  if (c.splitK > 1) tiles.factor = c.splitK;
   // stream_k: up to one block per K step of every tile (more would have no run), an SM each.
-  if (c.streamK) {
-    tiles.push_back(Attribute(g->dimK));
-    tiles.push_back(Attribute(int64_t(c.bk)));
-  }
-  std::vector<NamedAttr> attrs = {{"sym_name", program.stringAttr("sym_name")},
-                                  {"params", Attribute::strings(names)},
-                                  {"threads", int64_t(shape.threads)},
-                                  {"smem_bytes", shape.smemBytes},
-                                  {"grid", Attribute(Attribute::Array{Attribute(tiles)})},
-                                  {"requires", pairList(requires_)},
-                                  {"align", pairList(align)},
-                                  {"target", target.name},
-                                  {"config", config.str()},
-                                  {"persistent", true}};
-  if (cs > 1) attrs.push_back({"cluster", Attribute::ints({cs, 1, 1})});
+  if (c.streamK) tiles.tiles.push_back({g->dimK, c.bk});
+  launch.grid = {tiles};
+  launch.persistent = true;
+  if (cs > 1) launch.cluster = std::array<int64_t, 3>{cs, 1, 1};
   // split_k: per tile, one flag per consumer group (a warpgroup's share, or with ping-pong the
   // tile) and the partial sums of the S - 1 slices that do not finish the tile.
   if (c.splitK > 1)
-    attrs.push_back({"workspace", Attribute::ints({4 * groups, int64_t(c.splitK - 1) * c.bm * c.bn * 4})});
+    launch.workspace = std::array<int64_t, 2>{4 * groups, int64_t(c.splitK - 1) * c.bm * c.bn * 4};
   // stream_k: per block, one flag per consumer group and the partial sums of its one contribution.
   if (c.streamK) {
-    attrs.push_back({"workspace", Attribute::ints({4 * groups, int64_t(c.bm) * c.bn * 4})});
-    attrs.push_back({"workspace_per", "block"});
+    launch.workspace = std::array<int64_t, 2>{4 * groups, int64_t(c.bm) * c.bn * 4};
+    launch.workspacePerBlock = true;
   }
   // l2_hint=reuse: when each operand streams, for the runtime to set its map's L2 promotion to the
   // fill (KernelParam::stream); the producer emits the same rule (sm90_producer.cpp).
-  {
-    Sm90StreamRules rules = sm90StreamRules(c, g->bKMajor, eb, bitWidth(g->bType) / 8);
-    Attribute::Array streams;
-    auto add = [&](const std::string& map, const Sm90StreamRule& r) {
-      if (!r.possible) return;
-      streams.push_back(Attribute(Attribute::Array{
-          Attribute(map), Attribute(r.boundDim == 'N' ? g->dimN : g->dimM), Attribute(r.bound),
-          Attribute(r.rowDim == 'K' ? g->dimK : g->dimN), Attribute(r.rowMultiple), Attribute(int64_t(r.fillBytes))}));
-    };
-    add("tmap_" + nameA, rules.a);
-    add("tmap_" + nameB, rules.b);
-    if (!streams.empty()) attrs.push_back({"streams", Attribute(streams)});
-  }
+  Sm90StreamRules rules = sm90StreamRules(c, g->bKMajor, eb, bitWidth(g->bType) / 8);
+  for (const auto& [map, r] : {std::pair{"tmap_" + nameA, rules.a}, std::pair{"tmap_" + nameB, rules.b}})
+    if (r.possible)
+      launch.streams.push_back({map, r.boundDim == 'N' ? g->dimN : g->dimM, r.bound, r.rowDim == 'K' ? g->dimK : g->dimN,
+                                r.rowMultiple, r.fillBytes});
+  std::vector<NamedAttr> attrs =
+      kern::kernelAttributes(launch, {{"target", target.name}, {"config", config.str()}});
   if (shape.maxRegsAtEntry) {
     attrs.push_back({"max_regs", int64_t(shape.maxRegsAtEntry)});
     attrs.push_back({"role_regs", pairList({{"producer", shape.regsProducer}, {"consumer", shape.regsConsumer}})});
@@ -376,7 +362,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   if (tmaStore) {
     // Every consumer warpgroup's elected thread waits for its last TMA stores before the block
     // exits (their source is this block's shared memory). Waiting only for their reads (.read) is
-    // enough for that and was measured no faster on the H200 (docs/perf-notes.md, twelfth session),
+    // enough for that and was measured no faster on the H200 (docs/history/2026-11-30.md, 7c1eaf0),
     // so the block waits for the writes too.
     Value* ctid = b.rem(tid, b.i32(128));
     Value* elected = b.andi(b.cmp("sge", tid, b.i32(128)), b.cmp("eq", ctid, b.i32(0)));
