@@ -3,14 +3,18 @@
 //
 // One line of `key=value` pairs, e.g.
 //   strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=4
-// Keys not given keep their defaults; str() prints every key in a fixed order, so the printed
-// form is canonical (two equal configs print the same line, and the line parses back to an equal
-// config). The fields cover what the planned strategies need; a strategy rejects, with a
-// diagnostic, any field value it does not implement rather than ignoring it.
+// `strategy` (sm80_multistage when not given) picks the strategy, whose option table
+// (options.h) says which keys the line may use, their types and ranges, and their defaults: a key
+// not given keeps the strategy's default, so a bare `strategy=S` is a config S compiles. str()
+// prints the strategy's every key in its table's order, so the printed form is canonical (two
+// equal configs print the same line, and the line parses back to an equal config).
 //
-// Validation happens in two layers: parse() checks syntax and value ranges; validate() checks the
-// config against a target and the operand element sizes of the program (shared-memory budget,
-// warp tiling, copy distribution). Messages are exact and tested (tests/unit/schedule/).
+// The fields are one struct for all strategies (the GEMM strategies share the tile, pipeline and
+// scheduler fields); a field outside its strategy's table keeps the struct's default, which
+// validate() checks, so no strategy silently ignores one. Validation happens in two layers:
+// parse() checks syntax, the strategy's keys and value ranges; validate() checks the config
+// against a target and the operand element sizes of the program (shared-memory budget, warp
+// tiling, copy distribution). Messages are exact and tested (tests/unit/schedule/).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -89,6 +93,7 @@ enum class EpilogueLoads : uint8_t {
              // register is held through the K loop
 };
 
+// The initializers are the struct's defaults (sm80_multistage's); each strategy's own are in its table.
 struct Config {
   std::string strategy = "sm80_multistage";
   int bm = 128;       // block tile rows (M)
@@ -130,8 +135,6 @@ struct Config {
   EpilogueLoads epilogueLoads = EpilogueLoads::Late;
 
   // ---- rowwise: memory-bound programs, rows of threads (schedule/rowwise/; docs/rowwise-strategy.md).
-  // str() prints these keys for strategy=rowwise (and the GEMM keys only where they differ from
-  // their defaults, which rowwise refuses), the GEMM keys for the other strategies.
   int rowThreads = 32;     // row_threads: threads that share one row (1, 2, 4, ..., 1024)
   int blockThreads = 256;  // block_threads: threads per block (a multiple of 32 and of row_threads)
   // vectors: 16-byte vectors of a row each thread holds: a row of up to row_threads * vectors *
@@ -171,6 +174,9 @@ struct OperandInfo {
 bool validate(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
               const ir::Location& loc = {});
 
+// The sm80_multistage rules (config.cpp); validate() dispatches to it.
+bool validateSm80Multistage(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
+                            const ir::Location& loc);
 // The rowwise rules (rowwise/rowwise_config.cpp); validate() dispatches to it. `elemBytes` is the
 // narrowest element of the row tensors (OperandInfo::aElemBytes).
 bool validateRowwise(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,

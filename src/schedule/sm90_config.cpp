@@ -237,10 +237,6 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
       diag.error(loc) << "reuse_stage=true stages whole 64-column boxes in the B ring, which bn=" << c.bn
                       << " does not split into: use a multiple of 64";
   }
-  if (c.fragPrefetch != FragPrefetch::A)
-    diag.error(loc) << "frag_prefetch=none"
-                    << " is an sm80_multistage choice (ldmatrix fragments carried across K tiles); "
-                    << who << "'s wgmma reads its operands from shared memory (leave frag_prefetch=a)";
   if (diag.errorCount() != errors) return false;
   Sm90Shape s = sm90Shape(c, ops.aElemBytes);
   if (s.smemBytes > t.maxSmemPerBlock)

@@ -237,9 +237,6 @@ TEST(Sm90Config, ExactMessages) {
   EXPECT_EQ(errors("warps_m=2 bn=208 epilogue=tma reuse_stage=true"),
             "error: reuse_stage=true stages whole 64-column boxes in the B ring, which bn=208 does not split into: use "
             "a multiple of 64\n");
-  EXPECT_EQ(errors("warps_m=2 frag_prefetch=none"),
-            "error: frag_prefetch=none is an sm80_multistage choice (ldmatrix fragments carried across K tiles); "
-            "sm90_ws_persistent's wgmma reads its operands from shared memory (leave frag_prefetch=a)\n");
   EXPECT_EQ(errors("warps_m=2 bn=256 reuse_stage=true"),
             "error: reuse_stage=true stages boxes of the TMA-store epilogue in the ring; it needs epilogue=tma\n");
   EXPECT_EQ(errors("warps_m=2 bn=256 epilogue=tma reuse_stage=true split_k=2"),
