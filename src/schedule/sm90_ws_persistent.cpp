@@ -382,9 +382,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
 
 // The pass: every tile.program becomes a kern.kernel ({target, config} attributes as for sm80).
 bool lowerSm90WsPersistentPass(Module& m, DiagnosticEngine& diag) {
-  return lowerPrograms(m, {"lower-sm90-ws-persistent", "sm90_ws_persistent", "sm_90a", "strategy=sm90_ws_persistent",
-                           lowerSm90WsPersistent},
-                       diag);
+  return lowerPrograms(m, *findLowering("lower-sm90-ws-persistent"), diag);
 }
 
 }  // namespace kiln
