@@ -73,9 +73,20 @@ const std::vector<std::string>& knownStrategies() {
   return s;
 }
 
-std::optional<Config> Config::parse(std::string_view text, DiagnosticEngine& diag, const Location& loc) {
+std::optional<Config> Config::parse(std::string_view text, DiagnosticEngine& diag, const Location& loc,
+                                    bool locIsText) {
   size_t errors = diag.errorCount();
   std::vector<Entry> es = entries(text);
+  // An error about entry e, pointing at its column (1-based) of the text.
+  auto fail = [&](const Entry& e, const std::string& msg) {
+    uint32_t col = uint32_t(e.offset) + 1;
+    if (locIsText)
+      diag.error({loc.file, loc.line, (loc.col ? loc.col : 1) + col - 1}) << msg;
+    else if (loc.known())
+      diag.error(loc) << msg << " (config column " << col << ")";
+    else
+      diag.error(loc) << msg;
+  };
   // The strategy first: it says which keys the rest may use and what they default to.
   const options::Strategy* s = &options::strategies().front();
   for (const Entry& e : es)
@@ -84,10 +95,10 @@ std::optional<Config> Config::parse(std::string_view text, DiagnosticEngine& dia
       s = options::findStrategy(name);
       if (!s) {
         std::string near = options::didYouMean(name, knownStrategies());
-        diag.error(loc) << (name.empty() ? std::string("config key 'strategy' needs a name")
-                                         : "unknown strategy '" + std::string(name) + "'" +
-                                               (near.empty() ? "" : " (did you mean '" + near + "'?)"))
-                        << "; known strategies: " << joined(knownStrategies());
+        fail(e, (name.empty() ? std::string("config key 'strategy' needs a name")
+                              : "unknown strategy '" + std::string(name) + "'" +
+                                    (near.empty() ? "" : " (did you mean '" + near + "'?)")) +
+                    "; known strategies: " + joined(knownStrategies()));
         return std::nullopt;
       }
       break;
@@ -97,22 +108,20 @@ std::optional<Config> Config::parse(std::string_view text, DiagnosticEngine& dia
   for (const Entry& e : es) {
     size_t eq = e.text.find('=');
     if (eq == std::string_view::npos || eq == 0) {
-      diag.error(loc) << "config entry '" << e.text << "' must have the form key=value";
+      fail(e, "config entry '" + std::string(e.text) + "' must have the form key=value");
       continue;
     }
     std::string_view key = e.text.substr(0, eq), value = e.text.substr(eq + 1);
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-      diag.error(loc) << "config key '" << key << "' is given twice";
+      fail(e, "config key '" + std::string(key) + "' is given twice");
       continue;
     }
     seen.push_back(key);
     if (key == "strategy") continue;
-    const options::Option* o = s->find(key);
-    if (!o) {
-      diag.error(loc) << unknownKey(key, *s);
-      continue;
-    }
-    if (std::string err = o->set(c, value); !err.empty()) diag.error(loc) << err;
+    if (const options::Option* o = s->find(key); !o)
+      fail(e, unknownKey(key, *s));
+    else if (std::string err = o->set(c, value); !err.empty())
+      fail(e, err);
   }
   if (diag.errorCount() != errors) return std::nullopt;
   return c;

@@ -144,9 +144,13 @@ struct Config {
   bool scalar = false;     // scalar: one element per access instead of 16-byte vectors (any row length)
   int blocksPerSm = 0;     // blocks_per_sm: a persistent grid of this many blocks per SM (0: a block per row group)
 
-  // Parses one line; reports every problem found and returns nullopt on error.
+  // Parses one line; reports every problem found and returns nullopt on error. Each error points
+  // at its entry: with `locIsText`, `loc` is where the text's first character is (a --config
+  // value, a registered variant's line) and the error's column is the entry's; otherwise (an op's
+  // config attribute, whose own position the IR does not keep) the error is at `loc` and names
+  // the entry's column in the config.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,
-                                     const ir::Location& loc = {});
+                                     const ir::Location& loc = {}, bool locIsText = false);
   // Convenience for the DSL: throws ir::Error with the diagnostics.
   static Config parse(std::string_view text);
 

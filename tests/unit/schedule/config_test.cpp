@@ -98,6 +98,21 @@ TEST(Config, BadValues) {
   EXPECT_EQ(parseErrors("strategy=rowwise strategy=rowwise"), "error: config key 'strategy' is given twice\n");
 }
 
+// Each parse error points at its entry: at its column when the location is the text's, else at
+// the location (an op's) with the column named.
+TEST(Config, ErrorsPointAtTheirEntry) {
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(Config::parse("bm=64  stages=0 bq=1", diag, {"--config", 1, 1}, true));
+  EXPECT_EQ(diag.str(),
+            "--config:1:8: error: config key 'stages' needs a positive integer up to 16, got '0'\n"
+            "--config:1:17: error: unknown config key 'bq' for sm80_multistage (did you mean 'bm'?); its keys: "
+            "strategy, bm, bn, bk, stages, warps_m, warps_n, frag_prefetch, raster, group_m\n");
+  ir::DiagnosticEngine diag2;
+  EXPECT_FALSE(Config::parse("strategy=rowwise vectors=99", diag2, {"f.kiln", 3, 1}));
+  EXPECT_EQ(diag2.str(), "f.kiln:3:1: error: config key 'vectors' needs a positive integer up to 16, got '99' "
+                         "(config column 18)\n");
+}
+
 TEST(Config, ThrowingParseCarriesTheMessage) {
   try {
     Config::parse("bk=x");
