@@ -1,6 +1,5 @@
-// The rowwise strategy's config keys: printed for it (and only the GEMM keys that differ from their
-// defaults), round trips, and each rule's exact message; the GEMM strategies refuse its keys and it
-// refuses theirs.
+// The rowwise strategy's config keys: printed for it (its own keys only), round trips, and each
+// rule's exact message; the GEMM strategies refuse its keys and it refuses theirs.
 #include <gtest/gtest.h>
 
 #include "schedule/config.h"
