@@ -11,9 +11,9 @@
 #include "examples/examples.h"
 #include "kiln/compile.h"
 #include "kiln/ir/operation.h"
-#include "schedule/kern_builder.h"
+#include "kiln/target.h"
 #include "schedule/config.h"
-#include "target/target.h"
+#include "schedule/kern_builder.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
 
 namespace kiln {
