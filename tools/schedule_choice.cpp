@@ -1,0 +1,56 @@
+#include "tools/schedule_choice.h"
+
+#include "interp/interpret_command.h"
+#include "kiln/select.h"
+
+namespace kiln::tools {
+
+std::optional<ScheduleChoice> chooseSchedule(const ir::Module& module, const ScheduleFlags& flags,
+                                             const std::string& defaultTarget, const std::string& defaultConfig,
+                                             ir::DiagnosticEngine& diag) {
+  const ir::Operation* program = nullptr;
+  for (const auto& op : module.body().operations())
+    if (op->is("tile.program")) program = op.get();
+  if (!program) {
+    diag.error({}) << "the file holds no tile.program to compile";
+    return std::nullopt;
+  }
+  std::string targetName = flags.target;
+  ir::Location where;
+  if (targetName.empty() && program->hasAttr("target")) {
+    targetName = program->stringAttr("target", "");
+    where = program->loc();
+  }
+  if (targetName.empty()) targetName = defaultTarget;
+  auto target = Target::byName(targetName);
+  if (!target) {
+    diag.error(where) << "unknown target '" << targetName << "'; known targets: " << Target::knownNames();
+    return std::nullopt;
+  }
+  if (!flags.config.empty()) return ScheduleChoice{*target, flags.config, "--config"};
+  if (!flags.dims.empty()) {
+    auto dims = interp::parseDims(flags.dims, diag);
+    if (!dims) return std::nullopt;
+    Selection s = select(module, *target, *dims);
+    return ScheduleChoice{*target, s.config, s.why};
+  }
+  if (program->hasAttr("config"))
+    return ScheduleChoice{*target, program->stringAttr("config", ""), "the program's config attribute"};
+  return ScheduleChoice{*target, defaultConfig, "the default schedule"};
+}
+
+void addScheduleOptions(CLI::App& cmd, ScheduleFlags& flags, const std::string& defaultTarget,
+                        const std::string& defaultConfig) {
+  cmd.add_option("--target", flags.target,
+                 "Target architecture: " + Target::knownNames() + " (default: the program's target attribute, else " +
+                     defaultTarget + ")");
+  auto* config = cmd.add_option("--config", flags.config,
+                 "Schedule, e.g. \"bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2\" (default: the program's config "
+                 "attribute, else \"" + defaultConfig + "\")");
+  // The two name a schedule each: a usage error together.
+  cmd.add_option("--dims", flags.dims,
+                 "Compile the schedule Kiln picks for these dims, e.g. M=4096,N=4096,K=4096 (says which and why)")
+      ->excludes(config);
+}
+
+}  // namespace kiln::tools
