@@ -1,6 +1,7 @@
 // `kiln inspect`: compile and assemble without a GPU, then report registers, stack, spills, shared
 // memory and the instruction mix — for a program, the built-in examples, or a registered family.
 #include <cstdio>
+#include <map>
 
 #include "backend/assembler.h"
 #include "backend/compile_cache.h"
@@ -8,9 +9,11 @@
 #include "examples/examples.h"
 #include "kiln/ir/parser.h"
 #include "kiln/ir/verifier.h"
+#include "kiln/select.h"
 #include "kiln/target.h"
 #include "ops/gemm_bf16.h"
 #include "ops/gemm_fp8.h"
+#include "schedule/config.h"
 #include "tools/commands.h"
 #include "tools/schedule_choice.h"
 
@@ -28,6 +31,12 @@ struct InspectArgs {
   bool json = false;
   bool kMajor = false;
 };
+
+bool namesRowwise(const std::string& config) {
+  ir::DiagnosticEngine quiet;
+  auto c = Config::parse(config, quiet);
+  return c && c->strategy == "rowwise";
+}
 
 // Assembles one compiled kernel and fills a row; false after printing why.
 bool inspectOne(const std::string& name, const CompileResult& compiled, const Target& target,
@@ -106,6 +115,15 @@ int runInspect(const InspectArgs& a) {
       ir::DiagnosticEngine one;
       auto choice = chooseSchedule(*module, a.schedule, kDefaultTarget, kDefaultConfig, one);
       if (choice && !a.schedule.dims.empty()) std::fprintf(stderr, "%s: %s\n", name.c_str(), choice->why.c_str());
+      // A memory-bound example under a GEMM schedule or the rowwise defaults: the rowwise family's
+      // pick for rows of 4096.
+      const examples::Example* e = a.examples ? examples::find(name) : nullptr;
+      if (choice && e && !e->gemm && a.schedule.dims.empty() &&
+          (choice->rowwiseDefault || !namesRowwise(choice->config))) {
+        std::map<std::string, int64_t> dims;
+        for (const auto& d : module->body().front()->stringsAttr("dims")) dims[d] = 4096;
+        choice->config = select(*module, choice->target, dims).config;
+      }
       if (choice) target = choice->target;  // the header names it (the flag's, unless a program names its own)
       std::optional<CompileResult> compiled;
       if (choice) compiled = compile(*module, choice->target, choice->config, one);

@@ -36,6 +36,13 @@ std::optional<ScheduleChoice> chooseSchedule(const ir::Module& module, const Sch
   }
   if (program->hasAttr("config"))
     return ScheduleChoice{*target, program->stringAttr("config", ""), "the program's config attribute"};
+  bool dot = false;
+  program->walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot"); });
+  if (!dot)
+    return ScheduleChoice{*target, "strategy=rowwise",
+                          "note: no --config: a program without a matrix product compiles with the rowwise defaults "
+                          "(strategy=rowwise); `kiln run --dims ...` runs the rowwise family's pick for its dims",
+                          true};
   return ScheduleChoice{*target, defaultConfig, "the default schedule"};
 }
 
@@ -46,7 +53,8 @@ void addScheduleOptions(CLI::App& cmd, ScheduleFlags& flags, const std::string& 
                      defaultTarget + ")");
   auto* config = cmd.add_option("--config", flags.config,
                  "Schedule, e.g. \"bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2\" (default: the program's config "
-                 "attribute, else \"" + defaultConfig + "\")");
+                 "attribute, else \"" + defaultConfig + "\" for a GEMM and strategy=rowwise for a program without a "
+                 "matrix product)");
   // The two name a schedule each: a usage error together.
   cmd.add_option("--dims", flags.dims,
                  "Compile the schedule Kiln picks for these dims, e.g. M=4096,N=4096,K=4096 (says which and why)")

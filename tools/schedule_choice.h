@@ -3,7 +3,8 @@
 // comes from the first of these that gives one:
 //   target:    --target, the program's own `target` attribute, the verb's default
 //   schedule:  --config, --dims (the schedule Kiln picks for those dims, kiln::select, as `kiln run`
-//              does), the program's own `config` attribute, the verb's default
+//              does), the program's own `config` attribute, the verb's default (for a program
+//              without a matrix product: the rowwise defaults, which the verbs note)
 // --config and --dims together are a usage error (addScheduleOptions): they name two schedules.
 #include <CLI/CLI.hpp>
 #include <optional>
@@ -23,6 +24,7 @@ struct ScheduleChoice {
   Target target;
   std::string config;  // a config line
   std::string why;     // where the schedule came from: "--config", "the program's config attribute", a pick's why
+  bool rowwiseDefault = false;  // the rowwise defaults, for a program without a matrix product: `why` is a note
 };
 
 // nullopt after reporting to `diag` (an unknown target, bad dims).

@@ -8,8 +8,10 @@
 // 16-bit tiles), and f16 operands gemm_bf16's pick; fused epilogues (a bias, an activation, scales)
 // take the pick of their GEMM. On sm_90a that is the sm90_ws_persistent
 // kernel the family's heuristic chooses (docs/sm90-strategy.md); a grouped GEMM takes it where the
-// pick's tiles fit in its groups' rows. Any other program, or a GEMM no variant can run, gets the
-// sm80_multistage default, which every target with mma.sync lowers.
+// pick's tiles fit in its groups' rows. A GEMM no variant can run gets the sm80_multistage
+// default, which every target with mma.sync lowers. A program without a matrix product gets the
+// rowwise family's pick for its dims (ops/rowwise.h), or the rowwise default when rowwise cannot
+// lower it (its compile then names the op and what would make it lowerable).
 #include <cstdint>
 #include <map>
 #include <string>
@@ -22,6 +24,8 @@ namespace kiln::ops {
 
 // The default every target runs: sm80_multistage, 128x128 tiles, bk = 32, three stages.
 inline constexpr const char* kFallbackSchedule = "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2";
+// The rowwise default: a warp a row.
+inline constexpr const char* kRowwiseFallback = "strategy=rowwise";
 
 struct DefaultSchedule {
   Config config;
@@ -29,7 +33,7 @@ struct DefaultSchedule {
   // score 0.93)", or why the fallback ("not a GEMM: ...", "no gemm_bf16 variant can run ...").
   std::string why;
   bool fromFamily = false;
-  std::string family;   // "gemm_bf16" or "gemm_fp8" when fromFamily
+  std::string family;   // "gemm_bf16", "gemm_fp8" or "rowwise" when fromFamily
   std::string variant;  // the family's variant when fromFamily
 };
 

@@ -59,14 +59,14 @@ enum class L2Hint : uint8_t {
 // l2_hint=reuse: how many bytes an L2 miss of a streamed operand fills (the TMA map's L2
 // promotion), and so when the operand may stream. A fill larger than what its reader asked for
 // brings in bytes another read (the next K step, the neighbouring tile) wants later, and
-// evict_first drops them before that read, so they come from DRAM twice (docs/perf-notes.md,
+// evict_first drops them before that read, so they come from DRAM twice (docs/history/2026-11-29.md,
 // "l2_hint=reuse, first rule"): an operand streams only when its copies cover whole fills.
 enum class StreamFill : uint8_t {
   Segment256,  // 256-byte fills: streams when each K step's copies cover whole 256-byte segments
                // (row-major B at bn * cluster_n a multiple of 128 and N of 128; never A at bk = 64)
   Line128,     // 128-byte fills (the default): streams when they cover whole 128-byte lines, i.e.
                // rows start on lines (A: K a multiple of 64; row-major B: N a multiple of 64);
-               // 11-14% faster than 256 where only it streams (docs/perf-notes.md, tenth session)
+               // 11-14% faster than 256 where only it streams (docs/history/2026-11-30.md, d428dc3)
   Sector,      // no promotion (32-byte sectors, as asked): streams whenever no other block reads it
 };
 
@@ -169,6 +169,18 @@ struct Config {
   // cores busy (docs/sm90-strategy.md, "Staggered consumers"; measured no faster, no variant uses it).
   int stagger = 0;
 
+  // ---- rowwise: memory-bound programs, rows of threads (schedule/rowwise/; docs/rowwise-strategy.md).
+  // str() prints these keys for strategy=rowwise (and the GEMM keys only where they differ from
+  // their defaults, which rowwise refuses), the GEMM keys for the other strategies.
+  int rowThreads = 32;     // row_threads: threads that share one row (1, 2, 4, ..., 1024)
+  int blockThreads = 256;  // block_threads: threads per block (a multiple of 32 and of row_threads)
+  // vectors: 16-byte vectors of a row each thread holds: a row of up to row_threads * vectors *
+  // (16 / element bytes) elements is read once and kept on chip; a longer row streams through,
+  // this many vectors per thread and step, once per pass.
+  int vectors = 4;
+  bool scalar = false;     // scalar: one element per access instead of 16-byte vectors (any row length)
+  int blocksPerSm = 0;     // blocks_per_sm: a persistent grid of this many blocks per SM (0: a block per row group)
+
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,
                                      const ir::Location& loc = {});
@@ -199,6 +211,10 @@ struct OperandInfo {
 bool validate(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
               const ir::Location& loc = {});
 
+// The rowwise rules (rowwise/rowwise_config.cpp); validate() dispatches to it. `elemBytes` is the
+// narrowest element of the row tensors (OperandInfo::aElemBytes).
+bool validateRowwise(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
+                     const ir::Location& loc);
 // The sm90_ws_persistent rules (sm90_config.cpp); validate() dispatches to it.
 bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
                               const ir::Location& loc);
@@ -271,7 +287,7 @@ Sm90Streams sm90Streams(const Config& c, int64_t m, int64_t n, int64_t k, bool b
                         int bElemBytes);
 // The config text of an fp8_accum value ("fast", "promote", "promote_pairs").
 const char* fp8AccumName(Fp8Accum a);
-// The strategies Kiln implements ("sm80_multistage", "sm90_ws_persistent").
+// The strategies Kiln implements ("sm80_multistage", "sm90_ws_persistent", "rowwise").
 const std::vector<std::string>& knownStrategies();
 
 }  // namespace kiln
