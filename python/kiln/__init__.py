@@ -14,6 +14,9 @@ interpret them on the CPU, and call them on torch tensors (or any DLPack produce
     kernel = kiln.compile(p.finish(), target="sm_90a", dims={"M": 4096, "N": 4096, "K": 4096})
     kernel.resources, kernel.ptx, kernel.launch
 
+A memory-bound program spans a whole dim (p.span) and reduces along it (x.sum(N), kiln.max(x, N)):
+kiln.programs.softmax_program() is a row softmax.
+
 kiln.ops has gemm, scaled_mm (torch._scaled_mm's signature) and grouped_mm, registered as
 torch.library custom ops (torch.ops.kiln.*) when torch is importable.
 """
@@ -21,7 +24,8 @@ from __future__ import annotations
 
 from . import _kiln
 from ._kiln import (Error, Program, Module, Tile, Tensor, Coord, Dim, Index, Scalar, dot, cast, scale,
-                    maximum, minimum, abs, exp, relu, gelu_tanh, gelu_erf, silu, sigmoid, known_targets)
+                    maximum, minimum, abs, exp, relu, gelu_tanh, gelu_erf, silu, sigmoid, exp2, log, sqrt, rsqrt,
+                    tanh, erf, pow, eq, ne, where, broadcast, sum, max, min, mean, known_targets)
 from .kernel import Kernel, compile, select, parse, interpret
 
 dtype = _kiln.dtype
@@ -39,10 +43,12 @@ def kernel(fn):
     fn(p)
     return p.finish()
 
+# kiln.abs, pow, sum, max and min stay out of `from kiln import *`: they would hide Python's own.
 __all__ = ["Error", "Program", "Module", "Tile", "Tensor", "Coord", "Dim", "Index", "Scalar", "Kernel", "kernel", "compile",
-           "select", "parse", "interpret", "dot", "cast", "scale", "maximum", "minimum", "abs", "exp", "relu",
-           "gelu_tanh", "gelu_erf", "silu", "sigmoid", "known_targets", "dtype", "i1", "i32", "i64", "f32", "f16",
-           "bf16", "f8e4m3", "f8e5m2", "ops"]
+           "select", "parse", "interpret", "dot", "cast", "scale", "maximum", "minimum", "exp", "relu", "gelu_tanh",
+           "gelu_erf", "silu", "sigmoid", "exp2", "log", "sqrt", "rsqrt", "tanh", "erf", "eq", "ne", "where",
+           "broadcast", "mean", "known_targets", "dtype", "i1", "i32", "i64", "f32", "f16", "bf16", "f8e4m3",
+           "f8e5m2", "ops"]
 
 
 def __getattr__(name):

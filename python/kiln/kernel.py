@@ -10,7 +10,7 @@ from . import _kiln
 _TORCH_DTYPES = {"bfloat16": _kiln.dtype.bf16, "float16": _kiln.dtype.f16, "float32": _kiln.dtype.f32,
                  "float8_e4m3fn": _kiln.dtype.f8e4m3, "float8_e5m2": _kiln.dtype.f8e5m2, "int32": _kiln.dtype.i32,
                  "int64": _kiln.dtype.i64, "bool": _kiln.dtype.i1}
-_ALIGN = 16  # bytes: what the launch contract asks of operands read by cp.async / TMA (checked again in C++)
+_TMA_ALIGN = 16  # bytes: a tensor map's base address (the launch contract gives a pointer's own alignment)
 
 
 def parse(text: str, file: str = "<text>") -> _kiln.Module:
@@ -51,8 +51,9 @@ def compile(program, target: Optional[str] = None, config: Optional[str] = None,
     """Compiles (and assembles: no GPU needed) a program.
 
     target: a name ("sm_90a"); default the program's own target attribute, else the current GPU's.
-    config: a config line; default the program's config attribute, else with `dims` the schedule
-    kiln.select picks for them, else the portable sm80 default. Kernels are cached by program text,
+    config: a config line; default the program's config attribute, else the schedule kiln.select
+    picks for `dims` (without dims: the default of the program's kind, sm80_multistage for a GEMM
+    and rowwise for a program without a matrix product). Kernels are cached by program text,
     target and config, so a second compile of the same thing returns the same Kernel.
     """
     module = _module(program)
@@ -60,15 +61,13 @@ def compile(program, target: Optional[str] = None, config: Optional[str] = None,
     if target is None:
         raise Error("no target: pass target='sm_90a' (or another of " + ", ".join(_kiln.known_targets()) +
                     "), or run where torch sees a GPU")
-    why = "config="
+    why = "the config argument"
     if config is None:
         config = module.attribute("config")
         why = "the program's config attribute"
-    if config is None and dims is not None:
-        pick = _kiln.select(module, target, dict(dims))
-        config, why = pick["config"], pick["why"]
     if config is None:
-        config, why = "", "the sm80 default"
+        pick = _kiln.select(module, target, dict(dims) if dims is not None else {})
+        config, why = pick["config"], pick["why"] if dims is not None else "no dims given: " + pick["why"]
     key = (module.text, target, config)
     kernel = _CACHE.get(key)
     if kernel is None:
@@ -81,20 +80,27 @@ Error = _kiln.Error
 
 class _Arg:
     """One argument of the program, as a call checks it."""
-    __slots__ = ("name", "kind", "dtype", "shape", "order", "torch_dtype")
+    __slots__ = ("name", "kind", "dtype", "shape", "order", "torch_dtype", "torch_type", "_strides")
 
     def __init__(self, a: dict):
         self.name, self.kind, self.dtype = a["name"], a["kind"], a["dtype"]
         self.shape, self.order = list(a["shape"]), list(a["order"])
         self.torch_dtype = next((k for k, v in _TORCH_DTYPES.items() if v == self.dtype), None)
+        self.torch_type = None  # the torch.dtype itself, looked up on the first call
+        self._strides = {}      # shape -> strides: a warm call computes none
 
     def strides(self, shape) -> tuple:
         """Dense element strides of a tensor stored fastest-first in `order` (default row-major)."""
+        known = self._strides.get(shape)
+        if known is not None:
+            return known
         order = self.order or list(reversed(range(len(shape))))
         strides, step = [0] * len(shape), 1
         for axis in order:
             strides[axis] = step
             step *= shape[axis]
+        if len(self._strides) < 64:  # a bounded memo: shapes vary with the batch
+            self._strides[tuple(shape)] = tuple(strides)
         return tuple(strides)
 
 
@@ -106,6 +112,7 @@ class Kernel:
         self.module, self._k, self.target, self.why = module, compiled, target, why
         self._args = [_Arg(a) for a in module.arguments()]
         self._launch = None
+        self._align = None  # tensor name -> the bytes its address must be a multiple of (from the launch contract)
 
     ptx = property(lambda self: self._k.ptx)
     cubin = property(lambda self: self._k.cubin)
@@ -123,6 +130,16 @@ class Kernel:
         """The SASS instruction mix, opcode -> count (needs nvdisasm: pip install nvidia-cuda-nvdisasm)."""
         return self._k.sass_opcodes()
 
+    def _alignments(self) -> dict:
+        if self._align is None:
+            align = {}
+            for p in self.launch["params"]:
+                name, need = (p["name"], p["alignment"]) if p["kind"] == "pointer" else (p.get("tensor"), _TMA_ALIGN)
+                if name is not None:
+                    align[name] = max(align.get(name, 1), need)
+            self._align = align
+        return self._align
+
     def __repr__(self):
         return f"kiln.Kernel({self.module.name} for {self.target}: {self.config})"
 
@@ -135,6 +152,7 @@ class Kernel:
             names = ", ".join(a.name for a in self._args)
             raise Error(f"{self.module.name} takes {len(self._args)} arguments ({names}); got {len(args)}")
         found = dict(dims) if dims else {}
+        align = self._alignments()
         ptrs, scalars, device = [], [], None
         for spec, x in zip(self._args, args):
             if spec.kind == "scalar":
@@ -148,7 +166,9 @@ class Kernel:
                 device = x.device
             elif x.device != device:
                 raise Error(f"{spec.name} is on {x.device}, the other arguments on {device}")
-            if _TORCH_DTYPES.get(str(x.dtype)[6:]) != spec.dtype:
+            if spec.torch_type is None:
+                spec.torch_type = getattr(torch, spec.torch_dtype or "", False)
+            if x.dtype != spec.torch_type:
                 raise Error(f"{spec.name} is {x.dtype}; the program declares it {spec.torch_dtype}")
             shape = x.shape
             if len(shape) != len(spec.shape):
@@ -162,11 +182,13 @@ class Kernel:
                 raise Error(f"{spec.name} has strides {x.stride()}; the kernel reads it dense, with strides "
                             f"{spec.strides(shape)} (call .contiguous(){', or transpose' if spec.order else ''})")
             ptr = x.data_ptr()
-            if ptr % _ALIGN:
-                raise Error(f"{spec.name}'s address is not {_ALIGN}-byte aligned (a view at an offset?)")
+            need = align.get(spec.name, 1)
+            if ptr % need:
+                raise Error(f"{spec.name}'s address is not {need}-byte aligned, as the kernel reads it "
+                            "(a view at an offset? call .clone())")
             ptrs.append(ptr)
-        if stream is None:
-            stream = torch.cuda.current_stream(device).cuda_stream
+        if stream is None:  # torch's current stream as a handle, without making a torch.cuda.Stream
+            stream = torch._C._cuda_getCurrentRawStream(torch.cuda.current_device() if device is None else device.index)
         elif not isinstance(stream, int):
             stream = stream.cuda_stream
         self._k.launch(ptrs, scalars, found, stream)

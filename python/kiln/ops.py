@@ -13,7 +13,7 @@ from .kernel import Error, _TORCH_DTYPES, _gpu_target, compile
 from .programs import gemm_program, grouped_mm_program, scaled_mm_program
 
 _PROGRAMS: dict = {}  # (kind, dtypes, layout) -> Module
-_PICKS: dict = {}     # (program key, target, dims) -> Kernel
+_PICKS: dict = {}     # (program key, device, dims) -> Kernel: a warm call's one lookup
 
 
 def _kiln_dtype(t: torch.dtype, what: str):
@@ -30,12 +30,14 @@ def _program(key, build):
     return m
 
 
-def _kernel(key, module, dims: dict, device) :
-    target = _target(device)
-    pick_key = (key, target, tuple(sorted(dims.items())))
+def _kernel(key, build, dims: dict, device):
+    """The kernel of program `key` (built by `build` once) at these dims on this device. A shape
+    seen before is one lookup; a new one asks kiln.select, and compiles only for a new schedule
+    (kiln.compile caches by program, target and config)."""
+    pick_key = (key, device, tuple(dims.values()))  # each op builds its dims in one order
     k = _PICKS.get(pick_key)
     if k is None:
-        k = _PICKS[pick_key] = compile(module, target=target, dims=dims)
+        k = _PICKS[pick_key] = compile(_program(key, build), target=_target(device), dims=dims)
     return k
 
 
@@ -64,12 +66,12 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out_dtype: Optional[torch.dtype] = No
     out_dtype = out_dtype or a.dtype
     kmajor = _b_kmajor(b)
     key = ("gemm", a.dtype, b.dtype, out_dtype, kmajor)
-    module = _program(key, lambda: gemm_program(_kiln_dtype(a.dtype, "a"), _kiln_dtype(b.dtype, "b"),
-                                                _kiln_dtype(out_dtype, "out_dtype"), kmajor))
+    build = lambda: gemm_program(_kiln_dtype(a.dtype, "a"), _kiln_dtype(b.dtype, "b"),  # noqa: E731
+                                 _kiln_dtype(out_dtype, "out_dtype"), kmajor)
     M, K = a.shape
     N = b.shape[1]
     out = torch.empty((M, N), dtype=out_dtype, device=a.device)
-    _kernel(key, module, {"M": M, "N": N, "K": K}, a.device)(a, b, out)
+    _kernel(key, build, {"M": M, "N": N, "K": K}, a.device)(a, b, out)
     return out
 
 
@@ -104,13 +106,13 @@ def scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: 
     M, K = a.shape
     N = b.shape[1]
     key = ("scaled_mm", out_dtype, None if bias is None else bias.dtype)
-    module = _program(key, lambda: scaled_mm_program(_kiln_dtype(out_dtype, "out_dtype"),
-                                                     None if bias is None else _kiln_dtype(bias.dtype, "bias")))
+    build = lambda: scaled_mm_program(_kiln_dtype(out_dtype, "out_dtype"),  # noqa: E731
+                                      None if bias is None else _kiln_dtype(bias.dtype, "bias"))
     out = torch.empty((M, N), dtype=out_dtype, device=a.device)
     args = [a, b, _scale_vector(scale_a, M, "scale_a"), _scale_vector(scale_b, N, "scale_b")]
     if bias is not None:
         args.append(bias)
-    _kernel(key, module, {"M": M, "N": N, "K": K}, a.device)(*args, out)
+    _kernel(key, build, {"M": M, "N": N, "K": K}, a.device)(*args, out)
     return out
 
 
@@ -129,9 +131,9 @@ def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, align: int 
     rows = torch.arange(M, device=a.device, dtype=torch.int32)
     group_ids = torch.searchsorted(offs.to(torch.int32), rows, right=True).to(torch.int32)
     key = ("grouped_mm", a.dtype, align)
-    module = _program(key, lambda: grouped_mm_program(_kiln_dtype(a.dtype, "a"), align))
+    build = lambda: grouped_mm_program(_kiln_dtype(a.dtype, "a"), align)  # noqa: E731
     out = torch.empty((M, N), dtype=a.dtype, device=a.device)
-    _kernel(key, module, {"G": G, "M": M, "N": N, "K": K}, a.device)(a, b, group_ids, out)
+    _kernel(key, build, {"G": G, "M": M, "N": N, "K": K}, a.device)(a, b, group_ids, out)
     return out
 
 

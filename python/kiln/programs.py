@@ -59,3 +59,41 @@ def grouped_mm_program(dtype, align: int) -> _kiln.Module:
         C[m, n] = _kiln.cast(dtype, acc)
     p.tile([M, N], body)
     return p.finish()
+
+
+def softmax_program(dtype=_kiln.dtype.bf16) -> _kiln.Module:
+    """Row softmax: Y = exp(x - max(x)) / sum(exp(x - max(x))) along each row of X [M, N], f32 math
+    (examples/softmax.cpp, op for op)."""
+    p = _kiln.Program("softmax")
+    M, N = p.dims("M", "N")
+    X = p.input("X", dtype, [M, N])
+    Y = p.output("Y", dtype, [M, N])
+
+    def body(m):
+        n = p.span(N)
+        x = _kiln.cast(_kiln.dtype.f32, X[m, n])
+        e = _kiln.exp(x - x.max(N))
+        Y[m, n] = _kiln.cast(dtype, e / e.sum(N))
+    p.tile([M], body)
+    return p.finish()
+
+
+def cross_entropy_program() -> _kiln.Module:
+    """loss[m] = logsumexp(X[m, :]) - X[m, labels[m]] for BF16 logits [M, V] and i32 labels [M]; a
+    label outside [0, V) picks no logit (examples/cross_entropy.cpp, op for op)."""
+    p = _kiln.Program("cross_entropy")
+    M, V = p.dims("M", "V")
+    X = p.input("X", _kiln.dtype.bf16, [M, V])
+    labels = p.input("labels", _kiln.dtype.i32, [M])
+    loss = p.output("loss", _kiln.dtype.f32, [M])
+
+    def body(m):
+        v = p.span(V)
+        x = _kiln.cast(_kiln.dtype.f32, X[m, v])
+        mx = x.max(V)
+        lse = mx + _kiln.log(_kiln.exp(x - mx).sum(V))
+        label = labels[m]  # loaded before the iota, as in the C++ example's text
+        picked = _kiln.where(_kiln.eq(_kiln.broadcast(p.iota(v), [m, v]), label), x, 0.0).sum(V)
+        loss[m] = lse - picked
+    p.tile([M], body)
+    return p.finish()

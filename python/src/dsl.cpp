@@ -9,6 +9,15 @@
 //   p.tile([M, N], body)
 //   module = p.finish()
 //
+// Memory-bound programs take a whole dim at once (p.span) and reduce along it:
+//
+//   def body(m):
+//       n = p.span(N)
+//       x = kiln.cast(kiln.f32, X[m, n])
+//       e = kiln.exp(x - x.max(N))
+//       Y[m, n] = kiln.cast(kiln.bf16, e / e.sum(N))
+//   p.tile([M], body)
+//
 // Python cannot hook a rebinding the way `acc = dot(..., acc)` reads in C++, so the loop-carried
 // tile of p.reduce is explicit: an initial tile in, the body's result out. A mistake raises
 // kiln.Error with the builder's sentence; Python's traceback shows the user's line.
@@ -78,7 +87,19 @@ void bindDsl(nb::module_& m) {
       .def("__rmul__", [](const Tile& a, const Num& b) { return operand(b) * a; })
       .def("__truediv__", [](const Tile& a, const Num& b) { return a / operand(b); })
       .def("__rtruediv__", [](const Tile& a, const Num& b) { return operand(b) / a; })
-      .def("__neg__", [](const Tile& a) { return -a; });
+      .def("__neg__", [](const Tile& a) { return -a; })
+      .def("__pow__", [](const Tile& a, double e) { return kiln::pow(a, e); })
+      // Comparisons give i1 tiles for kiln.where (a reflected one, 0 < x, arrives as x > 0). == and
+      // != stay Python's identity (kiln.eq / kiln.ne compare elements).
+      .def("__lt__", [](const Tile& a, const Num& b) { return a < operand(b); })
+      .def("__le__", [](const Tile& a, const Num& b) { return a <= operand(b); })
+      .def("__gt__", [](const Tile& a, const Num& b) { return a > operand(b); })
+      .def("__ge__", [](const Tile& a, const Num& b) { return a >= operand(b); })
+      // Reductions along a spanned dim: x.sum(N), x.max(N), x.min(N), x.mean(N).
+      .def("sum", [](const Tile& x, const Dim& d) { return kiln::sum(x, d); }, nb::arg("dim"))
+      .def("max", [](const Tile& x, const Dim& d) { return kiln::max(x, d); }, nb::arg("dim"))
+      .def("min", [](const Tile& x, const Dim& d) { return kiln::min(x, d); }, nb::arg("dim"))
+      .def("mean", [](const Tile& x, const Dim& d) { return kiln::mean(x, d); }, nb::arg("dim"));
 
   nb::class_<Tensor>(m, "Tensor")
       .def_prop_ro("name", &Tensor::name)
@@ -120,6 +141,9 @@ void bindDsl(nb::module_& m) {
       .def("full", [](ProgramBuilder& p, ScalarType dtype, std::vector<Coord> shape, double v) {
         return p.full(dtype, std::move(shape), v);
       })
+      .def("span", [](ProgramBuilder& p, const Dim& d) { return p.span(d); }, nb::arg("dim"))
+      .def("iota", [](ProgramBuilder& p, const Coord& c) { return p.iota(c); }, nb::arg("coord"))
+      .def("extent", [](ProgramBuilder& p, const Dim& d) { return p.extent(d); }, nb::arg("dim"))
       .def("group_index", [](ProgramBuilder& p, const Tensor& ids, const Coord& rows, int64_t align) {
         return p.group_index(ids, rows, align);
       }, nb::arg("ids"), nb::arg("rows"), nb::arg("align"))
@@ -128,11 +152,22 @@ void bindDsl(nb::module_& m) {
   m.def("dot", [](const Num& a, const Num& b, const Num& acc) { return dot(operand(a), operand(b), operand(acc)); });
   m.def("cast", [](ScalarType t, const Num& x) { return cast(t, operand(x)); });
   m.def("scale", [](const Num& x, const Num& s) { return scale(operand(x), operand(s)); });
-  m.def("maximum", [](const Num& a, const Num& b) { return max(operand(a), operand(b)); });
-  m.def("minimum", [](const Num& a, const Num& b) { return min(operand(a), operand(b)); });
-#define KILN_UNARY(name) m.def(#name, [](const Num& x) { return name(operand(x)); });
+  m.def("maximum", [](const Num& a, const Num& b) { return kiln::max(operand(a), operand(b)); });
+  m.def("minimum", [](const Num& a, const Num& b) { return kiln::min(operand(a), operand(b)); });
+  m.def("pow", [](const Num& x, double e) { return kiln::pow(operand(x), e); }, nb::arg("x"), nb::arg("exponent"));
+  m.def("eq", [](const Num& a, const Num& b) { return kiln::eq(operand(a), operand(b)); });
+  m.def("ne", [](const Num& a, const Num& b) { return kiln::ne(operand(a), operand(b)); });
+  m.def("where", [](const Tile& cond, const Num& a, const Num& b) { return kiln::where(cond, operand(a), operand(b)); },
+        nb::arg("cond"), nb::arg("a"), nb::arg("b"));
+  m.def("broadcast", [](const Num& x, std::vector<Coord> shape) { return kiln::broadcast(operand(x), std::move(shape)); },
+        nb::arg("x"), nb::arg("shape"));
+#define KILN_REDUCE(name) m.def(#name, [](const Num& x, const Dim& d) { return kiln::name(operand(x), d); });
+  KILN_REDUCE(sum) KILN_REDUCE(max) KILN_REDUCE(min) KILN_REDUCE(mean)
+#undef KILN_REDUCE
+#define KILN_UNARY(name) m.def(#name, [](const Num& x) { return kiln::name(operand(x)); });
   KILN_UNARY(abs) KILN_UNARY(exp) KILN_UNARY(relu) KILN_UNARY(gelu_tanh) KILN_UNARY(gelu_erf) KILN_UNARY(silu)
-  KILN_UNARY(sigmoid)
+  KILN_UNARY(sigmoid) KILN_UNARY(exp2) KILN_UNARY(log) KILN_UNARY(sqrt) KILN_UNARY(rsqrt) KILN_UNARY(tanh)
+  KILN_UNARY(erf)
 #undef KILN_UNARY
 }
 

@@ -64,6 +64,19 @@ def test_grouped_mm_matches_torch():
     assert rel_err(out, ref) < 1e-2
 
 
+@pytest.mark.parametrize("m,n", [(4096, 4096), (70, 96), (16, 32768)])
+def test_softmax_from_the_dsl_matches_torch(m, n):
+    torch = torch_mod()
+    import kiln
+    from kiln import programs
+    x = torch.randn(m, n, device="cuda", dtype=torch.bfloat16) * 3
+    y = torch.full_like(x, float("nan"))  # poisoned: a row the kernel skips fails the check
+    k = kiln.compile(programs.softmax_program(), dims={"M": m, "N": n})
+    assert k.config.startswith("strategy=rowwise"), k.why
+    k(x, y)
+    assert rel_err(y, torch.softmax(x.float(), dim=1)) < 1e-2
+
+
 def test_torch_compile_holds_the_custom_op_without_a_graph_break():
     torch = torch_mod()
     import kiln.ops  # noqa: F401  (registers torch.ops.kiln.*)
