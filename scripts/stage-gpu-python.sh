@@ -3,8 +3,9 @@
 # CUDA toolkit but not fmt, nlohmann_json or CLI11, and no network.
 #
 # Here (after `cmake --build build`): installs Kiln's C++ package (headers, static layer libraries
-# built here, kilnConfig.cmake, its copy of the PTX compiler library) and packs it into
-# gpu-pack/kiln-prefix.tar.xz (git-ignored) for the device tool to carry:
+# built here, kilnConfig.cmake, its copy of the PTX compiler library), adds the two GEMM benchmarks
+# bench/python_overhead.py compares with (bin/), and packs it into gpu-pack/kiln-prefix.tar.xz
+# (git-ignored) for the device tool to carry (run it after stage-gpu-bin.sh, which empties gpu-pack/):
 #   scripts/stage-gpu-python.sh
 # There: unpacks it and builds only the extension, against the installed package and that
 # machine's Python (python/CMakeLists.txt on its own: find_package(kiln)), into build-gpu-py/,
@@ -17,7 +18,11 @@ if [ "${1:-}" != "--device" ]; then
   rm -rf gpu-pack/kiln-prefix gpu-pack/kiln-prefix.tar.xz && mkdir -p gpu-pack
   cmake --install "$BUILD" --prefix gpu-pack/kiln-prefix --component devel >/dev/null
   find gpu-pack/kiln-prefix -name '*.a' -exec strip --strip-debug {} +
-  tar -C gpu-pack -cf - kiln-prefix | xz -T2 -9 > gpu-pack/kiln-prefix.tar.xz
+  mkdir gpu-pack/kiln-prefix/bin
+  cp "$BUILD/bench/kiln_gemm_bench" "$BUILD/bench/kiln_fp8_bench" gpu-pack/kiln-prefix/bin/
+  strip gpu-pack/kiln-prefix/bin/*
+  # One stream with a big dictionary: the benchmarks and the PTX compiler library share most bytes.
+  tar -C gpu-pack -cf - kiln-prefix | xz -T1 -9 --lzma2=dict=192MiB > gpu-pack/kiln-prefix.tar.xz
   rm -rf gpu-pack/kiln-prefix
   du -sh gpu-pack/kiln-prefix.tar.xz
   exit 0
