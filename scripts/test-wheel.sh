@@ -10,7 +10,16 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
 start=$(date +%s)
 rm -rf dist
-python3 -m pip wheel -q --disable-pip-version-check . -w dist -Cbuild-dir=build-wheel
+# The compilers build/ was configured with: ccache keys on the compiler's name too, so the wheel's
+# build (given g++ where build/ found c++) would miss every entry.
+compilers=()
+if [ -f build/CMakeCache.txt ]; then
+  for lang in C CXX; do
+    c=$(sed -n "s/^CMAKE_${lang}_COMPILER:[A-Z]*=//p" build/CMakeCache.txt)
+    if [ -n "$c" ]; then compilers+=("-Ccmake.define.CMAKE_${lang}_COMPILER=$c"); fi
+  done
+fi
+python3 -m pip wheel -q --disable-pip-version-check . -w dist -Cbuild-dir=build-wheel "${compilers[@]}"
 echo "kiln: built $(ls dist/kiln-*.whl) in $(( $(date +%s) - start )) s"
 venv=$(mktemp -d)
 trap 'rm -rf "$venv"' EXIT
