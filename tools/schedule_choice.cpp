@@ -2,6 +2,7 @@
 
 #include "interp/interpret_command.h"
 #include "kiln/select.h"
+#include "schedule/config.h"
 
 namespace kiln::tools {
 
@@ -27,7 +28,11 @@ std::optional<ScheduleChoice> chooseSchedule(const ir::Module& module, const Sch
     diag.error(where) << "unknown target '" << targetName << "'; known targets: " << Target::knownNames();
     return std::nullopt;
   }
-  if (!flags.config.empty()) return ScheduleChoice{*target, flags.config, "--config"};
+  if (!flags.config.empty()) {
+    // Checked here, so an error points at its entry's column of the option, not into the program.
+    if (!Config::parse(flags.config, diag, {"--config", 1, 1}, true)) return std::nullopt;
+    return ScheduleChoice{*target, flags.config, "--config"};
+  }
   if (!flags.dims.empty()) {
     auto dims = interp::parseDims(flags.dims, diag);
     if (!dims) return std::nullopt;

@@ -45,7 +45,6 @@ Config forOutput(Config c, ir::ScalarType out) {
   c.storeSlots = defaults.storeSlots;
   c.storePieces = defaults.storePieces;
   c.stageStore = defaults.stageStore;
-  c.storeHint = defaults.storeHint;
   return c;
 }
 

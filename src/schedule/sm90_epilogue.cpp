@@ -250,9 +250,7 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
       Value* row = pieces > 1 ? b.addConst(mStore, int64_t(piece) * pieceRows) : mStore;
       std::vector<Value*> ops = {p.tmC, buf, slot, b.addConst(nStore, 64 * box), row};
       if (p.batched()) ops.push_back(p.batch);
-      std::vector<NamedAttr> attrs = {{"row", slotRow}};
-      if (c.storeHint == StoreHint::EvictFirst) attrs.push_back({"evict_first", true});
-      b.create("kern.tma_store", ops, {}, attrs);
+      b.create("kern.tma_store", ops, {}, {{"row", slotRow}});
       b.create("kern.bulk_commit", {}, {});
     });
   }
