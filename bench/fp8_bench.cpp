@@ -16,16 +16,16 @@
 #include <random>
 #include <stdexcept>
 
-#include "backend/resource_report.h"
 #include "bench/bench_support.h"
 #include "bench/read_ceiling.h"
 #include "examples/examples.h"
 #include "kiln/float_formats.h"
 #include "kiln/kernel.h"
+#include "kiln/resource_report.h"
 #include "kiln/runtime/driver.h"
+#include "kiln/target.h"
 #include "ops/gemm_fp8.h"
 #include "schedule/config.h"
-#include "target/target.h"
 
 using namespace kiln;
 

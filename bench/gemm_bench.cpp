@@ -12,16 +12,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "backend/resource_report.h"
 #include "bench/bench_support.h"
 #include "bench/read_ceiling.h"
 #include "examples/examples.h"
 #include "kiln/kernel.h"
+#include "kiln/resource_report.h"
 #include "kiln/runtime/driver.h"
+#include "kiln/target.h"
 #include "ops/gemm_bf16.h"
 #include "ops/gemm_configs.h"
 #include "schedule/config.h"
-#include "target/target.h"
 
 using namespace kiln;
 

@@ -12,13 +12,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "backend/resource_report.h"
 #include "bench/bench_support.h"
 #include "examples/examples.h"
 #include "kiln/kernel.h"
+#include "kiln/resource_report.h"
 #include "kiln/runtime/driver.h"
+#include "kiln/target.h"
 #include "schedule/config.h"
-#include "target/target.h"
 
 using namespace kiln;
 

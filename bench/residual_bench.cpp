@@ -16,14 +16,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "backend/resource_report.h"
+#include "backend/resource_report_json.h"
 #include "bench/bench_support.h"
 #include "examples/examples.h"
 #include "kiln/kernel.h"
+#include "kiln/resource_report.h"
 #include "kiln/runtime/driver.h"
+#include "kiln/target.h"
 #include "ops/gemm_bf16.h"
 #include "schedule/config.h"
-#include "target/target.h"
 
 using namespace kiln;
 
@@ -96,8 +97,8 @@ int main(int argc, char** argv) {
                 on->resources().str().c_str(), countOf(on->ptx(), "\n"),
                 samePtx ? " (identical PTX)" : sameCubin ? " (identical cubin)" : "");
     builds.push_back({{"variant", v.name}, {"config", v.config.str()}, {"identical_ptx", samePtx},
-                      {"identical_cubin", sameCubin}, {"off", off->resources().toJson()},
-                      {"on", on->resources().toJson()}});
+                      {"identical_cubin", sameCubin}, {"off", backend::toJson(off->resources())},
+                      {"on", backend::toJson(on->resources())}});
     kernels.push_back({v.name, v.config.str(), std::move(*off), std::move(*on), sameCubin});
   }
 

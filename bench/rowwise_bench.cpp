@@ -17,7 +17,7 @@
 #include <random>
 #include <sstream>
 
-#include "backend/resource_report.h"
+#include "kiln/resource_report.h"
 #include "bench/bench_support.h"
 #include "examples/examples.h"
 #include "kiln/float_formats.h"
@@ -27,7 +27,7 @@
 #include "ops/default_schedule.h"
 #include "ops/rowwise.h"
 #include "schedule/config.h"
-#include "target/target.h"
+#include "kiln/target.h"
 
 using namespace kiln;
 

@@ -12,12 +12,14 @@ set_property(GLOBAL PROPERTY KILN_LAYERS "")
 
 # What every layer shares: the language level, warnings, definitions and header-only libraries.
 add_library(kiln_common INTERFACE)
-target_link_libraries(kiln_common INTERFACE fmt::fmt-header-only nlohmann_json::nlohmann_json Threads::Threads)
-target_include_directories(kiln_common SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
-target_compile_definitions(kiln_common INTERFACE KILN_VERSION="${PROJECT_VERSION}"
-                           KILN_CUDA_VERSION="${CUDAToolkit_VERSION}")
+# fmt and nlohmann_json are header-only and used by no public header, so an installed Kiln does
+# not pass them on (BUILD_INTERFACE); nor the definitions its sources are compiled with.
+target_link_libraries(kiln_common INTERFACE $<BUILD_INTERFACE:fmt::fmt-header-only>
+                      $<BUILD_INTERFACE:nlohmann_json::nlohmann_json> Threads::Threads CUDA::toolkit)
+target_compile_definitions(kiln_common INTERFACE $<BUILD_INTERFACE:KILN_VERSION="${PROJECT_VERSION}">
+                           $<BUILD_INTERFACE:KILN_CUDA_VERSION="${CUDAToolkit_VERSION}">)
 if(KILN_VERIFY_BETWEEN_PASSES)
-  target_compile_definitions(kiln_common INTERFACE KILN_VERIFY_BETWEEN_PASSES=1)
+  target_compile_definitions(kiln_common INTERFACE $<BUILD_INTERFACE:KILN_VERIFY_BETWEEN_PASSES=1>)
 endif()
 
 function(kiln_layer name)

@@ -8,7 +8,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 APT_PACKAGES=(cmake ninja-build g++ clang libclang-rt-14-dev llvm-14-tools libgtest-dev libfmt-dev
-              nlohmann-json3-dev libcli11-dev python3-pip)
+              nlohmann-json3-dev libcli11-dev python3-pip python3-venv ccache)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,9 +21,11 @@ fi
 
 # Python tools, pinned: lit runs the text-IR tests; nvdisasm (NVIDIA's wheel) gives SASS statistics;
 # the PTX compiler library (NVIDIA's wheel, the toolkit's exact version) assembles sm_90a in-process
-# with setmaxnreg honoured (src/backend/ptx_compiler.h), linked statically into Kiln.
+# with setmaxnreg honoured (src/backend/ptx_compiler.h), linked statically into Kiln. nanobind and
+# scikit-build-core build the Python package (python/, pyproject.toml); numpy and pytest test it.
 PY=python3
-PIP_PINS=(lit==18.1.8 nvidia-cuda-nvdisasm==13.4.92 nvidia-nvptxcompiler==13.0.88)
+PIP_PINS=(lit==18.1.8 nvidia-cuda-nvdisasm==13.4.92 nvidia-nvptxcompiler==13.0.88 nanobind==3.1.0
+          scikit-build-core==1.1.2 numpy==2.4.6 pytest==9.2.0)
 if ! $PY -m pip install -q --disable-pip-version-check "${PIP_PINS[@]}" 2>/dev/null; then
   # Debian's own python refuses system-wide installs (PEP 668) unless told otherwise.
   $PY -m pip install -q --disable-pip-version-check --break-system-packages "${PIP_PINS[@]}"

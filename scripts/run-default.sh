@@ -6,8 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-# Release, as scripts/test.sh builds the same folder: the two commands share one build.
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# Configured as scripts/test.sh configures the same folder: the two commands share one build.
+export CCACHE_BASEDIR=$PWD
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_PYTHON=ON \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache >/dev/null
 cmake --build build -j "$(nproc)"
 ./build/tools/kiln inspect --family gemm_bf16 --target sm_90a
 if ./build/tools/kiln bench --shapes "4096x4096x4096;8192x1024x4096;64x5120x5120"; then :; else

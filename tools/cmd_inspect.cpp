@@ -1,6 +1,7 @@
 // `kiln inspect`: compile and assemble without a GPU, then report registers, stack, spills, shared
 // memory and the instruction mix — for a program, the built-in examples, or a registered family.
 #include <cstdio>
+#include <map>
 
 #include "backend/assembler.h"
 #include "backend/compile_cache.h"
@@ -8,25 +9,34 @@
 #include "examples/examples.h"
 #include "kiln/ir/parser.h"
 #include "kiln/ir/verifier.h"
-#include "ops/default_schedule.h"
+#include "kiln/select.h"
+#include "kiln/target.h"
 #include "ops/gemm_bf16.h"
 #include "ops/gemm_fp8.h"
 #include "schedule/config.h"
-#include "target/target.h"
 #include "tools/commands.h"
+#include "tools/schedule_choice.h"
 
 namespace kiln::tools {
 
 namespace {
+constexpr const char* kDefaultTarget = "sm_90a";
+constexpr const char* kDefaultConfig = "strategy=sm80_multistage bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=2";
+
 struct InspectArgs {
   std::string file;
   std::string family;
   bool examples = false;
-  std::string target = "sm_90a";
-  std::string config = "strategy=sm80_multistage bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=2";
+  ScheduleFlags schedule;  // a program's or example's target and schedule (tools/schedule_choice.h)
   bool json = false;
   bool kMajor = false;
 };
+
+bool namesRowwise(const std::string& config) {
+  ir::DiagnosticEngine quiet;
+  auto c = Config::parse(config, quiet);
+  return c && c->strategy == "rowwise";
+}
 
 // Assembles one compiled kernel and fills a row; false after printing why.
 bool inspectOne(const std::string& name, const CompileResult& compiled, const Target& target,
@@ -47,9 +57,10 @@ bool inspectOne(const std::string& name, const CompileResult& compiled, const Ta
 }
 
 int runInspect(const InspectArgs& a) {
-  auto target = Target::byName(a.target);
+  const std::string targetName = a.schedule.target.empty() ? kDefaultTarget : a.schedule.target;
+  auto target = Target::byName(targetName);
   if (!target) {
-    std::fprintf(stderr, "kiln inspect: unknown target '%s'; known: %s\n", a.target.c_str(), Target::knownNames().c_str());
+    std::fprintf(stderr, "kiln inspect: unknown target '%s'; known: %s\n", targetName.c_str(), Target::knownNames().c_str());
     return kUsage;
   }
   ir::DiagnosticEngine diag;
@@ -100,23 +111,23 @@ int runInspect(const InspectArgs& a) {
       std::fprintf(stderr, "kiln inspect: give a program file, --examples, or --family NAME\n");
       return kUsage;
     }
-    auto config = Config::parse(a.config, diag, {"--config", 1, 1}, true);
-    if (!config) {
-      std::fprintf(stderr, "%s", diag.str().c_str());
-      return kUsage;
-    }
     for (auto& [name, module] : programs) {
       ir::DiagnosticEngine one;
-      // A memory-bound example under a GEMM schedule: the rowwise family's pick for rows of 4096.
-      Config use = *config;
+      auto choice = chooseSchedule(*module, a.schedule, kDefaultTarget, kDefaultConfig, one);
+      if (choice && !a.schedule.dims.empty()) std::fprintf(stderr, "%s: %s\n", name.c_str(), choice->why.c_str());
+      // A memory-bound example under a GEMM schedule or the rowwise defaults: the rowwise family's
+      // pick for rows of 4096.
       const examples::Example* e = a.examples ? examples::find(name) : nullptr;
-      if (e && !e->gemm && config->strategy != "rowwise") {
+      if (choice && e && !e->gemm && a.schedule.dims.empty() &&
+          (choice->rowwiseDefault || !namesRowwise(choice->config))) {
         std::map<std::string, int64_t> dims;
         for (const auto& d : module->body().front()->stringsAttr("dims")) dims[d] = 4096;
-        use = ops::defaultSchedule(*module->body().front(), *target, dims).config;
+        choice->config = select(*module, choice->target, dims).config;
       }
-      auto compiled = compile(*module, *target, use, one);
-      if (!compiled || !inspectOne(name, *compiled, *target, rows, one)) {
+      if (choice) target = choice->target;  // the header names it (the flag's, unless a program names its own)
+      std::optional<CompileResult> compiled;
+      if (choice) compiled = compile(*module, choice->target, choice->config, one);
+      if (!compiled || !inspectOne(name, *compiled, choice->target, rows, one)) {
         // Report and go on: one program the strategy cannot compile does not hide the others.
         std::fprintf(stderr, "%s: %s", name.c_str(), one.str().c_str());
         ok = false;
@@ -143,8 +154,7 @@ void registerInspectCommand(CLI::App& app) {
   cmd->add_option("file", args.file, "Program in text IR");
   cmd->add_flag("--examples", args.examples, "Inspect every built-in example program");
   cmd->add_option("--family", args.family, "Inspect every variant of a registered family (gemm_bf16, gemm_fp8)");
-  cmd->add_option("--target", args.target, "Target architecture")->capture_default_str();
-  cmd->add_option("--config", args.config, "Schedule for a program or the examples")->capture_default_str();
+  addScheduleOptions(*cmd, args.schedule, kDefaultTarget, kDefaultConfig);
   cmd->add_flag("--kmajor-b", args.kMajor, "With --family: the variants for a K-major B");
   cmd->add_flag("--json", args.json, "Print JSON instead of a table");
   cmd->callback([] { setExitCode(runInspect(args)); });

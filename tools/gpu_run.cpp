@@ -8,17 +8,17 @@
 #include <cstdio>
 
 #include "interp/interpret_command.h"
-#include "kiln/interp/interpreter.h"
 #include "interp/random_inputs.h"
+#include "kiln/interp/interpreter.h"
 #include "kiln/ir/parser.h"
 #include "kiln/ir/verifier.h"
-#include "backend/resource_report.h"
 #include "kiln/kernel.h"
+#include "kiln/resource_report.h"
 #include "kiln/runtime/driver.h"
 #include "kiln/runtime/memory.h"
+#include "kiln/target.h"
 #include "ops/default_schedule.h"
 #include "schedule/config.h"
-#include "target/target.h"
 #include "tools/commands.h"
 
 namespace kiln::tools {

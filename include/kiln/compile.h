@@ -21,12 +21,12 @@
 //    for clusters is launched with exactly this shape (cuLaunchKernelEx) and cannot run without it;
 //  * divisibility: dims that must be multiples of a value (e.g. K % 8 == 0 so every operand row is
 //    16-byte aligned for cp.async); validate() checks them and says which one fails.
-// Target lives in src/target/target.h, Config in src/schedule/config.h.
 #include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/ir/diagnostics.h"
@@ -97,6 +97,13 @@ struct LaunchInfo {
   bool validate(const std::map<std::string, int64_t>& dims, ir::DiagnosticEngine& diag) const;
 };
 
+// The launch contract as a JSON object: {"kernel", "threads", "dynamic_smem_bytes", "params": [{"name",
+// "kind" (pointer, tensor_map, scalar, dim, workspace), "dtype", pointers' "alignment", tensor maps'
+// "tensor", "box", "swizzle_bytes", "stream"}], "grid": [{"constant", "tiles": [{"dim", "tile"}]}]
+// (x, y, z), "cluster", "persistent", "divisibility": [{"dim", "multiple"}], "workspace_unit_bytes",
+// "workspace_per_block"}, with the meanings above.
+std::string launchJson(const LaunchInfo& launch);
+
 struct CompileResult {
   std::string ptx;
   LaunchInfo launch;
@@ -107,6 +114,11 @@ struct CompileResult {
 
 // Compiles the module's one tile.program. Returns nullopt after reporting diagnostics.
 std::optional<CompileResult> compile(const ir::Module& program, const Target& target, const Config& config,
+                                     ir::DiagnosticEngine& diag);
+// The same with the schedule as a config line ("strategy=sm90_ws_persistent bm=128 ..."; empty: the
+// sm80_multistage defaults), as `kiln compile --config` and kiln::select give it. A bad line is
+// reported, with the key it is about.
+std::optional<CompileResult> compile(const ir::Module& program, const Target& target, std::string_view config,
                                      ir::DiagnosticEngine& diag);
 
 }  // namespace kiln

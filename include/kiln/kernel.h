@@ -2,7 +2,7 @@
 // kiln::Kernel: a compiled program ready to launch — its PTX, cubin and resource report, and a
 // launch() that validates every argument before anything runs.
 //
-//   auto k = kiln::Kernel::build(*program, kiln::Target::sm90a(), kiln::Config::parse("bm=128 bn=128 bk=32 stages=3"), diag);
+//   auto k = kiln::Kernel::build(*program, kiln::Target::sm90a(), "bm=128 bn=128 bk=32 stages=3", diag);
 //   k->launch(ctx, stream, {a, b, c}, {}, {{"M", 4096}, {"N", 4096}, {"K", 4096}});
 //
 // launch() takes the device addresses of the program's tensor arguments in declaration order, its
@@ -15,10 +15,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/compile.h"
 #include "kiln/ir/diagnostics.h"
+#include "kiln/resource_report.h"
 #include "kiln/runtime/device.h"
 #include "kiln/runtime/launch_args.h"
 #include "kiln/runtime/tensor_map.h"
@@ -26,7 +28,6 @@
 namespace kiln {
 
 namespace backend {
-struct ResourceReport;
 class CompileCache;
 }  // namespace backend
 
@@ -34,6 +35,9 @@ class Kernel {
  public:
   // Compiles, assembles for the target (through the disk cache when given) and prepares launching.
   static std::optional<Kernel> build(const ir::Module& program, const Target& target, const Config& config,
+                                     ir::DiagnosticEngine& diag, const backend::CompileCache* cache = nullptr);
+  // The same with the schedule as a config line (kiln/compile.h).
+  static std::optional<Kernel> build(const ir::Module& program, const Target& target, std::string_view config,
                                      ir::DiagnosticEngine& diag, const backend::CompileCache* cache = nullptr);
   ~Kernel();
   Kernel(Kernel&&) noexcept;

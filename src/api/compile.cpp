@@ -9,8 +9,8 @@
 #include "kiln/dialects.h"
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
+#include "kiln/target.h"
 #include "schedule/config.h"
-#include "target/target.h"
 #include "schedule/pipeline.h"
 
 namespace kiln {
@@ -166,6 +166,13 @@ std::optional<CompileResult> compile(const Module& program, const Target& target
   r.config = config.str();
   r.kernIr = toString(*m);
   return r;
+}
+
+std::optional<CompileResult> compile(const Module& program, const Target& target, std::string_view config,
+                                     DiagnosticEngine& diag) {
+  auto parsed = Config::parse(config, diag);
+  if (!parsed) return std::nullopt;
+  return compile(program, target, *parsed, diag);
 }
 
 }  // namespace kiln

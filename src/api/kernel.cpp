@@ -12,8 +12,8 @@
 #include "kiln/runtime/memory.h"
 #include "kiln/runtime/module.h"
 #include "kiln/runtime/stream.h"
+#include "kiln/target.h"
 #include "schedule/config.h"
-#include "target/target.h"
 
 namespace kiln {
 
@@ -84,6 +84,13 @@ std::optional<Kernel> Kernel::build(const ir::Module& program, const Target& tar
     if (op->is("tile.program")) prog = op.get();
   impl->signature = signatureOf(*prog, impl->compiled.launch);
   return Kernel(std::move(impl));
+}
+
+std::optional<Kernel> Kernel::build(const ir::Module& program, const Target& target, std::string_view config,
+                                    ir::DiagnosticEngine& diag, const backend::CompileCache* cache) {
+  auto parsed = Config::parse(config, diag);
+  if (!parsed) return std::nullopt;
+  return build(program, target, *parsed, diag, cache);
 }
 
 const std::string& Kernel::ptx() const { return impl_->compiled.ptx; }

@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/resource_report.h"
 #include "kiln/ir/diagnostics.h"
+#include "kiln/resource_report.h"
 
 namespace kiln::backend {
 

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/resource_report_json.h"
+
 namespace kiln::backend {
 namespace {
 
@@ -24,7 +26,7 @@ uint64_t getLE(std::string_view in, size_t at, int bytes) {
 
 nlohmann::json payloadJson(const AssembledKernel& k) {
   nlohmann::json resources = nlohmann::json::array();
-  for (const auto& [_, r] : k.resources) resources.push_back(r.toJson());
+  for (const auto& [_, r] : k.resources) resources.push_back(toJson(r));
   nlohmann::json warnings = nlohmann::json::array();
   for (const ir::Diagnostic& w : k.warnings)
     warnings.push_back({{"file", w.loc.file}, {"line", w.loc.line}, {"col", w.loc.col}, {"message", w.message}});
@@ -58,7 +60,7 @@ std::optional<AssembledKernel> kernelFromPayload(std::string_view payload) {
   k.cubin.assign(bytes.begin(), bytes.end());
   for (const auto& r : *resources) {
     ResourceReport report;
-    if (!ResourceReport::fromJson(r, report)) return std::nullopt;
+    if (!fromJson(r, report)) return std::nullopt;
     k.resources.emplace(report.kernel, std::move(report));
   }
   for (const auto& w : *warnings) {

@@ -1,4 +1,6 @@
-#include "backend/resource_report.h"
+#include "kiln/resource_report.h"
+
+#include "backend/resource_report_json.h"
 
 #include <charconv>
 #include <optional>
@@ -15,18 +17,18 @@ std::string ResourceReport::str() const {
                      sharedBytes, constBytes);
 }
 
-nlohmann::json ResourceReport::toJson() const {
-  return {{"kernel", kernel},
-          {"registers", registers},
-          {"barriers", barriers},
-          {"stack_frame_bytes", stackFrameBytes},
-          {"spill_store_bytes", spillStoreBytes},
-          {"spill_load_bytes", spillLoadBytes},
-          {"shared_bytes", sharedBytes},
-          {"const_bytes", constBytes}};
+nlohmann::json toJson(const ResourceReport& r) {
+  return {{"kernel", r.kernel},
+          {"registers", r.registers},
+          {"barriers", r.barriers},
+          {"stack_frame_bytes", r.stackFrameBytes},
+          {"spill_store_bytes", r.spillStoreBytes},
+          {"spill_load_bytes", r.spillLoadBytes},
+          {"shared_bytes", r.sharedBytes},
+          {"const_bytes", r.constBytes}};
 }
 
-bool ResourceReport::fromJson(const nlohmann::json& j, ResourceReport& out) {
+bool fromJson(const nlohmann::json& j, ResourceReport& out) {
   if (!j.is_object() || !j.contains("kernel") || !j["kernel"].is_string()) return false;
   out.kernel = j["kernel"].get<std::string>();
   const std::pair<const char*, int*> fields[] = {

@@ -1,4 +1,4 @@
-#include "backend/sass_stats.h"
+#include "kiln/sass_stats.h"
 
 #include <cctype>
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "backend/resource_report_json.h"
+
 namespace kiln::driver {
 
 InstructionMix instructionMix(const backend::SassStats& sass) {
@@ -28,7 +30,7 @@ InstructionMix instructionMix(const backend::SassStats& sass) {
 }
 
 nlohmann::json toJson(const InspectRow& r) {
-  nlohmann::json j = {{"name", r.name}, {"config", r.config}, {"resources", r.resources.toJson()},
+  nlohmann::json j = {{"name", r.name}, {"config", r.config}, {"resources", backend::toJson(r.resources)},
                       {"dynamic_smem_bytes", r.dynamicSmemBytes}};
   if (r.mix) {
     const auto& m = *r.mix;

@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/resource_report.h"
-#include "backend/sass_stats.h"
 #include "kiln/compile.h"
+#include "kiln/resource_report.h"
+#include "kiln/sass_stats.h"
 
 namespace kiln::driver {
 

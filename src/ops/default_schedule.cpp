@@ -34,6 +34,20 @@ std::optional<ir::ScalarType> onlyOutputType(const ir::Operation& program) {
   return type;
 }
 
+// The pick for a BF16 output, adapted to the program's: the TMA-store epilogue stages 16-bit tiles
+// (sm90_ws_persistent.cpp), so an f32 output is stored from registers, without the options of the
+// staged epilogue.
+Config forOutput(Config c, ir::ScalarType out) {
+  if (out != ir::ScalarType::F32 || c.epilogue != EpilogueStore::Tma) return c;
+  const Config defaults;
+  c.epilogue = EpilogueStore::Direct;
+  c.reuseStage = defaults.reuseStage;
+  c.storeSlots = defaults.storeSlots;
+  c.storePieces = defaults.storePieces;
+  c.stageStore = defaults.stageStore;
+  return c;
+}
+
 bool hasMatrixProduct(const ir::Operation& program) {
   bool dot = false;
   program.walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot"); });
@@ -52,7 +66,8 @@ DefaultSchedule rowwiseSchedule(const ir::Operation& program, const Target& t, c
             false};
   std::string shape;
   for (const auto& [d, v] : dims) shape += fmt::format("{}{}={}", shape.empty() ? "" : ", ", d, v);
-  return {pick->variant->config, fmt::format("rowwise's pick for {}: {}", shape, pick->str(*p)), true};
+  return {pick->variant->config, fmt::format("rowwise's pick for {}: {}", shape, pick->str(*p)), true, "rowwise",
+          pick->variant->name};
 }
 
 }  // namespace
@@ -70,19 +85,28 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
   const std::string shape = fmt::format("{}={}, {}={}, {}={}", g->dimM, m, g->dimN, n, g->dimK, k);
   auto out = onlyOutputType(program);
   if (!out) return fallback("a GEMM with more than one output");
+  // The families' tables are tuned for a BF16 output; an f16 or f32 one changes only the epilogue's
+  // stores, so the pick for the BF16 twin serves it (adapted by forOutput).
+  const bool otherOutput = *out == ir::ScalarType::F16 || *out == ir::ScalarType::F32;
+  const ir::ScalarType familyOut = otherOutput ? ir::ScalarType::BF16 : *out;
+  const std::string adapted =
+      otherOutput ? fmt::format(", for the {} output", ir::scalarName(*out)) : std::string();
   if (g->fp8) {
     Fp8GemmProblem p{m, n, k};
     p.a = g->abType;
     p.b = g->bType;
-    p.c = *out;
+    p.c = familyOut;
     auto pick = selectGemmFp8(p, t, quiet);
     if (!pick) return fallback(firstMessage(quiet));
-    return {pick->variant->config,
-            fmt::format("gemm_fp8's pick for {}: {} ({}, score {:.2f})", shape, pick->variant->name, pick->source,
-                        pick->score),
-            true};
+    return {forOutput(pick->variant->config, *out),
+            fmt::format("gemm_fp8's pick for {}: {} ({}, score {:.2f}){}", shape, pick->variant->name, pick->source,
+                        pick->score, adapted),
+            true, "gemm_fp8", pick->variant->name};
   }
-  GemmProblem p{m, n, k, g->abType, g->bType, *out};
+  // f16 operands have bf16's size and wgmma / mma.sync rate: gemm_bf16's table serves them.
+  const bool f16Operands = g->abType == ir::ScalarType::F16 && g->bType == ir::ScalarType::F16;
+  const ir::ScalarType familyIn = f16Operands ? ir::ScalarType::BF16 : g->abType;
+  GemmProblem p{m, n, k, familyIn, f16Operands ? familyIn : g->bType, familyOut};
   p.bKMajor = g->bKMajor;
   auto pick = selectGemmBf16(p, t, quiet);
   if (!pick) return fallback(firstMessage(quiet));
@@ -93,7 +117,10 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
     return fallback(fmt::format("a grouped GEMM whose groups ({{align = {}}}) are shorter than the rows of gemm_bf16's "
                                 "pick, {}",
                                 g->groupAlign, pick->variant->name));
-  return {c, fmt::format("gemm_bf16's pick for {}: {}", shape, pick->str()), true};
+  return {forOutput(c, *out),
+          fmt::format("gemm_bf16's pick for {}: {}{}{}", shape, pick->str(), f16Operands ? ", for f16 operands" : "",
+                      adapted),
+          true, "gemm_bf16", pick->variant->name};
 }
 
 }  // namespace kiln::ops

@@ -3,7 +3,10 @@
 //
 // A GEMM that a registered family can run on the target gets the family's pick for its dims:
 // gemm_bf16 for BF16 operands and output, gemm_fp8 (promoted sums, cuBLASLt's default
-// accumulation) for e4m3 operands with a BF16 output. On sm_90a that is the sm90_ws_persistent
+// accumulation) for e4m3 operands with a BF16 output. An f16 or f32 output takes the pick for the
+// same GEMM with a BF16 output (an f32 one stored from registers: the TMA-store epilogue stages
+// 16-bit tiles), and f16 operands gemm_bf16's pick; fused epilogues (a bias, an activation, scales)
+// take the pick of their GEMM. On sm_90a that is the sm90_ws_persistent
 // kernel the family's heuristic chooses (docs/sm90-strategy.md); a grouped GEMM takes it where the
 // pick's tiles fit in its groups' rows. A GEMM no variant can run gets the sm80_multistage
 // default, which every target with mma.sync lowers. A program without a matrix product gets the
@@ -14,8 +17,8 @@
 #include <string>
 
 #include "kiln/ir/operation.h"
+#include "kiln/target.h"
 #include "schedule/config.h"
-#include "target/target.h"
 
 namespace kiln::ops {
 
@@ -30,6 +33,8 @@ struct DefaultSchedule {
   // score 0.93)", or why the fallback ("not a GEMM: ...", "no gemm_bf16 variant can run ...").
   std::string why;
   bool fromFamily = false;
+  std::string family;   // "gemm_bf16", "gemm_fp8" or "rowwise" when fromFamily
+  std::string variant;  // the family's variant when fromFamily
 };
 
 // `dims`: the program's dim values (M, N, K and any others), as `kiln run --dims` gives them.

@@ -26,8 +26,8 @@
 #include "kiln/compile.h"
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
+#include "kiln/target.h"
 #include "schedule/config.h"
-#include "target/target.h"
 
 namespace kiln::ops {
 

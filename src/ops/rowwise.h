@@ -31,7 +31,7 @@
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
 #include "schedule/config.h"
-#include "target/target.h"
+#include "kiln/target.h"
 
 namespace kiln::ops {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "kiln/ir/diagnostics.h"
-#include "target/target.h"
+#include "kiln/target.h"
 
 namespace kiln::ops {
 

@@ -22,8 +22,8 @@
 
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
+#include "kiln/target.h"
 #include "schedule/config.h"
-#include "target/target.h"
 
 namespace kiln {
 

@@ -1,5 +1,5 @@
 // The architecture table (numbers and sources in target.h).
-#include "target/target.h"
+#include "kiln/target.h"
 
 namespace kiln {
 

@@ -17,3 +17,4 @@ config.environment["KILN_CACHE_DIR"] = os.path.join(config.test_exec_root, "cach
 import sys
 config.substitutions.insert(0, (r"(?<![\w.-])not(?![\w.-])", sys.executable + " " + os.path.join(config.test_source_root, "not.py")))
 config.excludes.append("not.py")
+config.substitutions.append(("%python", sys.executable))

@@ -13,7 +13,7 @@
 #include "codegen/ptx/ptx_builder.h"
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
-#include "target/target.h"
+#include "kiln/target.h"
 
 namespace kiln::ptx {
 

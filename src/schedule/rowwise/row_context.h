@@ -19,7 +19,7 @@
 #include "schedule/config.h"
 #include "schedule/kern_builder.h"
 #include "schedule/rowwise/row_program.h"
-#include "target/target.h"
+#include "kiln/target.h"
 
 namespace kiln::rowwise {
 

@@ -36,7 +36,7 @@
 
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
-#include "target/target.h"
+#include "kiln/target.h"
 
 namespace kiln::rowwise {
 

@@ -21,9 +21,9 @@
 #include "kiln/runtime/memory.h"
 #include "kiln/runtime/module.h"
 #include "kiln/runtime/stream.h"
+#include "kiln/target.h"
 #include "ops/gemm_bf16.h"
 #include "schedule/config.h"
-#include "target/target.h"
 
 namespace kiln {
 namespace {

@@ -10,9 +10,9 @@
 #include "kiln/float_formats.h"
 #include "kiln/kernel.h"
 #include "kiln/runtime/driver.h"
+#include "kiln/target.h"
 #include "ops/gemm_configs.h"
 #include "schedule/config.h"
-#include "target/target.h"
 #include "tests/gpu/ops/gemm_checks.h"
 #include "tests/gpu/ops/gemm_reference.h"
 

@@ -15,8 +15,8 @@
 #include "bench/bench_support.h"
 #include "examples/examples.h"
 #include "kiln/kernel.h"
+#include "kiln/target.h"
 #include "schedule/config.h"
-#include "target/target.h"
 #include "tests/gpu/ops/gemm_checks.h"
 #include "tests/gpu/ops/gemm_reference.h"
 

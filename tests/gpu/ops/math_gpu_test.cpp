@@ -12,7 +12,7 @@
 #include "kiln/kernel.h"
 #include "kiln/runtime/driver.h"
 #include "schedule/config.h"
-#include "target/target.h"
+#include "kiln/target.h"
 #include "tests/unit/testing/math_programs.h"
 
 namespace kiln {

@@ -19,7 +19,7 @@
 #include "kiln/runtime/driver.h"
 #include "ops/default_schedule.h"
 #include "schedule/config.h"
-#include "target/target.h"
+#include "kiln/target.h"
 #include "tests/unit/testing/example_runs.h"
 
 namespace kiln {

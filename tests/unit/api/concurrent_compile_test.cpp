@@ -8,8 +8,8 @@
 #include "backend/compile_cache.h"
 #include "examples/examples.h"
 #include "kiln/compile.h"
+#include "kiln/target.h"
 #include "schedule/config.h"
-#include "target/target.h"
 
 namespace kiln {
 namespace {

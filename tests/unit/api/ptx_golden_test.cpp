@@ -23,10 +23,10 @@
 #include "backend/sha256.h"
 #include "examples/examples.h"
 #include "kiln/compile.h"
+#include "kiln/target.h"
 #include "ops/gemm_bf16.h"
 #include "ops/gemm_fp8.h"
 #include "schedule/config.h"
-#include "target/target.h"
 #include "tests/unit/schedule/sm90_config_draw.h"
 #include "tests/unit/testing/example_configs.h"
 

@@ -5,9 +5,9 @@
 #include "examples/examples.h"
 #include "kiln/kernel.h"
 #include "kiln/runtime/stream.h"
+#include "kiln/target.h"
 #include "ops/gemm_bf16_sm90.h"
 #include "schedule/config.h"
-#include "target/target.h"
 #include "tests/unit/runtime/fake/fake_driver.h"
 
 namespace kiln {

@@ -1,8 +1,9 @@
-#include "backend/resource_report.h"
+#include "kiln/resource_report.h"
 
 #include <gtest/gtest.h>
 
 #include "backend/assembler.h"
+#include "backend/resource_report_json.h"
 #include "tests/unit/backend/test_ptx.h"
 
 namespace kiln::backend {
@@ -65,14 +66,14 @@ ptxas info    : Used 96 registers, used 2 barriers, 40 bytes stack frame, 16384 
 
 TEST(ResourceReport, JsonRoundTripAndStr) {
   ResourceReport r{"gemm", 168, 1, 56, 4, 8, 4096, 536};
-  nlohmann::json j = r.toJson();
+  nlohmann::json j = toJson(r);
   EXPECT_EQ(j["registers"], 168);
   EXPECT_EQ(j["spill_load_bytes"], 8);
   ResourceReport back;
-  ASSERT_TRUE(ResourceReport::fromJson(j, back));
+  ASSERT_TRUE(fromJson(j, back));
   EXPECT_EQ(back, r);
   j.erase("barriers");
-  EXPECT_FALSE(ResourceReport::fromJson(j, back));
+  EXPECT_FALSE(fromJson(j, back));
   EXPECT_EQ(r.str(), "gemm: 168 regs, 1 barriers, 56 B stack, 4 B spill stores, 8 B spill loads, "
                      "4096 B smem, 536 B cmem[0]");
 }

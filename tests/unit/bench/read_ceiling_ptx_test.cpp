@@ -10,7 +10,7 @@
 #include <regex>
 
 #include "backend/assembler.h"
-#include "backend/sass_stats.h"
+#include "kiln/sass_stats.h"
 
 namespace kiln::bench {
 namespace {

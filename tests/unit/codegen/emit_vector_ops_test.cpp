@@ -8,7 +8,7 @@
 #include "codegen/ptx/emitter.h"
 #include "kiln/ir/parser.h"
 #include "kiln/ir/verifier.h"
-#include "target/target.h"
+#include "kiln/target.h"
 
 namespace kiln {
 namespace {

@@ -13,11 +13,11 @@
 #include <sstream>
 
 #include "backend/assembler.h"
-#include "backend/sass_stats.h"
 #include "examples/examples.h"
 #include "kiln/compile.h"
+#include "kiln/sass_stats.h"
+#include "kiln/target.h"
 #include "schedule/config.h"
-#include "target/target.h"
 #include "tests/unit/testing/example_configs.h"
 #include "tests/unit/testing/sass_loop.h"
 

@@ -18,9 +18,9 @@
 #include <sstream>
 
 #include "backend/assembler.h"
-#include "tests/unit/testing/sass_loop.h"
-#include "backend/sass_stats.h"
+#include "kiln/sass_stats.h"
 #include "ops/gemm_bf16.h"
+#include "tests/unit/testing/sass_loop.h"
 
 namespace kiln::ops {
 namespace {

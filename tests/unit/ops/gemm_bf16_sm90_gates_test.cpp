@@ -25,8 +25,8 @@
 
 #include "backend/assembler.h"
 #include "backend/ptx_compiler.h"
-#include "backend/sass_stats.h"
 #include "examples/examples.h"
+#include "kiln/sass_stats.h"
 #include "ops/gemm_bf16_sm90.h"
 
 namespace kiln::ops {

@@ -16,7 +16,7 @@
 #include <tuple>
 
 #include "backend/assembler.h"
-#include "backend/sass_stats.h"
+#include "kiln/sass_stats.h"
 #include "ops/gemm_fp8.h"
 #include "tests/unit/testing/recorded_config.h"
 

@@ -19,9 +19,9 @@
 #include "kiln/float_formats.h"
 #include "kiln/ir/parser.h"
 #include "kiln/program_builder.h"
+#include "kiln/target.h"
 #include "ops/gemm_fp8.h"
 #include "schedule/config.h"
-#include "target/target.h"
 #include "tests/unit/testing/kern_sim.h"
 #include "tests/unit/testing/seeded_inputs.h"
 

@@ -15,8 +15,8 @@
 #include "backend/assembler.h"
 #include "examples/examples.h"
 #include "kiln/compile.h"
+#include "kiln/target.h"
 #include "schedule/config.h"
-#include "target/target.h"
 #include "tests/unit/schedule/sm90_config_draw.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
 

@@ -12,11 +12,11 @@
 
 #include "examples/examples.h"
 #include "kiln/compile.h"
-#include "kiln/program_builder.h"
 #include "kiln/ir/builder.h"
 #include "kiln/ir/operation.h"
+#include "kiln/program_builder.h"
+#include "kiln/target.h"
 #include "schedule/config.h"
-#include "target/target.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
 
 namespace kiln {

@@ -16,9 +16,9 @@
 #include "dialects/kern/int_range.h"
 #include "examples/examples.h"
 #include "kiln/compile.h"
-#include "schedule/config.h"
-#include "target/target.h"
 #include "kiln/ir/operation.h"
+#include "kiln/target.h"
+#include "schedule/config.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
 
 namespace kiln {

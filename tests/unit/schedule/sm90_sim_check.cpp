@@ -11,10 +11,10 @@
 #include "kiln/ir/parser.h"
 #include "kiln/kernel.h"
 #include "kiln/program_builder.h"
+#include "kiln/target.h"
 #include "schedule/config.h"
-#include "target/target.h"
-#include "tests/unit/testing/ws_sim.h"
 #include "tests/unit/testing/seeded_inputs.h"
+#include "tests/unit/testing/ws_sim.h"
 
 namespace kiln::sm90sim {
 namespace {

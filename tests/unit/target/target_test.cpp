@@ -1,7 +1,7 @@
 // The architecture table: the facts strategies rely on.
 #include <gtest/gtest.h>
 
-#include "target/target.h"
+#include "kiln/target.h"
 
 namespace kiln {
 namespace {

@@ -18,7 +18,7 @@
 #include <sstream>
 
 #include "backend/assembler.h"
-#include "backend/sass_stats.h"
+#include "kiln/sass_stats.h"
 #include "ops/gemm_bf16.h"
 
 namespace kiln::ops {

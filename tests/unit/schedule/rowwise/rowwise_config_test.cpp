@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "schedule/config.h"
-#include "target/target.h"
+#include "kiln/target.h"
 
 namespace kiln {
 namespace {

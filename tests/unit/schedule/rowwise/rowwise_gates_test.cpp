@@ -12,11 +12,11 @@
 #include <sstream>
 
 #include "backend/assembler.h"
-#include "backend/sass_stats.h"
+#include "kiln/sass_stats.h"
 #include "examples/examples.h"
 #include "kiln/compile.h"
 #include "ops/default_schedule.h"
-#include "target/target.h"
+#include "kiln/target.h"
 
 namespace kiln {
 namespace {

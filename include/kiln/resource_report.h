@@ -6,8 +6,6 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
 namespace kiln::backend {
 
 struct ResourceReport {
@@ -23,9 +21,6 @@ struct ResourceReport {
   bool spills() const { return spillStoreBytes > 0 || spillLoadBytes > 0; }
   // "gemm: 168 regs, 1 barriers, 56 B stack, 0 B spill stores, 0 B spill loads, 4096 B smem, 536 B cmem[0]"
   std::string str() const;
-  nlohmann::json toJson() const;
-  // Inverse of toJson; returns false (leaving `out` unspecified) when a field is missing or mistyped.
-  static bool fromJson(const nlohmann::json& j, ResourceReport& out);
   bool operator==(const ResourceReport&) const = default;
 };
 

@@ -1,0 +1,231 @@
+"""kiln.compile and kiln.Kernel: compiled programs, cached, callable on torch tensors; the
+interpreter on numpy arrays; text IR in (kiln.parse) and out (Module.text)."""
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Optional
+
+from . import _kiln
+
+_TORCH_DTYPES = {"bfloat16": _kiln.dtype.bf16, "float16": _kiln.dtype.f16, "float32": _kiln.dtype.f32,
+                 "float8_e4m3fn": _kiln.dtype.f8e4m3, "float8_e5m2": _kiln.dtype.f8e5m2, "int32": _kiln.dtype.i32,
+                 "int64": _kiln.dtype.i64, "bool": _kiln.dtype.i1}
+_TMA_ALIGN = 16  # bytes: a tensor map's base address (the launch contract gives a pointer's own alignment)
+
+
+def parse(text: str, file: str = "<text>") -> _kiln.Module:
+    """Parses and verifies text IR holding one tile.program; raises kiln.Error with the diagnostics."""
+    return _kiln.Module.parse(text, file)
+
+
+def _module(program) -> _kiln.Module:
+    if isinstance(program, _kiln.Module):
+        return program
+    if isinstance(program, str):
+        return parse(program)
+    raise TypeError(f"expected a kiln.Module (Program.finish()) or text IR, not {type(program).__name__}")
+
+
+def select(program, target: str, dims: Mapping[str, int]) -> dict:
+    """The schedule Kiln picks for the program at these dims: {config, why, family, variant}."""
+    return _kiln.select(_module(program), target, dict(dims))
+
+
+def _gpu_target() -> Optional[str]:
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            return None
+        major, minor = torch.cuda.get_device_capability()
+    except ImportError:
+        return None
+    name = f"sm_{major}{minor}" + ("a" if major in (9, 10) else "")
+    return name if name in _kiln.known_targets() else None
+
+
+_CACHE: dict = {}
+
+
+def compile(program, target: Optional[str] = None, config: Optional[str] = None,
+            dims: Optional[Mapping[str, int]] = None) -> "Kernel":
+    """Compiles (and assembles: no GPU needed) a program.
+
+    target: a name ("sm_90a"); default the program's own target attribute, else the current GPU's.
+    config: a config line; default the program's config attribute, else the schedule kiln.select
+    picks for `dims` (without dims: the default of the program's kind, sm80_multistage for a GEMM
+    and rowwise for a program without a matrix product). Kernels are cached by program text,
+    target and config, so a second compile of the same thing returns the same Kernel.
+    """
+    module = _module(program)
+    target = target or module.attribute("target") or _gpu_target()
+    if target is None:
+        raise Error("no target: pass target='sm_90a' (or another of " + ", ".join(_kiln.known_targets()) +
+                    "), or run where torch sees a GPU")
+    why = "the config argument"
+    if config is None:
+        config = module.attribute("config")
+        why = "the program's config attribute"
+    if config is None:
+        pick = _kiln.select(module, target, dict(dims) if dims is not None else {})
+        config, why = pick["config"], pick["why"] if dims is not None else "no dims given: " + pick["why"]
+    key = (module.text, target, config)
+    kernel = _CACHE.get(key)
+    if kernel is None:
+        kernel = _CACHE[key] = Kernel(module, _kiln.compile(module, target, config), target, why)
+    return kernel
+
+
+Error = _kiln.Error
+
+
+class _Arg:
+    """One argument of the program, as a call checks it."""
+    __slots__ = ("name", "kind", "dtype", "shape", "order", "torch_dtype", "torch_type", "_strides")
+
+    def __init__(self, a: dict):
+        self.name, self.kind, self.dtype = a["name"], a["kind"], a["dtype"]
+        self.shape, self.order = list(a["shape"]), list(a["order"])
+        self.torch_dtype = next((k for k, v in _TORCH_DTYPES.items() if v == self.dtype), None)
+        self.torch_type = None  # the torch.dtype itself, looked up on the first call
+        self._strides = {}      # shape -> strides: a warm call computes none
+
+    def strides(self, shape) -> tuple:
+        """Dense element strides of a tensor stored fastest-first in `order` (default row-major)."""
+        known = self._strides.get(shape)
+        if known is not None:
+            return known
+        order = self.order or list(reversed(range(len(shape))))
+        strides, step = [0] * len(shape), 1
+        for axis in order:
+            strides[axis] = step
+            step *= shape[axis]
+        if len(self._strides) < 64:  # a bounded memo: shapes vary with the batch
+            self._strides[tuple(shape)] = tuple(strides)
+        return tuple(strides)
+
+
+class Kernel:
+    """A compiled program: .ptx, .cubin, .resources, .sass, .launch (the launch contract), .config,
+    and a call on torch tensors (or DLPack producers) in the program's argument order."""
+
+    def __init__(self, module: _kiln.Module, compiled, target: str, why: str):
+        self.module, self._k, self.target, self.why = module, compiled, target, why
+        self._args = [_Arg(a) for a in module.arguments()]
+        self._launch = None
+        self._align = None  # tensor name -> the bytes its address must be a multiple of (from the launch contract)
+
+    ptx = property(lambda self: self._k.ptx)
+    cubin = property(lambda self: self._k.cubin)
+    config = property(lambda self: self._k.config)
+    resources = property(lambda self: self._k.resources)
+
+    @property
+    def launch(self) -> dict:
+        if self._launch is None:
+            self._launch = json.loads(self._k.launch_json)
+        return self._launch
+
+    @property
+    def sass(self) -> dict:
+        """The SASS instruction mix, opcode -> count (needs nvdisasm: pip install nvidia-cuda-nvdisasm)."""
+        return self._k.sass_opcodes()
+
+    def _alignments(self) -> dict:
+        if self._align is None:
+            align = {}
+            for p in self.launch["params"]:
+                name, need = (p["name"], p["alignment"]) if p["kind"] == "pointer" else (p.get("tensor"), _TMA_ALIGN)
+                if name is not None:
+                    align[name] = max(align.get(name, 1), need)
+            self._align = align
+        return self._align
+
+    def __repr__(self):
+        return f"kiln.Kernel({self.module.name} for {self.target}: {self.config})"
+
+    def __call__(self, *args, dims: Optional[Mapping[str, int]] = None, stream: Any = None):
+        """Launches on the current torch stream (or `stream`). Dims come from the tensors' shapes;
+        `dims` gives those no tensor shows. Every tensor's device, dtype, shape and layout are
+        checked against the program before anything runs; kiln.Error says which and why."""
+        import torch
+        if len(args) != len(self._args):
+            names = ", ".join(a.name for a in self._args)
+            raise Error(f"{self.module.name} takes {len(self._args)} arguments ({names}); got {len(args)}")
+        found = dict(dims) if dims else {}
+        align = self._alignments()
+        ptrs, scalars, device = [], [], None
+        for spec, x in zip(self._args, args):
+            if spec.kind == "scalar":
+                scalars.append(float(x))
+                continue
+            if not isinstance(x, torch.Tensor):
+                x = torch.from_dlpack(x)
+            if not x.is_cuda:
+                raise Error(f"{spec.name} is on {x.device}; the kernel runs on a CUDA device")
+            if device is None:
+                device = x.device
+            elif x.device != device:
+                raise Error(f"{spec.name} is on {x.device}, the other arguments on {device}")
+            if spec.torch_type is None:
+                spec.torch_type = getattr(torch, spec.torch_dtype or "", False)
+            if x.dtype != spec.torch_type:
+                raise Error(f"{spec.name} is {x.dtype}; the program declares it {spec.torch_dtype}")
+            shape = x.shape
+            if len(shape) != len(spec.shape):
+                raise Error(f"{spec.name} has shape {list(shape)}; the program declares {spec.shape}")
+            for ext, n in zip(spec.shape, shape):
+                want = found.setdefault(ext, n) if isinstance(ext, str) else ext
+                if want != n:
+                    raise Error(f"{spec.name} has shape {list(shape)}, but {ext} = {want} "
+                                f"(from another argument or dims=); the program declares {spec.shape}")
+            if x.stride() != spec.strides(shape):
+                raise Error(f"{spec.name} has strides {x.stride()}; the kernel reads it dense, with strides "
+                            f"{spec.strides(shape)} (call .contiguous(){', or transpose' if spec.order else ''})")
+            ptr = x.data_ptr()
+            need = align.get(spec.name, 1)
+            if ptr % need:
+                raise Error(f"{spec.name}'s address is not {need}-byte aligned, as the kernel reads it "
+                            "(a view at an offset? call .clone())")
+            ptrs.append(ptr)
+        if stream is None:  # torch's current stream as a handle, without making a torch.cuda.Stream
+            stream = torch._C._cuda_getCurrentRawStream(torch.cuda.current_device() if device is None else device.index)
+        elif not isinstance(stream, int):
+            stream = stream.cuda_stream
+        self._k.launch(ptrs, scalars, found, stream)
+
+
+def interpret(program, dims: Optional[Mapping[str, int]] = None, **arrays):
+    """Runs the program on the CPU with exact dtype semantics (the tile-IR interpreter). `arrays`
+    are numpy arrays (any float dtype) in the tensors' logical shapes, rounded once to their
+    declared dtypes; returns {output name: float64 array} of the exact results."""
+    import numpy as np
+    module = _module(program)
+    found = dict(dims) if dims else {}
+    specs = {a["name"]: _Arg(a) for a in module.arguments()}
+    tensors, scalars = {}, {}
+    for name, value in arrays.items():
+        spec = specs.get(name)
+        if spec is None:
+            raise Error(f"{module.name} has no argument {name}; it has {', '.join(specs)}")
+        if spec.kind == "scalar":
+            scalars[name] = float(value)
+            continue
+        a = np.asarray(value, dtype=np.float64)
+        for ext, n in zip(spec.shape, a.shape):
+            if isinstance(ext, str) and found.setdefault(ext, n) != n:
+                raise Error(f"{name} has shape {list(a.shape)}, but {ext} = {found[ext]}")
+        tensors[name] = np.ascontiguousarray(a.transpose(_storage_axes(spec, a.ndim))).tobytes()
+    out = _kiln.interpret(module, found, tensors, scalars)
+    results = {}
+    for name, raw in out.items():
+        spec = specs[name]
+        shape = [found[e] if isinstance(e, str) else e for e in spec.shape]
+        axes = _storage_axes(spec, len(shape))
+        stored = np.frombuffer(raw, dtype=np.float64).reshape([shape[a] for a in axes])
+        results[name] = stored.transpose(np.argsort(axes))
+    return results
+
+
+def _storage_axes(spec: _Arg, rank: int) -> list:
+    """Logical axes slowest-first in storage (a transpose of the array into storage order)."""
+    return list(reversed(spec.order)) if spec.order else list(range(rank))

@@ -1,0 +1,170 @@
+"""Ready GEMMs on torch tensors: kiln.ops.gemm, kiln.ops.scaled_mm (torch._scaled_mm's signature)
+and kiln.ops.grouped_mm, each compiled once per dtype, layout and schedule, with the schedule Kiln
+picks for the call's shape (kiln.select), and launched on the current stream. They are also
+torch.library custom ops, torch.ops.kiln.gemm / scaled_mm / grouped_mm, with fake (meta)
+implementations, so torch.compile graphs hold them without breaks."""
+
+from typing import Optional
+
+import torch
+
+from . import _kiln
+from .kernel import Error, _TORCH_DTYPES, _gpu_target, compile
+from .programs import gemm_program, grouped_mm_program, scaled_mm_program
+
+_PROGRAMS: dict = {}  # (kind, dtypes, layout) -> Module
+_PICKS: dict = {}     # (program key, device, dims) -> Kernel: a warm call's one lookup
+
+
+def _kiln_dtype(t: torch.dtype, what: str):
+    d = _TORCH_DTYPES.get(str(t)[6:])
+    if d is None:
+        raise Error(f"{what} is {t}, which Kiln has no dtype for")
+    return d
+
+
+def _program(key, build):
+    m = _PROGRAMS.get(key)
+    if m is None:
+        m = _PROGRAMS[key] = build()
+    return m
+
+
+def _kernel(key, build, dims: dict, device):
+    """The kernel of program `key` (built by `build` once) at these dims on this device. A shape
+    seen before is one lookup; a new one asks kiln.select, and compiles only for a new schedule
+    (kiln.compile caches by program, target and config)."""
+    pick_key = (key, device, tuple(dims.values()))  # each op builds its dims in one order
+    k = _PICKS.get(pick_key)
+    if k is None:
+        k = _PICKS[pick_key] = compile(_program(key, build), target=_target(device), dims=dims)
+    return k
+
+
+_TARGETS: dict = {}
+
+
+def _target(device) -> str:
+    t = _TARGETS.get(device)
+    if t is None:
+        with torch.cuda.device(device):
+            t = _TARGETS[device] = _gpu_target()
+        if t is None:
+            raise Error(f"{device} is not a GPU Kiln compiles for (known: {', '.join(_kiln.known_targets())})")
+    return t
+
+
+def _b_kmajor(b: torch.Tensor) -> bool:
+    return b.dim() == 2 and b.stride(0) == 1 and b.stride(1) == b.shape[0] and not b.is_contiguous()
+
+
+def gemm(a: torch.Tensor, b: torch.Tensor, out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    """a @ b for 16-bit a [M, K] (row-major) and b [K, N] (row-major or K-major, b = x.t()); out
+    in out_dtype (default a's dtype; bfloat16, float16 or float32)."""
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise Error(f"gemm multiplies a [M, K] by b [K, N]; got {list(a.shape)} and {list(b.shape)}")
+    out_dtype = out_dtype or a.dtype
+    kmajor = _b_kmajor(b)
+    key = ("gemm", a.dtype, b.dtype, out_dtype, kmajor)
+    build = lambda: gemm_program(_kiln_dtype(a.dtype, "a"), _kiln_dtype(b.dtype, "b"),  # noqa: E731
+                                 _kiln_dtype(out_dtype, "out_dtype"), kmajor)
+    M, K = a.shape
+    N = b.shape[1]
+    out = torch.empty((M, N), dtype=out_dtype, device=a.device)
+    _kernel(key, build, {"M": M, "N": N, "K": K}, a.device)(a, b, out)
+    return out
+
+
+def _scale_vector(s: torch.Tensor, n: int, what: str) -> torch.Tensor:
+    """A tensorwise (one element) or rowwise/columnwise ([n, 1] / [1, n]) f32 scale as [n]."""
+    if s.dtype != torch.float32:
+        raise Error(f"{what} is {s.dtype}; scales are float32")
+    if s.numel() == 1:
+        return s.reshape(1).expand(n).contiguous()  # tensorwise: one small copy
+    if s.numel() != n or not s.is_contiguous():
+        raise Error(f"{what} has shape {list(s.shape)}: give one element (tensorwise) or {n} contiguous ones (rowwise)")
+    return s.reshape(n)
+
+
+def scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
+              bias: Optional[torch.Tensor] = None, scale_result: Optional[torch.Tensor] = None,
+              out_dtype: Optional[torch.dtype] = None, use_fast_accum: bool = False) -> torch.Tensor:
+    """torch._scaled_mm: a float8_e4m3fn [M, K] row-major, b [K, N] column-major (K-major),
+    tensorwise or rowwise float32 scales, optional bias [N] in out_dtype (default bfloat16).
+    use_fast_accum is accepted and ignored: Kiln sums FP8 products in f32 every K step (cuBLASLt's
+    default), which is at least as accurate. scale_result (FP8 outputs) is not supported."""
+    if scale_result is not None:
+        raise Error("scaled_mm: scale_result (an FP8 output) is not supported; use a bfloat16 or float32 out_dtype")
+    if a.dtype != torch.float8_e4m3fn or b.dtype != torch.float8_e4m3fn:
+        raise Error(f"scaled_mm multiplies float8_e4m3fn operands; got {a.dtype} and {b.dtype}")
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise Error(f"scaled_mm multiplies a [M, K] by b [K, N]; got {list(a.shape)} and {list(b.shape)}")
+    if not _b_kmajor(b):
+        raise Error("scaled_mm: b must be column-major (K-major), as torch._scaled_mm requires: pass x.t() of a "
+                    "contiguous [N, K] tensor")
+    out_dtype = out_dtype or torch.bfloat16
+    M, K = a.shape
+    N = b.shape[1]
+    key = ("scaled_mm", out_dtype, None if bias is None else bias.dtype)
+    build = lambda: scaled_mm_program(_kiln_dtype(out_dtype, "out_dtype"),  # noqa: E731
+                                      None if bias is None else _kiln_dtype(bias.dtype, "bias"))
+    out = torch.empty((M, N), dtype=out_dtype, device=a.device)
+    args = [a, b, _scale_vector(scale_a, M, "scale_a"), _scale_vector(scale_b, N, "scale_b")]
+    if bias is not None:
+        args.append(bias)
+    _kernel(key, build, {"M": M, "N": N, "K": K}, a.device)(*args, out)
+    return out
+
+
+def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, align: int = 64) -> torch.Tensor:
+    """torch._grouped_mm's 2D x 3D case: a [M, K] holds the groups' rows back to back, b [G, K, N],
+    offs int32 [G] the cumulative row ends. Every group's rows must be a multiple of `align`
+    (checked here, which reads offs on the host: a synchronisation)."""
+    if a.dim() != 2 or b.dim() != 3 or a.shape[1] != b.shape[1] or offs.shape != (b.shape[0],):
+        raise Error(f"grouped_mm takes a [M, K], b [G, K, N] and offs [G]; got {list(a.shape)}, {list(b.shape)}, "
+                    f"{list(offs.shape)}")
+    M, K = a.shape
+    G, _, N = b.shape
+    ends = offs.tolist()
+    if any(e % align for e in ends) or ends[-1] != M or sorted(ends) != ends:
+        raise Error(f"grouped_mm: offs {ends} must rise to M = {M} in multiples of {align} rows")
+    rows = torch.arange(M, device=a.device, dtype=torch.int32)
+    group_ids = torch.searchsorted(offs.to(torch.int32), rows, right=True).to(torch.int32)
+    key = ("grouped_mm", a.dtype, align)
+    build = lambda: grouped_mm_program(_kiln_dtype(a.dtype, "a"), align)  # noqa: E731
+    out = torch.empty((M, N), dtype=a.dtype, device=a.device)
+    _kernel(key, build, {"G": G, "M": M, "N": N, "K": K}, a.device)(a, b, group_ids, out)
+    return out
+
+
+# torch.library custom ops: opaque to torch.compile's tracer, with fake implementations giving the
+# output's shape and dtype, so a compiled graph calls them without a graph break.
+@torch.library.custom_op("kiln::gemm", mutates_args=())
+def _gemm_op(a: torch.Tensor, b: torch.Tensor, out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    return gemm(a, b, out_dtype)
+
+
+@_gemm_op.register_fake
+def _(a, b, out_dtype=None):
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype or a.dtype)
+
+
+@torch.library.custom_op("kiln::scaled_mm", mutates_args=())
+def _scaled_mm_op(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
+                  bias: Optional[torch.Tensor] = None, out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    return scaled_mm(a, b, scale_a, scale_b, bias=bias, out_dtype=out_dtype)
+
+
+@_scaled_mm_op.register_fake
+def _(a, b, scale_a, scale_b, bias=None, out_dtype=None):
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype or torch.bfloat16)
+
+
+@torch.library.custom_op("kiln::grouped_mm", mutates_args=())
+def _grouped_mm_op(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+    return grouped_mm(a, b, offs)
+
+
+@_grouped_mm_op.register_fake
+def _(a, b, offs):
+    return a.new_empty((a.shape[0], b.shape[2]), dtype=a.dtype)

@@ -1,0 +1,99 @@
+"""The programs behind kiln.ops, built with the DSL; torch-free, so they compile and interpret
+anywhere (tests/python/test_programs.py)."""
+from __future__ import annotations
+
+from . import _kiln
+
+
+def gemm_program(a, b, c, b_kmajor: bool = False, bias=None) -> _kiln.Module:
+    """C[M, N] = A[M, K] @ B[K, N] (+ bias[N]) with f32 accumulation; B K-major when b_kmajor."""
+    p = _kiln.Program("kiln_gemm")
+    M, N, K = p.dims("M", "N", "K")
+    A = p.input("A", a, [M, K])
+    B = p.input("B", b, [K, N], [0, 1] if b_kmajor else [])
+    Bias = p.input("bias", bias, [N]) if bias is not None else None
+    C = p.output("C", c, [M, N])
+
+    def body(m, n):
+        acc = p.reduce(K, p.zeros(_kiln.dtype.f32, [m, n]), lambda k, acc: _kiln.dot(A[m, k], B[k, n], acc))
+        if Bias is not None:
+            acc = acc + _kiln.cast(_kiln.dtype.f32, Bias[n])
+        C[m, n] = acc if c == _kiln.dtype.f32 else _kiln.cast(c, acc)
+    p.tile([M, N], body)
+    return p.finish()
+
+
+def scaled_mm_program(c, bias=None) -> _kiln.Module:
+    """FP8 e4m3: C = (A @ B) * scale_a[M] * scale_b[N] (+ bias[N]), B K-major, as torch._scaled_mm."""
+    p = _kiln.Program("kiln_scaled_mm")
+    M, N, K = p.dims("M", "N", "K")
+    A = p.input("A", _kiln.dtype.f8e4m3, [M, K])
+    B = p.input("B", _kiln.dtype.f8e4m3, [K, N], [0, 1])
+    SA = p.input("scale_a", _kiln.dtype.f32, [M])
+    SB = p.input("scale_b", _kiln.dtype.f32, [N])
+    Bias = p.input("bias", bias, [N]) if bias is not None else None
+    C = p.output("C", c, [M, N])
+
+    def body(m, n):
+        acc = p.reduce(K, p.zeros(_kiln.dtype.f32, [m, n]), lambda k, acc: _kiln.dot(A[m, k], B[k, n], acc))
+        acc = _kiln.scale(_kiln.scale(acc, SA[m]), SB[n])
+        if Bias is not None:
+            acc = acc + _kiln.cast(_kiln.dtype.f32, Bias[n])
+        C[m, n] = acc if c == _kiln.dtype.f32 else _kiln.cast(c, acc)
+    p.tile([M, N], body)
+    return p.finish()
+
+
+def grouped_mm_program(dtype, align: int) -> _kiln.Module:
+    """Each row block of A multiplies the B its group picks: C[M, N] = A[M, K] @ B[group(M), K, N]."""
+    p = _kiln.Program("kiln_grouped_mm")
+    G, M, N, K = p.dims("G", "M", "N", "K")
+    A = p.input("A", dtype, [M, K])
+    B = p.input("B", dtype, [G, K, N])
+    ids = p.input("group_ids", _kiln.dtype.i32, [M])
+    C = p.output("C", dtype, [M, N])
+
+    def body(m, n):
+        g = p.group_index(ids, m, align)
+        acc = p.reduce(K, p.zeros(_kiln.dtype.f32, [m, n]), lambda k, acc: _kiln.dot(A[m, k], B[g, k, n], acc))
+        C[m, n] = _kiln.cast(dtype, acc)
+    p.tile([M, N], body)
+    return p.finish()
+
+
+def softmax_program(dtype=_kiln.dtype.bf16) -> _kiln.Module:
+    """Row softmax: Y = exp(x - max(x)) / sum(exp(x - max(x))) along each row of X [M, N], f32 math
+    (examples/softmax.cpp, op for op)."""
+    p = _kiln.Program("softmax")
+    M, N = p.dims("M", "N")
+    X = p.input("X", dtype, [M, N])
+    Y = p.output("Y", dtype, [M, N])
+
+    def body(m):
+        n = p.span(N)
+        x = _kiln.cast(_kiln.dtype.f32, X[m, n])
+        e = _kiln.exp(x - x.max(N))
+        Y[m, n] = _kiln.cast(dtype, e / e.sum(N))
+    p.tile([M], body)
+    return p.finish()
+
+
+def cross_entropy_program() -> _kiln.Module:
+    """loss[m] = logsumexp(X[m, :]) - X[m, labels[m]] for BF16 logits [M, V] and i32 labels [M]; a
+    label outside [0, V) picks no logit (examples/cross_entropy.cpp, op for op)."""
+    p = _kiln.Program("cross_entropy")
+    M, V = p.dims("M", "V")
+    X = p.input("X", _kiln.dtype.bf16, [M, V])
+    labels = p.input("labels", _kiln.dtype.i32, [M])
+    loss = p.output("loss", _kiln.dtype.f32, [M])
+
+    def body(m):
+        v = p.span(V)
+        x = _kiln.cast(_kiln.dtype.f32, X[m, v])
+        mx = x.max(V)
+        lse = mx + _kiln.log(_kiln.exp(x - mx).sum(V))
+        label = labels[m]  # loaded before the iota, as in the C++ example's text
+        picked = _kiln.where(_kiln.eq(_kiln.broadcast(p.iota(v), [m, v]), label), x, 0.0).sum(V)
+        loss[m] = lse - picked
+    p.tile([M], body)
+    return p.finish()

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# On the GPU machine, in one call, after scripts/stage-gpu-python.sh packed gpu-pack/kiln-prefix.tar.xz
+# here: builds the extension against that machine's Python (stage-gpu-python.sh --device), runs the
+# Python package's tests with torch and the GPU, times the C++ benchmarks' family picks at
+# BENCH.md's shapes, then bench/python_overhead.py beside them. Logs and JSON land in $OUT
+# (default ./out). A benchmark never fails the run; a failed test is reported in pytest.log.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+
+echo "== building the extension"
+scripts/stage-gpu-python.sh --device 2>&1 | tee "$OUT/build.log" | tail -3
+export PYTHONPATH=$PWD/build-gpu-py
+BIN=gpu-pack/kiln-prefix/bin
+
+echo "== pytest (torch, GPU)"
+python3 -m pytest -q -rs -p no:cacheprovider tests/python --junitxml="$OUT/pytest.xml" > "$OUT/pytest.log" 2>&1
+echo "pytest exit $?"
+tail -4 "$OUT/pytest.log"
+
+echo "== the C++ benchmarks: the families' picks at BENCH.md's shapes"
+# kiln.select names the picks (the benchmarks time a pick only when it is among their configs).
+picks=$(PYTHONPATH=$PYTHONPATH:bench python3 - <<'EOF'
+import kiln
+from kiln import programs
+from python_overhead import FP8_SHAPES
+bf16 = programs.gemm_program(kiln.bf16, kiln.bf16, kiln.bf16)
+fp8 = programs.scaled_mm_program(kiln.bf16)
+print(kiln.select(bf16, "sm_90a", dict(M=4096, N=4096, K=4096))["variant"])
+for line in sorted({kiln.select(fp8, "sm_90a", dict(M=m, N=n, K=k))["config"] for m, n, k in FP8_SHAPES}):
+    print(line)
+EOF
+)
+bf16_variant=$(echo "$picks" | head -1)
+fp8_configs=()
+while IFS= read -r line; do fp8_configs+=(--config "$line"); done < <(echo "$picks" | tail -n +2)
+"$BIN/kiln_gemm_bench" --variants "$bf16_variant" --json "$OUT/cpp_bf16.json" > "$OUT/cpp_bf16.log" 2>&1
+echo "kiln_gemm_bench exit $?"
+"$BIN/kiln_fp8_bench" "${fp8_configs[@]}" --json "$OUT/cpp_fp8.json" > "$OUT/cpp_fp8.log" 2>&1
+echo "kiln_fp8_bench exit $?"
+
+echo "== kiln.ops from torch against the C++ picks, and the host time of a warm call"
+python3 bench/python_overhead.py --json "$OUT/python_overhead.json" --cpp-bf16 "$OUT/cpp_bf16.json" \
+  --cpp-fp8 "$OUT/cpp_fp8.json" 2>&1 | tee "$OUT/python_overhead.log"

@@ -1,0 +1,59 @@
+// The launch contract as JSON (kiln/compile.h): `kiln compile --emit launch --json` prints it and
+// the Python package reads it, so both see one form.
+#include <nlohmann/json.hpp>
+
+#include "kiln/compile.h"
+
+namespace kiln {
+namespace {
+
+const char* kindName(KernelParam::Kind k) {
+  switch (k) {
+    case KernelParam::Kind::Pointer: return "pointer";
+    case KernelParam::Kind::TensorMap: return "tensor_map";
+    case KernelParam::Kind::Scalar: return "scalar";
+    case KernelParam::Kind::Dim: return "dim";
+    case KernelParam::Kind::Workspace: return "workspace";
+  }
+  return "?";
+}
+
+nlohmann::json paramJson(const KernelParam& p) {
+  nlohmann::json j = {{"name", p.name}, {"kind", kindName(p.kind)}, {"dtype", std::string(ir::scalarName(p.elem))}};
+  if (p.kind == KernelParam::Kind::Pointer) j["alignment"] = p.alignment;
+  if (p.kind == KernelParam::Kind::TensorMap) {
+    j["tensor"] = p.tensor;
+    j["box"] = p.box;
+    j["swizzle_bytes"] = p.swizzleBytes;
+    if (p.stream)
+      j["stream"] = {{"bound_dim", p.stream->boundDim}, {"bound", p.stream->bound}, {"row_dim", p.stream->rowDim},
+                     {"row_multiple", p.stream->rowMultiple}, {"fill_bytes", p.stream->fillBytes}};
+  }
+  return j;
+}
+
+}  // namespace
+
+std::string launchJson(const LaunchInfo& l) {
+  nlohmann::json params = nlohmann::json::array(), grid = nlohmann::json::array(), divisibility = nlohmann::json::array();
+  for (const auto& p : l.params) params.push_back(paramJson(p));
+  for (const auto& axis : l.grid) {
+    nlohmann::json tiles = nlohmann::json::array();
+    for (const auto& [dim, tile] : axis.tiles) tiles.push_back({{"dim", dim}, {"tile", tile}});
+    grid.push_back({{"constant", axis.constant}, {"tiles", tiles}});
+  }
+  for (const auto& [dim, multiple] : l.divisibility) divisibility.push_back({{"dim", dim}, {"multiple", multiple}});
+  nlohmann::json j = {{"kernel", l.kernelName},
+                      {"threads", l.threads},
+                      {"dynamic_smem_bytes", l.dynamicSmemBytes},
+                      {"params", params},
+                      {"grid", grid},
+                      {"cluster", l.cluster},
+                      {"persistent", l.persistent},
+                      {"divisibility", divisibility},
+                      {"workspace_unit_bytes", l.workspaceUnitBytes},
+                      {"workspace_per_block", l.workspacePerBlock}};
+  return j.dump(2);
+}
+
+}  // namespace kiln
