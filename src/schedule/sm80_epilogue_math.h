@@ -2,7 +2,7 @@
 // The epilogue's elementwise math in kern IR's scalar ops (sm80_epilogue.cpp lowers the program's
 // tail with these, per accumulator element, in f32).
 #include "dialects/tile/tile_ops.h"
-#include "schedule/kern_builder.h"
+#include "dialects/kern/kern_builder.h"
 
 namespace kiln::sm80 {
 

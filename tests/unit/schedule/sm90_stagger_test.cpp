@@ -11,7 +11,7 @@
 #include "examples/examples.h"
 #include "kiln/compile.h"
 #include "kiln/ir/operation.h"
-#include "schedule/kern_builder.h"
+#include "dialects/kern/kern_builder.h"
 #include "schedule/config.h"
 #include "target/target.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
