@@ -58,6 +58,8 @@ bool emitIntBinary(KernelEmitter& e, const Operation& op) {
   else if (n == "arith.muli") text = fmt::format("mul.lo.s{}", w);
   else if (n == "arith.divsi") text = fmt::format("div.s{}", w);
   else if (n == "arith.remsi") text = fmt::format("rem.s{}", w);
+  else if (n == "arith.divui") text = fmt::format("div.u{}", w);
+  else if (n == "arith.remui") text = fmt::format("rem.u{}", w);
   else if (n == "arith.minsi") text = fmt::format("min.s{}", w);
   else if (n == "arith.maxsi") text = fmt::format("max.s{}", w);
   else if (n == "arith.andi") text = fmt::format("and.b{}", w);

@@ -26,6 +26,7 @@ const std::vector<Entry>& table() {
     std::vector<Entry> v = {
         {"arith.constant", emitConstant},   {"arith.addi", emitIntBinary},     {"arith.subi", emitIntBinary},
         {"arith.muli", emitIntBinary},      {"arith.divsi", emitIntBinary},    {"arith.remsi", emitIntBinary},
+        {"arith.divui", emitIntBinary},      {"arith.remui", emitIntBinary},
         {"arith.minsi", emitIntBinary},     {"arith.maxsi", emitIntBinary},    {"arith.andi", emitIntBinary},
         {"arith.ori", emitIntBinary},       {"arith.xori", emitIntBinary},     {"arith.shli", emitIntBinary},
         {"arith.shrui", emitIntBinary},     {"arith.cmpi", emitCmp},           {"arith.select", emitSelect},

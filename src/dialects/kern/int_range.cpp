@@ -124,6 +124,10 @@ IntRange IntRangeAnalysis::ofResult(const Operation& op) {
   }
   if (n == "arith.minsi") return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
   if (n == "arith.maxsi") return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+  // Unsigned division by a divisor known positive: the remainder lies below it whatever the
+  // dividend's bits; the quotient of a non-negative dividend is non-negative and no larger.
+  if (n == "arith.remui" && b.lo >= 1) return {0, b.hi - 1};
+  if (n == "arith.divui" && b.lo >= 1 && a.nonNegative()) return {a.lo / b.hi, a.hi / b.lo};
   if (!bConst) return IntRange::full();
   if (n == "arith.divsi") return c == 0 ? IntRange::full() : divide(a, c);
   if (n == "arith.remsi") return c == 0 ? IntRange::full() : remainder(a, c);

@@ -13,7 +13,8 @@
 //                                    K-step counts (kern_ops.h), all non-negative by construction
 //   scf.for induction variable       [lb.lo, ub.hi - 1] for a constant step > 0
 // and interval arithmetic carries them through addi, subi, muli, divsi / remsi (by a constant),
-// andi (with a non-negative constant), shli / shrui (by a constant), minsi, maxsi and select. A
+// divui / remui (by a positive divisor), andi (with a non-negative constant), shli / shrui (by a
+// constant), minsi, maxsi and select. A
 // result that could leave the i32 range is the whole range (the hardware wraps; intervals do not).
 #include <cstdint>
 #include <unordered_map>

@@ -93,6 +93,7 @@ void Agent::exec(const Operation& op, const Mask& m) {
       else if (n == "arith.muli") z = x * y;
       else if (n == "arith.divsi") z = y ? x / y : 0;
       else if (n == "arith.remsi") z = y ? x % y : 0;
+      else if (n == "arith.divui" || n == "arith.remui") z = unsignedDivRem(x, y, rt, n == "arith.remui");
       else if (n == "arith.minsi") z = std::min(x, y);
       else if (n == "arith.maxsi") z = std::max(x, y);
       else if (n == "arith.andi") z = x & y;
