@@ -41,6 +41,12 @@ bool emitConstant(KernelEmitter& e, const Operation& op) {
   return e.fail(op, "unsupported constant type " + t.str());
 }
 
+// kern.assume_range: a promise for the range analysis; the value is its operand's register.
+bool emitAssumeRange(KernelEmitter& e, const Operation& op) {
+  e.bind(op.result(), e.use(op.operand(0)));
+  return true;
+}
+
 bool emitIntBinary(KernelEmitter& e, const Operation& op) {
   const Type& t = op.result()->type();
   Reg a = e.use(op.operand(0)), c = e.use(op.operand(1)), r = e.def(op.result());

@@ -1,4 +1,4 @@
-// Emitters for thread and block indices. The warp index is threadIdx.x / 32, not %warpid (PTX ISA,
+// Emitters for thread and block indices, and the grid's extent (kern.grid_dim: %nctaid). The warp index is threadIdx.x / 32, not %warpid (PTX ISA,
 // "%warpid": a physical slot that may change during execution, unfit for program logic), and it is
 // broadcast from lane 0 (shfl.sync.idx): the same value, but one ptxas can prove warp-uniform. Its
 // uniformity analysis does not see that tid.x / 32 is, so everything computed from the warp index
@@ -26,6 +26,8 @@ bool emitThreadIndex(KernelEmitter& e, const Operation& op) {
     b.inst(fmt::format("mov.u32 {}, %tid.x", t.str()));
     b.inst(fmt::format("shr.u32 {}, {}, 5", w.str(), t.str()));
     b.inst(fmt::format("shfl.sync.idx.b32 {}, {}, 0, 31, -1", r.str(), w.str()));
+  } else if (op.is("kern.grid_dim")) {
+    b.inst(fmt::format("mov.u32 {}, %nctaid.{}", r.str(), op.stringAttr("dim")));
   } else {
     b.inst(fmt::format("mov.u32 {}, %ctaid.{}", r.str(), op.stringAttr("dim")));
   }

@@ -73,6 +73,7 @@ bool emitSelect(KernelEmitter&, const ir::Operation&);
 bool emitCast(KernelEmitter&, const ir::Operation&);
 bool emitFloatBinary(KernelEmitter&, const ir::Operation&);
 bool emitFloatUnary(KernelEmitter&, const ir::Operation&);
+bool emitAssumeRange(KernelEmitter&, const ir::Operation&);
 // emit_control.cpp
 bool emitFor(KernelEmitter&, const ir::Operation&);
 bool emitIf(KernelEmitter&, const ir::Operation&);
@@ -121,7 +122,7 @@ bool emitTmaStore(KernelEmitter&, const ir::Operation&);
 bool emitBulkCommit(KernelEmitter&, const ir::Operation&);
 bool emitBulkWait(KernelEmitter&, const ir::Operation&);
 // emit_cluster.cpp
-bool emitClusterRank(KernelEmitter&, const ir::Operation&);
+bool emitClusterIndex(KernelEmitter&, const ir::Operation&);
 bool emitClusterBarrier(KernelEmitter&, const ir::Operation&);
 bool emitMbarrierArriveRemote(KernelEmitter&, const ir::Operation&);
 bool emitLdSharedRemoteV4(KernelEmitter&, const ir::Operation&);

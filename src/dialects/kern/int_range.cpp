@@ -94,6 +94,9 @@ IntRange IntRangeAnalysis::ofResult(const Operation& op) {
   int64_t c = 0;
   if (n == "arith.constant") return constantInt(op.result(), c) ? clamp(c, c) : IntRange::full();
   if (n == "kern.lane_id") return {0, 31};
+  if (n == "kern.grid_dim" || n == "kern.cluster_count") return {1, INT32_MAX};
+  if (n == "kern.cluster_id") return {0, INT32_MAX - 1};
+  if (n == "kern.assume_range") return clamp(op.intAttr("lo"), op.intAttr("hi"));
   if (n == "kern.thread_id" || n == "kern.warp_id") {
     const Operation* kernel = enclosingKernel(op.parentBlock());
     int64_t threads = kernel ? kernel->intAttr("threads", 0) : 0;

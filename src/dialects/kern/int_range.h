@@ -11,6 +11,8 @@
 //                                    [f, c]} [4 f, 4 (f + c) - 1]: only those warps run the region
 //   kern.tile_loop body arguments    [0, 2^31 - 1]: iteration counts, tile origins, batch indices,
 //                                    K-step counts (kern_ops.h), all non-negative by construction
+//   kern.grid_dim, kern.cluster_count [1, 2^31 - 1]; kern.cluster_id [0, 2^31 - 2]
+//   kern.assume_range                [lo, hi]: the promise of the op that wrote it
 //   scf.for induction variable       [lb.lo, ub.hi - 1] for a constant step > 0
 // and interval arithmetic carries them through addi, subi, muli, divsi / remsi (by a constant),
 // divui / remui (by a positive divisor), andi (with a non-negative constant), shli / shrui (by a

@@ -204,13 +204,6 @@ bool verifyWarpId(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
-bool verifyBlockId(const Operation& op, DiagnosticEngine& d) {
-  if (!verifyThreadIndex(op, d)) return false;
-  std::string dim = op.stringAttr("dim");
-  if (dim != "x" && dim != "y" && dim != "z")
-    return d.error(op.loc()) << "'kern.block_id' needs {dim = \"x\"|\"y\"|\"z\"}, got \"" << dim << "\"";
-  return true;
-}
 
 // ---- shared memory ----
 
@@ -441,6 +434,15 @@ bool verifyCvtPack(const Operation& op, DiagnosticEngine& d) {
 }
 
 }  // namespace
+
+// kern.block_id, and kern.grid_dim's dim (kern_scheduler_ops.cpp).
+bool verifyBlockId(const Operation& op, DiagnosticEngine& d) {
+  if (!verifyThreadIndex(op, d)) return false;
+  std::string dim = op.stringAttr("dim");
+  if (dim != "x" && dim != "y" && dim != "z")
+    return d.error(op.loc()) << "'" << op.name() << "' needs {dim = \"x\"|\"y\"|\"z\"}, got \"" << dim << "\"";
+  return true;
+}
 
 // Every kern op but the kernel lives inside one.
 bool requireInKernel(const Operation& op, DiagnosticEngine& d) {

@@ -92,6 +92,16 @@
 //    over clusters (P = the clusters, b = the cluster id, the tiles cluster tiles): the blocks of
 //    a cluster take the same units, each its sub-tile by rank, and peers counts lower clusters
 //    (a block's peers are the blocks of its rank in them).
+//
+// The tile scheduler as IR (expand-tile-loop writes kern.tile_loop out in these and scalar ops):
+//  * kern.grid_dim {dim}: %nctaid.{dim}, the launch's blocks along dim (1 .. 2^31 - 1).
+//  * kern.cluster_id / kern.cluster_count: %clusterid.x / %nclusterid.x, the block's cluster and
+//    the launch's clusters along grid x (the grid is one-dimensional; a kernel with {cluster}).
+//  * kern.assume_range(x) {lo, hi}: x itself. The op that wrote it promises that x lies in
+//    [lo, hi] for every thread that computes it, from a contract the arithmetic alone does not show
+//    (a tile origin is below 2^31 because the launch keeps dims below 2^31); the range analysis
+//    takes the promise, the PTX emitter emits nothing for it, and the CPU simulators check it. A
+//    false promise is a compiler bug: strength-reduce may then rewrite a division wrongly.
 //  * kern.setmaxnreg {action, regs}: setmaxnreg.{inc|dec}.sync.aligned.u32 (PTX ISA "setmaxnreg"):
 //    must sit in a kern.role (all warps of each warpgroup execute it) of a kernel with {max_regs}.
 //  * mbarriers: kern.mbarrier_alloc places n 8-byte barriers at {offset} (a multiple of 8) of the

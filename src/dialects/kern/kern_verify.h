@@ -37,8 +37,14 @@ bool verifyStmatrix(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyBulkWait(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyNamedBarrier(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyUndef(const ir::Operation& op, ir::DiagnosticEngine& d);
+// kern_dialect.cpp: an i32 index of a grid dim {dim = "x"|"y"|"z"} (kern.block_id, kern.grid_dim).
+bool verifyBlockId(const ir::Operation& op, ir::DiagnosticEngine& d);
+// kern_scheduler_ops.cpp
+bool verifyGridDim(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyAssumeRange(const ir::Operation& op, ir::DiagnosticEngine& d);
 // kern_cluster_ops.cpp
 bool verifyClusterRank(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyClusterIndex(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyClusterBarrier(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyMbarrierArriveRemote(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyStSharedV4(const ir::Operation& op, ir::DiagnosticEngine& d);

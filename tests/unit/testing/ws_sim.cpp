@@ -200,6 +200,21 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     tileLoop(op, m);
   } else if (n == "kern.cluster_rank") {
     set(op.result()) = Lanes(size_t(T), uint64_t(b_.rank_));
+  } else if (n == "kern.grid_dim") {
+    set(op.result()) = Lanes(size_t(T), op.stringAttr("dim") == "x" ? uint64_t(b_.l_.blocks) : 1);
+  } else if (n == "kern.cluster_id" || n == "kern.cluster_count") {
+    uint32_t cs = uint32_t(b_.cluster_.clusterSize());
+    set(op.result()) = Lanes(size_t(T), n == "kern.cluster_id" ? b_.bx_ / cs : b_.l_.blocks / cs);
+  } else if (n == "kern.assume_range") {
+    // The promise is checked: a value outside it would let strength-reduce miscompile.
+    const Lanes& x = get(op.operand(0));
+    lanes([&](int t) {
+      int64_t v = asI(x[size_t(t)], types::i32());
+      if (v < op.intAttr("lo") || v > op.intAttr("hi"))
+        throw std::runtime_error("kern.assume_range promised [" + std::to_string(op.intAttr("lo")) + ", " +
+                                 std::to_string(op.intAttr("hi")) + "], got " + std::to_string(v));
+    });
+    set(op.result()) = x;
   } else if (n == "kern.mbarrier_init") {
     lanes([&](int t) {
       Barrier& b = barrier(t);
