@@ -29,7 +29,7 @@ class ReadCeiling {
     std::string how;  // which way that was: "ld.global.nc, 4 blocks/SM, evict_first", "TMA 16 KB x 12, ..."
     double ldMs = 0;     // the fastest with ld.global.nc loads (the ceiling before the TMA reads)
     double tmaMs = 0;    // the fastest with TMA bulk copies into shared memory
-    double plainMs = 0;  // ld.global.nc with the default L2 policy (the eighth session's figure)
+    double plainMs = 0;  // ld.global.nc with the default L2 policy (the figure of bd617a6)
   };
   // Median time to read `bytes` (rounded down to 16) from a fresh buffer, over several ways (loads
   // or TMA bulk copies, launch shapes, the default and the evict_first L2 policy); the fastest is

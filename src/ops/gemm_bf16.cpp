@@ -13,7 +13,7 @@ namespace kiln::ops {
 namespace {
 
 // Warp grid per block tile. 128x128 uses 2x2 warps of 64x64: on an H200 that ran 1.4-1.5x faster
-// than 2x4 warps of 64x32 (docs/perf-notes.md: fewer ldmatrix per mma and more independent MMAs
+// than 2x4 warps of 64x32 (docs/history/2026-11-29.md: fewer ldmatrix per mma and more independent MMAs
 // per warp) and still assembles without spills (about 230-245 registers; the gates check it on
 // every target). The smaller tiles use 32x32 to 64x32 warp tiles.
 struct Shape {

@@ -19,7 +19,7 @@
 //      depth     = 1 if stages is the wanted depth, 0.95 otherwise: the deepest registered pipeline
 //                  of the same tile that keeps two CTAs per SM in shared memory (else the
 //                  deepest that fits one) and whose stages-1 tiles in flight ceil(K / bk) can
-//                  fill (measured on the H200: docs/perf-notes.md)
+//                  fill (measured on the H200: docs/history/2026-11-29.md)
 //      kstep     = 1 if bk = 64 exactly when K >= 1024, 0.97 otherwise
 //    Ties go to the variant that comes first in the table. Selection can be forced by name; the
 //    selection says which variant and whether it was forced or chosen by the heuristic.

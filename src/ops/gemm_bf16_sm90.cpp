@@ -99,7 +99,7 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   }
   double depth = c.stages == deepest ? 1.0 : 0.97;
   // Clusters (cluster_m=2) stay behind their single-CTA twins: with CTA-scope handshakes they run
-  // as fast as the twin, not faster (0.95-1.00x of it; bench/results/2026-11-29-h200-hint/c2_bench.log).
+  // as fast as the twin, not faster (0.95-1.00x of it; bench/results/2026-11-29-h200-hint/c2_bench.json).
   // cluster_n=2 gains where it lets B stream (the memory term's 1.1 below; 64x64 s13 at
   // 64x5120x5120: 21.2 us against 23.3 alone, bench/results/2026-11-30-h200-cluster-n/), and no more.
   // A cluster also computes its sub-tiles past M or N (zero-filled, clipped): their share of the
@@ -146,7 +146,7 @@ double twinTerms(const Config& c, const GemmProblem& p, const Target& t) {
   // counts it 6% ahead. With four stages its pairs are still 4.6% behind at 8192^3 (slot1.*), but
   // ahead by 3-7% at some shapes where 128x256 is picked (fresh6.*: 3742x8656x4176 0.99x against
   // 0.92x). The 0.9 was fitted on the three-stage ring. The four-stage pairs with one staging slot
-  // (store_slots=1) count 0.96, refitted in the fifteenth session on the 84 shape runs that measured
+  // (store_slots=1) count 0.96, refitted at 387b373 on the 84 shape runs that measured
   // them (bench/results/2026-11-30-h200-narrow-tiles/refit.* and the runs named in
   // Sm90HeuristicOnMoreShapes): 0.976 of the best measured variant with 0.9, 0.982 with 0.96; at the
   // 28 shapes where some factor from 0.9 to 1.0 moves a pick, 0.954x cuBLAS -> 0.960x (3000^3
@@ -180,7 +180,7 @@ double memoryTerm(const TileWork& w) {
   double waves = waveFill(w.tiles, w.sms);
   // With more tiles than SMs the last wave's fill counts in full, as compute-bound: the blocks
   // with one tile more set the time (32x11008x4096: one wave of 86 64x128 tiles is 16% faster
-  // than 1.3 waves of 64x64; it was the square root of the fill until the twelfth session).
+  // than 1.3 waves of 64x64; it was the square root of the fill until 94c0c30).
   double memory = w.tiles <= w.sms ? w.coverage(double(w.tiles)) / waves : 1.0;
   // The bulk operand re-read by at most two tiles along the small dimension, both whole (below).
   int64_t tileRows = ceilDiv(p.m, c.bm), tileCols = ceilDiv(p.n, c.bn);
@@ -273,7 +273,7 @@ double streamKTerm(const TileWork& w) {
   double shared = units % slots == 0 ? dataParallel
                                      : double(units) / double(slots) + kStreamKOverheadSteps / w.kSteps();
   // 0.97: where the waves fill it gives nothing back for running without reuse_stage and
-  // group_m 16 (1-3% behind the 128x256 twin on the long-K BENCH.md shapes, fifth session).
+  // group_m 16 (1-3% behind the 128x256 twin on the long-K BENCH.md shapes, bench/results/2026-11-29-h200-stream-k/).
   return 0.97 * dataParallel / shared;
 }
 

@@ -30,7 +30,7 @@
 //    memory fits.
 //  * preference (higher is better): the sm80 heuristic's tile shape terms (tileShapeScore: useful
 //    * waves * intensity) times 2 (wgmma's rate is twice mma.sync's, so on sm_90a a Hopper schedule
-//    beats any sm80 one), times factors measured on the H200 (docs/perf-notes.md): 0.97 for the
+//    beats any sm80 one), times factors measured on the H200 (docs/performance.md): 0.97 for the
 //    direct store against the TMA store, 0.97 for a ring shallower than the deepest registered for
 //    the same tile, 0.99 for clusters (times the share of their sub-tiles inside M x N, and with
 //    their waves counted as cluster tiles on SMs / cluster size slots; a cluster gains only
@@ -58,6 +58,6 @@
 //    it was fitted on (30 shapes) every pick is within 5% of the fastest registered variant
 //    measured (a unit test); on 180 more shape runs whose pick was timed
 //    (bench/results/2026-11-30-h200-unseen/, -tile-192/, -three-warpgroups/, -narrow-tiles/ and
-//    -swap-ab/, each measured after the change it checked; 296 by the sixteenth session) the picks
+//    -swap-ab/, each measured after the change it checked; 296 by 5a07409) the picks
 //    are at 0.984 of it in geometric mean, the worst 0.85 (another unit test: 0.80 and 0.95).
 #include "ops/gemm_bf16.h"

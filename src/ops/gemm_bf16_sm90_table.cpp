@@ -68,7 +68,7 @@ constexpr Sm90Shape kSm90Shapes[] = {
     {128, 192, 2, 4, true, false, 2, false, 1, false, 8, 1, 1},
     // 192-row tiles, three consumer warpgroups of 64 rows (warps_m=3, 152 registers each): what
     // cuBLAS runs at the mid-size shapes where 128x256 and 128x192 leave a wave part-empty (3000^3:
-    // nvjet 192x192 in pairs, bench/results/2026-11-30-h200-tile-192/ncu_names.txt). 192x192 holds
+    // nvjet 192x192 in pairs, bench/results/2026-11-30-h200-tile-192/README.md). 192x192 holds
     // 96 accumulators per thread. With three stages and two staging slots (192 KB) it ran ~5% behind
     // 128x256 per SM-wave alone (8192^3 0.965x cuBLAS against 1.012x) and was the fastest nowhere;
     // in pairs along M it was at 3000^3 (0.88x against 0.82x), in pairs along N at 8798x1376x5560

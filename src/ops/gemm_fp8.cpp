@@ -194,7 +194,7 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
 // was refitted on seven FP8 shapes with K = 16 mod 32, where the lone tiles ran at 0.55-0.70 of
 // the pairs along M (ping-pong 128x128, the pick before, at 0.53-0.68x cuBLASLt), and held out on
 // six more (bench/results/2026-12-01-h200-early-loads/pitch*_*, sectors_*). Compute-bound only:
-// small M (the memory-bound branch) loses differently (perf-notes, twentieth session).
+// small M (the memory-bound branch) loses differently (docs/history/2026-12-01.md, 4478ece).
 //
 // Rows on sectors but off 128-byte lines (K a multiple of 32, not of 128) cost less, and not by
 // operand: pairs gain nothing there, but tiles with more rows per flop lose more. 1 - 0.35 x

@@ -59,14 +59,14 @@ enum class L2Hint : uint8_t {
 // l2_hint=reuse: how many bytes an L2 miss of a streamed operand fills (the TMA map's L2
 // promotion), and so when the operand may stream. A fill larger than what its reader asked for
 // brings in bytes another read (the next K step, the neighbouring tile) wants later, and
-// evict_first drops them before that read, so they come from DRAM twice (docs/perf-notes.md,
+// evict_first drops them before that read, so they come from DRAM twice (docs/history/2026-11-29.md,
 // "l2_hint=reuse, first rule"): an operand streams only when its copies cover whole fills.
 enum class StreamFill : uint8_t {
   Segment256,  // 256-byte fills: streams when each K step's copies cover whole 256-byte segments
                // (row-major B at bn * cluster_n a multiple of 128 and N of 128; never A at bk = 64)
   Line128,     // 128-byte fills (the default): streams when they cover whole 128-byte lines, i.e.
                // rows start on lines (A: K a multiple of 64; row-major B: N a multiple of 64);
-               // 11-14% faster than 256 where only it streams (docs/perf-notes.md, tenth session)
+               // 11-14% faster than 256 where only it streams (docs/history/2026-11-30.md, d428dc3)
   Sector,      // no promotion (32-byte sectors, as asked): streams whenever no other block reads it
 };
 

@@ -14,8 +14,8 @@
 // wgmma.wait_group across a loop's back edge: a pipeline that carries a step in flight into the
 // next iteration (wait(1) there, then add) gets every wgmma of the kernel serialized (C7514, or
 // C7518 when the carried sums are copied), and issuing deeper within an iteration (4 or 8 steps,
-// the sums' registers reused once added) measured 1-5% slower than pairs (docs/perf-notes.md,
-// nineteenth session).
+// the sums' registers reused once added) measured 1-5% slower than pairs (docs/history/2026-11-30.md,
+// 4a6edc0).
 #include <tuple>
 
 #include "schedule/sm90_context.h"

@@ -390,7 +390,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   if (tmaStore) {
     // Every consumer warpgroup's elected thread waits for its last TMA stores before the block
     // exits (their source is this block's shared memory). Waiting only for their reads (.read) is
-    // enough for that and was measured no faster on the H200 (docs/perf-notes.md, twelfth session),
+    // enough for that and was measured no faster on the H200 (docs/history/2026-11-30.md, 7c1eaf0),
     // so the block waits for the writes too.
     Value* ctid = b.rem(tid, b.i32(128));
     Value* elected = b.andi(b.cmp("sge", tid, b.i32(128)), b.cmp("eq", ctid, b.i32(0)));

@@ -66,7 +66,7 @@ struct Target {
   // Clusters of four blocks the reference part runs at once (0: referenceSms / 4). A cluster's
   // blocks share a GPC, so a GPC whose SM count is not a multiple of four leaves SMs out: on the
   // H200, 30 (a persistent 2 x 2-cluster GEMM's grid is 120 blocks by cuOccupancyMaxActiveClusters,
-  // bench/results/2026-11-30-h200-narrow-tiles/ncu_grid.csv; cuBLAS runs its clusters of 8 on 120).
+  // bench/results/2026-11-30-h200-narrow-tiles/README.md; cuBLAS runs its clusters of 8 on 120).
   int referenceClustersOf4 = 0;
 
   bool has(MmaKind k) const;

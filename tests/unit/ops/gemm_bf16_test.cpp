@@ -239,7 +239,7 @@ TEST(GemmBf16Family, Sm90HeuristicPicksNearTheMeasuredBestOnTheH200) {
 // sectors, which led to the A pitch term and the three-warpgroup factor; fresh5, ten random shapes
 // and fourteen whose picks those changes moved, measured after them; slot1: 192x192 with four stages
 // and one staging slot, which replaced the three-stage pairs; fresh6, nine random shapes measured
-// after the session's last change) and -narrow-tiles/ (narrow and narrow_sweep: the 33 shapes of
+// after the last change, a5fde82) and -narrow-tiles/ (narrow and narrow_sweep: the 33 shapes of
 // fresh5 and fresh6 again, with tiles whose bn is not a multiple of 64; refit: 28 shapes whose
 // picks the four-stage pairs' factor moves, which led to its 0.96; fresh7, twelve random shapes
 // measured after it; square: 2 x 2 clusters at eight shapes, which led to registering 128x256 in

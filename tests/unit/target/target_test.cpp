@@ -15,7 +15,7 @@ TEST(Target, SharedMemoryLimits) {
 }
 
 // What the selection heuristics count on the reference parts: the H100/H200's 132 SMs run 30
-// clusters of four (measured: bench/results/2026-11-30-h200-narrow-tiles/ncu_grid.csv); elsewhere
+// clusters of four (measured: bench/results/2026-11-30-h200-narrow-tiles/README.md); elsewhere
 // it is not measured, and SMs / 4 stands.
 TEST(Target, ReferenceSmsAndClustersOfFour) {
   EXPECT_EQ(Target::sm90a().referenceSms, 132);
