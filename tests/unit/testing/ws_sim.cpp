@@ -140,7 +140,6 @@ void Agent::exec(const Operation& op, const Mask& m) {
     }
     carryInFlight(from, results);
   } else if (n == "scf.if") {
-    if (op.numResults()) throw std::runtime_error("the simulator runs scf.if without results only");
     Mask thenM(m), elseM(m);
     bool anyThen = false, anyElse = false;
     for (int t = 0; t < T; ++t) {
@@ -152,6 +151,17 @@ void Agent::exec(const Operation& op, const Mask& m) {
     }
     if (anyThen) runBlock(op.body(0), thenM);
     if (anyElse) runBlock(op.body(1), elseM);
+    // Results (the expanded tile scheduler's unit): each thread's from the branch it took. A wgmma
+    // result still in flight is not passed through a branch.
+    for (unsigned i = 0; i < op.numResults(); ++i) {
+      const Value* from[2] = {op.body(0).back()->operand(i), op.body(1).back()->operand(i)};
+      if (inFlight_.count(from[0]) || inFlight_.count(from[1]))
+        throw std::runtime_error("the simulator does not pass a wgmma result in flight through scf.if");
+      Lanes r = Lanes(size_t(T));
+      for (int t = 0; t < T; ++t)
+        if (m[size_t(t)]) r[size_t(t)] = get(from[thenM[size_t(t)] ? 0 : 1])[size_t(t)];
+      vals_[op.result(i)] = r;
+    }
   } else if (n.rfind("kern.", 0) == 0) {
     kernOp(op, m);
   } else {
