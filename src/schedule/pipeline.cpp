@@ -70,6 +70,7 @@ std::vector<std::string> pipelineSteps(std::string_view strategy) {
                                      // tile loop with role-tagged regions, fused epilogue
         "partition-roles",           // one persistent tile loop per role
         "remove-residual-loop",      // drop the residual shared loop when it does no observable work
+        "expand-tile-loop",          // the tile scheduler as kern IR: each role's loop over its units
         "set-role-registers",        // setmaxnreg at the start of each role
         "strength-reduce",           // index math: x / 2^k, x % 2^k -> shift, mask where x >= 0
         "dce",                       // drop what the rewrites left unused
