@@ -13,6 +13,7 @@ struct Example {
   std::string name;
   std::string summary;
   std::function<std::unique_ptr<ir::Module>()> build;
+  bool gemm = true;  // a matrix product (GEMM strategies); false: a memory-bound program (rowwise)
 };
 
 const std::vector<Example>& all();
@@ -26,5 +27,14 @@ std::unique_ptr<ir::Module> gemmF16(bool kMajorB = false);
 std::unique_ptr<ir::Module> fp8RowwiseGemm();
 // Groups of multiples of `align` rows (tile.group_index {align}).
 std::unique_ptr<ir::Module> groupedGemm(int64_t align = 64);
+// Memory-bound programs (the rowwise strategy).
+std::unique_ptr<ir::Module> softmax();
+std::unique_ptr<ir::Module> logSoftmax();
+std::unique_ptr<ir::Module> rmsNorm();
+std::unique_ptr<ir::Module> layerNorm();
+std::unique_ptr<ir::Module> addRmsNorm();
+std::unique_ptr<ir::Module> siluAndMul();
+std::unique_ptr<ir::Module> crossEntropy();
+std::unique_ptr<ir::Module> fp8Quant();
 
 }  // namespace kiln::examples

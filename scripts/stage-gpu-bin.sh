@@ -7,8 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 rm -rf gpu-bin gpu-pack && mkdir -p gpu-bin gpu-pack
-cp "$BUILD/tests/kiln_gpu_tests" "$BUILD/bench/kiln_gemm_bench" "$BUILD/bench/kiln_residual_bench" "$BUILD/bench/kiln_stream_bench" \
-  "$BUILD/bench/kiln_fp8_bench" "$BUILD/bench/kiln_grouped_bench" "$BUILD/tools/kiln" gpu-bin/
+cp "$BUILD/tests/kiln_gpu_tests" "$BUILD"/bench/kiln_*_bench "$BUILD/tools/kiln" gpu-bin/
 strip gpu-bin/*
 git rev-parse --short HEAD > gpu-bin/COMMIT
 tar -C gpu-bin -cf - . | xz -T1 -9 --lzma2=dict=192MiB > gpu-pack/gpu-bin.tar.xz

@@ -67,8 +67,19 @@ int runCompile(const CompileArgs& a) {
   ir::DiagnosticEngine diag;
   std::optional<CompileResult> r;
   auto m = ir::parseModule(text, diag, {a.file, false});
-  if (m && ir::verify(*m, diag))
-    if (auto config = Config::parse(a.config, diag)) r = compile(*m, *target, *config, diag);
+  if (m && ir::verify(*m, diag)) {
+    // Without --config, a program without a matrix product gets the rowwise default.
+    bool dot = false;
+    m->op().walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot"); });
+    std::string configText = a.config.empty() && !dot ? "strategy=rowwise" : a.config;
+    auto config = Config::parse(configText, diag);
+    if (config && configText != a.config)
+      std::fprintf(stderr,
+                   "note: no --config: a program without a matrix product compiles with the rowwise defaults (%s); "
+                   "`kiln run --dims ...` runs the rowwise family's pick for its dims\n",
+                   config->str().c_str());
+    if (config) r = compile(*m, *target, *config, diag);
+  }
   std::fprintf(stderr, "%s", diag.str().c_str());
   if (!r) return kFailed;
   if (a.emit == "ptx") std::printf("%s", r->ptx.c_str());
@@ -83,7 +94,9 @@ void registerCompileCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("compile", "Compile a tile program to PTX (or show its kern IR or launch contract).");
   cmd->add_option("file", args.file, "Input file of text IR holding one tile.program")->required();
   cmd->add_option("--target", args.target, "Target architecture: " + Target::knownNames());
-  cmd->add_option("--config", args.config, "Schedule, e.g. \"bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=4\"");
+  cmd->add_option("--config", args.config,
+                  "Schedule, e.g. \"bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=4\" (default: the sm80_multistage "
+                  "defaults for a GEMM, strategy=rowwise for a program without a matrix product)");
   cmd->add_option("--emit", args.emit, "What to print: ptx, kern or launch")->check(CLI::IsMember({"ptx", "kern", "launch"}));
   cmd->callback([] { setExitCode(runCompile(args)); });
 }

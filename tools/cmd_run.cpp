@@ -5,6 +5,7 @@
 
 #include "examples/examples.h"
 #include "interp/interpret_command.h"
+#include "kiln/ir/parser.h"
 #include "kiln/ir/printer.h"
 #include "kiln/runtime/driver.h"
 #include "tools/commands.h"
@@ -16,11 +17,22 @@ namespace {
 struct RunArgs {
   std::string file;
   std::string example;
-  std::string dims = "M=128,N=128,K=128";
+  std::string dims;  // empty: 128 for every dim of the program
   uint64_t seed = 1;
   bool interpret = false;
   std::string config;
 };
+
+// "M=128,N=128": every dim of the text's first tile.program (none when it does not parse: the run
+// reports that).
+std::string defaultDims(const std::string& text) {
+  ir::DiagnosticEngine quiet;
+  auto m = ir::parseModule(text, quiet);
+  std::string dims;
+  if (m && !m->body().empty())
+    for (const auto& d : m->body().front()->stringsAttr("dims")) dims += (dims.empty() ? "" : ",") + d + "=128";
+  return dims;
+}
 
 int runRun(const RunArgs& a) {
   std::string text;
@@ -37,6 +49,7 @@ int runRun(const RunArgs& a) {
   } else if (!readFile(a.file, text)) {
     return kFailed;
   }
+  std::string dims = a.dims.empty() ? defaultDims(text) : a.dims;
   if (!a.interpret) {
     std::string why;
     if (!runtime::Driver::get(&why)) {
@@ -47,10 +60,10 @@ int runRun(const RunArgs& a) {
                    why.c_str());
       return kNoGpu;
     }
-    return runOnGpu(text, a.dims, a.seed, a.config);
+    return runOnGpu(text, dims, a.seed, a.config);
   }
   ir::DiagnosticEngine diag;
-  std::string report = interp::runInterpretCommand(text, a.dims, a.seed, diag);
+  std::string report = interp::runInterpretCommand(text, dims, a.seed, diag);
   std::fprintf(stderr, "%s", diag.str().c_str());
   if (report.empty()) return kFailed;
   std::printf("%s", report.c_str());
@@ -64,12 +77,12 @@ void registerRunCommand(CLI::App& app) {
                                         "(on the GPU, or on the CPU with --interpret).");
   cmd->add_option("file", args.file, "Program in text IR");
   cmd->add_option("--example", args.example, "Run a built-in example instead of a file (see `kiln examples`)");
-  cmd->add_option("--dims", args.dims, "Dim values, e.g. M=64,N=32,K=16")->capture_default_str();
+  cmd->add_option("--dims", args.dims, "Dim values, e.g. M=64,N=32,K=16 (default: 128 for every dim)");
   cmd->add_option("--seed", args.seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_flag("--interpret", args.interpret, "Run on the CPU through the tile-IR interpreter");
   cmd->add_option("--config", args.config,
                   "Schedule for the GPU run, e.g. \"bm=128 bn=128 bk=32 stages=3\" (default: a GEMM runs its family's pick "
-                  "for the dims, anything else the sm80 default)");
+                  "for the dims, a program without a matrix product the rowwise family's)");
   cmd->callback([] { setExitCode(runRun(args)); });
 }
 

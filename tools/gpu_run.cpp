@@ -44,9 +44,9 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
     std::fprintf(stderr, "%s", diag.str().c_str());
     return kUsage;
   }
-  // Without --config: the registered family's pick for a GEMM, else the sm80 default; a pick that
-  // does not compile this program (a fused or batched GEMM the family's checks do not see) falls
-  // back, saying why.
+  // Without --config: the registered family's pick (a GEMM family's, or rowwise's for a program
+  // without a matrix product), else that strategy's default; a pick that does not compile this
+  // program (a fused or batched GEMM the family's checks do not see) falls back, saying why.
   std::optional<Config> config;
   std::string chosen;
   std::optional<Kernel> kernel;
@@ -57,8 +57,10 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
     if (!kernel && d.fromFamily) {
       std::fprintf(stderr, "note: %s does not compile this program:\n%s", d.why.c_str(), diag.str().c_str());
       diag = ir::DiagnosticEngine();
-      config = Config::parse(ops::kFallbackSchedule, diag);
-      chosen = "the sm80 default (the family's pick did not compile)";
+      bool rows = d.config.strategy == "rowwise";
+      config = Config::parse(rows ? ops::kRowwiseFallback : ops::kFallbackSchedule, diag);
+      chosen = rows ? "the rowwise default (the family's pick did not compile)"
+                    : "the sm80 default (the family's pick did not compile)";
       kernel = Kernel::build(*module, *target, *config, diag);
     }
   } else {
@@ -99,8 +101,9 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
     names.push_back(op->is("tile.output") ? name : "");
   }
   try {
-    std::vector<double> scalars;
-    for (const auto& [name, v] : req.scalars) scalars.push_back(v);
+    std::vector<double> scalars;  // in declaration order, as the kernel takes them
+    for (const auto& op : program->body().operations())
+      if (op->is("tile.scalar")) scalars.push_back(req.scalars.at(op->stringAttr("name")));
     kernel->launch(ctx, nullptr, ptrs, scalars, req.dims);
     ctx.synchronize();
   } catch (const ir::Error& e) {

@@ -15,8 +15,8 @@
 //    max-dynamic-shared-memory attribute when it exceeds 48 KB);
 //  * grid: one GridAxis per axis (x, y, z), each a constant times the product of ceil(dim / tile),
 //    counting clusters: the blocks along an axis are that times the cluster dim; a persistent
-//    kernel runs at most one block per SM: x is capped by the device's SM count, rounded down to
-//    whole clusters;
+//    kernel runs at most one block per SM (persistentPerSm of them with {persistent_per_sm}): x is
+//    capped by the device's SM count (times that), rounded down to whole clusters;
 //  * cluster: the thread-block cluster shape (1, 1, 1 when the kernel uses none); a kernel compiled
 //    for clusters is launched with exactly this shape (cuLaunchKernelEx) and cannot run without it;
 //  * divisibility: dims that must be multiples of a value (e.g. K % 8 == 0 so every operand row is
@@ -79,6 +79,7 @@ struct LaunchInfo {
   std::vector<GridAxis> grid;                                // x, y, z (missing axes are 1)
   std::vector<std::pair<std::string, int64_t>> divisibility;  // dim % value == 0
   bool persistent = false;                                    // grid x capped by the SM count
+  int persistentPerSm = 1;                                    // ... times this ({persistent_per_sm})
   std::array<int, 3> cluster = {1, 1, 1};
   // Split-K and stream-K: bytes of ws_flags and ws_partials per output tile, or with
   // workspacePerBlock per block of the launched grid ({0, 0}: no workspace).

@@ -75,6 +75,14 @@ enum class Fp8Overflow { Saturate, NonSaturating };
 uint8_t floatToFp8Bits(float f, Fp8Format fmt, Fp8Overflow mode = Fp8Overflow::Saturate);
 float fp8BitsToFloat(uint8_t b, Fp8Format fmt);
 
+// A double rounded to odd into a float: the float toward zero from v, with its last bit forced to 1
+// when v is not exactly a float. Rounding to odd at p + 2 or more bits, then to nearest even at p
+// bits, equals rounding to nearest even at p bits directly (Boldo & Melquiond, "Emulation of FMA
+// and correctly rounded sums: proved algorithms using rounding to odd", 2008). f32 has 24 bits and
+// a subnormal quantum of 2^-149; every narrow format has at most 11 bits and a quantum of at least
+// 2^-133, so a double goes to a narrow format in one rounding through this and the conversions above.
+float roundToOddFloat(double v);
+
 // Round a float through a narrow format and back: the value a store then a load would give.
 float roundToBf16(float f);
 float roundToF16(float f);

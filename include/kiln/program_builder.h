@@ -211,6 +211,14 @@ class ProgramBuilder {
 
   Tile zeros(ScalarType dtype, std::vector<Coord> shape, SrcLoc loc = SrcLoc::current());
   Tile full(ScalarType dtype, std::vector<Coord> shape, double value, SrcLoc loc = SrcLoc::current());
+  // The whole of a dim the tile loop does not split, as one block (tile.span): a tile loaded with
+  // it holds every element along that dim (a whole row), which kiln::sum / max / min can reduce.
+  //   p.tile({M}, [&](Coord m) { Coord n = p.span(N); Tile x = X(m, n); Y(m) = sum(x, N); });
+  Coord span(const Dim& dim, SrcLoc loc = SrcLoc::current());
+  // The positions of a coord's block along its dim, as an i32 tile (tile.iota): column indices.
+  Tile iota(const Coord& c, SrcLoc loc = SrcLoc::current());
+  // The value of a dim at run time, as an f32 scalar (tile.dim, then tile.cast).
+  Tile extent(const Dim& dim, SrcLoc loc = SrcLoc::current());
   // The group of the current row block, from a per-row id tensor; groups come in multiples of `align` rows.
   Index group_index(const Tensor& ids, const Coord& rows, int64_t align, SrcLoc loc = SrcLoc::current());
 
@@ -269,7 +277,32 @@ Tile gelu_tanh(const Operand& x);
 Tile gelu_erf(const Operand& x);
 Tile silu(const Operand& x);
 Tile sigmoid(const Operand& x);
+Tile exp2(const Operand& x);
+Tile log(const Operand& x);
+Tile sqrt(const Operand& x);
+Tile rsqrt(const Operand& x);
+Tile tanh(const Operand& x);
+Tile erf(const Operand& x);
+// x^exponent for a constant exponent.
+Tile pow(const Operand& x, double exponent);
 Tile cast(ScalarType dtype, const Operand& x);
+// Comparisons into i1 tiles (tile.cmp), for kiln::where. Operands pair like arithmetic.
+Tile operator<(const Operand& a, const Operand& b);
+Tile operator<=(const Operand& a, const Operand& b);
+Tile operator>(const Operand& a, const Operand& b);
+Tile operator>=(const Operand& a, const Operand& b);
+Tile eq(const Operand& a, const Operand& b);
+Tile ne(const Operand& a, const Operand& b);
+// a where cond holds, else b (tile.select); a and b pair like arithmetic, cond is an i1 tile.
+Tile where(const Operand& cond, const Operand& a, const Operand& b);
+// x extended to the dims of `shape` (tile.broadcast): x's dims must appear in it, in order.
+Tile broadcast(const Operand& x, std::vector<Coord> shape);
+// Reductions along a whole dim (tile.reduce_axis; the dim must be spanned, p.span): sum
+// accumulates in f32 and returns f32; max and min keep x's element type; mean is sum / extent.
+Tile sum(const Operand& x, const Dim& dim);
+Tile max(const Operand& x, const Dim& dim);
+Tile min(const Operand& x, const Dim& dim);
+Tile mean(const Operand& x, const Dim& dim);
 // acc + a @ b, f32 accumulation.
 Tile dot(const Operand& a, const Operand& b, const Operand& acc);
 // x * scales broadcast: scales are f32 [M] (per row), [N] (per column) or a scalar (per block).

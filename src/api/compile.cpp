@@ -35,7 +35,8 @@ std::array<int64_t, 3> LaunchInfo::gridFor(const std::map<std::string, int64_t>&
   std::array<int64_t, 3> g = {1, 1, 1};
   // The grid axes count clusters; a block per SM at most, in whole clusters.
   for (size_t i = 0; i < grid.size() && i < 3; ++i) g[i] = grid[i].eval(dims) * cluster[i];
-  if (persistent && sms > 0) g[0] = std::min<int64_t>(g[0], std::max(1, sms / cluster[0]) * int64_t(cluster[0]));
+  if (persistent && sms > 0)
+    g[0] = std::min<int64_t>(g[0], std::max(1, sms / cluster[0]) * int64_t(cluster[0]) * persistentPerSm);
   return g;
 }
 
@@ -68,7 +69,8 @@ bool LaunchInfo::validate(const std::map<std::string, int64_t>& dims, Diagnostic
     auto it = dims.find(dim);
     if (it != dims.end() && it->second % m != 0)
       diag.error({}) << "kernel " << kernelName << " needs " << dim << " to be a multiple of " << m << " (got "
-                     << it->second << "): its rows must be 16-byte aligned for cp.async and paired stores";
+                     << it->second << "): its rows must be aligned for the kernel's vector accesses (16-byte copies, "
+                        "loads and stores, paired stores)";
   }
   return diag.errorCount() == before;
 }
@@ -112,6 +114,7 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
   for (const auto& x : l.grid) info.grid.push_back(GridAxis{x.factor, x.tiles});
   info.divisibility = l.divisibility;
   info.persistent = l.persistent;
+  info.persistentPerSm = int(l.persistentPerSm);
   if (l.cluster) info.cluster = {int((*l.cluster)[0]), int((*l.cluster)[1]), int((*l.cluster)[2])};
   if (l.workspace) info.workspaceUnitBytes = *l.workspace;
   info.workspacePerBlock = l.workspacePerBlock;

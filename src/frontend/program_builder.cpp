@@ -244,6 +244,30 @@ Tile ProgramBuilder::full(ScalarType dtype, std::vector<Coord> shape, double val
   return Tile(op->result(), this);
 }
 
+Coord ProgramBuilder::span(const Dim& dim, SrcLoc loc) {
+  if (!st_->forTiles || st_->b.insertionBlock() == &st_->program->body())
+    fail(loc, "p.span must be called inside the p.tile loop");
+  if (std::find(st_->dims.begin(), st_->dims.end(), dim.name) == st_->dims.end())
+    fail(loc, "p.span of '" + dim.name + "', which is not a dim of this program");
+  Operation* op = emit(loc, "tile.span", {}, {types::coord(dim.name)}, {{"dim", dim.name}});
+  std::string lower = dim.name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  op->result()->setNameHint(lower);
+  return Coord{op->result(), dim.name, this};
+}
+
+Tile ProgramBuilder::iota(const Coord& c, SrcLoc loc) {
+  checkVisible(c.value, loc, "coord");
+  return Tile(emit(loc, "tile.iota", {c.value}, {types::tile(ScalarType::I32, {Extent::of(c.dim)})})->result(), this);
+}
+
+Tile ProgramBuilder::extent(const Dim& dim, SrcLoc loc) {
+  if (std::find(st_->dims.begin(), st_->dims.end(), dim.name) == st_->dims.end())
+    fail(loc, "p.extent of '" + dim.name + "', which is not a dim of this program");
+  Value* d = emit(loc, "tile.dim", {}, {types::index()}, {{"name", dim.name}})->result();
+  return Tile(emit(loc, "tile.cast", {d}, {types::f32()})->result(), this);
+}
+
 Index ProgramBuilder::group_index(const Tensor& ids, const Coord& rows, int64_t align, SrcLoc loc) {
   checkVisible(rows.value, loc, "coord");
   Operation* op = emit(loc, "tile.group_index", {ids.value(), rows.value}, {types::index()}, {{"align", align}});

@@ -41,7 +41,14 @@ bool isSubsequence(const Shape& small, const Shape& big) {
   return j == small.size();
 }
 
-Tile binary(const char* op, const char* symbol, const Operand& a, const Operand& b) {
+// Two operands of elementwise math, of one element type, the smaller broadcast to the larger.
+struct Paired {
+  ProgramBuilder* pb;
+  Value *x, *y;
+  Type shape;  // the tile type (or scalar type) the pair spans
+};
+
+Paired pairUp(const char* symbol, const Operand& a, const Operand& b) {
   ProgramBuilder& pb = *builderOf(a, &b);
   ScalarType et = elemOf(a, b);
   Value* x = valueOf(pb, a, et);
@@ -60,8 +67,36 @@ Tile binary(const char* op, const char* symbol, const Operand& a, const Operand&
                          " and " + shapeStr(ty.shape()) + "; one must span a subset of the other's dims");
     }
   }
-  const Type& rt = x->type().isKind("tile") ? x->type() : y->type();
-  return Tile(pb.emit(a.loc, op, {x, y}, {rt})->result(), &pb);
+  return {&pb, x, y, x->type().isKind("tile") ? x->type() : y->type()};
+}
+
+Tile binary(const char* op, const char* symbol, const Operand& a, const Operand& b) {
+  Paired p = pairUp(symbol, a, b);
+  return Tile(p.pb->emit(a.loc, op, {p.x, p.y}, {p.shape})->result(), p.pb);
+}
+
+Tile compare(const char* pred, const char* symbol, const Operand& a, const Operand& b) {
+  Paired p = pairUp(symbol, a, b);
+  Operation* op = p.pb->emit(a.loc, "tile.cmp", {p.x, p.y}, {p.shape.withElem(ScalarType::I1)}, {{"pred", pred}});
+  return Tile(op->result(), p.pb);
+}
+
+// tile.reduce_axis of x along d; sum returns f32, max and min keep x's element type.
+Tile reduceAlong(const char* kind, const char* fn, const Operand& x, const Dim& d) {
+  ProgramBuilder& pb = *builderOf(x);
+  Value* v = valueOf(pb, x, ScalarType::F32);
+  const Type& t = v->type();
+  if (!t.isKind("tile") || !isFloat(t.elem()))
+    pb.fail(x.loc, std::string("kiln::") + fn + " along a dim reduces a float tile, got " + t.str());
+  Shape rest = t.shape();
+  auto axis = std::find(rest.begin(), rest.end(), Extent::of(d.name));
+  if (axis == rest.end())
+    pb.fail(x.loc, std::string("kiln::") + fn + " along " + d.name + ": the tile spans " + shapeStr(t.shape()) +
+                       ", which does not include " + d.name + "; reduce along one of its dims");
+  rest.erase(axis);
+  ScalarType elem = std::string_view(kind) == "sum" ? ScalarType::F32 : t.elem();
+  Type rt = rest.empty() ? Type::scalar(elem) : types::tile(elem, rest);
+  return Tile(pb.emit(x.loc, "tile.reduce_axis", {v}, {rt}, {{"kind", kind}, {"dim", d.name}})->result(), &pb);
 }
 
 Tile unary(const char* op, const Operand& a) {
@@ -88,6 +123,83 @@ Tile gelu_tanh(const Operand& x) { return unary("tile.gelu_tanh", x); }
 Tile gelu_erf(const Operand& x) { return unary("tile.gelu_erf", x); }
 Tile silu(const Operand& x) { return unary("tile.silu", x); }
 Tile sigmoid(const Operand& x) { return unary("tile.sigmoid", x); }
+
+Tile exp2(const Operand& x) { return unary("tile.exp2", x); }
+Tile log(const Operand& x) { return unary("tile.log", x); }
+Tile sqrt(const Operand& x) { return unary("tile.sqrt", x); }
+Tile rsqrt(const Operand& x) { return unary("tile.rsqrt", x); }
+Tile tanh(const Operand& x) { return unary("tile.tanh", x); }
+Tile erf(const Operand& x) { return unary("tile.erf", x); }
+
+Tile pow(const Operand& x, double exponent) {
+  ProgramBuilder& pb = *builderOf(x);
+  Value* v = valueOf(pb, x, ScalarType::F32);
+  if (!isFloat(v->type().elem())) pb.fail(x.loc, "pow needs a float tile, got " + v->type().str());
+  return Tile(pb.emit(x.loc, "tile.pow", {v}, {v->type()}, {{"exponent", exponent}})->result(), &pb);
+}
+
+Tile operator<(const Operand& a, const Operand& b) { return compare("lt", "<", a, b); }
+Tile operator<=(const Operand& a, const Operand& b) { return compare("le", "<=", a, b); }
+Tile operator>(const Operand& a, const Operand& b) { return compare("gt", ">", a, b); }
+Tile operator>=(const Operand& a, const Operand& b) { return compare("ge", ">=", a, b); }
+Tile eq(const Operand& a, const Operand& b) { return compare("eq", "eq", a, b); }
+Tile ne(const Operand& a, const Operand& b) { return compare("ne", "ne", a, b); }
+
+Tile where(const Operand& cond, const Operand& a, const Operand& b) {
+  ProgramBuilder& pb = *builderOf(cond, &a, &b);
+  Value* c = valueOf(pb, cond, ScalarType::I1);
+  if (c->type().elem() != ScalarType::I1)
+    pb.fail(cond.loc, "kiln::where needs an i1 condition (a comparison such as x > 0), got " + c->type().str());
+  Value *x, *y;
+  if (a.isNumber && b.isNumber) {  // two numbers: f32 values
+    x = valueOf(pb, a, ScalarType::F32);
+    y = valueOf(pb, b, ScalarType::F32);
+  } else {
+    Paired p = pairUp("where", a, b);
+    x = p.x;
+    y = p.y;
+  }
+  // The condition and the pair meet at the larger shape.
+  const Type& ct = c->type();
+  const Type& vt = x->type().isKind("tile") ? x->type() : y->type();
+  if (ct.isKind("tile") && vt.isKind("tile") && ct.shape() != vt.shape()) {
+    if (ct.rank() < vt.rank() && isSubsequence(ct.shape(), vt.shape())) {
+      c = broadcastTo(pb, c, vt, cond.loc);
+    } else if (vt.rank() < ct.rank() && isSubsequence(vt.shape(), ct.shape())) {
+      if (x->type().isKind("tile")) x = broadcastTo(pb, x, ct, cond.loc);
+      if (y->type().isKind("tile")) y = broadcastTo(pb, y, ct, cond.loc);
+    } else {
+      pb.fail(cond.loc, "kiln::where: the condition spans " + shapeStr(ct.shape()) + " and the values " +
+                            shapeStr(vt.shape()) + "; one must span a subset of the other's dims");
+    }
+  }
+  const Type* shape = c->type().isKind("tile") ? &c->type() : x->type().isKind("tile") ? &x->type() : &y->type();
+  Type rt = shape->withElem(x->type().elem());
+  return Tile(pb.emit(cond.loc, "tile.select", {c, x, y}, {rt})->result(), &pb);
+}
+
+Tile broadcast(const Operand& x, std::vector<Coord> shape) {
+  ProgramBuilder& pb = *builderOf(x);
+  Value* v = valueOf(pb, x, ScalarType::F32);
+  Shape s;
+  for (const auto& c : shape) {
+    pb.checkVisible(c.value, x.loc, "coord");
+    s.push_back(Extent::of(c.dim));
+  }
+  const Type& t = v->type();
+  if (t.isKind("tile") && (t.rank() >= s.size() || !isSubsequence(t.shape(), s)))
+    pb.fail(x.loc, "kiln::broadcast extends a tile to more dims: " + shapeStr(t.shape()) + " cannot become " +
+                       shapeStr(s) + " (its dims must appear there, in order)");
+  return Tile(broadcastTo(pb, v, types::tile(t.elem(), s), x.loc), &pb);
+}
+
+Tile sum(const Operand& x, const Dim& dim) { return reduceAlong("sum", "sum", x, dim); }
+Tile max(const Operand& x, const Dim& dim) { return reduceAlong("max", "max", x, dim); }
+Tile min(const Operand& x, const Dim& dim) { return reduceAlong("min", "min", x, dim); }
+Tile mean(const Operand& x, const Dim& dim) {
+  Tile s = reduceAlong("sum", "mean", x, dim);
+  return binary("tile.div", "mean", Operand(s, x.loc), Operand(dim.pb->extent(dim, x.loc), x.loc));
+}
 
 Tile cast(ScalarType dtype, const Operand& x) {
   ProgramBuilder& pb = *builderOf(x);

@@ -22,11 +22,12 @@ int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
 bool chooseBlockSizes(const ir::Operation& program, const std::map<std::string, int64_t>& extents,
                       const std::map<std::string, int64_t>& overrides, std::map<std::string, int64_t>& blocks,
                       ir::DiagnosticEngine& diag) {
-  std::set<std::string> tiled;
+  std::set<std::string> tiled, spanned;
   std::map<std::string, int64_t> groupAlign;  // dim -> gcd of the aligns of the group_index ops on it
   program.walk([&](const ir::Operation& op) {
     if (op.is("tile.for_tiles"))
       for (const auto& d : op.stringsAttr("dims")) tiled.insert(d);
+    if (op.is("tile.span")) spanned.insert(op.stringAttr("dim"));
     if (op.is("tile.group_index")) {
       std::string d = tile::coordDim(op.operand(1));
       int64_t& a = groupAlign[d];
@@ -41,6 +42,9 @@ bool chooseBlockSizes(const ir::Operation& program, const std::map<std::string, 
                                      << "'";
     } else if (v <= 0) {
       ok = diag.error(program.loc()) << "block size for dim '" << dim << "' must be positive, got " << v;
+    } else if (spanned.count(dim) && extents.count(dim) && v != extents.at(dim)) {
+      ok = diag.error(program.loc()) << "dim '" << dim << "' is spanned whole (tile.span), so its block is the whole dim ("
+                                     << extents.at(dim) << "), not " << v;
     } else if (groupAlign.count(dim) && groupAlign[dim] % v != 0) {
       ok = diag.error(program.loc()) << "block size " << v << " for dim '" << dim
                                      << "' must divide the tile.group_index align " << groupAlign[dim];

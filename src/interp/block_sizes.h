@@ -15,8 +15,8 @@ namespace kiln::interp {
 inline constexpr int64_t kTileBlock = 64;
 
 // Fills `blocks` with a block size for every dim in `extents`. `overrides` (RunOptions::blockSizes)
-// win where given; an override that is not positive, names no dim, or does not divide a group
-// alignment is a user error.
+// win where given; an override that is not positive, names no dim, does not divide a group
+// alignment, or splits a dim that tile.span covers whole is a user error.
 bool chooseBlockSizes(const ir::Operation& program, const std::map<std::string, int64_t>& extents,
                       const std::map<std::string, int64_t>& overrides, std::map<std::string, int64_t>& blocks,
                       ir::DiagnosticEngine& diag);

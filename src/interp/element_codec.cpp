@@ -15,19 +15,6 @@ namespace {
 
 using ir::ScalarType;
 
-// Round to odd into f32: the float toward zero from v, with its last bit forced to 1 when v is
-// not exactly a float. Why: rounding to odd at p + 2 or more bits and then to nearest even at p
-// bits equals rounding to nearest even at p bits directly (Boldo & Melquiond, "Emulation of FMA
-// and correctly rounded sums: proved algorithms using rounding to odd", 2008). f32 has 24 bits
-// and a subnormal quantum of 2^-149; every narrow format has at most 11 bits and a quantum of at
-// least 2^-133, so this makes double -> narrow exact through the float-based conversions.
-float roundToOddF32(double v) {
-  float f = static_cast<float>(v);
-  if (std::isnan(v) || static_cast<double>(f) == v) return f;
-  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
-  return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
-}
-
 template <typename Int>
 Int saturateToInt(double v) {
   if (std::isnan(v)) return 0;
@@ -98,10 +85,10 @@ void storeElement(uint8_t* p, ScalarType t, double v) {
     case ScalarType::I64:
     case ScalarType::Index: writeLE(p, saturateToInt<int64_t>(v)); return;
     case ScalarType::F32: writeLE(p, static_cast<float>(v)); return;
-    case ScalarType::F16: writeLE(p, floatToF16Bits(roundToOddF32(v))); return;
-    case ScalarType::BF16: writeLE(p, floatToBf16Bits(roundToOddF32(v))); return;
+    case ScalarType::F16: writeLE(p, floatToF16Bits(roundToOddFloat(v))); return;
+    case ScalarType::BF16: writeLE(p, floatToBf16Bits(roundToOddFloat(v))); return;
     case ScalarType::F8E4M3:
-    case ScalarType::F8E5M2: p[0] = floatToFp8Bits(roundToOddF32(v), fp8Format(t), Fp8Overflow::Saturate); return;
+    case ScalarType::F8E5M2: p[0] = floatToFp8Bits(roundToOddFloat(v), fp8Format(t), Fp8Overflow::Saturate); return;
   }
   KILN_ICE("storeElement: unknown scalar type");
 }

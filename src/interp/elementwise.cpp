@@ -7,25 +7,12 @@
 #include <limits>
 
 #include "interp/element_codec.h"
+#include "interp/ieee_minmax.h"
 
 namespace kiln::interp {
 namespace {
 
 using tile::OpKind;
-
-// IEEE 754-2019 maximum / minimum: NaN if either operand is NaN, and -0 < +0.
-template <typename T>
-T maximum(T a, T b) {
-  if (std::isnan(a) || std::isnan(b)) return a + b;  // a quiet NaN, carrying an operand's payload
-  if (a == b) return std::signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-template <typename T>
-T minimum(T a, T b) {
-  if (std::isnan(a) || std::isnan(b)) return a + b;
-  if (a == b) return std::signbit(a) ? a : b;
-  return a < b ? a : b;
-}
 
 template <typename T>
 T binary(OpKind k, T a, T b) {
@@ -34,8 +21,8 @@ T binary(OpKind k, T a, T b) {
     case OpKind::Sub: return a - b;
     case OpKind::Mul: return a * b;
     case OpKind::Div: return a / b;
-    case OpKind::Max: return maximum(a, b);
-    case OpKind::Min: return minimum(a, b);
+    case OpKind::Max: return ieeeMaximum(a, b);
+    case OpKind::Min: return ieeeMinimum(a, b);
     default: KILN_ICE("not an elementwise binary op");
   }
 }
@@ -51,6 +38,12 @@ double transcendental(OpKind k, double x) {
     case OpKind::GeluErf: return 0.5 * x * (1.0 + std::erf(x * kInvSqrt2));
     case OpKind::Silu: return x * sigmoid(x);
     case OpKind::Sigmoid: return sigmoid(x);
+    case OpKind::Exp2: return std::exp2(x);
+    case OpKind::Log: return std::log(x);
+    case OpKind::Sqrt: return std::sqrt(x);
+    case OpKind::Rsqrt: return 1.0 / std::sqrt(x);
+    case OpKind::Tanh: return std::tanh(x);
+    case OpKind::Erf: return std::erf(x);
     default: KILN_ICE("not a transcendental op");
   }
 }
@@ -60,7 +53,7 @@ T unary(OpKind k, T x) {
   switch (k) {
     case OpKind::Neg: return -x;
     case OpKind::Abs: return std::fabs(x);
-    case OpKind::Relu: return maximum(x, T(0));
+    case OpKind::Relu: return ieeeMaximum(x, T(0));
     // Computed in double in both modes; Exact mode rounds the result to f32 (T = float).
     default: return static_cast<T>(transcendental(k, static_cast<double>(x)));
   }
@@ -111,6 +104,39 @@ std::vector<double> applyCast(std::span<const double> x, ir::ScalarType from, ir
     else if (ir::isFloat(from) && ir::isFloat(to)) r[i] = narrowF32(static_cast<float>(x[i]), to);
     else r[i] = roundToType(x[i], to);
   }
+  return r;
+}
+
+std::vector<double> applyPow(std::span<const double> x, double exponent, ir::ScalarType elem, Arithmetic m) {
+  std::vector<double> r(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    double v = std::pow(m == Arithmetic::Reference ? x[i] : double(float(x[i])), exponent);
+    r[i] = m == Arithmetic::Reference ? v : narrowF32(static_cast<float>(v), elem);
+  }
+  return r;
+}
+
+std::vector<double> applyCmp(std::string_view pred, std::span<const double> a, std::span<const double> b) {
+  size_t n = std::max(a.size(), b.size());
+  KILN_ASSERT((a.size() == n || a.size() == 1) && (b.size() == n || b.size() == 1), "tile.cmp operands differ in size");
+  std::vector<double> r(n);
+  for (size_t i = 0; i < n; ++i) {
+    double x = a[a.size() == 1 ? 0 : i], y = b[b.size() == 1 ? 0 : i];
+    bool v = pred == "eq" ? x == y : pred == "ne" ? x != y : pred == "lt" ? x < y : pred == "le" ? x <= y
+             : pred == "gt" ? x > y : x >= y;  // IEEE: false with a NaN operand, except ne
+    r[i] = v ? 1.0 : 0.0;
+  }
+  return r;
+}
+
+std::vector<double> applySelect(std::span<const double> c, std::span<const double> a, std::span<const double> b) {
+  size_t n = std::max({c.size(), a.size(), b.size()});
+  auto at = [n](std::span<const double> v, size_t i) {
+    KILN_ASSERT(v.size() == n || v.size() == 1, "tile.select operands differ in size");
+    return v[v.size() == 1 ? 0 : i];
+  };
+  std::vector<double> r(n);
+  for (size_t i = 0; i < n; ++i) r[i] = at(c, i) != 0 ? at(a, i) : at(b, i);
   return r;
 }
 

@@ -1,12 +1,15 @@
 // Op-by-op evaluation of a tile program (see executor.h).
 #include "interp/executor.h"
 
+#include <algorithm>
+
 #include "dialects/tile/tile_ops.h"
 #include "interp/broadcast.h"
 #include "interp/dot.h"
 #include "interp/elementwise.h"
 #include "interp/group_ids.h"
 #include "interp/memory_ops.h"
+#include "interp/reduce_axis.h"
 #include "interp/scalar_ops.h"
 #include "kiln/ir/op_registry.h"
 
@@ -48,6 +51,11 @@ std::span<const double> Executor::values(const ir::Value* v) const {
     KILN_ASSERT(ir::isFloat(s.type), "elementwise math on an integer scalar");
     return {&s.f, 1};
   }
+  return tile(v).data;
+}
+
+std::vector<double> Executor::anyValues(const ir::Value* v) const {
+  if (v->type().isScalar()) return {scalar(v).value()};
   return tile(v).data;
 }
 
@@ -234,6 +242,31 @@ void Executor::runMath(const ir::Operation& op) {
       setValues(op.result(), broadcastValues(src, srcDims, srcShape, rt.shape(), blockShape(rt)));
       return;
     }
+    case OpKind::Iota: {
+      const Coord& c = coord(op.operand(0));
+      std::vector<double> positions(static_cast<size_t>(c.size));
+      for (int64_t i = 0; i < c.size; ++i) positions[static_cast<size_t>(i)] = static_cast<double>(c.start + i);
+      setValues(op.result(), std::move(positions));
+      return;
+    }
+    case OpKind::ReduceAxis: {
+      const ir::Type& xt = op.operand(0)->type();
+      size_t axis = static_cast<size_t>(
+          std::find(xt.shape().begin(), xt.shape().end(), ir::Extent::of(op.stringAttr("dim"))) - xt.shape().begin());
+      Tile r = reduceAxis(tile(op.operand(0)), axis, op.stringAttr("kind"), rt.elem(), ctx_.arith);
+      setValues(op.result(), std::move(r.data));
+      return;
+    }
+    case OpKind::Pow:
+      setValues(op.result(), applyPow(values(op.operand(0)), op.attr("exponent")->asNumber(), rt.elem(), ctx_.arith));
+      return;
+    case OpKind::Cmp:
+      setValues(op.result(), applyCmp(op.stringAttr("pred"), anyValues(op.operand(0)), anyValues(op.operand(1))));
+      return;
+    case OpKind::Select:
+      setValues(op.result(),
+                applySelect(anyValues(op.operand(0)), anyValues(op.operand(1)), anyValues(op.operand(2))));
+      return;
     case OpKind::Scale: {
       const Tile& x = tile(op.operand(0));
       const ir::Type& st = op.operand(1)->type();
@@ -270,6 +303,7 @@ bool Executor::runOp(const ir::Operation& op) {
     case OpKind::Store:
     case OpKind::LoadScalar: return runMemory(op);
     case OpKind::GroupIndex: return runGroupIndex(op);
+    case OpKind::Span: set(op.result(), Coord{0, ctx_.extents.at(op.stringAttr("dim"))}); return true;
     case OpKind::Program:
     case OpKind::Yield: KILN_ICE("'" + op.name() + "' where the interpreter does not expect it");
     default: runMath(op); return true;

@@ -36,6 +36,8 @@ class Executor {
   const BoundTensor& tensor(const ir::Value* v) const;
   // The values of a tile or scalar operand of an elementwise op.
   std::span<const double> values(const ir::Value* v) const;
+  // The same for operands of any element type (integers and predicates too), by value.
+  std::vector<double> anyValues(const ir::Value* v) const;
   void set(const ir::Value* v, RtValue r) { ctx_.env[v] = std::move(r); }
   // A float-or-integer result: a tile of `type`'s shape, or a scalar.
   void setValues(const ir::Value* v, std::vector<double> data);

@@ -4,6 +4,7 @@
 
 #include "ops/gemm_bf16.h"
 #include "ops/gemm_fp8.h"
+#include "ops/rowwise.h"
 #include "schedule/gemm_analysis.h"
 
 namespace kiln::ops {
@@ -33,9 +34,31 @@ std::optional<ir::ScalarType> onlyOutputType(const ir::Operation& program) {
   return type;
 }
 
+bool hasMatrixProduct(const ir::Operation& program) {
+  bool dot = false;
+  program.walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot"); });
+  return dot;
+}
+
+// A program without a matrix product: the rowwise family's pick, or (when rowwise cannot lower it)
+// its default, whose compile then says why.
+DefaultSchedule rowwiseSchedule(const ir::Operation& program, const Target& t, const std::map<std::string, int64_t>& dims) {
+  ir::DiagnosticEngine quiet;
+  auto p = rowProblemOf(program, t, dims, quiet);
+  auto pick = p ? selectRowwise(*p, t, quiet) : std::nullopt;
+  if (!pick)
+    return {Config::parse(kRowwiseFallback),
+            "a program without a matrix product, for the rowwise strategy, which cannot run it: " + firstMessage(quiet),
+            false};
+  std::string shape;
+  for (const auto& [d, v] : dims) shape += fmt::format("{}{}={}", shape.empty() ? "" : ", ", d, v);
+  return {pick->variant->config, fmt::format("rowwise's pick for {}: {}", shape, pick->str(*p)), true};
+}
+
 }  // namespace
 
 DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, const std::map<std::string, int64_t>& dims) {
+  if (!hasMatrixProduct(program)) return rowwiseSchedule(program, t, dims);
   ir::DiagnosticEngine quiet;
   auto g = analyzeGemm(program, "sm90_ws_persistent", quiet);
   if (!g) return fallback("not a GEMM a family runs: " + firstMessage(quiet));

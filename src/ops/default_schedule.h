@@ -5,8 +5,10 @@
 // gemm_bf16 for BF16 operands and output, gemm_fp8 (promoted sums, cuBLASLt's default
 // accumulation) for e4m3 operands with a BF16 output. On sm_90a that is the sm90_ws_persistent
 // kernel the family's heuristic chooses (docs/sm90-strategy.md); a grouped GEMM takes it where the
-// pick's tiles fit in its groups' rows. Any other program, or a GEMM no variant can run, gets the
-// sm80_multistage default, which every target with mma.sync lowers.
+// pick's tiles fit in its groups' rows. A GEMM no variant can run gets the sm80_multistage
+// default, which every target with mma.sync lowers. A program without a matrix product gets the
+// rowwise family's pick for its dims (ops/rowwise.h), or the rowwise default when rowwise cannot
+// lower it (its compile then names the op and what would make it lowerable).
 #include <cstdint>
 #include <map>
 #include <string>
@@ -19,6 +21,8 @@ namespace kiln::ops {
 
 // The default every target runs: sm80_multistage, 128x128 tiles, bk = 32, three stages.
 inline constexpr const char* kFallbackSchedule = "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2";
+// The rowwise default: a warp a row.
+inline constexpr const char* kRowwiseFallback = "strategy=rowwise";
 
 struct DefaultSchedule {
   Config config;

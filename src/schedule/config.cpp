@@ -135,10 +135,24 @@ const std::vector<Key>& keys() {
       Key{"epilogue_loads", [](const Config& c) { return std::string(enumName(kEpilogueLoads, c.epilogueLoads)); },
           [](Config& c, std::string_view v) { return parseEnum("epilogue_loads", v, kEpilogueLoads, c.epilogueLoads); }},
       INT_KEY("stagger", stagger, 0, 8),
+      // The rowwise strategy's keys (isRowwiseKey).
+      INT_KEY("row_threads", rowThreads, 1, 1024),
+      INT_KEY("block_threads", blockThreads, 32, 1024),
+      INT_KEY("vectors", vectors, 1, 16),
+      Key{"scalar", [](const Config& c) { return std::string(c.scalar ? "true" : "false"); },
+          [](Config& c, std::string_view v) { return parseEnum("scalar", v, kBools, c.scalar); }},
+      INT_KEY("blocks_per_sm", blocksPerSm, 0, 32),
   };
   return k;
 }
 #undef INT_KEY
+
+// The keys of the rowwise strategy; every other key (strategy aside) is the GEMM strategies'.
+bool isRowwiseKey(std::string_view name) {
+  for (const char* k : {"row_threads", "block_threads", "vectors", "scalar", "blocks_per_sm"})
+    if (name == k) return true;
+  return false;
+}
 
 std::string keyList() {
   std::string s;
@@ -149,7 +163,7 @@ std::string keyList() {
 }  // namespace
 
 const std::vector<std::string>& knownStrategies() {
-  static const std::vector<std::string> s = {"sm80_multistage", "sm90_ws_persistent"};
+  static const std::vector<std::string> s = {"sm80_multistage", "sm90_ws_persistent", "rowwise"};
   return s;
 }
 
@@ -200,8 +214,15 @@ Config Config::parse(std::string_view text) {
 const char* fp8AccumName(Fp8Accum a) { return enumName(kFp8Accums, a); }
 
 std::string Config::str() const {
+  // The keys of the config's strategy, and any other key that differs from its default.
+  bool rows = strategy == "rowwise";
+  static const Config defaults;
   std::string s;
-  for (const Key& k : keys()) s += (s.empty() ? "" : " ") + std::string(k.name) + "=" + k.print(*this);
+  for (const Key& k : keys()) {
+    std::string v = k.print(*this);
+    if (k.name != std::string_view("strategy") && isRowwiseKey(k.name) != rows && v == k.print(defaults)) continue;
+    s += (s.empty() ? "" : " ") + std::string(k.name) + "=" + v;
+  }
   return s;
 }
 
@@ -214,7 +235,17 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, Diagnost
     diag.error(loc) << "unknown strategy '" << c.strategy << "'; known strategies: " << list;
     return false;
   }
-  if (c.strategy == "sm90_ws_persistent") return validateSm90WsPersistent(c, t, ops, diag, loc);
+  // Each strategy refuses the keys of the others (rather than ignoring them).
+  static const Config defaults;
+  bool rows = c.strategy == "rowwise";
+  for (const Key& k : keys())
+    if (k.name != std::string_view("strategy") && isRowwiseKey(k.name) != rows && k.print(c) != k.print(defaults))
+      diag.error(loc) << "config key '" << k.name << "' "
+                      << (rows ? "sets the GEMM strategies' tiles and pipelines, which rowwise does not have"
+                               : "sets the rowwise strategy's rows of threads, which " + c.strategy + " does not have")
+                      << "; drop it";
+  if (rows) return validateRowwise(c, t, ops, diag, loc) && diag.errorCount() == errors;
+  if (c.strategy == "sm90_ws_persistent") return validateSm90WsPersistent(c, t, ops, diag, loc) && diag.errorCount() == errors;
   // ---- sm80_multistage: warp-level mma.sync m16n8k16 fed by ldmatrix.x4 from a cp.async ring.
   if (!t.mmaSync || !t.cpAsync || !t.ldmatrix)
     diag.error(loc) << "strategy " << c.strategy << " needs mma.sync, ldmatrix and cp.async, which " << t.name

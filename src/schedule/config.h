@@ -169,6 +169,18 @@ struct Config {
   // cores busy (docs/sm90-strategy.md, "Staggered consumers"; measured no faster, no variant uses it).
   int stagger = 0;
 
+  // ---- rowwise: memory-bound programs, rows of threads (schedule/rowwise/; docs/rowwise-strategy.md).
+  // str() prints these keys for strategy=rowwise (and the GEMM keys only where they differ from
+  // their defaults, which rowwise refuses), the GEMM keys for the other strategies.
+  int rowThreads = 32;     // row_threads: threads that share one row (1, 2, 4, ..., 1024)
+  int blockThreads = 256;  // block_threads: threads per block (a multiple of 32 and of row_threads)
+  // vectors: 16-byte vectors of a row each thread holds: a row of up to row_threads * vectors *
+  // (16 / element bytes) elements is read once and kept on chip; a longer row streams through,
+  // this many vectors per thread and step, once per pass.
+  int vectors = 4;
+  bool scalar = false;     // scalar: one element per access instead of 16-byte vectors (any row length)
+  int blocksPerSm = 0;     // blocks_per_sm: a persistent grid of this many blocks per SM (0: a block per row group)
+
   // Parses one line; reports every problem found and returns nullopt on error.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,
                                      const ir::Location& loc = {});
@@ -199,6 +211,10 @@ struct OperandInfo {
 bool validate(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
               const ir::Location& loc = {});
 
+// The rowwise rules (rowwise/rowwise_config.cpp); validate() dispatches to it. `elemBytes` is the
+// narrowest element of the row tensors (OperandInfo::aElemBytes).
+bool validateRowwise(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
+                     const ir::Location& loc);
 // The sm90_ws_persistent rules (sm90_config.cpp); validate() dispatches to it.
 bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
                               const ir::Location& loc);
@@ -271,7 +287,7 @@ Sm90Streams sm90Streams(const Config& c, int64_t m, int64_t n, int64_t k, bool b
                         int bElemBytes);
 // The config text of an fp8_accum value ("fast", "promote", "promote_pairs").
 const char* fp8AccumName(Fp8Accum a);
-// The strategies Kiln implements ("sm80_multistage", "sm90_ws_persistent").
+// The strategies Kiln implements ("sm80_multistage", "sm90_ws_persistent", "rowwise").
 const std::vector<std::string>& knownStrategies();
 
 }  // namespace kiln

@@ -47,6 +47,32 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   const std::string who = strategy + " lowers GEMM-shaped programs";
   auto fail = [&](const Location& loc) { return diag.error(loc); };
 
+  // What no GEMM strategy lowers: a program without a matrix product, and a GEMM that reduces
+  // along its output's rows (each tile holds bn columns of a row, never the whole row).
+  const Operation *anyDot = nullptr, *rowReduce = nullptr, *span = nullptr;
+  program.walk([&](const Operation& op) {
+    if (op.is("tile.dot") && !anyDot) anyDot = &op;
+    if (op.is("tile.reduce_axis") && !rowReduce) rowReduce = &op;
+    if (op.is("tile.span") && !span) span = &op;
+  });
+  if (!anyDot)
+    return fail(program.loc()) << strategy << " lowers programs with a matrix product (tile.dot), and this one has "
+                                              "none: compile it with strategy=rowwise, the strategy for memory-bound "
+                                              "programs",
+           std::nullopt;
+  if (rowReduce)
+    return fail(rowReduce->loc()) << strategy << " does not fuse a reduction along the output's rows ('tile.reduce_axis' "
+                                  << rowReduce->stringAttr("kind") << " along '" << rowReduce->stringAttr("dim")
+                                  << "') into a GEMM: its tiles hold a block of each row, never the whole row; store "
+                                     "the GEMM's output and reduce it with a second program (strategy=rowwise)",
+           std::nullopt;
+  if (span)
+    return fail(span->loc()) << strategy << " tiles a GEMM's output in blocks of rows and columns (tile.for_tiles over [M, "
+                                            "N]); 'tile.span' of '"
+                             << span->stringAttr("dim")
+                             << "' makes a tile hold whole rows, which it does not support: tile that dim instead",
+           std::nullopt;
+
   for (const auto& op : program.body().operations()) {
     if (op->is("tile.for_tiles")) {
       if (g.forTiles) return fail(op->loc()) << who << " with one tile.for_tiles; this program has two", std::nullopt;

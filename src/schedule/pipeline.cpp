@@ -8,6 +8,7 @@
 
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
+#include "schedule/rowwise/rowwise.h"
 #include "schedule/sm80_multistage.h"
 #include "schedule/sm90_ws_persistent.h"
 
@@ -25,6 +26,11 @@ const std::vector<transforms::PassInfo>& allPasses() {
          "lower each tile.program to a kern.kernel with the sm90 warp-specialized persistent wgmma GEMM strategy "
          "(the program's {target, config} attributes pick the target and the schedule)",
          lowerSm90WsPersistentPass},
+        {"lower-rowwise",
+         "lower each tile.program to a kern.kernel with the rowwise strategy for memory-bound programs (rows of "
+         "threads, 16-byte vectors, shuffle reductions; the program's {target, config} attributes pick the target "
+         "and the schedule)",
+         lowerRowwisePass},
     };
     all.insert(all.end(), strategies.begin(), strategies.end());
     return all;
@@ -74,6 +80,14 @@ std::vector<std::string> pipelineSteps(std::string_view strategy) {
         "set-role-registers",        // setmaxnreg at the start of each role
         "strength-reduce",           // index math: x / 2^k, x % 2^k -> shift, mask where x >= 0
         "dce",                       // drop what the rewrites left unused
+    };
+  if (strategy == "rowwise")
+    return {
+        "verify",           // the tile program as the user wrote it
+        "lower-rowwise",    // tile -> kern: rows of threads, 16-byte vectors, passes over each row (on chip
+                            // when it fits, streaming when not), butterfly and shared-memory reductions
+        "strength-reduce",  // index math: x / 2^k, x % 2^k -> shift, mask where x >= 0
+        "dce",              // drop what the rewrites left unused
     };
   return {};
 }

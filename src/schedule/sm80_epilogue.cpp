@@ -22,7 +22,7 @@
 #include "dialects/tile/tile_ops.h"
 #include "schedule/sm80_context.h"
 #include "schedule/sm80_epilogue_address.h"
-#include "schedule/sm80_epilogue_math.h"
+#include "schedule/elementwise_lowering.h"
 
 namespace kiln::sm80 {
 using namespace ir;
@@ -428,19 +428,25 @@ class Epilogue {
       case tile::OpKind::Div:
       case tile::OpKind::Max:
       case tile::OpKind::Min: {
-        const char* name = *k == tile::OpKind::Scale ? "arith.mulf" : epilogueBinaryName(*k);
+        tile::OpKind bin = *k == tile::OpKind::Scale ? tile::OpKind::Mul : *k;
         const EpiValue& x = value(op.operand(0));
         const EpiValue& y = value(op.operand(1));
         values_[op.result()] = map({&x, &y}, relem, [&](const std::vector<Value*>& a) {
-          return round(b_.fbin(name, toF32(a[0]), toF32(a[1])), relem);
+          return round(lowerBinary(b_, bin, toF32(a[0]), toF32(a[1])), relem);
         });
         return true;
       }
+      case tile::OpKind::Pow: {
+        const EpiValue& x = value(op.operand(0));
+        double e = op.attr("exponent")->asNumber();
+        values_[op.result()] = map({&x}, relem, [&](const std::vector<Value*>& a) { return round(lowerPow(b_, toF32(a[0]), e), relem); });
+        return true;
+      }
       default:
-        if (tile::isElementwiseUnary(*k) && *k != tile::OpKind::GeluErf) {
+        if (tile::isElementwiseUnary(*k)) {
           const EpiValue& x = value(op.operand(0));
           values_[op.result()] = map({&x}, relem, [&](const std::vector<Value*>& a) {
-            return round(epilogueUnary(b_, *k, toF32(a[0])), relem);
+            return round(lowerUnary(b_, *k, toF32(a[0])), relem);
           });
           return true;
         }
@@ -462,8 +468,7 @@ class Epilogue {
   }
 
   bool unsupported(const Operation& op) {
-    cx_.diag.error(op.loc()) << cx_.cfg.strategy << " cannot lower '" << op.name() << "' in the epilogue"
-                             << (op.is("tile.gelu_erf") ? " (no erf on the GPU path yet; use tile.gelu_tanh)" : "");
+    cx_.diag.error(op.loc()) << cx_.cfg.strategy << " cannot lower '" << op.name() << "' in the epilogue";
     return false;
   }
   InFlightDiagnostic diag() { return cx_.diag.error(b_.loc()); }

@@ -173,4 +173,11 @@ float roundToFp8(float f, Fp8Format fmt, Fp8Overflow mode) {
   return fp8BitsToFloat(floatToFp8Bits(f, fmt, mode), fmt);
 }
 
+float roundToOddFloat(double v) {
+  float f = static_cast<float>(v);
+  if (std::isnan(v) || static_cast<double>(f) == v) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
+}
+
 }  // namespace kiln

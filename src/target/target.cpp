@@ -34,9 +34,11 @@ Target Target::sm89() {
   t.ptxIsaMajor = 7;
   t.ptxIsaMinor = 8;
   t.mmaSyncFp8 = true;
+  t.cvtFp8 = true;
   t.maxSmemPerBlock = 99 * 1024;
   t.smemPerSm = 100 * 1024;
   t.referenceSms = 142;
+  t.referenceL2Bytes = 96ll << 20;
   return t;
 }
 
@@ -48,11 +50,13 @@ Target Target::sm90() {
   t.ptxIsaMajor = 7;
   t.ptxIsaMinor = 8;
   t.mmaSyncFp8 = true;
+  t.cvtFp8 = true;
   t.tma = true;
   t.clusters = true;
   t.maxSmemPerBlock = 227 * 1024;
   t.smemPerSm = 228 * 1024;
   t.referenceSms = 132;
+  t.referenceL2Bytes = 50ll << 20;
   t.referenceClustersOf4 = 30;
   return t;
 }
@@ -78,6 +82,7 @@ Target Target::sm100a() {
   t.ptxIsaMajor = 8;
   t.ptxIsaMinor = 6;
   t.mmaSyncFp8 = true;
+  t.cvtFp8 = true;
   t.tcgen05 = true;
   t.tma = true;
   t.clusters = true;
@@ -85,6 +90,7 @@ Target Target::sm100a() {
   t.maxSmemPerBlock = 227 * 1024;
   t.smemPerSm = 228 * 1024;
   t.referenceSms = 148;
+  t.referenceL2Bytes = 126ll << 20;
   return t;
 }
 
@@ -96,11 +102,13 @@ Target Target::sm120() {
   t.ptxIsaMajor = 8;
   t.ptxIsaMinor = 7;
   t.mmaSyncFp8 = true;
+  t.cvtFp8 = true;
   t.tma = true;
   t.clusters = true;
   t.maxSmemPerBlock = 99 * 1024;
   t.smemPerSm = 128 * 1024;
   t.referenceSms = 170;
+  t.referenceL2Bytes = 96ll << 20;
   return t;
 }
 

@@ -47,6 +47,7 @@ struct Target {
 
   bool mmaSync = true;
   bool mmaSyncFp8 = false;
+  bool cvtFp8 = false;  // cvt between f32 / f16 and e4m3x2 / e5m2x2 (PTX ISA "cvt", sm_89 and later)
   bool wgmma = false;
   bool tcgen05 = false;
   bool cpAsync = true;
@@ -68,6 +69,9 @@ struct Target {
   // H200, 30 (a persistent 2 x 2-cluster GEMM's grid is 120 blocks by cuOccupancyMaxActiveClusters,
   // bench/results/2026-11-30-h200-narrow-tiles/README.md; cuBLAS runs its clusters of 8 on 120).
   int referenceClustersOf4 = 0;
+  // L2 cache of the reference part (A100: 40 MB, L40S: 96, H100 / H200: 50, B200: 126, RTX 5090:
+  // 96). Only selection heuristics use it: whether data read again soon is still there.
+  int64_t referenceL2Bytes = 40ll << 20;
 
   bool has(MmaKind k) const;
   std::string ptxVersion() const;  // "7.0"

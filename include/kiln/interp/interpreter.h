@@ -12,8 +12,10 @@
 //    tile's element type when that is narrower (bf16, f16, FP8; FP8 saturating).
 //  * max / min propagate NaN (either operand NaN gives NaN) and order -0 below +0 (IEEE 754-2019
 //    maximum / minimum); relu(x) = max(x, +0), so relu(NaN) = NaN and relu(-0) = +0.
-//  * (*) exp, gelu_tanh, gelu_erf, silu and sigmoid are computed in double from the f32 input, then
-//    rounded to f32 and, when narrower, to the element type:
+//  * (*) exp, exp2, log, sqrt, rsqrt (1 / sqrt in double), tanh, erf, pow (std::pow with the
+//    constant exponent), gelu_tanh, gelu_erf, silu and sigmoid are computed in double from the f32
+//    input, then rounded to f32 and, when narrower, to the element type (so sqrt is the correctly
+//    rounded f32 square root):
 //      gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 //      gelu_erf(x)  = 0.5 x (1 + erf(x / sqrt(2)))
 //      sigmoid(x)   = 1 / (1 + exp(-x)),   silu(x) = x * sigmoid(x)
@@ -26,6 +28,11 @@
 //                                      it overflows or underflows f32)
 //          acc = acc + p             (one f32 add, round to nearest even; never fused)
 //    Blocks of K are visited in increasing order, so the order is the same for any block size.
+//  * (*) tile.reduce_axis: sum keeps one f32 accumulator, starts from the first element and adds
+//    the others one f32 add at a time, in increasing position along the dim; max / min combine in
+//    that order by the IEEE maximum / minimum above; the result is rounded once to its element
+//    type. tile.cmp compares exactly (IEEE: false with a NaN, except ne), tile.select picks.
+//    tile.span is the whole dim (block = the dim's extent); tile.iota the block's positions.
 //  * tile.cast rounds to nearest even (FP8 saturating, like cvt.rn.satfinite). To an integer type
 //    it rounds to nearest even and saturates; NaN becomes 0.
 //  * (*) tile.constant values, load {other} values and scalar arguments are rounded once to their
@@ -38,8 +45,8 @@
 //  * a dim that tile.for_tiles tiles gets blocks of 64 rows (clamped to the dim);
 //  * when a tile.group_index reads per-row ids along that dim, the block is the largest divisor of
 //    its align that is at most 64, so that every block lies in one aligned chunk;
-//  * every other dim (tile.reduce dims included) is one block spanning the whole dim, so a dot
-//    never sums over padding.
+//  * every other dim (tile.reduce dims and tile.span dims included) is one block spanning the whole
+//    dim, so a dot never sums over padding.
 // Elements outside a tensor read as the load's {other} and are skipped by stores, exactly as the
 // contract says. Tiles run in row-major order of their block coordinates (the contract allows any).
 #include <cstdint>

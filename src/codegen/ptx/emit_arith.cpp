@@ -1,8 +1,8 @@
-// Emitters for scalar arithmetic (arith.*, math.*). Integer ops use the signed PTX forms of the
+// Emitters for scalar arithmetic (arith.*). Integer ops use the signed PTX forms of the
 // value's width; float ops carry an explicit .rn so ptxas never contracts them into an fma (PTX
 // ISA, "add.f32": "add with an explicit rounding modifier is not contracted"), keeping the tile
 // dialect's "round once per op" semantics. max/min use the .NaN forms (PTX ISA, "max.f32", sm_80+)
-// to propagate NaN. exp and tanh use the approximate hardware units (ex2.approx, tanh.approx).
+// to propagate NaN. The math.* functions are in emit_math.cpp.
 #include <fmt/format.h>
 
 #include "codegen/ptx/emitter.h"
@@ -165,15 +165,18 @@ bool emitFloatUnary(KernelEmitter& e, const Operation& op) {
   const std::string& n = op.name();
   if (n == "arith.negf") b.inst(fmt::format("neg.f32 {}, {}", r.str(), a.str()));
   else if (n == "arith.absf") b.inst(fmt::format("abs.f32 {}, {}", r.str(), a.str()));
-  else if (n == "math.tanh") b.inst(fmt::format("tanh.approx.f32 {}, {}", r.str(), a.str()));
-  else if (n == "math.exp") {
-    // e^x = 2^(x log2 e)
-    Reg t = b.reg(RegClass::F32);
-    b.inst(fmt::format("mul.rn.f32 {}, {}, {}", t.str(), a.str(), f32Immediate(1.4426950408889634)));
-    b.inst(fmt::format("ex2.approx.f32 {}, {}", r.str(), t.str()));
-  } else {
-    return e.fail(op, "unknown float op");
-  }
+  else return e.fail(op, "unknown float op");
+  return true;
+}
+
+// setp on f32: eq, lt, le, gt, ge are the ordered forms (false with a NaN operand); ne is the
+// unordered neu (true with a NaN), as tile.cmp says.
+bool emitCmpf(KernelEmitter& e, const Operation& op) {
+  if (!op.operand(0)->type().isScalar(ScalarType::F32)) return e.fail(op, "float comparisons are emitted in f32 only");
+  std::string p = op.stringAttr("pred");
+  const char* cmp = p == "ne" ? "neu" : p.c_str();
+  e.b().inst(fmt::format("setp.{}.f32 {}, {}, {}", cmp, e.def(op.result()).str(), e.use(op.operand(0)).str(),
+                         e.use(op.operand(1)).str()));
   return true;
 }
 

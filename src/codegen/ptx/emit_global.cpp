@@ -1,8 +1,7 @@
-// Emitters for global memory and output packing.
+// Emitters for global memory.
 //   ld.global / st.global{.v2,.v4} under a predicate (PTX ISA, "ld", "st"; a predicated-off
-//   access does not touch memory), prefetch.global.{L1,L2} under a predicate (PTX ISA "prefetch"),
-//   cvt.rn.{bf16x2,f16x2}.f32 d, hi, lo (PTX ISA, "cvt": "the value converted from a is stored in
-//   the upper half of d and from b in the lower half").
+//   access does not touch memory), prefetch.global.{L1,L2} under a predicate (PTX ISA "prefetch").
+//   Packing and unpacking of narrow elements is in emit_convert.cpp.
 #include <fmt/format.h>
 
 #include "codegen/ptx/emitter.h"
@@ -16,6 +15,7 @@ namespace {
 
 const char* memType(const Type& t) {
   if (kern::isFrag(t)) return "b32";
+  if (t.isScalar() && isFp8(t.elem())) return "u8";  // one byte, in a 32-bit register
   if (t.isScalar(ScalarType::F32)) return "f32";
   if (t.isScalar(ScalarType::BF16) || t.isScalar(ScalarType::F16)) return "b16";
   if (t.isScalar(ScalarType::I64)) return "b64";
@@ -89,13 +89,6 @@ bool emitStGlobal(KernelEmitter& e, const Operation& op) {
   std::string text = n == 1 ? fmt::format("st.global.{} [{}], {}", memType(t), e.use(op.operand(0)).str(), vals)
                             : fmt::format("st.global.v{}.{} [{}], {{{}}}", n, memType(t), e.use(op.operand(0)).str(), vals);
   e.b().instIf(e.use(op.operand(1)), text);
-  return true;
-}
-
-bool emitCvtPack(KernelEmitter& e, const Operation& op) {
-  const char* kind = op.result()->type().elem() == ScalarType::BF16 ? "bf16x2" : "f16x2";
-  e.b().inst(fmt::format("cvt.rn.{}.f32 {}, {}, {}", kind, e.def(op.result()).str(), e.use(op.operand(1)).str(),
-                         e.use(op.operand(0)).str()));
   return true;
 }
 

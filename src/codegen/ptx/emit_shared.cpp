@@ -145,6 +145,14 @@ bool emitStShared(KernelEmitter& e, const Operation& op) {
   return true;
 }
 
+bool emitLdShared(KernelEmitter& e, const Operation& op) {
+  auto l = *kern::smemLayout(op.operand(0)->type());
+  SharedAddress a = stageAddress(e, op);
+  const char* type = l.elemBytes() == 4 ? (l.elem == ScalarType::F32 ? "f32" : "b32") : l.elemBytes() == 2 ? "b16" : "u8";
+  e.b().inst(fmt::format("ld.shared.{} {}, {}", type, e.def(op.result()).str(), a.operand()));
+  return true;
+}
+
 // st.shared.v4.b32: four 32-bit values at a 16-byte aligned address (the verifier checks the layout).
 bool emitStSharedV4(KernelEmitter& e, const Operation& op) {
   SharedAddress a = stageAddress(e, op);

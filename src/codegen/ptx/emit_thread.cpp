@@ -1,4 +1,4 @@
-// Emitters for thread and block indices, and the grid's extent (kern.grid_dim: %nctaid). The warp index is threadIdx.x / 32, not %warpid (PTX ISA,
+// Emitters for thread and block indices and the grid size. The warp index is threadIdx.x / 32, not %warpid (PTX ISA,
 // "%warpid": a physical slot that may change during execution, unfit for program logic), and it is
 // broadcast from lane 0 (shfl.sync.idx): the same value, but one ptxas can prove warp-uniform. Its
 // uniformity analysis does not see that tid.x / 32 is, so everything computed from the warp index

@@ -74,6 +74,14 @@ bool emitCast(KernelEmitter&, const ir::Operation&);
 bool emitFloatBinary(KernelEmitter&, const ir::Operation&);
 bool emitFloatUnary(KernelEmitter&, const ir::Operation&);
 bool emitAssumeRange(KernelEmitter&, const ir::Operation&);
+bool emitCmpf(KernelEmitter&, const ir::Operation&);
+// emit_math.cpp
+bool emitMath(KernelEmitter&, const ir::Operation&);
+// emit_shuffle.cpp
+bool emitShflXor(KernelEmitter&, const ir::Operation&);
+// emit_convert.cpp
+bool emitCvtPack(KernelEmitter&, const ir::Operation&);
+bool emitCvtUnpack(KernelEmitter&, const ir::Operation&);
 // emit_control.cpp
 bool emitFor(KernelEmitter&, const ir::Operation&);
 bool emitIf(KernelEmitter&, const ir::Operation&);
@@ -90,6 +98,7 @@ bool emitBarrier(KernelEmitter&, const ir::Operation&);
 bool emitNamedBarrier(KernelEmitter&, const ir::Operation&);
 bool emitUndef(KernelEmitter&, const ir::Operation&);
 bool emitStShared(KernelEmitter&, const ir::Operation&);
+bool emitLdShared(KernelEmitter&, const ir::Operation&);
 bool emitStSharedV4(KernelEmitter&, const ir::Operation&);
 bool emitStmatrix(KernelEmitter&, const ir::Operation&);
 // emit_tensor_core.cpp
@@ -102,7 +111,6 @@ bool emitPrefetchGlobal(KernelEmitter&, const ir::Operation&);
 bool emitStGlobal(KernelEmitter&, const ir::Operation&);
 bool emitRedRelease(KernelEmitter&, const ir::Operation&);
 bool emitSpinWait(KernelEmitter&, const ir::Operation&);
-bool emitCvtPack(KernelEmitter&, const ir::Operation&);
 
 // emit_warp_specialized.cpp
 bool emitRole(KernelEmitter&, const ir::Operation&);

@@ -52,6 +52,19 @@ bool verifyCmp(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
+bool verifyCmpf(const Operation& op, DiagnosticEngine& d) {
+  static const char* preds[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  std::string p = op.stringAttr("pred");
+  bool known = false;
+  for (const char* q : preds) known = known || p == q;
+  if (!known) return d.error(op.loc()) << "'arith.cmpf' needs {pred = ...} of eq, ne, lt, le, gt, ge; got \"" << p << "\"";
+  const Type& a = op.operand(0)->type();
+  if (!a.isScalar() || !isFloat(a.elem()) || a != op.operand(1)->type())
+    return d.error(op.loc()) << "'arith.cmpf' compares two floats of one type";
+  if (!op.result()->type().isScalar(ScalarType::I1)) return d.error(op.loc()) << "'arith.cmpf' produces i1";
+  return true;
+}
+
 bool verifySelect(const Operation& op, DiagnosticEngine& d) {
   if (!op.operand(0)->type().isScalar(ScalarType::I1))
     return d.error(op.loc()) << "'arith.select' condition must be i1";

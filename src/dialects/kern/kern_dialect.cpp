@@ -74,6 +74,10 @@ bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
     return d.error(op.loc()) << "'kern.kernel' {max_regs = N} needs N from 24 to 255";
   if (const Attribute* pe = op.attr("persistent"); pe && !pe->isBool())
     return d.error(op.loc()) << "'kern.kernel' {persistent} must be true or false";
+  if (const Attribute* ps = op.attr("persistent_per_sm");
+      ps && (!ps->isInt() || ps->asInt() < 1 || !op.attr("persistent") || !op.attr("persistent")->asBool()))
+    return d.error(op.loc()) << "'kern.kernel' {persistent_per_sm = N} needs N >= 1 and {persistent = true}: the "
+                                "blocks per SM of a persistent grid";
   if (!verifyKernelCluster(op, d)) return false;
   int64_t threads = op.intAttr("threads", 0);
   if (threads < 32 || threads > 1024 || threads % 32 != 0)
@@ -204,6 +208,13 @@ bool verifyWarpId(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
+bool verifyBlockId(const Operation& op, DiagnosticEngine& d) {
+  if (!verifyThreadIndex(op, d)) return false;
+  std::string dim = op.stringAttr("dim");
+  if (dim != "x" && dim != "y" && dim != "z")
+    return d.error(op.loc()) << "'kern.block_id' needs {dim = \"x\"|\"y\"|\"z\"}, got \"" << dim << "\"";
+  return true;
+}
 
 // ---- shared memory ----
 
@@ -385,20 +396,6 @@ bool verifyPtrAdd(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
-bool verifyLdGlobal(const Operation& op, DiagnosticEngine& d) {
-  if (!inKernel(op, d)) return false;
-  const Type& p = op.operand(0)->type();
-  size_t n = op.numResults();
-  bool ok = isPtr(p) && op.operand(1)->type().isScalar(ScalarType::I1) && (n == 1 || n == 2 || n == 4);
-  for (unsigned i = 0; ok && i < n; ++i) ok = op.result(i)->type() == Type::scalar(p.elem());
-  if (!ok)
-    return d.error(op.loc()) << "'kern.ld_global' needs (ptr<e>, i1) and produces 1, 2 or 4 values e";
-  const Attribute* other = op.attr("other");
-  if (other && !other->isInt() && !other->isFloat())
-    return d.error(op.loc()) << "'kern.ld_global' {other} must be a number";
-  return true;
-}
-
 bool verifyPrefetchGlobal(const Operation& op, DiagnosticEngine& d) {
   if (!inKernel(op, d)) return false;
   if (!isPtr(op.operand(0)->type()) || !op.operand(1)->type().isScalar(ScalarType::I1))
@@ -409,40 +406,7 @@ bool verifyPrefetchGlobal(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
-bool verifyStGlobal(const Operation& op, DiagnosticEngine& d) {
-  if (!inKernel(op, d)) return false;
-  if (op.numOperands() < 3 || !isPtr(op.operand(0)->type()) || !op.operand(1)->type().isScalar(ScalarType::I1))
-    return d.error(op.loc()) << "'kern.st_global' needs (ptr<e>, i1 predicate, values...)";
-  ScalarType e = op.operand(0)->type().elem();
-  const Type& v = op.operand(2)->type();
-  size_t n = op.numOperands() - 2;
-  bool ok = (v == Type::scalar(e) || (is16Bit(e) && v == fragType(e))) && (n == 1 || n == 2 || n == 4);
-  for (unsigned i = 2; i < op.numOperands(); ++i) ok = ok && op.operand(i)->type() == v;
-  if (!ok)
-    return d.error(op.loc()) << "'kern.st_global' stores 1, 2 or 4 values of the pointer's element type "
-                             << scalarName(e) << (is16Bit(e) ? " (or " + fragType(e).str() + " pairs)" : "");
-  return true;
-}
-
-bool verifyCvtPack(const Operation& op, DiagnosticEngine& d) {
-  if (!inKernel(op, d)) return false;
-  const Type& r = op.result()->type();
-  if (!op.operand(0)->type().isScalar(ScalarType::F32) || !op.operand(1)->type().isScalar(ScalarType::F32) ||
-      !isFrag(r) || !is16Bit(r.elem()))
-    return d.error(op.loc()) << "'kern.cvt_pack' packs two f32 into frag<bf16, [2]> or frag<f16, [2]>";
-  return true;
-}
-
 }  // namespace
-
-// kern.block_id, and kern.grid_dim's dim (kern_scheduler_ops.cpp).
-bool verifyBlockId(const Operation& op, DiagnosticEngine& d) {
-  if (!verifyThreadIndex(op, d)) return false;
-  std::string dim = op.stringAttr("dim");
-  if (dim != "x" && dim != "y" && dim != "z")
-    return d.error(op.loc()) << "'" << op.name() << "' needs {dim = \"x\"|\"y\"|\"z\"}, got \"" << dim << "\"";
-  return true;
-}
 
 // Every kern op but the kernel lives inside one.
 bool requireInKernel(const Operation& op, DiagnosticEngine& d) {

@@ -52,6 +52,23 @@
 //    predicate: a hint that changes no value; the strategies predicate it to addresses inside the
 //    tensor, as a load's.
 //
+// Memory-bound row kernels (the rowwise strategy; src/schedule/rowwise/):
+//  * kern.ld_global / kern.st_global of a ptr<e> with 8- or 16-bit e may move 32-bit words
+//    frag<e, [n]> instead of single elements: 1, 2 or 4 words, so a v4 access moves 16 bytes (8
+//    bf16, 16 FP8). Element 0 of a word is the lowest-addressed one. A masked-off word load is 0.
+//  * kern.cvt_pack(f32...) rounds to nearest even and packs, lowest first: two into
+//    frag<bf16|f16, [2]>, four into frag<f8e4m3|f8e5m2, [4]> (saturating to the format's largest
+//    finite value, as cvt.rn.satfinite: sm_89 and later), or one into a single 16- or 8-bit
+//    element (held in a register of its own). kern.cvt_unpack is the inverse, exact: each
+//    element of a word (or a single element) as f32.
+//  * kern.shfl_xor(v) {offset = k}: shfl.sync.bfly.b32 over the full warp: lane l receives the v
+//    of lane l ^ k. Warp-collective: every lane of the warp executes it at once, so the strategies
+//    place it only under warp-uniform control flow (the kern simulator checks that every branch
+//    and loop bound around it is uniform).
+//  * kern.ld_shared(buf, slot, off) {row, col}: one element at the address kern.st_shared's rules
+//    give (st_shared and ld_shared of one buffer between kern.barriers exchange values in a block).
+//  * kern.grid_dim {dim}: %nctaid.{dim}, the launched grid's size along dim.
+//
 // Warp specialization and persistence (sm_90a; docs/sm90-strategy.md):
 //  * Kernel parameters may also be tensor maps, tmap<e, [b0, b1(, b2)], tensor = "A", swizzle = 128>:
 //    a 128-byte CUtensorMap passed by value (__grid_constant__) describing tensor argument "A" with
@@ -93,8 +110,8 @@
 //    a cluster take the same units, each its sub-tile by rank, and peers counts lower clusters
 //    (a block's peers are the blocks of its rank in them).
 //
-// The tile scheduler as IR (expand-tile-loop writes kern.tile_loop out in these and scalar ops):
-//  * kern.grid_dim {dim}: %nctaid.{dim}, the launch's blocks along dim (1 .. 2^31 - 1).
+// The tile scheduler as IR (expand-tile-loop writes kern.tile_loop out in these, kern.block_id,
+// kern.grid_dim and scalar ops):
 //  * kern.cluster_id / kern.cluster_count: %clusterid.x / %nclusterid.x, the block's cluster and
 //    the launch's clusters along grid x (the grid is one-dimensional; a kernel with {cluster}).
 //  * kern.assume_range(x) {lo, hi}: x itself. The op that wrote it promises that x lies in

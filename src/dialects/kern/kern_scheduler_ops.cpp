@@ -1,7 +1,7 @@
 // Verify hooks of the ops the tile scheduler is written in once expand-tile-loop has run (table in
-// kern_ops.def, semantics in kern_ops.h, "The tile scheduler as IR"): the grid's extent and a range
-// promise. kern.cluster_id and kern.cluster_count are checked with the cluster ops
-// (kern_cluster_ops.cpp).
+// kern_ops.def, semantics in kern_ops.h, "The tile scheduler as IR"): a range promise.
+// kern.cluster_id and kern.cluster_count are checked with the cluster ops (kern_cluster_ops.cpp),
+// kern.grid_dim with the vector ops (kern_vector_ops.cpp).
 #include <cstdint>
 
 #include "dialects/kern/kern_ops.h"
@@ -9,8 +9,6 @@
 
 namespace kiln::kern {
 using namespace kiln::ir;
-
-bool verifyGridDim(const Operation& op, DiagnosticEngine& d) { return verifyBlockId(op, d); }
 
 bool verifyAssumeRange(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;

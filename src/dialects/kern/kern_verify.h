@@ -37,11 +37,16 @@ bool verifyStmatrix(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyBulkWait(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyNamedBarrier(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyUndef(const ir::Operation& op, ir::DiagnosticEngine& d);
-// kern_dialect.cpp: an i32 index of a grid dim {dim = "x"|"y"|"z"} (kern.block_id, kern.grid_dim).
-bool verifyBlockId(const ir::Operation& op, ir::DiagnosticEngine& d);
 // kern_scheduler_ops.cpp
-bool verifyGridDim(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyAssumeRange(const ir::Operation& op, ir::DiagnosticEngine& d);
+// kern_vector_ops.cpp: vector global accesses, packing and unpacking, shuffles, shared scalars
+bool verifyLdGlobal(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyStGlobal(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyCvtPack(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyCvtUnpack(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyGridDim(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyShflXor(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyLdShared(const ir::Operation& op, ir::DiagnosticEngine& d);
 // kern_cluster_ops.cpp
 bool verifyClusterRank(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyClusterIndex(const ir::Operation& op, ir::DiagnosticEngine& d);

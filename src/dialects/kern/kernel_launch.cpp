@@ -56,6 +56,7 @@ std::vector<ir::NamedAttr> kernelAttributes(const KernelLaunch& l, std::vector<i
                                       {"align", pairs(l.alignment)}};
   for (auto& p : provenance) attrs.push_back(std::move(p));
   if (l.persistent) attrs.push_back({"persistent", true});
+  if (l.persistentPerSm != 1) attrs.push_back({"persistent_per_sm", l.persistentPerSm});
   if (l.cluster) attrs.push_back({"cluster", Attribute::ints({(*l.cluster)[0], (*l.cluster)[1], (*l.cluster)[2]})});
   if (l.workspace) attrs.push_back({"workspace", Attribute::ints({(*l.workspace)[0], (*l.workspace)[1]})});
   if (l.workspacePerBlock) attrs.push_back({"workspace_per", "block"});
@@ -79,6 +80,7 @@ KernelLaunch kernelLaunchOf(const ir::Operation& k) {
   l.divisibility = pairsOf(k.attr("requires"));
   l.alignment = pairsOf(k.attr("align"));
   l.persistent = k.attr("persistent") && k.attr("persistent")->asBool();
+  l.persistentPerSm = k.intAttr("persistent_per_sm", 1);
   if (auto c = k.intsAttr("cluster"); c.size() == 3) l.cluster = std::array<int64_t, 3>{c[0], c[1], c[2]};
   if (auto w = k.intsAttr("workspace"); w.size() == 2) l.workspace = std::array<int64_t, 2>{w[0], w[1]};
   l.workspacePerBlock = k.stringAttr("workspace_per") == "block";

@@ -12,6 +12,7 @@
 //   requires = [["K", 8], ...]                dims that must be multiples of a value
 //   align = [["A", 16], ...]                  pointers' byte alignment beyond their element's
 //   persistent = true                         grid x capped by the SM count
+//   persistent_per_sm = 2                     ... times this (when more than 1)
 //   cluster = [2, 1, 1]                       the thread-block cluster shape
 //   workspace = [F, P], workspace_per = "block"   split-K / stream-K scratch (kern_ops.h)
 //   streams = [[map, dim, bound, dim, multiple, fill], ...]   when an operand may stream (config.h)
@@ -47,6 +48,7 @@ struct KernelLaunch {
   std::vector<std::pair<std::string, int64_t>> divisibility;  // requires
   std::vector<std::pair<std::string, int64_t>> alignment;     // align
   bool persistent = false;
+  int64_t persistentPerSm = 1;  // blocks of a persistent grid per SM
   std::optional<std::array<int64_t, 3>> cluster;
   std::optional<std::array<int64_t, 2>> workspace;  // bytes of ws_flags, ws_partials per unit
   bool workspacePerBlock = false;

@@ -2,16 +2,11 @@
 #include <algorithm>
 
 #include "dialects/tile/tile_ops.h"
+#include "dialects/tile/tile_verify.h"
 #include "kiln/ir/op_registry.h"
 
 namespace kiln::tile {
 using namespace kiln::ir;
-
-namespace {
-
-bool isTile(const Type& t) { return t.isKind("tile") && t.hasElem() && t.hasShape(); }
-bool isTensor(const Type& t) { return t.isKind("tensor") && t.hasElem() && t.hasShape(); }
-bool isIndexLike(const Type& t) { return t.isScalar() && isInteger(t.elem()) && t.elem() != ScalarType::I1; }
 
 const Operation* programOf(const Operation& op) {
   return op.is("tile.program") ? &op : op.enclosing("tile.program");
@@ -25,6 +20,26 @@ std::vector<std::string> programDims(const Operation& op) {
 bool hasDim(const std::vector<std::string>& dims, const std::string& d) {
   return std::find(dims.begin(), dims.end(), d) != dims.end();
 }
+
+std::string blockedBy(const Operation& op, const std::string& dim) {
+  if (const Operation* ft = op.enclosing("tile.for_tiles")) {
+    if (hasDim(ft->stringsAttr("dims"), dim)) return "the tile loop splits it into blocks";
+    if (ft->stringAttr("batch") == dim) return "it is the tile loop's batch dim";
+  }
+  std::string why;
+  if (const Operation* p = programOf(op))
+    p->walk([&](const Operation& o) {
+      if (why.empty() && o.is("tile.reduce") && o.stringAttr("dim") == dim)
+        why = "a tile.reduce loop iterates it block by block";
+    });
+  return why;
+}
+
+namespace {
+
+bool isTile(const Type& t) { return isTileType(t); }
+bool isTensor(const Type& t) { return isTensorType(t); }
+bool isIndexLike(const Type& t) { return t.isScalar() && isInteger(t.elem()) && t.elem() != ScalarType::I1; }
 
 // ---- program structure ----
 
@@ -364,7 +379,7 @@ std::string_view opName(OpKind k) {
 }
 
 bool isElementwiseBinary(OpKind k) { return k >= OpKind::Add && k <= OpKind::Min; }
-bool isElementwiseUnary(OpKind k) { return k >= OpKind::Neg && k <= OpKind::Sigmoid; }
+bool isElementwiseUnary(OpKind k) { return k >= OpKind::Neg && k <= OpKind::Erf; }
 
 }  // namespace kiln::tile
 

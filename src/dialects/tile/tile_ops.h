@@ -27,6 +27,26 @@
 //  * tile.broadcast extends [N] to [M, N] (the same row for every row), [M] to [M, N] (the same
 //    column for every column), or a scalar to any tile.
 //  * tile.scale(x, s): x * s broadcast; s is [M] (per row), [N] (per column), or a scalar (per block).
+//  * Whole dims. A dim is whole when no tile.for_tiles tiles it and no tile.reduce loop iterates it.
+//    tile.span {dim = "N"} (inside a tile.for_tiles) is the coord<[N]> of the one block that covers
+//    all of a whole dim N: a tile loaded with it holds every element along N (a whole row).
+//  * tile.iota(%c): tile<i32, [D]> holding the positions c.start, c.start + 1, ... of the coord's
+//    block along D (the column index of each element of a row, for example).
+//  * tile.reduce_axis(x) {kind = "sum"|"max"|"min", dim = "N"}: x reduced along its (first) axis of
+//    dim N, which must be whole, so the result never depends on a block size; the result has the
+//    other axes (a scalar when none is left) and element type f32 or x's. The sum accumulates in
+//    f32 whatever x's element type (16-bit and FP8 inputs included) and is rounded once to the
+//    result type; max and min propagate NaN and order -0 below +0, like tile.max / tile.min.
+//    The interpreter sums in increasing position order; a compiled kernel may sum in any order
+//    (a tree across threads), so sums agree to f32 rounding, not bit for bit.
+//  * Math: tile.exp, exp2, log, sqrt, rsqrt, tanh, erf, sigmoid, and tile.pow {exponent = c} (x^c
+//    for a constant c) are elementwise, computed in f32 semantics and rounded once to the element
+//    type. Compiled kernels use the GPU's approximations where their error is a few ulp (ex2,
+//    lg2, rsqrt, tanh: codegen/ptx/emit_math.cpp says which and how close).
+//  * tile.cmp(a, b) {pred = eq|ne|lt|le|gt|ge}: elementwise comparison of two floats or two
+//    integers of one type (a tile and a scalar pair like elementwise math) into i1; with a NaN
+//    operand every predicate is false except ne. tile.select(c, a, b) is a where c holds, else b
+//    (c an i1 tile or scalar; a and b of one element type, tiles of c's shape or scalars).
 #include <optional>
 #include <string>
 #include <string_view>

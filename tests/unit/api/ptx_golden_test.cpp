@@ -87,7 +87,8 @@ std::vector<Subject> subjects() {
     out.push_back({v.name, [&v](ir::DiagnosticEngine& d) { return v.compile(Target::sm90a(), d); }});
   for (const auto& e : examples::all())
     for (const Target& t : {Target::sm80(), Target::sm89(), Target::sm90a()}) {
-      std::string cfg = "strategy=sm80_multistage " + testing::exampleConfig(e.name);
+      std::string cfg = testing::exampleConfig(e.name);
+      if (cfg.rfind("strategy=", 0) != 0) cfg = "strategy=sm80_multistage " + cfg;
       out.push_back({"example " + e.name + " " + t.name, [&e, t, cfg](ir::DiagnosticEngine& d) {
                        return kiln::compile(*e.build(), t, Config::parse(cfg), d);
                      }});

@@ -31,11 +31,19 @@ TEST_P(ExampleRoundTrip, PrintParsePrintIsIdentical) {
 INSTANTIATE_TEST_SUITE_P(All, ExampleRoundTrip, ::testing::ValuesIn(examples::all()),
                          [](const auto& info) { return info.param.name; });
 
-TEST(Examples, ThereAreSevenDistinctPrograms) {
+TEST(Examples, ThereAreFifteenDistinctPrograms) {
   std::set<std::string> texts;
   for (const auto& e : examples::all()) texts.insert(ir::toString(*e.build()));
-  EXPECT_EQ(examples::all().size(), 7u);
-  EXPECT_EQ(texts.size(), 7u);
+  EXPECT_EQ(examples::all().size(), 15u);
+  EXPECT_EQ(texts.size(), 15u);
+}
+
+// The memory-bound examples are exactly the ones without a matrix product.
+TEST(Examples, GemmFlagMatchesTheProgram) {
+  for (const auto& e : examples::all()) {
+    std::string text = ir::toString(*e.build());
+    EXPECT_EQ(e.gemm, text.find("tile.dot") != std::string::npos) << e.name;
+  }
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ TEST(DefaultSchedule, Fp8GemmTakesAPromotingPick) {
   EXPECT_NE(d.why.find("no gemm_fp8 variant can run this problem on sm_80"), std::string::npos) << d.why;
 }
 
-TEST(DefaultSchedule, OtherProgramsTakeTheFallback) {
+TEST(DefaultSchedule, OtherProgramsTakeAFallbackOrRowwise) {
   // FP16 operands: no registered family (gemm_bf16 is BF16 only).
   auto f16 = examples::gemmF16();
   DefaultSchedule d = defaultSchedule(*f16->body().front(), Target::sm90a(), k4096);
@@ -75,7 +75,7 @@ TEST(DefaultSchedule, OtherProgramsTakeTheFallback) {
   EXPECT_EQ(d.why.rfind("a grouped GEMM whose groups ({align = 64}) are shorter than the rows of gemm_bf16's pick, ", 0),
             0u)
       << d.why;
-  // Not a GEMM at all.
+  // Not a GEMM at all: the rowwise family's pick (tests/unit/ops/rowwise_test.cpp has more).
   ir::DiagnosticEngine diag;
   auto copy = ir::parseModule(R"(
 tile.program() {sym_name = "copy", dims = ["M", "N"]} {
@@ -91,9 +91,9 @@ tile.program() {sym_name = "copy", dims = ["M", "N"]} {
 )", diag);
   ASSERT_TRUE(copy) << diag.str();
   d = defaultSchedule(*copy->body().front(), Target::sm90a(), {{"M", 64}, {"N", 64}});
-  EXPECT_FALSE(d.fromFamily);
-  EXPECT_EQ(d.config, fallbackConfig());
-  EXPECT_EQ(d.why.rfind("not a GEMM a family runs: ", 0), 0u) << d.why;
+  EXPECT_TRUE(d.fromFamily);
+  EXPECT_EQ(d.config.strategy, "rowwise");
+  EXPECT_EQ(d.why.rfind("rowwise's pick for M=64, N=64: row_t", 0), 0u) << d.why;
 }
 
 }  // namespace

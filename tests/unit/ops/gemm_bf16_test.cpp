@@ -138,8 +138,8 @@ TEST(GemmBf16Family, LaunchContractIsData) {
             "raster=grouped or larger tiles");
   EXPECT_FALSE(l.validate({{"M", 1000}, {"N", 200}, {"K", 60}}, diag));
   EXPECT_EQ(diag.diagnostics().back().message,
-            "kernel bf16_gemm_128x64x32_s3 needs K to be a multiple of 8 (got 60): its rows must be 16-byte aligned "
-            "for cp.async and paired stores");
+            "kernel bf16_gemm_128x64x32_s3 needs K to be a multiple of 8 (got 60): its rows must be aligned for the "
+            "kernel's vector accesses (16-byte copies, loads and stores, paired stores)");
 }
 
 TEST(GemmBf16Family, PtxIsDeterministic) {

@@ -63,7 +63,8 @@ TEST(Config, UnknownKey) {
             "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
             "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
             "frag_prefetch, l2_hint, stream_fill, stage_store, stream_k, store_hint, reuse_stage, split_handover, "
-            "store_slots, store_pieces, fp8_accum, epilogue_loads, stagger\n");
+            "store_slots, store_pieces, fp8_accum, epilogue_loads, stagger, row_threads, block_threads, vectors, scalar, "
+            "blocks_per_sm\n");
 }
 
 TEST(Config, BadValues) {
@@ -127,7 +128,7 @@ TEST(ConfigValidate, OtherLimits) {
             "read)\n");
   EXPECT_EQ(validateErrors("bm=32 bn=64 warps_m=2 warps_n=4"),
             "error: the A tile (32x32, 128 16-byte chunks) does not divide evenly among 256 threads\n");
-  EXPECT_EQ(validateErrors("strategy=sm90_ws"), "error: unknown strategy 'sm90_ws'; known strategies: sm80_multistage, sm90_ws_persistent\n");
+  EXPECT_EQ(validateErrors("strategy=sm90_ws"), "error: unknown strategy 'sm90_ws'; known strategies: sm80_multistage, sm90_ws_persistent, rowwise\n");
 }
 
 TEST(ConfigValidate, UnimplementedFieldsAreRefused) {

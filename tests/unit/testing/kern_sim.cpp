@@ -1,5 +1,6 @@
 // The kern IR simulator (contract in kern_sim.h).
 #include "tests/unit/testing/kern_sim.h"
+#include "tests/unit/testing/kern_sim_math.h"
 #include "tests/unit/testing/sim_values.h"
 
 #include <bit>
@@ -45,7 +46,8 @@ class Block {
       : l_(l), mem_(mem), T_(int(l.kernel->intAttr("threads", 32))),
         smem_(size_t(l.kernel->intAttr("smem_bytes", 0)), 0xFF),  // unwritten shared memory reads as NaN
         groups_(size_t(T_)), open_(size_t(T_)), readEpoch_(smem_.size(), -1), readWarps_(smem_.size(), 0),
-        inFlight_(smem_.size(), 0), landedEpoch_(smem_.size(), -1) {
+        inFlight_(smem_.size(), 0), landedEpoch_(smem_.size(), -1), writeEpoch_(smem_.size(), -1),
+        writeWarps_(smem_.size(), 0) {
     bid_[0] = bx;
     bid_[1] = by;
     bid_[2] = bz;
@@ -176,6 +178,10 @@ class Block {
                : p == "sgt" ? x > y : p == "sge" ? x >= y : uint64_t(x) < uint64_t(y);
         r[t] = z;
       }
+    } else if (n == "arith.cmpf") {
+      const Lanes &a = get(op.operand(0)), &b = get(op.operand(1));
+      Lanes& r = set(op.result());
+      for (int t = 0; t < T_; ++t) r[t] = simCmpf(op.stringAttr("pred"), asF(a[t]), asF(b[t]));
     } else if (n == "arith.select") {
       const Lanes &c = get(op.operand(0)), &a = get(op.operand(1)), &b = get(op.operand(2));
       Lanes& r = set(op.result());
@@ -190,6 +196,8 @@ class Block {
         else if (from.isScalar(ScalarType::F32) && rt.isScalar(ScalarType::F16)) r[t] = floatToF16Bits(asF(x));
         else if (from.isScalar(ScalarType::BF16) && rt.isScalar(ScalarType::F32)) r[t] = fromF(bf16BitsToFloat(uint16_t(x)));
         else if (from.isScalar(ScalarType::F16) && rt.isScalar(ScalarType::F32)) r[t] = fromF(f16BitsToFloat(uint16_t(x)));
+        else if (rt.isScalar(ScalarType::F32) && (from.isScalar(ScalarType::I32) || from.isScalar(ScalarType::I64)))
+          r[t] = fromF(float(asI(x, from)));
         else if (from.isScalar(ScalarType::F32) || rt.isScalar(ScalarType::F32))
           throw std::runtime_error("unsupported cast " + from.str() + " -> " + rt.str());
         else r[t] = fromI(asI(x, from), rt);
@@ -198,6 +206,8 @@ class Block {
       floatOp(op);
     } else if (n == "scf.for") {
       forLoop(op);
+    } else if (n == "scf.if") {
+      ifOp(op);
     } else if (n.rfind("kern.", 0) == 0) {
       kernOp(op);
     } else {
@@ -206,34 +216,28 @@ class Block {
   }
 
   void floatOp(const Operation& op) {
-    const std::string& n = op.name();
     Lanes& r = set(op.result());
     const Lanes& a = get(op.operand(0));
     const Lanes* b = op.numOperands() > 1 ? &get(op.operand(1)) : nullptr;
-    for (int t = 0; t < T_; ++t) {
-      float x = asF(a[t]), y = b ? asF((*b)[t]) : 0.f, z;
-      if (n == "arith.addf") z = x + y;
-      else if (n == "arith.subf") z = x - y;
-      else if (n == "arith.mulf") z = x * y;
-      else if (n == "arith.divf") z = x / y;
-      else if (n == "arith.maxf") z = std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y);
-      else if (n == "arith.minf") z = std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y);
-      else if (n == "arith.negf") z = -x;
-      else if (n == "arith.absf") z = std::fabs(x);
-      else if (n == "math.exp") z = std::exp(x);
-      else if (n == "math.tanh") z = std::tanh(x);
-      else throw std::runtime_error("the simulator does not run '" + n + "'");
-      r[t] = fromF(z);
-    }
+    for (int t = 0; t < T_; ++t) r[t] = fromF(simFloatOp(op.name(), asF(a[t]), b ? asF((*b)[t]) : 0.f));
+  }
+
+  // Lockstep runs both arms of no branch: every thread must take the same one.
+  int64_t uniform(const Value* v, const char* what) {
+    const Lanes& l = get(v);
+    for (int t = 1; t < T_; ++t)
+      if (l[t] != l[0]) throw std::runtime_error(std::string(what) + " differs between threads");
+    return asI(l[0], v->type());
+  }
+
+  void ifOp(const Operation& op) {
+    const ir::Block& arm = op.body(uniform(op.operand(0), "scf.if condition") ? 0 : 1);
+    runBlock(arm);
+    for (unsigned i = 0; i < op.numResults(); ++i) vals_[op.result(i)] = get(arm.back()->operand(i));
   }
 
   void forLoop(const Operation& op) {
-    auto uniform = [&](const Value* v) {
-      const Lanes& l = get(v);
-      for (int t = 1; t < T_; ++t)
-        if (l[t] != l[0]) throw std::runtime_error("scf.for bound differs between threads");
-      return asI(l[0], v->type());
-    };
+    auto uniform = [&](const Value* v) { return this->uniform(v, "scf.for bound"); };
     int64_t lb = uniform(op.operand(0)), ub = uniform(op.operand(1)), step = uniform(op.operand(2));
     const ir::Block& body = op.body();
     std::vector<Lanes> carried;
@@ -250,11 +254,28 @@ class Block {
 
   void kernOp(const Operation& op) {
     const std::string& n = op.name();
-    if (n == "kern.thread_id" || n == "kern.lane_id" || n == "kern.warp_id" || n == "kern.block_id") {
+    if (n == "kern.thread_id" || n == "kern.lane_id" || n == "kern.warp_id" || n == "kern.block_id" ||
+        n == "kern.grid_dim") {
       Lanes& r = set(op.result());
       for (int t = 0; t < T_; ++t)
         r[t] = n == "kern.thread_id" ? t : n == "kern.lane_id" ? t % 32 : n == "kern.warp_id" ? t / 32
-             : bid_[op.stringAttr("dim")[0] - 'x'];
+             : n == "kern.block_id" ? bid_[op.stringAttr("dim")[0] - 'x'] : l_.grid[op.stringAttr("dim")[0] - 'x'];
+    } else if (n == "kern.shfl_xor") {  // lockstep: every lane of the warp is here
+      const Lanes& a = get(op.operand(0));
+      Lanes& r = set(op.result());
+      int off = int(op.intAttr("offset", 1));
+      for (int t = 0; t < T_; ++t) r[t] = a[size_t((t & ~31) | ((t % 32) ^ off))];
+    } else if (n == "kern.st_shared" || n == "kern.ld_shared") {
+      sharedScalar(op);
+    } else if (n == "kern.cvt_unpack") {
+      size_t k = op.numResults();
+      std::vector<Lanes*> out;
+      for (unsigned i = 0; i < k; ++i) out.push_back(&set(op.result(i)));
+      const Lanes& a = get(op.operand(0));
+      for (int t = 0; t < T_; ++t) {
+        auto v = simUnpack(op.operand(0)->type().elem(), a[t], k);
+        for (size_t i = 0; i < k; ++i) (*out[i])[size_t(t)] = fromF(v[i]);
+      }
     } else if (n == "kern.smem_alloc") {
       set(op.result()) = Lanes(size_t(T_), uint64_t(op.intAttr("offset", 0)));
     } else if (n == "kern.smem_offset") {
@@ -315,19 +336,22 @@ class Block {
       for (int t = 0; t < T_; ++t)
         if (get(op.operand(1))[t]) mem_.ptr(get(op.operand(0))[t], 1);  // inside a buffer, as a load's
     } else if (n == "kern.ld_global") {
-      int eb = bitWidth(op.result()->type().elem()) / 8;
+      const Type& vt = op.result()->type();
+      size_t eb = kern::isFrag(vt) ? 4 : size_t(bitWidth(vt.elem()) / 8);
       double other = op.attr("other") ? op.attr("other")->asNumber() : 0.0;
-      Lanes& r = set(op.result());
-      for (int t = 0; t < T_; ++t) {
-        if (get(op.operand(1))[t]) {
-          uint64_t v = 0;
-          std::memcpy(&v, mem_.ptr(get(op.operand(0))[t], size_t(eb)), size_t(eb));
-          r[t] = v;
-        } else {
-          r[t] = op.result()->type().isScalar(ScalarType::F32) ? fromF(float(other))
-                 : op.result()->type().isScalar(ScalarType::BF16) ? floatToBf16Bits(float(other)) : uint64_t(other);
+      uint64_t fill = vt.isScalar(ScalarType::F32) ? fromF(float(other))
+                      : vt.isScalar(ScalarType::BF16) ? floatToBf16Bits(float(other)) : uint64_t(other);
+      std::vector<Lanes*> out;
+      for (unsigned i = 0; i < op.numResults(); ++i) out.push_back(&set(op.result(i)));
+      for (int t = 0; t < T_; ++t)
+        for (size_t i = 0; i < out.size(); ++i) {
+          uint64_t v = fill;
+          if (get(op.operand(1))[t]) {
+            v = 0;
+            std::memcpy(&v, mem_.ptr(get(op.operand(0))[t] + i * eb, eb), eb);
+          }
+          (*out[i])[size_t(t)] = v;
         }
-      }
     } else if (n == "kern.st_global") {
       const Type& vt = op.operand(2)->type();
       size_t each = kern::isFrag(vt) ? 4 : size_t(bitWidth(vt.elem()) / 8);
@@ -339,15 +363,48 @@ class Block {
         }
       }
     } else if (n == "kern.cvt_pack") {
-      bool bf = op.result()->type().elem() == ScalarType::BF16;
       Lanes& r = set(op.result());
       for (int t = 0; t < T_; ++t) {
-        float lo = asF(get(op.operand(0))[t]), hi = asF(get(op.operand(1))[t]);
-        uint32_t l16 = bf ? floatToBf16Bits(lo) : floatToF16Bits(lo), h16 = bf ? floatToBf16Bits(hi) : floatToF16Bits(hi);
-        r[t] = l16 | (uint64_t(h16) << 16);
+        std::vector<float> v;
+        for (unsigned i = 0; i < op.numOperands(); ++i) v.push_back(asF(get(op.operand(i))[t]));
+        r[t] = simPack(op.result()->type().elem(), v);
       }
     } else {
       throw std::runtime_error("the simulator does not run '" + n + "'");
+    }
+  }
+
+  // kern.st_shared / kern.ld_shared of one element. Between barriers, a warp may not read bytes
+  // another warp wrote, nor write bytes another warp read (lockstep would hide both).
+  void sharedScalar(const Operation& op) {
+    bool isStore = op.is("kern.st_shared");
+    size_t eb = size_t(kern::smemLayout(op.operand(0)->type())->elemBytes());
+    Lanes* r = isStore ? nullptr : &set(op.result());
+    for (int t = 0; t < T_; ++t) {
+      uint32_t addr = stageAddress(op, t);
+      uint8_t* p = shared(addr, eb);
+      uint64_t warp = uint64_t{1} << (t / 32), others = ~warp;
+      for (uint32_t a = addr; a < addr + eb; ++a) {
+        bool wrote = writeEpoch_[a] == epoch_ && (writeWarps_[a] & others);
+        bool read = readEpoch_[a] == epoch_ && (readWarps_[a] & others);
+        if (isStore ? read : wrote)
+          throw std::runtime_error("shared-memory race: " + op.name() + " by thread " + std::to_string(t) + " at byte " +
+                                   std::to_string(a) + ", which another warp " + (isStore ? "read" : "wrote") +
+                                   " since the last barrier");
+        uint64_t& warps = isStore ? writeWarps_[a] : readWarps_[a];
+        int64_t& at = isStore ? writeEpoch_[a] : readEpoch_[a];
+        if (at != epoch_) warps = 0;
+        at = epoch_;
+        warps |= warp;
+      }
+      if (isStore) {
+        uint64_t v = get(op.operand(3))[t];
+        std::memcpy(p, &v, eb);
+      } else {
+        uint64_t v = 0;
+        std::memcpy(&v, p, eb);
+        (*r)[size_t(t)] = v;
+      }
     }
   }
 
@@ -380,68 +437,13 @@ class Block {
     }
   }
 
-  // PTX ISA mma.m16n8k16 fragments (g = lane / 4, t = lane % 4), and mma.m16n8k32 with 8-bit
-  // floats ("Matrix fragments for mma.m16n8k32"): A register r holds row g + 8 (r % 2), k 4t + 16
-  // (r / 2) + byte; B register r holds k 4t + 16 r + byte, column g; bytes low to high.
   void mma(const Operation& op) {
-    bool k32 = op.stringAttr("shape") == "m16n8k32";
-    int K = k32 ? 32 : 16;
-    auto decoder = [](ScalarType e) -> std::function<double(uint32_t)> {
-      switch (e) {
-        case ScalarType::BF16: return [](uint32_t b) { return double(bf16BitsToFloat(uint16_t(b))); };
-        case ScalarType::F16: return [](uint32_t b) { return double(f16BitsToFloat(uint16_t(b))); };
-        case ScalarType::F8E4M3: return [](uint32_t b) { return double(fp8BitsToFloat(uint8_t(b), Fp8Format::E4M3)); };
-        case ScalarType::F8E5M2: return [](uint32_t b) { return double(fp8BitsToFloat(uint8_t(b), Fp8Format::E5M2)); };
-        default: throw std::runtime_error("mma_sync of an unsupported element type");
-      }
-    };
-    auto decA = decoder(op.operand(0)->type().elem()), decB = decoder(op.operand(4)->type().elem());
     std::vector<Lanes*> out;
     for (unsigned i = 0; i < 4; ++i) out.push_back(&set(op.result(i)));
     for (int w = 0; w < T_ / 32; ++w) {
-      double A[16][32], B[32][8], C[16][8];
-      for (int l = 0; l < 32; ++l) {
-        int g = l / 4, t = l % 4, th = w * 32 + l;
-        auto reg = [&](unsigned operand) { return uint32_t(get(op.operand(operand))[size_t(th)]); };
-        if (k32) {
-          for (int byte = 0; byte < 4; ++byte) {
-            auto bv = [&](unsigned operand, const std::function<double(uint32_t)>& dec) {
-              return dec((reg(operand) >> (8 * byte)) & 0xFF);
-            };
-            A[g][4 * t + byte] = bv(0, decA);
-            A[g + 8][4 * t + byte] = bv(1, decA);
-            A[g][4 * t + 16 + byte] = bv(2, decA);
-            A[g + 8][4 * t + 16 + byte] = bv(3, decA);
-            B[4 * t + byte][g] = bv(4, decB);
-            B[4 * t + 16 + byte][g] = bv(5, decB);
-          }
-        } else {
-          for (int h = 0; h < 2; ++h) {
-            auto hv = [&](unsigned operand, const std::function<double(uint32_t)>& dec) {
-              return dec((reg(operand) >> (16 * h)) & 0xFFFF);
-            };
-            A[g][2 * t + h] = hv(0, decA);
-            A[g + 8][2 * t + h] = hv(1, decA);
-            A[g][2 * t + 8 + h] = hv(2, decA);
-            A[g + 8][2 * t + 8 + h] = hv(3, decA);
-            B[2 * t + h][g] = hv(4, decB);
-            B[2 * t + 8 + h][g] = hv(5, decB);
-          }
-        }
-        for (int h = 0; h < 2; ++h) {
-          C[g][2 * t + h] = asF(get(op.operand(6 + h))[size_t(th)]);
-          C[g + 8][2 * t + h] = asF(get(op.operand(8 + h))[size_t(th)]);
-        }
-      }
-      for (int l = 0; l < 32; ++l) {
-        int g = l / 4, t = l % 4;
-        for (int e = 0; e < 4; ++e) {
-          int row = g + (e >= 2 ? 8 : 0), col = 2 * t + (e & 1);
-          double acc = C[row][col];
-          for (int k = 0; k < K; ++k) acc += A[row][k] * B[k][col];
-          (*out[size_t(e)])[size_t(w * 32 + l)] = fromF(float(acc));
-        }
-      }
+      auto r = simMmaWarp(op, [&](unsigned operand, int lane) { return get(op.operand(operand))[size_t(w * 32 + lane)]; });
+      for (int e = 0; e < 4; ++e)
+        for (int l = 0; l < 32; ++l) (*out[size_t(e)])[size_t(w * 32 + l)] = r[size_t(e)][size_t(l)];
     }
   }
 
@@ -458,6 +460,8 @@ class Block {
   std::vector<uint64_t> readWarps_;
   std::vector<uint16_t> inFlight_;
   std::vector<int64_t> landedEpoch_;
+  std::vector<int64_t> writeEpoch_;  // st_shared: the epoch of the latest write and the warps that wrote then
+  std::vector<uint64_t> writeWarps_;
 };
 
 }  // namespace

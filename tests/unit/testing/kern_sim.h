@@ -15,7 +15,12 @@
 // Lockstep execution hides races between warps, so the simulator also checks them, counting time in
 // barrier epochs: a cp.async may not write shared bytes another warp read since the last barrier,
 // and an ldmatrix may not read bytes whose cp.async is still in flight or was retired (by its
-// issuer's wait_group) without a barrier since. Either is reported as an error.
+// issuer's wait_group) without a barrier since; a kern.st_shared may not write bytes another warp
+// read, nor a kern.ld_shared read bytes another warp wrote, since the last barrier. Each is
+// reported as an error. Lockstep also means every branch and loop bound must be the same for all
+// threads (scf.if and scf.for check it): the row kernels' shuffles (kern.shfl_xor, each lane
+// reading lane ^ offset of its warp) rely on it. Float math and packing are exact
+// (kern_sim_math.h): the simulator checks algorithms, not the hardware's approximations.
 #include <cstdint>
 #include <map>
 #include <string>

@@ -1,0 +1,23 @@
+#pragma once
+// One program, compiled, run in the kern simulator (kern_sim.h) on the interpreter's seeded inputs
+// with its outputs poisoned, and judged against the tile-IR interpreter with the GPU tests'
+// tolerance (example_runs.h): the CPU check that a strategy's kernel computes the program.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "kiln/ir/operation.h"
+#include "schedule/config.h"
+#include "target/target.h"
+
+namespace kiln::testing {
+
+struct SimRun {
+  std::string error;   // "" when the kernel ran and every output matched
+  std::string config;  // the config the kernel was compiled with (Config::str)
+};
+
+SimRun simulateAgainstInterpreter(const ir::Module& program, const Config& config, const Target& target,
+                                  const std::map<std::string, int64_t>& dims, uint64_t seed);
+
+}  // namespace kiln::testing
