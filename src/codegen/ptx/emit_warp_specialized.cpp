@@ -1,7 +1,8 @@
 // Emitters for warp specialization and persistence: kern.role, kern.setmaxnreg (semantics in
 // dialects/kern/kern_ops.h). kern.tile_loop has no emitter: expand-tile-loop writes the tile
 // scheduler out as kern IR (an scf.for over the block's units) before the PTX is emitted, and a
-// loop that reaches this stage is reported.
+// loop that reaches this stage is reported; so are the staged box's markers (kern.stage_begin,
+// kern.stage_end), which sm90-stage-epilogue replaces by its protocol.
 //
 //   kern.role {warpgroups = [f, c]}     ->  t = lane 0's tid.x (shfl.sync.idx);
 //                                            setp.lt.u32 p, t - 128 f, 128 c;  @!p bra.uni skip;
@@ -60,6 +61,11 @@ bool emitRole(KernelEmitter& e, const Operation& op) {
 bool emitTileLoop(KernelEmitter& e, const Operation& op) {
   return e.fail(op, "the tile scheduler is emitted as the kern IR expand-tile-loop writes; run that pass first (the "
                     "sm90 pipeline does), on a loop kern.tile_loop's verifier accepts");
+}
+
+bool emitStageMarker(KernelEmitter& e, const Operation& op) {
+  return e.fail(op, "a staged output box is stored by the protocol sm90-stage-epilogue writes around it; run that "
+                    "pass first (the sm90 pipeline does)");
 }
 
 bool emitSetMaxNReg(KernelEmitter& e, const Operation& op) {

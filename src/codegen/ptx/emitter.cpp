@@ -46,6 +46,7 @@ const std::vector<Entry>& table() {
         {"kern.ptr_add", emitPtrAdd},       {"kern.ld_global", emitLdGlobal},  {"kern.st_global", emitStGlobal},
         {"kern.prefetch_global", emitPrefetchGlobal}, {"kern.cvt_pack", emitCvtPack},
         {"kern.role", emitRole},            {"kern.tile_loop", emitTileLoop},  {"kern.setmaxnreg", emitSetMaxNReg},
+        {"kern.stage_begin", emitStageMarker}, {"kern.stage_end", emitStageMarker},
         {"kern.mbarrier_alloc", emitMbarrierAlloc}, {"kern.mbarrier_init", emitMbarrierInit},
         {"kern.mbarrier_arrive_expect_tx", emitMbarrierArriveExpectTx}, {"kern.mbarrier_arrive", emitMbarrierArrive},
         {"kern.mbarrier_wait", emitMbarrierWait}, {"kern.fence", emitFence},   {"kern.tma_load", emitTmaLoad},

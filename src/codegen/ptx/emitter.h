@@ -115,6 +115,7 @@ bool emitSpinWait(KernelEmitter&, const ir::Operation&);
 // emit_warp_specialized.cpp
 bool emitRole(KernelEmitter&, const ir::Operation&);
 bool emitTileLoop(KernelEmitter&, const ir::Operation&);
+bool emitStageMarker(KernelEmitter&, const ir::Operation&);
 bool emitSetMaxNReg(KernelEmitter&, const ir::Operation&);
 // emit_mbarrier.cpp
 bool emitMbarrierAlloc(KernelEmitter&, const ir::Operation&);

@@ -166,6 +166,17 @@
 //    stored transposed, so the row segment lane 8i + r addresses receives column r of matrix i
 //    (element c of the segment from lane 4c + r / 2, half r % 2 of its v_i).
 //    kern.named_barrier(id) {threads} is bar.sync id, threads.
+//    Before its protocol is written, a box of that epilogue is the ops between
+//    kern.stage_begin(buf, slot, elected, bar) {row, fresh} and kern.stage_end(map, buf, slot, c0,
+//    c1(, c2), elected, bar) {row, offset = [d0, d1], evict_first} in one block: they stage the box
+//    (its math, ending in st_shared / stmatrix) into rows {row}.. of stage `slot`, which a
+//    kern.tma_store {row, evict_first} then copies to (c0 + d0, c1 + d1(, c2)), issued by the
+//    threads for which `elected` holds; `bar` is the named barrier of the 128 threads that stage
+//    it. sm90-stage-epilogue replaces the pair by the slot wait (none with {fresh = true}: a region
+//    no store has read), the barriers, the fence, the store and its commit
+//    (src/schedule/sm90/stage_epilogue.cpp); neither op has a PTX form. Markers rather than a
+//    region: the staging's constants are shared with the code after it, as everything in one
+//    block.
 //
 // Thread-block clusters and TMA multicast (sm_90a; docs/sm90-strategy.md, "Clusters and multicast"):
 //  * kern.kernel {cluster = [x, y, z]}: the kernel runs in clusters of x*y*z blocks (2 to 8, grid x
