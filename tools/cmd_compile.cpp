@@ -72,7 +72,7 @@ int runCompile(const CompileArgs& a) {
     bool dot = false;
     m->op().walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot"); });
     std::string configText = a.config.empty() && !dot ? "strategy=rowwise" : a.config;
-    auto config = Config::parse(configText, diag);
+    auto config = Config::parse(configText, diag, {"--config", 1, 1}, true);
     if (config && configText != a.config)
       std::fprintf(stderr,
                    "note: no --config: a program without a matrix product compiles with the rowwise defaults (%s); "

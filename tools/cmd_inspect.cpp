@@ -100,7 +100,7 @@ int runInspect(const InspectArgs& a) {
       std::fprintf(stderr, "kiln inspect: give a program file, --examples, or --family NAME\n");
       return kUsage;
     }
-    auto config = Config::parse(a.config, diag);
+    auto config = Config::parse(a.config, diag, {"--config", 1, 1}, true);
     if (!config) {
       std::fprintf(stderr, "%s", diag.str().c_str());
       return kUsage;

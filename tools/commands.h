@@ -15,6 +15,8 @@ void registerOptCommand(CLI::App& app);
 void registerRunCommand(CLI::App& app);
 void registerInspectCommand(CLI::App& app);
 void registerBenchCommand(CLI::App& app);
+// `kiln config`: the reference of the strategies' config keys (cmd_config.cpp).
+void registerConfigCommand(CLI::App& app);
 // `kiln compile`: a tile program to PTX, kern IR or its launch contract (cmd_compile.cpp).
 void registerCompileCommand(CLI::App& app);
 // Verbs added as their subsystems land (compile, inspect, run, bench).

@@ -64,7 +64,7 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
       kernel = Kernel::build(*module, *target, *config, diag);
     }
   } else {
-    config = Config::parse(configText, diag);
+    config = Config::parse(configText, diag, {"--config", 1, 1}, true);
     if (!config) {
       std::fprintf(stderr, "%s", diag.str().c_str());
       return kUsage;

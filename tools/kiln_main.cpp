@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   kiln::tools::registerExamplesCommand(app);
   kiln::tools::registerOptCommand(app);
   kiln::tools::registerCompileCommand(app);
+  kiln::tools::registerConfigCommand(app);
   kiln::tools::registerExtraCommands(app);
   try {
     app.parse(argc, argv);

@@ -147,8 +147,11 @@ std::optional<CompileResult> compile(const Module& program, const Target& target
   }
   std::vector<std::string> dims = prog->stringsAttr("dims");
   prog->setAttr("target", target.name);
-  prog->setAttr("config", config.str());
-  if (!pipeline::runSteps(steps, *m, diag)) return std::nullopt;
+  // The typed config goes to the strategy's lowering as it is (not through the program's config
+  // attribute, which would print it and parse it again).
+  pipeline::PipelineOptions opts;
+  opts.config = &config;
+  if (!pipeline::runSteps(steps, *m, diag, opts)) return std::nullopt;
 
   CompileResult r;
   const Operation* kernel = nullptr;

@@ -24,7 +24,7 @@
 // stage (store_slots=1); "_swap" computes the tile transposed, its rows as wgmma's N, staged by
 // stmatrix .trans (swap_ab=true: 208x128, 224x128 and 240x128 two warpgroups, for the shapes whose
 // M those heights fit). Every variant loads a read-once operand L2 evict_first (l2_hint=reuse)
-// through 128-byte L2 fills (stream_fill=128).
+// through 128-byte L2 fills.
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
 //    + TMA (sm_90a); N % 8 == 0 (16-byte global strides for TMA, for either B layout); shared
 //    memory fits.

@@ -74,9 +74,7 @@ constexpr EpilogueLoads kPrefetch = EpilogueLoads::Prefetch;
 // 128x256 with stream-K (spills), and 128x160 promote (1.5-3% slower at K >= 4096, its shapes).
 // The promoted ones prefetch the scales' lines into L1 instead (epilogue_loads=prefetch): 1-4%
 // ahead of loading late at K <= 4096, never behind (bench/results/2026-12-02-h200-prefetch/);
-// where early loads fit they stay, 2-7% ahead of prefetching. No variant staggers its consumer
-// warpgroups (stagger=N): with the rendezvous at one instruction, as bar.sync requires, 128x128
-// promote_pairs ran 1.5-2.5% slower with stagger=2 (bench/results/2026-12-02-h200-epilogue-loads/).
+// where early loads fit they stay, 2-7% ahead of prefetching.
 constexpr Shape kShapes[] = {
     {128, 128, 2, 6, true, false, 1, 1, false, kPairs, kPrefetch},
     {128, 160, 2, 4, true, false, 1, 1, false, kPromote, kPrefetch},
@@ -115,7 +113,6 @@ Fp8GemmVariant make(const Shape& s) {
   c.splitK = s.splitK;
   c.streamK = s.streamK ? 1 : 0;
   c.l2Hint = L2Hint::Reuse;
-  c.streamFill = StreamFill::Line128;
   c.fp8Accum = s.accum;
   c.epilogueLoads = s.loads;
   return v;

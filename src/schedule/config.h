@@ -3,14 +3,18 @@
 //
 // One line of `key=value` pairs, e.g.
 //   strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=4
-// Keys not given keep their defaults; str() prints every key in a fixed order, so the printed
-// form is canonical (two equal configs print the same line, and the line parses back to an equal
-// config). The fields cover what the planned strategies need; a strategy rejects, with a
-// diagnostic, any field value it does not implement rather than ignoring it.
+// `strategy` (sm80_multistage when not given) picks the strategy, whose option table
+// (options.h) says which keys the line may use, their types and ranges, and their defaults: a key
+// not given keeps the strategy's default, so a bare `strategy=S` is a config S compiles. str()
+// prints the strategy's every key in its table's order, so the printed form is canonical (two
+// equal configs print the same line, and the line parses back to an equal config).
 //
-// Validation happens in two layers: parse() checks syntax and value ranges; validate() checks the
-// config against a target and the operand element sizes of the program (shared-memory budget,
-// warp tiling, copy distribution). Messages are exact and tested (tests/unit/schedule/).
+// The fields are one struct for all strategies (the GEMM strategies share the tile, pipeline and
+// scheduler fields); a field outside its strategy's table keeps the struct's default, which
+// validate() checks, so no strategy silently ignores one. Validation happens in two layers:
+// parse() checks syntax, the strategy's keys and value ranges; validate() checks the config
+// against a target and the operand element sizes of the program (shared-memory budget, warp
+// tiling, copy distribution). Messages are exact and tested (tests/unit/schedule/).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,8 +48,6 @@ enum class FragPrefetch : uint8_t {
   None,  // neither: the first k step is loaded at the top of the iteration (the barrier still sits
          // before the last k step, so those loads do not wait for it)
   A,     // A's; B's are loaded at the top of the iteration (the default)
-  AB,    // both: no ldmatrix before the first MMAs of an iteration, but 64x64 warp tiles reach
-         // 254-255 registers and some spill (K-major B at bk=64)
 };
 
 // Which operand loads carry an L2 cache policy (warp-specialized strategies' TMA loads).
@@ -56,21 +58,7 @@ enum class L2Hint : uint8_t {
           // evict_first, so streaming it does not displace what L2 holds
 };
 
-// l2_hint=reuse: how many bytes an L2 miss of a streamed operand fills (the TMA map's L2
-// promotion), and so when the operand may stream. A fill larger than what its reader asked for
-// brings in bytes another read (the next K step, the neighbouring tile) wants later, and
-// evict_first drops them before that read, so they come from DRAM twice (docs/history/2026-11-29.md,
-// "l2_hint=reuse, first rule"): an operand streams only when its copies cover whole fills.
-enum class StreamFill : uint8_t {
-  Segment256,  // 256-byte fills: streams when each K step's copies cover whole 256-byte segments
-               // (row-major B at bn * cluster_n a multiple of 128 and N of 128; never A at bk = 64)
-  Line128,     // 128-byte fills (the default): streams when they cover whole 128-byte lines, i.e.
-               // rows start on lines (A: K a multiple of 64; row-major B: N a multiple of 64);
-               // 11-14% faster than 256 where only it streams (docs/history/2026-11-30.md, d428dc3)
-  Sector,      // no promotion (32-byte sectors, as asked): streams whenever no other block reads it
-};
 
-// The L2 policy of the output tile's TMA stores (sm90, epilogue=tma).
 // sm90_ws_persistent with FP8 operands: where wgmma's products are summed.
 enum class Fp8Accum : uint8_t {
   Fast,     // in the accumulators wgmma carries over every K step: the tensor cores' own FP8
@@ -82,11 +70,6 @@ enum class Fp8Accum : uint8_t {
                  // sums are added (three times the accumulator registers)
 };
 
-enum class StoreHint : uint8_t {
-  None,        // no policy: evict_normal
-  EvictFirst,  // evict_first: this kernel never reads the output back, so its lines go before the
-               // operands' (the next kernel that reads C then finds less of it in L2)
-};
 
 // How the staged TMA-store epilogue (sm90, epilogue=tma) writes the tile into shared memory.
 enum class StageStore : uint8_t {
@@ -110,14 +93,7 @@ enum class EpilogueLoads : uint8_t {
              // register is held through the K loop
 };
 
-// How the K slices of split_k hand their partial sums to the slice that finishes the tile
-// (sm90_ws_persistent; docs/sm90-strategy.md, "Split-K").
-enum class SplitHandover : uint8_t {
-  Workspace,  // through a global workspace and flags (any grid; the hand-over waits behind DRAM)
-  Cluster,    // the tile's S slices run as one cluster of S blocks and the last reads the others'
-              // sums from their shared memory (DSMEM), never leaving the GPCs
-};
-
+// The initializers are the struct's defaults (sm80_multistage's); each strategy's own are in its table.
 struct Config {
   std::string strategy = "sm80_multistage";
   int bm = 128;       // block tile rows (M)
@@ -133,14 +109,10 @@ struct Config {
   int clusterM = 1;   // thread-block cluster shape (sm_90+)
   int clusterN = 1;
   EpilogueStore epilogue = EpilogueStore::Direct;
-  int regsProducer = 0;  // setmaxnreg split between roles (warp-specialized strategies); 0 = none
-  int regsConsumer = 0;
   Consumers consumers = Consumers::Cooperative;
   FragPrefetch fragPrefetch = FragPrefetch::A;
   L2Hint l2Hint = L2Hint::None;
-  StreamFill streamFill = StreamFill::Line128;
   StageStore stageStore = StageStore::Pairs;
-  StoreHint storeHint = StoreHint::None;
   // Stream-K (sm90_ws_persistent): 0 off; W = 1 or 2: the tiles of the last W waves (the partial
   // one, and with 2 the whole one before it) are shared out as equal runs of K steps, one per
   // block, so no SM idles in a partial last wave (docs/sm90-strategy.md).
@@ -150,7 +122,6 @@ struct Config {
   // producer once their TMA stores have read it (during the next tile's first K step), so the
   // epilogue never waits for a store to read a slot (docs/sm90-strategy.md, "reuse_stage").
   bool reuseStage = false;
-  SplitHandover splitHandover = SplitHandover::Workspace;
   // sm90_ws_persistent, epilogue=tma: staging slots per consumer warpgroup, each one 64-column box
   // of its rows (0: two, or one at bn = 64). One slot costs the epilogue a wait for each box's
   // store to read it before the next is staged, and frees rows x 128 bytes per warpgroup for the
@@ -162,16 +133,8 @@ struct Config {
   int storePieces = 0;
   Fp8Accum fp8Accum = Fp8Accum::Fast;
   EpilogueLoads epilogueLoads = EpilogueLoads::Late;
-  // sm90_ws_persistent with two cooperating consumer warpgroups: 0, or the K steps by which the
-  // second trails the first in every tile (once per tile both meet at one named barrier at the top
-  // of a K loop iteration: the second in its first, the first after issuing `stagger` steps, so at
-  // most `stages`). One warpgroup's epilogue then runs while the other's last steps keep the tensor
-  // cores busy (docs/sm90-strategy.md, "Staggered consumers"; measured no faster, no variant uses it).
-  int stagger = 0;
 
   // ---- rowwise: memory-bound programs, rows of threads (schedule/rowwise/; docs/rowwise-strategy.md).
-  // str() prints these keys for strategy=rowwise (and the GEMM keys only where they differ from
-  // their defaults, which rowwise refuses), the GEMM keys for the other strategies.
   int rowThreads = 32;     // row_threads: threads that share one row (1, 2, 4, ..., 1024)
   int blockThreads = 256;  // block_threads: threads per block (a multiple of 32 and of row_threads)
   // vectors: 16-byte vectors of a row each thread holds: a row of up to row_threads * vectors *
@@ -181,9 +144,13 @@ struct Config {
   bool scalar = false;     // scalar: one element per access instead of 16-byte vectors (any row length)
   int blocksPerSm = 0;     // blocks_per_sm: a persistent grid of this many blocks per SM (0: a block per row group)
 
-  // Parses one line; reports every problem found and returns nullopt on error.
+  // Parses one line; reports every problem found and returns nullopt on error. Each error points
+  // at its entry: with `locIsText`, `loc` is where the text's first character is (a --config
+  // value, a registered variant's line) and the error's column is the entry's; otherwise (an op's
+  // config attribute, whose own position the IR does not keep) the error is at `loc` and names
+  // the entry's column in the config.
   static std::optional<Config> parse(std::string_view text, ir::DiagnosticEngine& diag,
-                                     const ir::Location& loc = {});
+                                     const ir::Location& loc = {}, bool locIsText = false);
   // Convenience for the DSL: throws ir::Error with the diagnostics.
   static Config parse(std::string_view text);
 
@@ -211,6 +178,9 @@ struct OperandInfo {
 bool validate(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
               const ir::Location& loc = {});
 
+// The sm80_multistage rules (config.cpp); validate() dispatches to it.
+bool validateSm80Multistage(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
+                            const ir::Location& loc);
 // The rowwise rules (rowwise/rowwise_config.cpp); validate() dispatches to it. `elemBytes` is the
 // narrowest element of the row tensors (OperandInfo::aElemBytes).
 bool validateRowwise(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
@@ -220,8 +190,8 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                               const ir::Location& loc);
 // sm90_ws_persistent's shape of a config: warps_m consumer warpgroups (1 to 3) after one producer
 // warpgroup (consumers=pingpong: two, each owning whole bm x bn tiles in turn); the register split
-// between them (regs_producer / regs_consumer, or the default: 40 / 232 with two consumer
-// warpgroups, 40 / 152 with three, none with one); shared memory of the ring and barriers.
+// between them (40 / 232 with two consumer warpgroups, 40 / 152 with three, none with one: the
+// consumers' accumulators take what the register file has); shared memory of the ring and barriers.
 struct Sm90Shape {
   int consumerWarpgroups = 1;
   int threads = 256;
@@ -242,21 +212,22 @@ struct Sm90Shape {
   // reuse_stage: the boxes per warpgroup beyond cSlots, staged in the B part of the ring stage
   // the tile's K loop read last (warpgroup w's from row w * bn / warps_m of that stage).
   int ringBoxes = 0;
-  // split_handover=cluster: each consumer group's partial sums (rows x bn f32, laid out register
-  // quad by thread), which the tile's last slice reads from the other blocks of the cluster.
-  int64_t partialOffset = 0, partialBytes = 0;
   int64_t barrierOffset = 0;
-  // split_handover=cluster: per consumer group a "partials full" and a "partials empty" mbarrier,
-  // after the ring's (and ping-pong's) barriers.
-  int64_t handoverBarrierOffset = 0;
 };
 // elemBytes: A's and B's element size (2, or 1 for FP8); the staged output is 16-bit.
 Sm90Shape sm90Shape(const Config& c, int elemBytes);
 
 // l2_hint=reuse in sm90_ws_persistent: when an operand streams (is loaded L2 evict_first). It
 // streams when no other cluster reads its tiles (A: N <= bn * cluster_n; B: M <= bm * cluster_m)
-// and each K step's copies of it by one cluster cover whole L2 fills (stream_fill): the extent
-// along the operand's contiguous dim and that dim's length are multiples of the fill. For
+// and each K step's copies of it by one cluster cover whole L2 fills: the extent along the
+// operand's contiguous dim and that dim's length are multiples of the fill. The fill is 128 bytes
+// (the streamed operand's TMA map promotes L2 fills to 128-byte lines, not 256): a fill larger
+// than what its reader asked for brings in bytes another read (the next K step, the neighbouring
+// tile) wants later, and evict_first drops them before that read, so they come from DRAM twice
+// (docs/history/2026-11-29.md, "l2_hint=reuse, first rule"); 128-byte fills stream more operands than
+// 256-byte ones and measured 11-14% faster where only they stream (docs/history/2026-11-30.md,
+// "128-byte fills"). So A streams at K a multiple of 64 elements, row-major B at bn * cluster_n
+// and N multiples of 64. For
 // row-major B the extent is the cluster's bn * cluster_n columns, whose blocks copy a K step's rows
 // within a ring's depth of each other because every stage waits for all of their A pieces. The
 // producer emits the same conditions as kern IR, evaluated per launch (sm90_producer.cpp), and the

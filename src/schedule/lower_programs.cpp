@@ -1,10 +1,14 @@
 #include "schedule/lower_programs.h"
 
+#include "schedule/rowwise/rowwise.h"
+#include "schedule/sm80_multistage.h"
+#include "schedule/sm90_ws_persistent.h"
+
 namespace kiln {
 
 using ir::Operation;
 
-bool lowerPrograms(ir::Module& m, const StrategyLowering& s, ir::DiagnosticEngine& diag) {
+bool lowerPrograms(ir::Module& m, const StrategyLowering& s, ir::DiagnosticEngine& diag, const Config* given) {
   bool ok = true;
   for (auto it = m.body().operations().begin(); it != m.body().operations().end(); ++it) {
     Operation& op = **it;
@@ -16,7 +20,8 @@ bool lowerPrograms(ir::Module& m, const StrategyLowering& s, ir::DiagnosticEngin
       ok = false;
       continue;
     }
-    auto config = Config::parse(op.stringAttr("config", std::string(s.defaultConfig)), diag, op.loc());
+    auto config = given ? std::optional<Config>(*given)
+                        : Config::parse(op.stringAttr("config", std::string(s.defaultConfig)), diag, op.loc());
     if (!config) {
       ok = false;
       continue;
@@ -38,6 +43,19 @@ bool lowerPrograms(ir::Module& m, const StrategyLowering& s, ir::DiagnosticEngin
     m.body().operations().erase(std::next(it));
   }
   return ok;
+}
+
+const StrategyLowering* findLowering(std::string_view pass) {
+  // Defaults when the program names none: sm_80 (sm_90a for the Hopper strategy) and the
+  // strategy's default config.
+  static const StrategyLowering lowerings[] = {
+      {"lower-sm80-multistage", "sm80_multistage", "sm_80", "", lowerSm80Multistage},
+      {"lower-sm90-ws-persistent", "sm90_ws_persistent", "sm_90a", "strategy=sm90_ws_persistent", lowerSm90WsPersistent},
+      {"lower-rowwise", "rowwise", "sm_80", "strategy=rowwise", lowerRowwise},
+  };
+  for (const StrategyLowering& s : lowerings)
+    if (s.pass == pass) return &s;
+  return nullptr;
 }
 
 ir::Attribute pairList(const std::vector<std::pair<std::string, int64_t>>& v) {

@@ -1,7 +1,9 @@
 #pragma once
 // The shared driver of the strategy lowering passes: every tile.program of the module becomes the
 // kern.kernel its strategy builds. The program's optional {target = "sm_..", config = "..."}
-// attributes choose the target and the schedule; a config of another strategy is an error.
+// attributes choose the target and the schedule; a config of another strategy is an error. A
+// typed config given by the caller (kiln::compile) is the schedule instead of the attribute, so
+// the config is not printed into a string and parsed again on its way to the lowering.
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,7 +28,12 @@ struct StrategyLowering {
   LowerFn lower;
 };
 
-bool lowerPrograms(ir::Module& m, const StrategyLowering& s, ir::DiagnosticEngine& diag);
+bool lowerPrograms(ir::Module& m, const StrategyLowering& s, ir::DiagnosticEngine& diag,
+                   const Config* given = nullptr);
+
+// The strategies' lowerings (sm80_multistage.cpp, sm90_ws_persistent.cpp, rowwise/rowwise.cpp),
+// by pass name; nullptr for any other pass.
+const StrategyLowering* findLowering(std::string_view pass);
 
 // A kernel attribute listing (name, value) pairs, as [["K", 8], ["N", 8]] ({requires}, {align},
 // {role_regs}).

@@ -8,6 +8,7 @@
 
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
+#include "schedule/lower_programs.h"
 #include "schedule/rowwise/rowwise.h"
 #include "schedule/sm80_multistage.h"
 #include "schedule/sm90/passes.h"
@@ -146,7 +147,8 @@ bool runSteps(const std::vector<std::string>& steps, ir::Module& m, ir::Diagnost
       if (print) dump << "// ----- " << step << " skipped (KILN_DISABLE_PASSES) -----\n" << std::flush;
       continue;
     }
-    if (!runPass(step, m, diag)) return false;
+    const StrategyLowering* lowering = opts.config ? findLowering(step) : nullptr;
+    if (lowering ? !lowerPrograms(m, *lowering, diag, opts.config) : !runPass(step, m, diag)) return false;
 #if defined(KILN_VERIFY_BETWEEN_PASSES)
     if (opts.verifyEach && step != "verify" && !ir::verify(m, diag)) {
       diag.error({}) << "pass '" << step << "' produced IR that does not verify; this is a bug in Kiln";

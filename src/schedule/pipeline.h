@@ -18,6 +18,7 @@
 
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
+#include "schedule/config.h"
 #include "transforms/pass_registry.h"
 
 namespace kiln::pipeline {
@@ -27,6 +28,9 @@ struct PipelineOptions {
   bool verifyEach = true;
   std::ostream* dump = nullptr;  // default: std::cerr
   std::vector<std::string> disabled;  // optional steps to skip (with KILN_DISABLE_PASSES)
+  // kiln::compile's typed schedule: the strategy's lowering step takes it instead of parsing the
+  // program's config attribute (lower_programs.h).
+  const Config* config = nullptr;
 };
 
 // Every pass, by name: the generic ones (src/transforms/) and the strategies' (src/schedule/).

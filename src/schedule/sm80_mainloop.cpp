@@ -271,14 +271,13 @@ std::vector<Value*> buildMainloop(Context& cx) {
       }
   };
 
-  bool carryB = c.fragPrefetch == FragPrefetch::AB;
-  bool carryA = c.fragPrefetch != FragPrefetch::None;
+  bool carryA = c.fragPrefetch == FragPrefetch::A;  // B's step-0 fragments are never carried
   // Tile 0 has landed for everyone; the carried part of its first k step goes into registers
   // before the loop.
   b.setLoc(g.reduce->loc());
   b.create("kern.cp_async_wait", {}, {}, {{"pending", int64_t(c.stages - 2)}});
   b.create("kern.barrier", {}, {});
-  Fragments first = loadFragments(b.i32(0), 0, carryA, carryB);
+  Fragments first = loadFragments(b.i32(0), 0, carryA, false);
 
   // The K loop, carrying the accumulators, the fragments of the current tile's first k step, the
   // read slot and the write slot.
@@ -311,7 +310,7 @@ std::vector<Value*> buildMainloop(Context& cx) {
     b.setInsertionPointToEnd(body);
     // The uncarried step-0 fragments, before the copy (slot rs: tile kt, landed at B(kt-1)).
     if (!carryA) cur.a = loadFragments(rs, 0, true, false).a;
-    if (!carryB) cur.b = loadFragments(rs, 0, false, true).b;
+    cur.b = loadFragments(rs, 0, false, true).b;
     // Slot ws = (kt - 1) mod stages was last read before the previous iteration's barrier.
     // (At the top, as one block: see "Where the copy goes" above.)
     Value* next = b.addConst(kt, c.stages - 1);
@@ -333,7 +332,7 @@ std::vector<Value*> buildMainloop(Context& cx) {
         b.create("kern.barrier", {}, {});
         slot = rsNext;
       }
-      Fragments following = loadFragments(slot, (kk + 1) % nk, kk < nk - 1 || carryA, kk < nk - 1 || carryB);
+      Fragments following = loadFragments(slot, (kk + 1) % nk, kk < nk - 1 || carryA, kk < nk - 1);
       mmaStep(cur, acc);
       cur = std::move(following);
     }

@@ -145,9 +145,10 @@ std::unique_ptr<Operation> lowerSm80Multistage(const Operation& program, const T
 }
 
 // The pass: every tile.program becomes a kern.kernel. The program's optional {target = "sm_80",
-// config = "bm=..."} attributes choose the target and the schedule (defaults: sm_80, Config{}).
+// config = "bm=..."} attributes choose the target and the schedule (defaults: sm_80, the
+// strategy's default config).
 bool lowerSm80MultistagePass(Module& m, DiagnosticEngine& diag) {
-  return lowerPrograms(m, {"lower-sm80-multistage", "sm80_multistage", "sm_80", "", lowerSm80Multistage}, diag);
+  return lowerPrograms(m, *findLowering("lower-sm80-multistage"), diag);
 }
 
 }  // namespace kiln

@@ -11,10 +11,7 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   const int groups = c.warpsM * c.warpsN;
   s.consumerWarpgroups = groups;
   s.threads = 128 * (1 + groups);
-  if (c.regsProducer || c.regsConsumer) {
-    s.regsProducer = c.regsProducer;
-    s.regsConsumer = c.regsConsumer;
-  } else if (groups == 2) {
+  if (groups == 2) {
     // Two consumer warpgroups of up to 128 f32 accumulators each: 232 registers for them, 40 for
     // the TMA warpgroup (128 * 40 + 256 * 232 = 64512 of the 65536).
     s.regsProducer = 40;
@@ -45,28 +42,25 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
     s.cBytes = int64_t(rowsStaged) * 64 * s.cSlots * 2;
     if (c.reuseStage) s.ringBoxes = std::max(0, c.bn / 64 - s.cSlots);
   }
-  s.partialOffset = s.cOffset + s.cBytes;
-  if (c.splitK > 1 && c.splitHandover == SplitHandover::Cluster) s.partialBytes = int64_t(c.bm) * c.bn * 4;
-  s.barrierOffset = s.partialOffset + s.partialBytes;
+  s.barrierOffset = s.cOffset + s.cBytes;
   // Full and empty barriers, 8 bytes each per stage; with ping-pong two more that pass the turn
-  // between the consumer warpgroups; with the cluster hand-over two per consumer group.
-  s.handoverBarrierOffset = s.barrierOffset + 16 * int64_t(c.stages) + (c.consumers == Consumers::Pingpong ? 16 : 0);
-  s.smemBytes = s.handoverBarrierOffset + (s.partialBytes ? 16 * int64_t(groups) : 0);
+  // between the consumer warpgroups.
+  s.smemBytes = s.barrierOffset + 16 * int64_t(c.stages) + (c.consumers == Consumers::Pingpong ? 16 : 0);
   return s;
 }
 
 Sm90StreamRules sm90StreamRules(const Config& c, bool bKMajor, int aElemBytes, int bElemBytes) {
   Sm90StreamRules r;
   if (c.l2Hint != L2Hint::Reuse) return r;
-  const int fill = c.streamFill == StreamFill::Segment256 ? 256 : c.streamFill == StreamFill::Line128 ? 128 : 0;
+  const int fill = 128;  // the streamed map's L2 fill (config.h, Sm90StreamRule)
   // tileWidth: the elements of the contiguous dim one K step's copies cover.
   auto rule = [&](char boundDim, int64_t bound, char rowDim, int64_t tileWidth, int elemBytes) {
     Sm90StreamRule s;
-    s.possible = fill == 0 || tileWidth * elemBytes % fill == 0;
+    s.possible = tileWidth * elemBytes % fill == 0;
     s.boundDim = boundDim;
     s.bound = bound;
     s.rowDim = rowDim;
-    s.rowMultiple = fill == 0 ? 1 : fill / elemBytes;
+    s.rowMultiple = fill / elemBytes;
     s.fillBytes = fill;
     return s;
   };
@@ -157,9 +151,6 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
     diag.error(loc) << "epilogue=tma stores 64-column boxes, and bn=" << c.bn << " has none: use epilogue=direct";
   if (c.stages < 2)
     diag.error(loc) << "stages=" << c.stages << " is too few: " << who << " needs at least 2";
-  if (c.streamFill != Config{}.streamFill && c.l2Hint != L2Hint::Reuse)
-    diag.error(loc) << "stream_fill sets how l2_hint=reuse streams an operand, but l2_hint=none streams none: "
-                    << "add l2_hint=reuse or drop stream_fill";
   if (diag.errorCount() == errors) {
     // A consumer thread holds rows x bn / 128 f32 accumulators; 56 registers beside them hold
     // addresses, descriptors and the epilogue: 128 fit in the 232 setmaxnreg gives two consumer
@@ -192,43 +183,12 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   // stream_k: a block's run of K steps may start and end inside tiles, so the units are not whole
   // tiles (split_k's slices, ping-pong's alternating tiles). A cluster walks the runs as one: its
   // blocks take the same units of cluster tiles, each its sub-tile.
-  // stagger: the first warpgroup waits at a 256-thread named barrier in its K loop for the second
-  // to reach the tile's start. Every other wait between the two must keep that order possible: a
-  // hand-over between units (split-K, stream-K), the epilogue's all-consumer barrier (reuse_stage)
-  // and a cluster peer's stage release are not offered with it.
-  if (c.stagger != 0) {
-    if (pingpong || c.warpsM * c.warpsN != 2)
-      diag.error(loc) << "stagger=" << c.stagger << " offsets two cooperating consumer warpgroups: use "
-                      << "consumers=cooperative with warps_m * warps_n = 2";
-    if (c.splitK > 1 || c.streamK || c.reuseStage || c.clusterM * c.clusterN > 1)
-      diag.error(loc) << "stagger=" << c.stagger << " with split_k, stream_k, reuse_stage or clusters is not supported by "
-                      << who << ": drop stagger";
-    if (c.fp8Accum == Fp8Accum::PromotePairs && c.stagger % 2 != 0)
-      diag.error(loc) << "stagger=" << c.stagger << " with fp8_accum=promote_pairs, whose loop issues two K steps at a "
-                      << "time: use an even stagger";
-    // The leading warpgroup meets the trailing one having issued `stagger` K steps, none of whose
-    // stages the trailing one has read yet: with fewer stages it waits for a stage that never empties.
-    if (c.stagger > c.stages)
-      diag.error(loc) << "stagger=" << c.stagger << " needs " << c.stagger << " ring stages (the leading warpgroup "
-                      << "holds " << c.stagger << " K steps the trailing one has not read), not " << c.stages
-                      << ": raise stages or lower stagger";
-  }
   if (c.streamK && c.splitK > 1)
     diag.error(loc) << "stream_k=" << c.streamK << " with split_k=" << c.splitK << " is not supported by " << who
                     << ": stream-K already splits the K steps of the tail tiles; use one or the other";
   if (c.streamK && pingpong)
     diag.error(loc) << "stream_k=" << c.streamK << " with consumers=pingpong is not supported by " << who
                     << ": use consumers=cooperative";
-  // split_handover=cluster: the S slices of a tile are the S blocks of one cluster (at most 8, a
-  // portable cluster), and the last reads the others' sums from their shared memory.
-  if (c.splitHandover == SplitHandover::Cluster) {
-    if (c.splitK < 2 || c.splitK > 8)
-      diag.error(loc) << "split_handover=cluster runs a tile's split_k slices as one cluster of blocks: use split_k "
-                         "from 2 to 8 (a portable cluster), not "
-                      << c.splitK;
-    if (pingpong)
-      diag.error(loc) << "split_handover=cluster is supported by " << who << " only with consumers=cooperative";
-  }
   // Clusters: pairs of CTAs along M that share (multicast) the B tile, 2 or 4 CTAs along N that
   // share the A tile, or 2 x 2 CTAs that share both (each A tile along its row of the cluster, each
   // B tile along its column); other shapes are not built.
@@ -258,8 +218,6 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   if (c.storeSlots == 1 && c.reuseStage)
     diag.error(loc) << "store_slots=1 with reuse_stage=true is not supported by " << who
                     << ": the ring stage holds only the boxes past two slots";
-  if (c.storeHint != StoreHint::None && c.epilogue != EpilogueStore::Tma)
-    diag.error(loc) << "store_hint=evict_first is the L2 policy of the output's TMA stores; it needs epilogue=tma";
   // reuse_stage: the ring stage a tile's K loop read last holds the boxes past the own slots until
   // the next tile's first K step, so every tile of a block must run a whole K loop in the same
   // ring (no slices, no runs that start inside a tile, no tile pairs or turns).
@@ -279,26 +237,12 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
       diag.error(loc) << "reuse_stage=true stages whole 64-column boxes in the B ring, which bn=" << c.bn
                       << " does not split into: use a multiple of 64";
   }
-  if (c.fragPrefetch != FragPrefetch::A)
-    diag.error(loc) << "frag_prefetch=" << (c.fragPrefetch == FragPrefetch::AB ? "ab" : "none")
-                    << " is an sm80_multistage choice (ldmatrix fragments carried across K tiles); "
-                    << who << "'s wgmma reads its operands from shared memory (leave frag_prefetch=a)";
   if (diag.errorCount() != errors) return false;
   Sm90Shape s = sm90Shape(c, ops.aElemBytes);
-  if ((c.regsProducer == 0) != (c.regsConsumer == 0))
-    diag.error(loc) << "regs_producer and regs_consumer are set together (or both left 0)";
-  for (int r : {s.regsProducer, s.regsConsumer})
-    if (r && (r < 24 || r > 256 || r % 8 != 0))
-      diag.error(loc) << "register budget " << r << " is not one setmaxnreg can set: a multiple of 8 from 24 to 256";
-  if (s.regsProducer && 128 * (s.regsProducer + s.consumerWarpgroups * s.regsConsumer) > t.registersPerSm)
-    diag.error(loc) << "regs_producer=" << s.regsProducer << " and regs_consumer=" << s.regsConsumer << " need "
-                    << 128 * (s.regsProducer + s.consumerWarpgroups * s.regsConsumer) << " registers, over the "
-                    << t.registersPerSm << " of an SM";
   if (s.smemBytes > t.maxSmemPerBlock)
     diag.error(loc) << "the pipeline needs " << s.smemBytes << " bytes of shared memory (" << c.stages << " stages x "
                     << s.stageBytes << " bytes, "
                     << (s.cBytes ? std::to_string(s.cBytes) + " bytes of output staging, " : std::string())
-                    << (s.partialBytes ? std::to_string(s.partialBytes) + " bytes of partial sums, " : std::string())
                     << s.smemBytes - s.barrierOffset << " bytes of barriers), but " << t.name << " allows at most "
                     << t.maxSmemPerBlock << " bytes per block; lower stages, bm or bn";
   return diag.errorCount() == errors;

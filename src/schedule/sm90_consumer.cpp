@@ -181,31 +181,6 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     });
   }
 
-  // stagger (docs/sm90-strategy.md, "Staggered consumers"): a rendezvous of the two warpgroups per
-  // tile on a 256-thread named barrier, always at one instruction (bar.sync is aligned: every
-  // thread of a generation executes the same one). It sits at the top of the K loop's iterations
-  // (of `steps` K steps each): warpgroup 1 meets it in iteration 0, warpgroup 0 in iteration
-  // stagger / steps, having issued `stagger` steps; so warpgroup 1 starts each tile that many steps
-  // behind, and warpgroup 0 never runs further ahead into it (nor a tile ahead: the generations stay
-  // paired one per tile). Every tile of a launch has the same K steps (stagger refuses split-K and
-  // stream-K), so where a tile has no iteration stagger / steps none meets and none is offset.
-  Value* staggerBar = c.stagger ? b.i32(2 + p.groups()) : nullptr;
-  auto rendezvous = [&](Value* cond) {
-    b.ifThen(cond, [&] { b.create("kern.named_barrier", {staggerBar}, {}, {{"threads", int64_t{256}}}); });
-  };
-  const int staggerSteps = c.fp8Accum == Fp8Accum::PromotePairs ? 2 : 1;  // of the loop that meets it
-  Value *meetsInLoop = nullptr, *leadIter = nullptr;
-  StepHook atIteration;
-  if (c.stagger) {
-    leadIter = b.i32(c.stagger / staggerSteps);
-    meetsInLoop = b.named(b.cmp("sgt", b.div(p.ksteps, b.i32(staggerSteps)), leadIter), "meets_in_loop");
-    Value* trails = b.cmp("ne", wg, zero);
-    atIteration = [&, trails](Value* kt) {
-      Value* mine = b.select(trails, b.cmp("eq", kt, zero), b.cmp("eq", kt, leadIter));
-      rendezvous(b.andi(meetsInLoop, mine));
-    };
-  }
-
   // The K loop. Where every tile's accumulators start at zero and its K loop runs at least once
   // (no split-K or stream-K unit, whose run may be empty), the first wgmma of the tile ignores them
   // (scale_d = kt != 0), so they start undefined instead of being zeroed: 128 register moves per
@@ -220,7 +195,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   std::vector<Value*> kAcc;  // the accumulators after the K loop(s)
   Value* last = nullptr;      // the stage of the last K step (its release waits for the loop's end)
   if (promote) {
-    kAcc = buildPromotedKLoop(p, step, isLane0, acc0, atIteration);
+    kAcc = buildPromotedKLoop(p, step, isLane0, acc0);
   } else {
     std::vector<Value*> forOps = {zero, p.ksteps, b.i32(1)};
     forOps.insert(forOps.end(), acc0.begin(), acc0.end());
@@ -240,7 +215,6 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
     {
       InsertionGuard guard(b);
       b.setInsertionPointToEnd(body);
-      if (atIteration) atIteration(kt);
       // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
       issueKStep(p, step, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; },
                  /*fresh=*/false, acc);

@@ -40,11 +40,6 @@ struct Plan {
   // slice's first K step (null without split_k).
   ir::Value *wsFlags = nullptr, *wsPartials = nullptr;
   ir::Value *tile = nullptr, *split = nullptr, *kbase = nullptr;
-  // split_handover=cluster: the consumer groups' partial sums, [warps_m, quads, 512] f32 (quad q
-  // of thread t at row q, columns 4t .. 4t+3), and per group the barriers of the hand-over:
-  // pFull[g] completes when the S - 1 slices that do not finish the tile have stored theirs (in
-  // the last slice's block), pEmpty[g] when the last slice has read them (in each of theirs).
-  ir::Value *sP = nullptr, *pFull = nullptr, *pEmpty = nullptr;
   // stream_k: per unit its K steps (ksteps, kbase above are the unit's) and, for a unit that
   // finishes a tile lower blocks began, how many of them hold its partial sums.
   ir::Value* peers = nullptr;
@@ -59,9 +54,6 @@ struct Plan {
   bool batched() const { return !g.dimBatch.empty(); }
   int splits() const { return cfg.splitK; }
   bool streamK() const { return cfg.streamK != 0; }
-  // split_k through the cluster: the tile's S slices are the S blocks of one cluster, the slice
-  // being the block's rank, and the sums move through shared memory, not a workspace.
-  bool clusterHandover() const { return cfg.splitK > 1 && cfg.splitHandover == SplitHandover::Cluster; }
   bool pingpong() const { return cfg.consumers == Consumers::Pingpong; }
   // cluster_m=2: the two blocks of a cluster compute M-adjacent tiles that share the B tile; each
   // loads half of the B stage and multicasts it to both. cluster_n=2 or 4: the blocks compute
@@ -139,12 +131,8 @@ bool buildSplitEpilogue(Plan& p, ir::Value* wg, const std::vector<ir::Value*>& o
 // fp8_accum=promote / promote_pairs (sm90_promote.cpp): the tile's K loop whose steps' sums are
 // added to f32 accumulators starting at acc0; every stage goes back within it. The accumulators
 // after it, every wgmma group retired;
-// `atIteration`, if set, runs at the top of each iteration of the loop over whole iterations (of two
-// steps with promote_pairs; not the single step left over), before its wgmmas are issued, with the
-// iteration's index;
-using StepHook = std::function<void(ir::Value* kt)>;
 std::vector<ir::Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, ir::Value* isLane0,
-                                           const std::vector<ir::Value*>& acc0, const StepHook& atIteration = {});
+                                           const std::vector<ir::Value*>& acc0);
 // epilogue_loads=early: the loads that preloadEpilogue made, per unit of the epilogue (the whole
 // warpgroup tile for epilogue=direct; for epilogue=tma each box or box piece, then the columns
 // past the last whole box), each a map from load op to its values.

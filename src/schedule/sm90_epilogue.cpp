@@ -235,10 +235,8 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
     if (p.batched()) endOps.push_back(p.batch);
     endOps.push_back(elected);
     endOps.push_back(barrier);
-    std::vector<NamedAttr> endAttrs = {{"row", slotRow},
-                                       {"offset", Attribute::ints({64 * box, int64_t(piece) * pieceRows})}};
-    if (c.storeHint == StoreHint::EvictFirst) endAttrs.push_back({"evict_first", true});
-    b.create("kern.stage_end", endOps, {}, endAttrs);
+    b.create("kern.stage_end", endOps, {},
+             {{"row", slotRow}, {"offset", Attribute::ints({64 * box, int64_t(piece) * pieceRows})}});
   }
   // bn not a multiple of 64: the columns past the last whole box are stored directly from
   // registers, masked at the tensor's edges (a box that narrow would need a tensor map of its own).

@@ -20,15 +20,13 @@
 // 64x5120x5120 GEMM; 1.6 MB with B loaded evict_first). Each A tile is read by the ceil(N / bn) blocks
 // of its tile row; each B tile by the ceil(M / (bm * cluster_m)) of its tile column (a cluster reads
 // it once and multicasts). One more condition: an L2 miss fills more than the sectors asked for when
-// the tensor map promotes fills (stream_fill=256: 256 bytes, as CUTLASS's maps do), so a copy of
-// 128-byte rows also brings in the next 128 bytes, which this block reads one K step later (A,
-// K-major B) or another block reads (row-major B at bn = 64); evict_first would drop them before
-// that read and fetch them twice (the H200: 2-4x slower at 8192x64x4096). So an operand streams only
-// when a K step's copies cover whole fills (config.h, Sm90StreamRule): at 256 bytes, for BF16,
-// row-major B at bn * cluster_n a multiple of 128 with N a multiple of 128 (the blocks of a
-// cluster_n cluster copy the same K step within the ring's depth of each other, as every stage
-// waits for all of their A pieces); at 128 bytes (stream_fill=128) any operand whose rows start on
-// 128-byte lines; without promotion (stream_fill=sector) any. The runtime sets the map's promotion
+// the tensor map promotes fills (256 bytes, as CUTLASS's maps do), so a copy of 128-byte rows would
+// also bring in the next 128 bytes, which this block reads one K step later (A, K-major B) or
+// another block reads (row-major B at bn = 64); evict_first would drop them before that read and
+// fetch them twice (the H200: 2-4x slower at 8192x64x4096). So a streamed operand's map fills
+// 128-byte lines, and an operand streams only when a K step's copies cover whole lines (config.h,
+// Sm90StreamRule; the blocks of a cluster_n cluster copy the same K step within the ring's depth of
+// each other, as every stage waits for all of their A pieces). The runtime sets the map's promotion
 // to the fill while the operand streams (KernelParam::stream); the kernel decides from the launch's
 // M, N and K; sm90Streams (config.h) is the same rule on the host, for the heuristic.
 //

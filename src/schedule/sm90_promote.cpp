@@ -23,14 +23,13 @@
 namespace kiln::sm90 {
 using namespace ir;
 
-std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* isLane0, const std::vector<Value*>& acc0,
-                                       const StepHook& atIteration) {
+std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* isLane0, const std::vector<Value*>& acc0) {
   KernBuilder& b = p.b;
   const Config& c = p.cfg;
   const GemmProgram& g = p.g;
   Value* zero = b.i32(0);
   // A loop of `count` iterations of `steps` K steps each, from ring position (s0, ph0).
-  auto loopOf = [&](Value* count, int steps, const std::vector<Value*>& accIn, Value* s0, Value* ph0, bool hooked) {
+  auto loopOf = [&](Value* count, int steps, const std::vector<Value*>& accIn, Value* s0, Value* ph0) {
     std::vector<Value*> forOps = {zero, count, b.i32(1)};
     forOps.insert(forOps.end(), accIn.begin(), accIn.end());
     forOps.push_back(s0);
@@ -40,7 +39,7 @@ std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* i
     resultTypes.push_back(types::i32());
     Operation* loop = b.create("scf.for", forOps, resultTypes, {}, 1);
     Block* body = loop->region(0).addBlock();
-    Value* kt = body->addArgument(types::i32(), "kt");
+    body->addArgument(types::i32(), "kt");  // the induction variable, unused: the ring position is carried
     std::vector<Value*> acc;
     for (size_t i = 0; i < accIn.size(); ++i) acc.push_back(body->addArgument(types::f32(), "acc"));
     Value* s = body->addArgument(types::i32(), "s");
@@ -48,7 +47,6 @@ std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* i
     {
       InsertionGuard guard(b);
       b.setInsertionPointToEnd(body);
-      if (hooked && atIteration) atIteration(kt);
       std::vector<std::vector<Value*>> sums;
       std::vector<Value*> stages;
       for (int k = 0; k < steps; ++k) {
@@ -75,10 +73,10 @@ std::vector<Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, Value* i
   const size_t n = acc0.size();
   std::vector<Value*> r;
   if (c.fp8Accum == Fp8Accum::PromotePairs) {
-    r = loopOf(b.div(p.ksteps, b.i32(2)), 2, acc0, p.stage0, p.phase0, true);
-    r = loopOf(b.rem(p.ksteps, b.i32(2)), 1, std::vector<Value*>(r.begin(), r.begin() + long(n)), r[n], r[n + 1], false);
+    r = loopOf(b.div(p.ksteps, b.i32(2)), 2, acc0, p.stage0, p.phase0);
+    r = loopOf(b.rem(p.ksteps, b.i32(2)), 1, std::vector<Value*>(r.begin(), r.begin() + long(n)), r[n], r[n + 1]);
   } else {
-    r = loopOf(p.ksteps, 1, acc0, p.stage0, p.phase0, true);
+    r = loopOf(p.ksteps, 1, acc0, p.stage0, p.phase0);
   }
   r.resize(n);
   return r;

@@ -1,7 +1,6 @@
 // The sm90 consumer's split-K and stream-K hand-over (docs/sm90-strategy.md, "Split-K",
-// "Stream-K"): a unit that does not finish its tile stores its partial sums (through the workspace,
-// or with split_handover=cluster through the finishing block's shared memory) and flags them; the
-// unit that finishes adds its peers' sums to its own and runs the epilogue.
+// "Stream-K"): a unit that does not finish its tile stores its partial sums in the workspace and
+// flags them; the unit that finishes adds its peers' sums to its own and runs the epilogue.
 #include "schedule/sm90_context.h"
 
 namespace kiln::sm90 {
@@ -102,57 +101,6 @@ std::vector<Value*> addSplitPartials(Plan& p, Value* wg, const GroupSlot& gs, st
   return acc;
 }
 
-// split_handover=cluster (docs/sm90-strategy.md, "Split-K"): a tile's slices are the blocks of one
-// cluster, the slice being the block's rank. Each consumer group's sums sit in its region of sP,
-// laid out like the workspace slots: quad q of thread t at row q, columns 4t .. 4t+3.
-Value* partialOffset(Plan& p) {
-  KernBuilder& b = p.b;
-  Value* tid = b.op1("kern.thread_id", {}, types::i32());
-  return b.named(b.op1("kern.smem_offset", {p.sP, b.i32(0), b.mulConst(b.rem(tid, b.i32(128)), 4)}, types::i32()),
-                 "poff");
-}
-
-// A slice that does not finish its tile: once the last slice has read this group's previous sums
-// (pEmpty; unit iter waits for the phase of unit iter - 1, which a fresh barrier counts as done),
-// store the sums in this block's shared memory and, once the group's 128 threads have, tell the
-// last slice with one cluster-scope release on its pFull.
-void handOverThroughCluster(Plan& p, Value* wg, const GroupSlot& gs, const std::vector<Value*>& acc) {
-  KernBuilder& b = p.b;
-  Value* previous = b.intBin("arith.xori", b.rem(p.iter, b.i32(2)), b.i32(1));
-  b.create("kern.mbarrier_wait", {p.pEmpty, wg, previous}, {}, {{"scope", "cluster"}});
-  Value* off = partialOffset(p);
-  for (size_t q = 0; q < acc.size() / 4; ++q)
-    b.create("kern.st_shared_v4", {p.sP, wg, off, acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]}, {},
-             {{"row", int64_t(q)}, {"col", int64_t{0}}});
-  b.create("kern.named_barrier", {groupBarrier(b, wg)}, {}, {{"threads", int64_t{128}}});
-  ifElected(p, gs, [&] {
-    b.create("kern.mbarrier_arrive_remote", {p.pFull, wg, b.i32(p.splits() - 1)}, {}, {{"scope", "cluster"}});
-  });
-}
-
-// The slice that finishes its tile: wait (cluster-scope acquire, every thread) until the other
-// S - 1 slices have stored their sums, add them from their shared memory in slice order (the
-// result does not depend on timing), and once the group's 128 threads have read them, give each
-// slice its region back.
-std::vector<Value*> addClusterPartials(Plan& p, Value* wg, const GroupSlot& gs, std::vector<Value*> acc) {
-  KernBuilder& b = p.b;
-  b.create("kern.mbarrier_wait", {p.pFull, wg, b.rem(p.iter, b.i32(2))}, {}, {{"scope", "cluster"}});
-  Value* off = partialOffset(p);
-  for (int j = 0; j + 1 < p.splits(); ++j)
-    for (size_t q = 0; q < acc.size() / 4; ++q) {
-      Operation* ld = b.create("kern.ld_shared_remote_v4", {p.sP, wg, off, b.i32(j)}, std::vector<Type>(4, types::f32()),
-                               {{"row", int64_t(q)}, {"col", int64_t{0}}});
-      for (unsigned e = 0; e < 4; ++e)
-        acc[4 * q + e] = b.named(b.op1("arith.addf", {acc[4 * q + e], ld->result(e)}, types::f32()), "acc");
-    }
-  b.create("kern.named_barrier", {groupBarrier(b, wg)}, {}, {{"threads", int64_t{128}}});
-  ifElected(p, gs, [&] {
-    for (int j = 0; j + 1 < p.splits(); ++j)
-      b.create("kern.mbarrier_arrive_remote", {p.pEmpty, wg, b.i32(j)}, {}, {{"scope", "cluster"}});
-  });
-  return acc;
-}
-
 // stream_k: the unit that finishes a tile lower blocks began (peers > 0). One thread waits for
 // each of blocks b-1 .. b-peers to release its sums and resets its flag; after the group's
 // barrier every thread adds them, nearest block first (a fixed order: the result does not depend
@@ -206,16 +154,12 @@ bool buildSplitEpilogue(Plan& p, Value* wg, const std::vector<Value*>& out,
   if (p.streamK()) {
     Value* block = b.op1("kern.block_id", {}, types::i32(), {{"dim", "x"}});
     handOverPartial(p, wg, gs, flagOf(p, gs, block), blockSlot(p, gs, block, values), out);
-  } else if (p.clusterHandover()) {
-    handOverThroughCluster(p, wg, gs, out);
   } else {
     handOverPartial(p, wg, gs, flagOf(p, gs, p.tile), splitSlot(p, gs, p.split, values), out);
   }
   b.create("scf.yield", {}, {});
   b.setInsertionPointToEnd(finish->region(0).addBlock());
-  bool ok = epilogue(p.streamK()          ? addPeerPartials(p, wg, gs, out)
-                     : p.clusterHandover() ? addClusterPartials(p, wg, gs, out)
-                                           : addSplitPartials(p, wg, gs, out));
+  bool ok = epilogue(p.streamK() ? addPeerPartials(p, wg, gs, out) : addSplitPartials(p, wg, gs, out));
   b.create("scf.yield", {}, {});
   return ok;
 }

@@ -9,8 +9,7 @@
 //     if tid == 0: init full[s] (1 arrival + TMA bytes), empty[s] (one arrival per consumer warp
 //                  that reads the stage: all of them, or one warpgroup's with consumers=pingpong);
 //                  fence.mbarrier_init
-//     (split_handover=cluster: sP [warps_m, quads, 512] f32, mbarriers pfull, pempty [warps_m])
-//     barrier; cluster_m=2: cluster_barrier, rank = cluster_rank; split_handover=cluster: cluster_barrier
+//     barrier; cluster_m=2: cluster_barrier, rank = cluster_rank
 //     kern.tile_loop(M, N, batches) {tile = [bm, bn], raster, group_m, cluster?} (iter, m0, n0, batch):
 //       stage0 = (iter * ktiles) % stages; phase0 = (iter * ktiles / stages) % 2
 //       (split_k=S: {splits = S} (..., tile, split); each unit runs ksteps = ceil(ktiles / S) K steps
@@ -21,8 +20,7 @@
 //       kern.role "consumer" [warpgroups 1..]    { wgmma; epilogue }   (consumers=pingpong: only
 //                                                 the warpgroup whose turn it is, iter % 2 == wg)
 //   }
-//   cluster_m=2, split_handover=cluster: cluster_barrier  (no block exits while a peer may still
-//                                                 touch its shared memory)
+//   cluster_m=2: cluster_barrier  (no block exits while a peer may still touch its shared memory)
 #include "schedule/sm90_ws_persistent.h"
 #include "schedule/lower_programs.h"
 
@@ -87,10 +85,8 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
                                  << g->accInit << " (use " << (c.streamK ? "stream_k=0" : "split_k=1") << ")";
     return nullptr;
   }
-  // split_handover=cluster: a tile's S slices are the S blocks of one cluster and hand their sums
-  // over through shared memory; otherwise units hand partial sums over through the workspace.
-  bool clusterSplit = c.splitK > 1 && c.splitHandover == SplitHandover::Cluster;
-  bool handOver = (c.splitK > 1 && !clusterSplit) || c.streamK;
+  // split_k, stream_k: units hand partial sums over through the workspace.
+  bool handOver = c.splitK > 1 || c.streamK;
   Sm90Shape shape = sm90Shape(c, eb);
   bool batched = !g->dimBatch.empty();
   std::string nameA = tensorName(g->tensorA), nameB = tensorName(g->tensorB);
@@ -186,17 +182,16 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   // cluster_n=cn.
   kern::KernelLaunch::Axis tiles{1, {{g->dimM, int64_t(c.bm) * cm}, {g->dimN, int64_t(c.bn) * cn}}};
   if (batched) tiles.tiles.push_back({g->dimBatch, 1});
-  // K slices per tile; with the cluster hand-over the grid counts clusters, a tile's slices each.
-  if (c.splitK > 1 && !clusterSplit) tiles.factor = c.splitK;
+  // K slices per tile.
+  if (c.splitK > 1) tiles.factor = c.splitK;
   // stream_k: up to one block per K step of every tile (more would have no run), an SM each.
   if (c.streamK) tiles.tiles.push_back({g->dimK, c.bk});
   launch.grid = {tiles};
   launch.persistent = true;
   if (cs > 1) launch.cluster = std::array<int64_t, 3>{cs, 1, 1};
-  if (clusterSplit) launch.cluster = std::array<int64_t, 3>{c.splitK, 1, 1};
   // split_k: per tile, one flag per consumer group (a warpgroup's share, or with ping-pong the
   // tile) and the partial sums of the S - 1 slices that do not finish the tile.
-  if (c.splitK > 1 && !clusterSplit)
+  if (c.splitK > 1)
     launch.workspace = std::array<int64_t, 2>{4 * groups, int64_t(c.splitK - 1) * c.bm * c.bn * 4};
   // stream_k: per block, one flag per consumer group and the partial sums of its one contribution.
   if (c.streamK) {
@@ -281,21 +276,6 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     }
   }
 
-  if (clusterSplit) {
-    // The consumer groups' partial sums, register quad by thread (kern_ops.h), and their barriers.
-    b.setLoc(g->reduce->loc());
-    int64_t quads = consumerRows * (c.bn / c.warpsN) / 128 / 4;
-    p.sP = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(ScalarType::F32, warpgroups, quads, 512, Swizzle{}),
-                         {{"offset", shape.partialOffset}}),
-                   "sP");
-    p.pFull = b.named(b.op1("kern.mbarrier_alloc", {}, kern::mbarrierType(warpgroups),
-                            {{"offset", shape.handoverBarrierOffset}}),
-                      "pfull");
-    p.pEmpty = b.named(b.op1("kern.mbarrier_alloc", {}, kern::mbarrierType(warpgroups),
-                             {{"offset", shape.handoverBarrierOffset + 8 * warpgroups}}),
-                       "pempty");
-  }
-
   // Barrier initialization by one thread, made visible to the async proxy and to every thread.
   Value* tid = b.named(b.op1("kern.thread_id", {}, types::i32()), "tid");
   Operation* init = b.create("scf.if", {b.cmp("eq", tid, b.i32(0))}, {}, {}, 2);
@@ -309,11 +289,6 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
       // producer multicasts into the stage of every block, so the readers of all of them arrive.
       b.create("kern.mbarrier_init", {p.empty, b.i32(s)}, {},
                {{"count", int64_t(4 * groups * cs)}});
-    }
-    // The hand-over's: the S - 1 other slices' elected threads fill, the last slice's empties.
-    for (int w = 0; w < warpgroups && clusterSplit; ++w) {
-      b.create("kern.mbarrier_init", {p.pFull, b.i32(w)}, {}, {{"count", int64_t(c.splitK - 1)}});
-      b.create("kern.mbarrier_init", {p.pEmpty, b.i32(w)}, {}, {{"count", int64_t{1}}});
     }
     // The turn barriers: one arrival per warp of the other consumer warpgroup.
     for (int w = 0; w < 2 && pingpong; ++w) b.create("kern.mbarrier_init", {p.turn, b.i32(w)}, {}, {{"count", int64_t{4}}});
@@ -333,9 +308,6 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     b.create("kern.cluster_barrier", {}, {});
     p.rank = b.named(b.op1("kern.cluster_rank", {}, types::i32()), "rank");
   }
-  // The cluster hand-over: no block reads a peer's sums or arrives on its barriers before the
-  // peer has initialized them (as above).
-  if (clusterSplit) b.create("kern.cluster_barrier", {}, {});
   p.ktiles = b.named(b.div(b.addConst(p.dimK, c.bk - 1), b.i32(c.bk)), "ktiles");
   // split_k: each unit runs ksteps = ceil(ktiles / S) K steps from split * ksteps; the last slice's
   // steps past K copy boxes wholly outside the tensor, which TMA fills with zeros.
@@ -404,17 +376,13 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   }
   // No block exits while its peer may still multicast into its shared memory or arrive on its
   // barriers: every such access precedes the peer's arrival here.
-  // With the cluster hand-over, no block exits while the last slice may still read its sums or
-  // arrive on its barriers.
-  if (cs > 1 || clusterSplit) b.create("kern.cluster_barrier", {}, {});
+  if (cs > 1) b.create("kern.cluster_barrier", {}, {});
   return kernel;
 }
 
 // The pass: every tile.program becomes a kern.kernel ({target, config} attributes as for sm80).
 bool lowerSm90WsPersistentPass(Module& m, DiagnosticEngine& diag) {
-  return lowerPrograms(m, {"lower-sm90-ws-persistent", "sm90_ws_persistent", "sm_90a", "strategy=sm90_ws_persistent",
-                           lowerSm90WsPersistent},
-                       diag);
+  return lowerPrograms(m, *findLowering("lower-sm90-ws-persistent"), diag);
 }
 
 }  // namespace kiln

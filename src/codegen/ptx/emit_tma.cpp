@@ -90,13 +90,6 @@ bool emitTmaStore(KernelEmitter& e, const Operation& op) {
   SharedAddress addr{src, op.intAttr("row", 0) * l.rowBytes()};
   std::string store = fmt::format("cp.async.bulk.tensor.{}d.global.shared::cta.bulk_group", op.numOperands() - 3);
   std::string operands = fmt::format("[{}, {{{}}}], {}", e.use(op.operand(0)).str(), coords, addr.operand());
-  // {evict_first}: the written lines are the first L2 gives up (createpolicy, as for {stream} loads).
-  if (op.attr("evict_first") && op.attr("evict_first")->asBool()) {
-    Reg policy = b.reg(RegClass::B64);
-    b.inst(fmt::format("createpolicy.fractional.L2::evict_first.b64 {}, 1.0", policy.str()));
-    b.inst(fmt::format("{}.L2::cache_hint {}, {}", store, operands, policy.str()));
-    return true;
-  }
   b.inst(fmt::format("{} {}", store, operands));
   return true;
 }

@@ -168,9 +168,9 @@
 //    kern.named_barrier(id) {threads} is bar.sync id, threads.
 //    Before its protocol is written, a box of that epilogue is the ops between
 //    kern.stage_begin(buf, slot, elected, bar) {row, fresh} and kern.stage_end(map, buf, slot, c0,
-//    c1(, c2), elected, bar) {row, offset = [d0, d1], evict_first} in one block: they stage the box
+//    c1(, c2), elected, bar) {row, offset = [d0, d1]} in one block: they stage the box
 //    (its math, ending in st_shared / stmatrix) into rows {row}.. of stage `slot`, which a
-//    kern.tma_store {row, evict_first} then copies to (c0 + d0, c1 + d1(, c2)), issued by the
+//    kern.tma_store {row} then copies to (c0 + d0, c1 + d1(, c2)), issued by the
 //    threads for which `elected` holds; `bar` is the named barrier of the 128 threads that stage
 //    it. sm90-stage-epilogue replaces the pair by the slot wait (none with {fresh = true}: a region
 //    no store has read), the barriers, the fence, the store and its commit

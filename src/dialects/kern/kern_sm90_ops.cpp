@@ -380,8 +380,6 @@ bool verifyTmaStoreOperands(const Operation& op, unsigned n, DiagnosticEngine& d
     return d.error(op.loc()) << who << " gives " << n << " coordinates for a rank-" << tm->box.size() << " tensor map";
   if (tm->elem != layout->elem || tm->box[0] * layout->elemBytes() != layout->rowBytes())
     return d.error(op.loc()) << who << " box rows must be the buffer's rows";
-  if (const Attribute* h = op.attr("evict_first"); h && !h->isBool())
-    return d.error(op.loc()) << who << " {evict_first} is true or false";
   int64_t rows = tm->boxBytes() / layout->rowBytes(), row = op.intAttr("row", -1);
   if (row < 0 || row % 8 != 0 || row + rows > layout->rows)
     return d.error(op.loc()) << who << " {row = " << row << "}: the box's " << rows

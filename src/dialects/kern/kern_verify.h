@@ -34,7 +34,7 @@ bool verifyWgmmaWait(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyStShared(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyTmaStore(const ir::Operation& op, ir::DiagnosticEngine& d);
 // the map, buffer, slot and n coordinates of a TMA store (its first 3 + n operands) and its
-// {row, evict_first}, as kern.tma_store takes them (kern.stage_end too)
+// {row}, as kern.tma_store takes them (kern.stage_end too)
 bool verifyTmaStoreOperands(const ir::Operation& op, unsigned n, ir::DiagnosticEngine& d);
 // kern_stage_ops.cpp: the staged boxes of the TMA-store epilogue
 bool verifyStageBegin(const ir::Operation& op, ir::DiagnosticEngine& d);

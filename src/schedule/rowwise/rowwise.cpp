@@ -346,7 +346,7 @@ std::unique_ptr<Operation> lowerRowwise(const Operation& program, const Target& 
 // The pass: every tile.program becomes a kern.kernel of the rowwise strategy ({target, config}
 // attributes of the program choose; defaults: sm_80, the default rowwise config).
 bool lowerRowwisePass(Module& m, DiagnosticEngine& diag) {
-  return lowerPrograms(m, {"lower-rowwise", "rowwise", "sm_80", "strategy=rowwise", lowerRowwise}, diag);
+  return lowerPrograms(m, *findLowering("lower-rowwise"), diag);
 }
 
 }  // namespace kiln

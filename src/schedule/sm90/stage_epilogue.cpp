@@ -100,9 +100,7 @@ void expandEnd(Operation& end) {
     Value* c0 = displaced(b, end.operand(3), offset[0]);
     std::vector<Value*> ops = {end.operand(0), end.operand(1), end.operand(2), c0, c1};
     if (n == 8) ops.push_back(end.operand(5));
-    std::vector<ir::NamedAttr> attrs = {{"row", end.intAttr("row", 0)}};
-    if (const ir::Attribute* h = end.attr("evict_first"); h && h->asBool()) attrs.push_back({"evict_first", true});
-    b.create("kern.tma_store", ops, {}, attrs);
+    b.create("kern.tma_store", ops, {}, {{"row", end.intAttr("row", 0)}});
     b.create("kern.bulk_commit", {}, {});
   });
   end.erase();

@@ -127,8 +127,8 @@ TEST(Sm90Launch, TensorMapDescriptionsFollowTheTensorLayouts) {
   }
 }
 
-// l2_hint=reuse: the kernel states when each operand streams (stream_fill's rule), and the map of
-// an operand that streams in this launch fills as the rule says; every other map promotes 256 bytes.
+// l2_hint=reuse: the kernel states when each operand streams, and the map of an operand that
+// streams in this launch fills 128-byte lines; every other map promotes 256 bytes.
 TEST(Sm90Launch, StreamedOperandsFillAsTheirRuleSays) {
   const auto& v = variant("bf16_gemm_sm90_64x64x64_s13");
   std::vector<uint64_t> ptrs = {0x10000, 0x200000, 0x400000};
@@ -139,17 +139,6 @@ TEST(Sm90Launch, StreamedOperandsFillAsTheirRuleSays) {
   };
   using P = runtime::TmaL2Promotion;
   {
-    // stream_fill=256: a lone 64-column tile covers half a segment, and a K step of A 128 bytes
-    // of a row, so neither operand can stream and the kernel states no rule.
-    Config c = v.config;
-    c.streamFill = StreamFill::Segment256;
-    Kernel k = build(*v.program(false), c);
-    EXPECT_FALSE(param(k.launchInfo(), "tmap_A").stream);
-    EXPECT_FALSE(param(k.launchInfo(), "tmap_B").stream);
-    EXPECT_EQ(fills(k, 64, 5120, 5120), std::pair(P::B256, P::B256));
-  }
-  {
-    EXPECT_EQ(v.config.streamFill, StreamFill::Line128);  // the default
     Kernel k = build(*v.program(false), v.config);
     const auto& a = param(k.launchInfo(), "tmap_A").stream;
     const auto& b = param(k.launchInfo(), "tmap_B").stream;
@@ -162,13 +151,6 @@ TEST(Sm90Launch, StreamedOperandsFillAsTheirRuleSays) {
     EXPECT_EQ(fills(k, 65, 5056, 5120), std::pair(P::B256, P::B256));  // two tile rows read B
     EXPECT_EQ(fills(k, 64, 5000, 5120), std::pair(P::B256, P::B256));  // B's rows not on lines
     EXPECT_EQ(fills(k, 8192, 64, 4096), std::pair(P::B128, P::B256));  // A streams
-  }
-  {
-    Config c = v.config;
-    c.streamFill = StreamFill::Sector;
-    Kernel k = build(*v.program(false), c);
-    EXPECT_EQ(fills(k, 64, 5000, 5120), std::pair(P::B256, P::None));
-    EXPECT_EQ(fills(k, 8192, 64, 4040), std::pair(P::None, P::B256));
   }
 }
 

@@ -18,6 +18,7 @@
 #include "backend/assembler.h"
 #include "backend/sass_stats.h"
 #include "ops/gemm_fp8.h"
+#include "tests/unit/testing/recorded_config.h"
 
 namespace kiln::ops {
 namespace {
@@ -95,8 +96,7 @@ TEST(GemmFp8Gates, EveryVariantAssemblesSpillFreeOnFp8Wgmma) {
 // registered prefetching twin (the promoted 128-row tiles, measured 0-4% ahead of late loads at
 // BENCH.md's FP8 shapes, never behind: bench/results/2026-12-02-h200-prefetch/).
 const Fp8GemmVariant* registeredAs(const std::string& config, bool loadsLate = false) {
-  ir::DiagnosticEngine diag;
-  auto c = Config::parse(config, diag);
+  auto c = testing::parseRecordedConfig(config);
   if (!c) return nullptr;
   for (const auto& v : gemmFp8Variants()) {
     Config as = *c;

@@ -23,48 +23,58 @@ std::string validateErrors(const std::string& text, const Target& t = Target::sm
 
 TEST(Config, DefaultsPrintCanonically) {
   EXPECT_EQ(Config{}.str(),
-            "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 raster=row group_m=8 "
-            "split_k=1 swap_ab=false cluster_m=1 cluster_n=1 epilogue=direct regs_producer=0 regs_consumer=0 "
-            "consumers=cooperative frag_prefetch=a l2_hint=none stream_fill=128 stage_store=pairs stream_k=0 store_hint=none "
-            "reuse_stage=false split_handover=workspace store_slots=0 store_pieces=0 fp8_accum=fast epilogue_loads=late "
-            "stagger=0");
+            "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 frag_prefetch=a raster=row "
+            "group_m=8");
+  EXPECT_EQ(Config::parse("strategy=sm90_ws_persistent").str(),
+            "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=1 consumers=cooperative "
+            "swap_ab=false l2_hint=none raster=row group_m=8 split_k=1 stream_k=0 cluster_m=1 cluster_n=1 "
+            "epilogue=direct stage_store=pairs reuse_stage=false store_slots=0 store_pieces=0 epilogue_loads=late "
+            "fp8_accum=fast");
 }
 
 TEST(Config, ParsesAndRoundTrips) {
-  Config c = Config::parse("bm=64  bn=256 bk=64 stages=4 warps_n=4 raster=grouped group_m=16 swap_ab=true "
-                           "frag_prefetch=ab l2_hint=reuse stage_store=stmatrix store_hint=evict_first reuse_stage=true "
-                           "split_handover=cluster stream_fill=sector store_slots=1 epilogue_loads=early");
-  EXPECT_EQ(c.bm, 64);
-  EXPECT_EQ(c.bn, 256);
-  EXPECT_EQ(c.bk, 64);
-  EXPECT_EQ(c.stages, 4);
-  EXPECT_EQ(c.warpsN, 4);
-  EXPECT_EQ(c.raster, Raster::Grouped);
-  EXPECT_EQ(c.groupM, 16);
-  EXPECT_TRUE(c.swapAB);
-  EXPECT_EQ(c.fragPrefetch, FragPrefetch::AB);
-  EXPECT_EQ(c.l2Hint, L2Hint::Reuse);
-  EXPECT_EQ(c.streamFill, StreamFill::Sector);
-  EXPECT_EQ(c.stageStore, StageStore::Stmatrix);
-  EXPECT_EQ(c.storeHint, StoreHint::EvictFirst);
-  EXPECT_TRUE(c.reuseStage);
-  EXPECT_EQ(c.splitHandover, SplitHandover::Cluster);
-  EXPECT_EQ(c.storeSlots, 1);
-  EXPECT_EQ(c.epilogueLoads, EpilogueLoads::Early);
-  EXPECT_EQ(Config::parse(c.str()), c);
+  Config a = Config::parse("bm=64  bn=256 bk=64 stages=4 warps_n=4 raster=grouped group_m=16 frag_prefetch=none");
+  EXPECT_EQ(a.bm, 64);
+  EXPECT_EQ(a.bn, 256);
+  EXPECT_EQ(a.bk, 64);
+  EXPECT_EQ(a.stages, 4);
+  EXPECT_EQ(a.warpsN, 4);
+  EXPECT_EQ(a.raster, Raster::Grouped);
+  EXPECT_EQ(a.groupM, 16);
+  EXPECT_EQ(a.fragPrefetch, FragPrefetch::None);
+  EXPECT_EQ(Config::parse(a.str()), a);
   EXPECT_EQ(Config::parse(""), Config{});
-  Config prefetch = Config::parse("epilogue_loads=prefetch");
-  EXPECT_EQ(prefetch.epilogueLoads, EpilogueLoads::Prefetch);
-  EXPECT_EQ(Config::parse(prefetch.str()), prefetch);
+  Config b = Config::parse("swap_ab=true l2_hint=reuse stage_store=stmatrix reuse_stage=true store_slots=1 "
+                           "epilogue_loads=early strategy=sm90_ws_persistent");
+  EXPECT_EQ(b.strategy, "sm90_ws_persistent");
+  EXPECT_TRUE(b.swapAB);
+  EXPECT_EQ(b.l2Hint, L2Hint::Reuse);
+  EXPECT_EQ(b.stageStore, StageStore::Stmatrix);
+  EXPECT_TRUE(b.reuseStage);
+  EXPECT_EQ(b.storeSlots, 1);
+  EXPECT_EQ(b.epilogueLoads, EpilogueLoads::Early);
+  EXPECT_EQ(b.bk, 64);  // sm90_ws_persistent's default, not the struct's
+  EXPECT_EQ(Config::parse(b.str()), b);
 }
 
 TEST(Config, UnknownKey) {
   EXPECT_EQ(parseErrors("bm=64 bq=3"),
-            "error: unknown config key 'bq'; known keys: strategy, bm, bn, bk, stages, warps_m, warps_n, raster, "
-            "group_m, split_k, swap_ab, cluster_m, cluster_n, epilogue, regs_producer, regs_consumer, consumers, "
-            "frag_prefetch, l2_hint, stream_fill, stage_store, stream_k, store_hint, reuse_stage, split_handover, "
-            "store_slots, store_pieces, fp8_accum, epilogue_loads, stagger, row_threads, block_threads, vectors, scalar, "
-            "blocks_per_sm\n");
+            "error: unknown config key 'bq' for sm80_multistage (did you mean 'bm'?); its keys: strategy, bm, bn, bk, "
+            "stages, warps_m, warps_n, frag_prefetch, raster, group_m\n");
+  EXPECT_EQ(parseErrors("strategy=rowwise vector=2"),
+            "error: unknown config key 'vector' for rowwise (did you mean 'vectors'?); its keys: strategy, "
+            "row_threads, block_threads, vectors, scalar, blocks_per_sm\n");
+  EXPECT_EQ(parseErrors("tile=64"),
+            "error: unknown config key 'tile' for sm80_multistage; its keys: strategy, bm, bn, bk, stages, warps_m, "
+            "warps_n, frag_prefetch, raster, group_m\n");
+  EXPECT_EQ(parseErrors("split_k=2"),
+            "error: config key 'split_k' is not an option of sm80_multistage (it is one of sm90_ws_persistent); "
+            "drop it or change the strategy\n");
+  EXPECT_EQ(parseErrors("strategy=sm90_ws"),
+            "error: unknown strategy 'sm90_ws'; known strategies: sm80_multistage, sm90_ws_persistent, rowwise\n");
+  EXPECT_EQ(parseErrors("strategy=rowwize"),
+            "error: unknown strategy 'rowwize' (did you mean 'rowwise'?); known strategies: sm80_multistage, "
+            "sm90_ws_persistent, rowwise\n");
 }
 
 TEST(Config, BadValues) {
@@ -72,14 +82,35 @@ TEST(Config, BadValues) {
   EXPECT_EQ(parseErrors("bm=-64"), "error: config key 'bm' needs a positive integer up to 1024, got '-64'\n");
   EXPECT_EQ(parseErrors("stages=0"), "error: config key 'stages' needs a positive integer up to 16, got '0'\n");
   EXPECT_EQ(parseErrors("raster=diagonal"), "error: config key 'raster' must be one of row, grouped, got 'diagonal'\n");
-  EXPECT_EQ(parseErrors("consumers=both"),
+  const std::string sm90 = "strategy=sm90_ws_persistent ";
+  EXPECT_EQ(parseErrors(sm90 + "consumers=both"),
             "error: config key 'consumers' must be one of cooperative, pingpong, got 'both'\n");
-  EXPECT_EQ(parseErrors("swap_ab=yes"), "error: config key 'swap_ab' must be one of false, true, got 'yes'\n");
-  EXPECT_EQ(parseErrors("frag_prefetch=b"), "error: config key 'frag_prefetch' must be one of none, a, ab, got 'b'\n");
-  EXPECT_EQ(parseErrors("l2_hint=first"), "error: config key 'l2_hint' must be one of none, reuse, got 'first'\n");
-  EXPECT_EQ(parseErrors("stream_fill=64"), "error: config key 'stream_fill' must be one of 256, 128, sector, got '64'\n");
+  EXPECT_EQ(parseErrors(sm90 + "swap_ab=yes"), "error: config key 'swap_ab' must be one of false, true, got 'yes'\n");
+  EXPECT_EQ(parseErrors("frag_prefetch=b"), "error: config key 'frag_prefetch' must be one of none, a, got 'b'\n");
+  EXPECT_EQ(parseErrors(sm90 + "l2_hint=first"), "error: config key 'l2_hint' must be one of none, reuse, got 'first'\n");
+  EXPECT_EQ(parseErrors(sm90 + "stream_k=3"), "error: config key 'stream_k' needs an integer from 0 to 2, got '3'\n");
+  EXPECT_EQ(parseErrors("strategy=rowwise block_threads=16"),
+            "error: config key 'block_threads' needs an integer from 32 to 1024, got '16'\n");
+  EXPECT_EQ(parseErrors(sm90 + "epilogue_loads=soon"),
+            "error: config key 'epilogue_loads' must be one of late, early, prefetch, got 'soon'\n");
   EXPECT_EQ(parseErrors("bm"), "error: config entry 'bm' must have the form key=value\n");
   EXPECT_EQ(parseErrors("bm=64 bm=128"), "error: config key 'bm' is given twice\n");
+  EXPECT_EQ(parseErrors("strategy=rowwise strategy=rowwise"), "error: config key 'strategy' is given twice\n");
+}
+
+// Each parse error points at its entry: at its column when the location is the text's, else at
+// the location (an op's) with the column named.
+TEST(Config, ErrorsPointAtTheirEntry) {
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(Config::parse("bm=64  stages=0 bq=1", diag, {"--config", 1, 1}, true));
+  EXPECT_EQ(diag.str(),
+            "--config:1:8: error: config key 'stages' needs a positive integer up to 16, got '0'\n"
+            "--config:1:17: error: unknown config key 'bq' for sm80_multistage (did you mean 'bm'?); its keys: "
+            "strategy, bm, bn, bk, stages, warps_m, warps_n, frag_prefetch, raster, group_m\n");
+  ir::DiagnosticEngine diag2;
+  EXPECT_FALSE(Config::parse("strategy=rowwise vectors=99", diag2, {"f.kiln", 3, 1}));
+  EXPECT_EQ(diag2.str(), "f.kiln:3:1: error: config key 'vectors' needs a positive integer up to 16, got '99' "
+                         "(config column 18)\n");
 }
 
 TEST(Config, ThrowingParseCarriesTheMessage) {
@@ -128,59 +159,27 @@ TEST(ConfigValidate, OtherLimits) {
             "read)\n");
   EXPECT_EQ(validateErrors("bm=32 bn=64 warps_m=2 warps_n=4"),
             "error: the A tile (32x32, 128 16-byte chunks) does not divide evenly among 256 threads\n");
-  EXPECT_EQ(validateErrors("strategy=sm90_ws"), "error: unknown strategy 'sm90_ws'; known strategies: sm80_multistage, sm90_ws_persistent, rowwise\n");
 }
 
-TEST(ConfigValidate, UnimplementedFieldsAreRefused) {
-  EXPECT_EQ(validateErrors("split_k=2"), "error: split_k=2 is not supported by sm80_multistage yet\n");
-  EXPECT_EQ(validateErrors("split_handover=cluster"),
-            "error: split_handover=cluster reduces split-K slices through a thread-block cluster, which "
-            "sm80_multistage does not split into; leave split_handover=workspace\n");
-  EXPECT_EQ(validateErrors("store_slots=1"),
-            "error: store_slots sets the staging of the TMA-store epilogue, which sm80_multistage does not have; "
-            "leave store_slots=0\n");
-  EXPECT_EQ(validateErrors("store_pieces=2"),
-            "error: store_pieces sets the staging of the TMA-store epilogue, which sm80_multistage does not have; "
-            "leave store_pieces=0\n");
-  EXPECT_EQ(validateErrors("fp8_accum=promote"),
-            "error: fp8_accum=promote sets where FP8 wgmma sums, which sm80_multistage does not issue; leave "
-            "fp8_accum=fast\n");
-  EXPECT_EQ(validateErrors("stream_k=1"),
-            "error: stream_k=1 is not supported by sm80_multistage; use sm90_ws_persistent\n");
-  EXPECT_EQ(validateErrors("cluster_m=2"),
-            "error: cluster_m=2 cluster_n=1 needs thread-block clusters, which sm_80 does not have\n");
-  EXPECT_EQ(validateErrors("epilogue=tma"), "error: epilogue=tma needs TMA, which sm_80 does not have\n");
-  EXPECT_EQ(validateErrors("epilogue=smem"),
-            "error: epilogue=smem is not supported by sm80_multistage yet; use epilogue=direct\n");
-  EXPECT_EQ(validateErrors("regs_producer=40"),
-            "error: regs_producer/regs_consumer split registers between warp roles; sm80_multistage has no roles "
-            "(leave them 0)\n");
-  EXPECT_EQ(validateErrors("consumers=pingpong"),
-            "error: consumers=pingpong alternates tiles between consumer warpgroups; sm80_multistage has no "
-            "warpgroup roles (use consumers=cooperative)\n");
-  EXPECT_EQ(validateErrors("l2_hint=reuse"),
-            "error: l2_hint=reuse is not supported by sm80_multistage yet (its cp.async loads carry no cache "
-            "policy); use l2_hint=none\n");
-  EXPECT_EQ(validateErrors("stage_store=stmatrix"),
-            "error: stage_store=stmatrix writes the staged TMA-store epilogue, which sm80_multistage does not "
-            "have; use stage_store=pairs\n");
-  EXPECT_EQ(validateErrors("stream_fill=256"),
-            "error: stream_fill=256 sets how l2_hint=reuse streams an operand, which sm80_multistage does not "
-            "support; drop stream_fill\n");
-  EXPECT_EQ(validateErrors("store_hint=evict_first"),
-            "error: store_hint=evict_first applies to TMA stores of the output, which sm80_multistage does not "
-            "have; use store_hint=none\n");
-  EXPECT_EQ(validateErrors("reuse_stage=true"),
-            "error: reuse_stage=true stages the TMA-store epilogue in the wgmma ring, which sm80_multistage does "
-            "not have; use reuse_stage=false\n");
-  EXPECT_EQ(parseErrors("epilogue_loads=soon"),
-            "error: config key 'epilogue_loads' must be one of late, early, prefetch, got 'soon'\n");
-  EXPECT_EQ(validateErrors("epilogue_loads=early"),
-            "error: epilogue_loads=early starts the epilogue's vector loads ahead of the K loop, which "
-            "sm80_multistage does not do yet; use epilogue_loads=late\n");
-  EXPECT_EQ(validateErrors("epilogue_loads=prefetch"),
-            "error: epilogue_loads=prefetch starts the epilogue's vector loads ahead of the K loop, which "
-            "sm80_multistage does not do yet; use epilogue_loads=late\n");
+// A typed config (built in C++, not parsed) can set a field its strategy has no key for: validate
+// refuses it rather than ignoring it.
+TEST(ConfigValidate, FieldsOfOtherStrategiesAreRefused) {
+  Config c;
+  c.splitK = 2;
+  c.epilogueLoads = EpilogueLoads::Early;
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(validate(c, Target::sm80(), OperandInfo{}, diag));
+  EXPECT_EQ(diag.str(),
+            "error: split_k=2 is not an option of sm80_multistage (it is one of sm90_ws_persistent); leave it at 1\n"
+            "error: epilogue_loads=early is not an option of sm80_multistage (it is one of sm90_ws_persistent); "
+            "leave it at late\n");
+  Config s90 = Config::parse("strategy=sm90_ws_persistent");
+  s90.fragPrefetch = FragPrefetch::None;
+  ir::DiagnosticEngine diag2;
+  EXPECT_FALSE(validate(s90, Target::sm90a(), OperandInfo{}, diag2));
+  EXPECT_EQ(diag2.str(),
+            "error: frag_prefetch=none is not an option of sm90_ws_persistent (it is one of sm80_multistage); "
+            "leave it at a\n");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dialects/kern/kern_builder.h"
 #include "kiln/ir/operation.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
 
@@ -87,6 +88,38 @@ TEST(Sm90Functional, StageReadBeforeItsCopiesLandedIsCaught) {
   check("strategy=sm90_ws_persistent bk=128 warps_n=1 epilogue=tma fp8_accum=promote_pairs bm=128 bn=128 stages=3 "
         "warps_m=2",
         fp8, dropConsumerWaits, landed);
+}
+
+// The simulator can fail: bar.sync is barrier.sync.aligned, so the threads of one generation of a
+// named barrier must all execute the same instruction (PTX ISA, "barrier"; compute-sanitizer's
+// synccheck reports others as divergent). Two cooperating consumer warpgroups that meet at a
+// 256-thread barrier, the first in its K loop's first iteration and the second at a copy of it
+// before the loop, compute the right product, and the simulator reports the two sites.
+TEST(Sm90Functional, AlignedBarrierReachedFromTwoInstructionsIsCaught) {
+  int sites = 0;
+  auto meetAtTwoSites = [&sites](ir::Operation& k) {
+    ir::Value* wg = nullptr;
+    ir::Operation* kLoop = nullptr;
+    k.walk([&](ir::Operation& op) {
+      if (op.numResults() == 1 && op.result()->nameHint() == "wg") wg = op.result();
+      if (!kLoop && wg && op.is("scf.for")) kLoop = &op;  // the consumer's first loop: its K loop
+    });
+    ASSERT_TRUE(wg && kLoop);
+    KernBuilder b;
+    ir::Value* id = nullptr;
+    auto meet = [&](ir::Value* cond) {
+      b.ifThen(cond, [&] { b.create("kern.named_barrier", {id}, {}, {{"threads", int64_t{256}}}); });
+      ++sites;
+    };
+    b.setInsertionPoint(kLoop);
+    id = b.i32(4);  // after the per-warpgroup barriers (1 + wg) of two consumer warpgroups
+    meet(b.cmp("ne", wg, b.i32(0)));
+    ir::Block& body = kLoop->region(0).front();
+    b.setInsertionPoint(body.front());
+    meet(b.andi(b.cmp("eq", wg, b.i32(0)), b.cmp("eq", body.argument(0), b.i32(0))));
+  };
+  check(k128, {264, 200, 520, false, 0, 2}, meetAtTwoSites, "reached from two different instructions");
+  EXPECT_EQ(sites, 2);
 }
 
 }  // namespace

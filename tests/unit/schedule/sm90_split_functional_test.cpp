@@ -1,6 +1,6 @@
 // split_k and stream_k in sm90_ws_persistent, run in the warp-specialized simulator with all
-// blocks together: sums through the workspace or the cluster, and the hand-over protocol's
-// breakers (a dropped release, acquire or flag reset) caught.
+// blocks together: sums through the workspace, and the hand-over protocol's breakers (a dropped
+// release, acquire or flag reset) caught.
 #include <gtest/gtest.h>
 #include <gtest/gtest-spi.h>
 
@@ -47,60 +47,6 @@ TEST(Sm90Functional, SplitKProtocolErrorsAreCaught) {
   check(sk, {130, 72, 320, false, 0, 2}, dropAll("kern.spin_wait"), "without acquiring that release first");
   // No reset: the flag is left at 1, and the next launch's finishing slice would not wait.
   EXPECT_NONFATAL_FAILURE(check(sk, {64, 64, 320, false, 0, 2}, dropFlagReset), "flag 0 is 1 after the launch");
-}
-
-// split_handover=cluster: a tile's S slices are the S blocks of one cluster (the grid a whole
-// number of clusters: blocks are given explicitly); the slices but the last store their sums in
-// their own shared memory, the last reads them from there (DSMEM) and gives the regions back. Every
-// remote read, and every store over a word a peer has read, is checked against the cluster-scope
-// releases and acquires before it.
-TEST(Sm90Functional, SplitKSlicesSumThroughTheCluster) {
-  const std::string cs = " split_handover=cluster";
-  check(std::string(k64) + " split_k=2" + cs, {130, 72, 320, false, 0, 2});   // one cluster, 6 tiles in turn
-  check(std::string(k64) + " split_k=3" + cs, {64, 64, 640, false, 0, 3});    // one tile
-  check(std::string(k64) + " split_k=3" + cs, {130, 72, 320, false, 0, 6});   // two clusters
-  check(std::string(k128) + " split_k=2" + cs, {200, 136, 264, false, 0, 4}); // two consumer groups, a region each
-  check(std::string(k128) + " split_k=2 epilogue=tma" + cs, {136, 200, 200, true, 0, 4});
-  check(std::string(k64) + " split_k=2 epilogue=tma" + cs, {72, 64, 200, false, 2, 2});  // batched
-  check(std::string(k64) + " split_k=4" + cs, {64, 64, 64, false, 0, 4});  // one K step: slices 1..3 wholly past K
-}
-
-// The simulator can fail: each edit below breaks the cluster hand-over.
-TEST(Sm90Functional, SplitKClusterProtocolErrorsAreCaught) {
-  const std::string sk = std::string(k64) + " split_k=2 split_handover=cluster";
-  const Problem twoTilesPerBlock = {130, 72, 320, false, 0, 2};
-  auto onBarrier = [](const char* op, const char* bars, const std::function<void(ir::Operation&)>& f) {
-    return [=](ir::Operation& k) {
-      std::vector<ir::Operation*> ops;
-      k.walk([&](ir::Operation& o) {
-        if (o.is(op) && o.operand(0)->definingOp()->result()->nameHint() == bars) ops.push_back(&o);
-      });
-      ASSERT_FALSE(ops.empty()) << op << " on " << bars;
-      for (ir::Operation* o : ops) f(*o);
-    };
-  };
-  auto erase = [](ir::Operation& o) { o.erase(); };
-  // No wait for the sums: the last slice reads words it has not acquired.
-  check(sk, twoTilesPerBlock, onBarrier("kern.mbarrier_wait", "pfull", erase),
-        "a block read shared memory another block stored to");
-  // No wait for the region back: a slice overwrites sums the last slice read without acquiring
-  // its release (the next tile's sums over the previous one's).
-  check(sk, twoTilesPerBlock, onBarrier("kern.mbarrier_wait", "pempty", erase),
-        "a block stored to shared memory another block had read");
-  // No arrive: the last slice waits forever.
-  check(sk, twoTilesPerBlock, onBarrier("kern.mbarrier_arrive_remote", "pfull", erase), "deadlock");
-  // A CTA-scope arrive does not release the sums to another block.
-  check(sk, twoTilesPerBlock,
-        onBarrier("kern.mbarrier_arrive_remote", "pfull", [](ir::Operation& o) { o.removeAttr("scope"); }),
-        "has not released since");
-  // No cluster barrier before exit: a slice may exit while the last one still reads its sums.
-  check(sk, {64, 64, 640, false, 0, 2}, [](ir::Operation& k) {
-    std::vector<ir::Operation*> bars;
-    k.walk([&](ir::Operation& op) {
-      if (op.is("kern.cluster_barrier")) bars.push_back(&op);
-    });
-    bars.back()->erase();
-  }, "exits while its peer");
 }
 
 // stream_k=W: data-parallel waves, then each block's run of K steps over the last W waves' tiles; a

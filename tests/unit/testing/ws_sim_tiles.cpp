@@ -51,7 +51,7 @@ void Agent::tileLoop(const Operation& op, const Mask& m) {
   int64_t cm = cl.size() == 2 ? cl[0] : 1, cn = cl.size() == 2 ? cl[1] : 1, cs = cm * cn;
   int64_t splits = op.intAttr("splits", 1);
   // Without {cluster} the loop walks blocks; a cluster kernel may do so when its clusters are the
-  // split-K slices of a tile (split_handover=cluster).
+  // split-K slices of a tile.
   if (cs != b_.cluster_.clusterSize() && !(cs == 1 && splits == b_.cluster_.clusterSize()))
     throw std::runtime_error("the tile loop's cluster is not the kernel's");
   int64_t tm = (uniform(op.operand(0), m) + tile[0] * cm - 1) / (tile[0] * cm);
