@@ -41,6 +41,14 @@ std::optional<Scalar> intBinary(const ir::Operation& op, const Scalar& a, const 
     if (n == "arith.divsi") return intResult(t, overflow ? x : static_cast<uint64_t>(a.i / b.i));
     return intResult(t, overflow ? 0 : static_cast<uint64_t>(a.i % b.i));
   }
+  if (n == "arith.divui" || n == "arith.remui") {
+    uint64_t ux = x & widthMask(t), uy = y & widthMask(t);
+    if (uy == 0) {
+      ctx.diag.error(op.loc()) << "'" << n << "' divides by zero";
+      return std::nullopt;
+    }
+    return intResult(t, n == "arith.divui" ? ux / uy : ux % uy);
+  }
   KILN_ICE("unhandled integer op " + n);
 }
 

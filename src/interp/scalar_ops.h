@@ -1,7 +1,8 @@
 #pragma once
 // The arith.* scalar ops (core_ops.def) on interpreter Scalars.
 //  * Integer ops wrap at the type's width (two's complement); shifts by the width or more give 0;
-//    divsi rounds toward zero; divsi / remsi by zero are user errors.
+//    divsi rounds toward zero; divui / remui read the bits as unsigned; division by zero is a user
+//    error.
 //  * arith.addf / arith.mulf follow the tile dialect's float rule: one f32 operation, rounded once
 //    to a narrower type (Reference mode: double, unrounded).
 //  * arith.cast: integer -> integer wraps (sign-extends or truncates); float -> integer rounds to

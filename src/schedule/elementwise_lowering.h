@@ -6,7 +6,7 @@
 #include <string>
 
 #include "dialects/tile/tile_ops.h"
-#include "schedule/kern_builder.h"
+#include "dialects/kern/kern_builder.h"
 
 namespace kiln {
 

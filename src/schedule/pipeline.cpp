@@ -11,6 +11,7 @@
 #include "schedule/lower_programs.h"
 #include "schedule/rowwise/rowwise.h"
 #include "schedule/sm80_multistage.h"
+#include "schedule/sm90/passes.h"
 #include "schedule/sm90_ws_persistent.h"
 
 namespace kiln::pipeline {
@@ -27,6 +28,10 @@ const std::vector<transforms::PassInfo>& allPasses() {
          "lower each tile.program to a kern.kernel with the sm90 warp-specialized persistent wgmma GEMM strategy "
          "(the program's {target, config} attributes pick the target and the schedule)",
          lowerSm90WsPersistentPass},
+        {"sm90-stage-epilogue",
+         "write the TMA-store epilogue's protocol around each staged box (kern.stage_begin .. kern.stage_end): "
+         "the slot wait (derived from the boxes' order), the named barriers, the proxy fence and the TMA store",
+         sm90::stageEpiloguePass},
         {"lower-rowwise",
          "lower each tile.program to a kern.kernel with the rowwise strategy for memory-bound programs (rows of "
          "threads, 16-byte vectors, shuffle reductions; the program's {target, config} attributes pick the target "
@@ -75,8 +80,10 @@ std::vector<std::string> pipelineSteps(std::string_view strategy) {
         "verify",                    // the tile program as the user wrote it
         "lower-sm90-ws-persistent",  // tile -> kern: TMA ring, mbarriers, wgmma, one CTA-wide persistent
                                      // tile loop with role-tagged regions, fused epilogue
+        "sm90-stage-epilogue",       // epilogue=tma: each staged box's slot wait, barriers, fence, store
         "partition-roles",           // one persistent tile loop per role
         "remove-residual-loop",      // drop the residual shared loop when it does no observable work
+        "expand-tile-loop",          // the tile scheduler as kern IR: each role's loop over its units
         "set-role-registers",        // setmaxnreg at the start of each role
         "strength-reduce",           // index math: x / 2^k, x % 2^k -> shift, mask where x >= 0
         "dce",                       // drop what the rewrites left unused

@@ -4,7 +4,7 @@
 #include <functional>
 #include <vector>
 
-#include "schedule/kern_builder.h"
+#include "dialects/kern/kern_builder.h"
 
 namespace kiln::sm80 {
 

@@ -11,7 +11,7 @@
 #include "dialects/kern/kern_ops.h"
 #include "schedule/config.h"
 #include "schedule/gemm_analysis.h"
-#include "schedule/kern_builder.h"
+#include "dialects/kern/kern_builder.h"
 
 namespace kiln::sm90 {
 

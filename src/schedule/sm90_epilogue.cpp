@@ -12,22 +12,6 @@ using namespace ir;
 
 namespace {
 
-// The bulk groups the elected thread may leave reading when box `box` of a tile is about to be
-// staged in slot box % slots: those committed after the store that last used the slot. Within a
-// tile that is box - slots, followed by slots - 1 groups. The first boxes of a tile reuse slots of
-// the tile this warpgroup stored before, whose boxes all went out in the same order (a tile that
-// hands its sums over without storing commits none, so the count is the same): the last box
-// there with this slot, followed by that tile's later boxes and this tile's first `box`. With an
-// odd number of boxes over two slots (bn = 192) box 0 must wait for all of them: the previous
-// tile's box 2 used slot 0 last. With reuse_stage only boxes below `slots` use the slots.
-int64_t slotWaitPending(int box, int boxes, int slots, bool reuseStage) {
-  if (box >= slots) return slots - 1;
-  int last = box;  // the last box of a tile that uses this slot
-  if (!reuseStage)
-    while (last + slots < boxes) last += slots;
-  return (boxes - 1 - last) + box;
-}
-
 // The sm80 epilogue's view of the warpgroup's accumulators: each consumer warp v = cwarp % 4 as an
 // sm80 warp whose m16 tiles lie 64 rows apart (one per m64 block), from row m0 + rowA + 16 v.
 sm80::Context epilogueContext(Plan& p, Value* lane, Value* cwarp, Value* rowA, Value*& v) {
@@ -142,11 +126,12 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
   if (p.swapped()) transposeForSwap(p, cx, rowA);
 
   // epilogue=tma: the warpgroup's rows go out one 64-column box at a time, through cSlots slots of
-  // its region of sC (each rows x 64, 128B-swizzled, the TMA box layout). Per box: the elected
-  // thread waits until the store that last used the slot has read it (slotWaitPending), a named
-  // barrier, every thread writes its pairs of the box, a proxy fence, a
-  // named barrier, and the elected thread stores the box (TMA clips it at the tensor's edges). So
-  // a box's global write overlaps the next box's staging, and the last ones the next tile's K loop.
+  // its region of sC (each rows x 64, 128B-swizzled, the TMA box layout). Each box is staged
+  // (every thread writes its pairs of it) between a kern.stage_begin and a kern.stage_end, and
+  // sm90-stage-epilogue writes the protocol around it (the elected thread's wait until the store
+  // that last used the slot has read it, a named barrier, the staging, a proxy fence, a named
+  // barrier, the elected thread's TMA store, which clips the box at the tensor's edges). So a
+  // box's global write overlaps the next box's staging, and the last ones the next tile's K loop.
   Value* elected = isElected(b);
   Value* barrier = groupBarrier(b, wg);
   // Where each thread's packed pairs go (stage_store=pairs): row l/4 of its m8 half, columns
@@ -197,13 +182,15 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
     Value* slot = inRing ? ringSlot : wg;
     Value* boxOff = inRing ? ringOff : off;
     int64_t slotRow = int64_t(inRing ? box - p.cSlots : u % p.cSlots) * pieceRows;
-    if (inRing && box == p.cSlots) {
+    // reuse_stage: the ring stage is read by no wgmma any more once every consumer warpgroup has
+    // passed its last; they meet before the first box staged there.
+    if (inRing && box == p.cSlots)
       b.create("kern.named_barrier", {b.i32(1 + p.groups())}, {}, {{"threads", int64_t(128 * p.groups())}});
-    } else if (!inRing) {
-      int64_t pending = slotWaitPending(u, units, p.cSlots, ringStage != nullptr);
-      b.ifThen(elected, [&] { b.create("kern.bulk_wait", {}, {}, {{"pending", pending}, {"read", true}}); });
-    }
-    b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
+    // The box, staged between the markers; sm90-stage-epilogue writes its slot wait, barriers,
+    // fence and TMA store.
+    std::vector<NamedAttr> beginAttrs = {{"row", slotRow}};
+    if (inRing) beginAttrs.push_back({"fresh", true});
+    b.create("kern.stage_begin", {buf, slot, elected, barrier}, {}, beginAttrs);
     placeUnit(p, cx, un, u, v, nStore, warpCol0);
     cx.earlyLoads = earlyOf(u);
     // stage_store=stmatrix: the packed pairs of each 16 x 16 block, (h, j) = (0, j0), (1, j0),
@@ -244,15 +231,12 @@ bool buildEpilogue(Plan& p, Value* lane, Value* cwarp, Value* wg, Value* rowA, V
           for (int e = 0; e < 4; ++e) part.push_back(out[size_t(i * nacc + (box * perBox + j) * 4 + e)]);
     }
     if (!sm80::buildEpilogue(cx, part)) return false;
-    b.create("kern.fence", {}, {}, {{"kind", "proxy_async"}});
-    b.create("kern.named_barrier", {barrier}, {}, {{"threads", int64_t{128}}});
-    b.ifThen(elected, [&] {
-      Value* row = pieces > 1 ? b.addConst(mStore, int64_t(piece) * pieceRows) : mStore;
-      std::vector<Value*> ops = {p.tmC, buf, slot, b.addConst(nStore, 64 * box), row};
-      if (p.batched()) ops.push_back(p.batch);
-      b.create("kern.tma_store", ops, {}, {{"row", slotRow}});
-      b.create("kern.bulk_commit", {}, {});
-    });
+    std::vector<Value*> endOps = {p.tmC, buf, slot, nStore, mStore};
+    if (p.batched()) endOps.push_back(p.batch);
+    endOps.push_back(elected);
+    endOps.push_back(barrier);
+    b.create("kern.stage_end", endOps, {},
+             {{"row", slotRow}, {"offset", Attribute::ints({64 * box, int64_t(piece) * pieceRows})}});
   }
   // bn not a multiple of 64: the columns past the last whole box are stored directly from
   // registers, masked at the tensor's edges (a box that narrow would need a tensor map of its own).

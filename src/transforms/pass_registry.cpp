@@ -19,6 +19,10 @@ const std::vector<PassInfo>& genericPasses() {
        "remove the residual shared tile loop partition-roles leaves, when it provably does no observable work "
        "(otherwise keep it and record why in {kiln.kept} and a remark)",
        removeResidualLoopPass},
+      {"expand-tile-loop",
+       "write each persistent kern.tile_loop out as an scf.for over the block's units, the tile scheduler's walk "
+       "(persistent, split-K, stream-K, clusters) as kern IR",
+       expandTileLoopPass},
       {"set-role-registers", "start each top-level role with the setmaxnreg its kernel's {role_regs} asks for",
        setRoleRegistersPass},
       {"strength-reduce",

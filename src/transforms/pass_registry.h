@@ -34,6 +34,9 @@ bool partitionRolesPass(ir::Module& m, ir::DiagnosticEngine& diag);
 // Removes the residual shared tile loop left by partition-roles when it does no observable work, or
 // records why it stays (remove_residual_loop.cpp).
 bool removeResidualLoopPass(ir::Module& m, ir::DiagnosticEngine& diag);
+// Writes each kern.tile_loop out as an scf.for over the block's units with the tile scheduler's
+// index math as kern IR (expand_tile_loop.cpp).
+bool expandTileLoopPass(ir::Module& m, ir::DiagnosticEngine& diag);
 // Starts each top-level role with the setmaxnreg its kernel's {role_regs} asks for (set_role_registers.cpp).
 bool setRoleRegistersPass(ir::Module& m, ir::DiagnosticEngine& diag);
 // Rewrites i32 division and remainder by a power of two of a provably non-negative value into a

@@ -2,6 +2,8 @@
 //
 //   %q = arith.divsi(%x, %c8)    ->  %q = arith.shrui(%x, %c3)        when %x >= 0 is provable
 //   %r = arith.remsi(%x, %c8)    ->  %r = arith.andi(%x, %c7)         (int_range.h)
+//   %q = arith.divui(%x, %c8)    ->  %q = arith.shrui(%x, %c3)        always (unsigned: exact)
+//   %r = arith.remui(%x, %c8)    ->  %r = arith.andi(%x, %c7)
 //
 // Why: PTX div.s32 / rem.s32 must round toward zero for negative x, and ptxas expands them into
 // the generic division sequence (I2F.RP, MUFU.RCP, IMAD.HI, fix-ups: ~15 SASS instructions)
@@ -39,12 +41,13 @@ struct Rewriter {
   }
 
   void rewrite(ir::Block& block, ir::Operation& op) {
-    bool div = op.is("arith.divsi"), rem = op.is("arith.remsi");
+    bool unsignedOp = op.is("arith.divui") || op.is("arith.remui");
+    bool div = op.is("arith.divsi") || op.is("arith.divui"), rem = op.is("arith.remsi") || op.is("arith.remui");
     if (!(div || rem) || !op.result()->type().isScalar(ir::ScalarType::I32)) return;
     int64_t c = 0;
     if (!kern::constantInt(op.operand(1), c)) return;
     int k = log2Exact(c);
-    if (k < 0 || !ranges.of(op.operand(0)).nonNegative()) return;
+    if (k < 0 || (!unsignedOp && !ranges.of(op.operand(0)).nonNegative())) return;
     ir::OpBuilder b(&block);
     b.setInsertionPoint(&op);
     b.setLoc(op.loc());

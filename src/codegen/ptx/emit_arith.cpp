@@ -41,6 +41,12 @@ bool emitConstant(KernelEmitter& e, const Operation& op) {
   return e.fail(op, "unsupported constant type " + t.str());
 }
 
+// kern.assume_range: a promise for the range analysis; the value is its operand's register.
+bool emitAssumeRange(KernelEmitter& e, const Operation& op) {
+  e.bind(op.result(), e.use(op.operand(0)));
+  return true;
+}
+
 bool emitIntBinary(KernelEmitter& e, const Operation& op) {
   const Type& t = op.result()->type();
   Reg a = e.use(op.operand(0)), c = e.use(op.operand(1)), r = e.def(op.result());
@@ -58,6 +64,8 @@ bool emitIntBinary(KernelEmitter& e, const Operation& op) {
   else if (n == "arith.muli") text = fmt::format("mul.lo.s{}", w);
   else if (n == "arith.divsi") text = fmt::format("div.s{}", w);
   else if (n == "arith.remsi") text = fmt::format("rem.s{}", w);
+  else if (n == "arith.divui") text = fmt::format("div.u{}", w);
+  else if (n == "arith.remui") text = fmt::format("rem.u{}", w);
   else if (n == "arith.minsi") text = fmt::format("min.s{}", w);
   else if (n == "arith.maxsi") text = fmt::format("max.s{}", w);
   else if (n == "arith.andi") text = fmt::format("and.b{}", w);

@@ -2,6 +2,7 @@
 // and TMA multicast"):
 //   kern.cluster_rank          ->  mov.u32 r, %cluster_ctarank            (PTX ISA, "Special
 //                                                                         Registers: %cluster_ctarank")
+//   kern.cluster_id, kern.cluster_count -> mov.u32 r, %clusterid.x / %nclusterid.x
 //   kern.cluster_barrier       ->  barrier.cluster.arrive.release.aligned;
 //                                  barrier.cluster.wait.acquire.aligned   (PTX ISA, "barrier.cluster":
 //                                  every non-exited thread of every block of the cluster arrives; the
@@ -29,9 +30,10 @@
 namespace kiln::ptx {
 using namespace ir;
 
-bool emitClusterRank(KernelEmitter& e, const Operation& op) {
+bool emitClusterIndex(KernelEmitter& e, const Operation& op) {
   e.requirePtxIsa(8, 0);
-  e.b().inst(fmt::format("mov.u32 {}, %cluster_ctarank", e.def(op.result()).str()));
+  const char* reg = op.is("kern.cluster_rank") ? "%cluster_ctarank" : op.is("kern.cluster_id") ? "%clusterid.x" : "%nclusterid.x";
+  e.b().inst(fmt::format("mov.u32 {}, {}", e.def(op.result()).str(), reg));
   return true;
 }
 

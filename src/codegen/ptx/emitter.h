@@ -74,6 +74,7 @@ bool emitCast(KernelEmitter&, const ir::Operation&);
 bool emitFloatBinary(KernelEmitter&, const ir::Operation&);
 bool emitFloatUnary(KernelEmitter&, const ir::Operation&);
 bool emitFloatFma(KernelEmitter&, const ir::Operation&);
+bool emitAssumeRange(KernelEmitter&, const ir::Operation&);
 bool emitCmpf(KernelEmitter&, const ir::Operation&);
 // emit_math.cpp
 bool emitMath(KernelEmitter&, const ir::Operation&);
@@ -115,6 +116,7 @@ bool emitSpinWait(KernelEmitter&, const ir::Operation&);
 // emit_warp_specialized.cpp
 bool emitRole(KernelEmitter&, const ir::Operation&);
 bool emitTileLoop(KernelEmitter&, const ir::Operation&);
+bool emitStageMarker(KernelEmitter&, const ir::Operation&);
 bool emitSetMaxNReg(KernelEmitter&, const ir::Operation&);
 // emit_mbarrier.cpp
 bool emitMbarrierAlloc(KernelEmitter&, const ir::Operation&);
@@ -130,7 +132,7 @@ bool emitTmaStore(KernelEmitter&, const ir::Operation&);
 bool emitBulkCommit(KernelEmitter&, const ir::Operation&);
 bool emitBulkWait(KernelEmitter&, const ir::Operation&);
 // emit_cluster.cpp
-bool emitClusterRank(KernelEmitter&, const ir::Operation&);
+bool emitClusterIndex(KernelEmitter&, const ir::Operation&);
 bool emitClusterBarrier(KernelEmitter&, const ir::Operation&);
 bool emitMbarrierArriveRemote(KernelEmitter&, const ir::Operation&);
 bool emitLdSharedRemoteV4(KernelEmitter&, const ir::Operation&);

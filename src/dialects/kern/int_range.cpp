@@ -94,6 +94,9 @@ IntRange IntRangeAnalysis::ofResult(const Operation& op) {
   int64_t c = 0;
   if (n == "arith.constant") return constantInt(op.result(), c) ? clamp(c, c) : IntRange::full();
   if (n == "kern.lane_id") return {0, 31};
+  if (n == "kern.grid_dim" || n == "kern.cluster_count") return {1, INT32_MAX};
+  if (n == "kern.cluster_id") return {0, INT32_MAX - 1};
+  if (n == "kern.assume_range") return clamp(op.intAttr("lo"), op.intAttr("hi"));
   if (n == "kern.thread_id" || n == "kern.warp_id") {
     const Operation* kernel = enclosingKernel(op.parentBlock());
     int64_t threads = kernel ? kernel->intAttr("threads", 0) : 0;
@@ -124,6 +127,10 @@ IntRange IntRangeAnalysis::ofResult(const Operation& op) {
   }
   if (n == "arith.minsi") return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
   if (n == "arith.maxsi") return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+  // Unsigned division by a divisor known positive: the remainder lies below it whatever the
+  // dividend's bits; the quotient of a non-negative dividend is non-negative and no larger.
+  if (n == "arith.remui" && b.lo >= 1) return {0, b.hi - 1};
+  if (n == "arith.divui" && b.lo >= 1 && a.nonNegative()) return {a.lo / b.hi, a.hi / b.lo};
   if (!bConst) return IntRange::full();
   if (n == "arith.divsi") return c == 0 ? IntRange::full() : divide(a, c);
   if (n == "arith.remsi") return c == 0 ? IntRange::full() : remainder(a, c);

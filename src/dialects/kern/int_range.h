@@ -11,9 +11,12 @@
 //                                    [f, c]} [4 f, 4 (f + c) - 1]: only those warps run the region
 //   kern.tile_loop body arguments    [0, 2^31 - 1]: iteration counts, tile origins, batch indices,
 //                                    K-step counts (kern_ops.h), all non-negative by construction
+//   kern.grid_dim, kern.cluster_count [1, 2^31 - 1]; kern.cluster_id [0, 2^31 - 2]
+//   kern.assume_range                [lo, hi]: the promise of the op that wrote it
 //   scf.for induction variable       [lb.lo, ub.hi - 1] for a constant step > 0
 // and interval arithmetic carries them through addi, subi, muli, divsi / remsi (by a constant),
-// andi (with a non-negative constant), shli / shrui (by a constant), minsi, maxsi and select. A
+// divui / remui (by a positive divisor), andi (with a non-negative constant), shli / shrui (by a
+// constant), minsi, maxsi and select. A
 // result that could leave the i32 range is the whole range (the hardware wraps; intervals do not).
 #include <cstdint>
 #include <unordered_map>

@@ -65,9 +65,12 @@ bool verifyWaitScope(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
-bool verifyClusterRank(const Operation& op, DiagnosticEngine& d) {
+bool verifyClusterRank(const Operation& op, DiagnosticEngine& d) { return verifyClusterIndex(op, d); }
+
+// kern.cluster_rank, kern.cluster_id, kern.cluster_count: an i32 of a kernel launched in clusters.
+bool verifyClusterIndex(const Operation& op, DiagnosticEngine& d) {
   if (!requireCluster(op, d)) return false;
-  if (!op.result()->type().isScalar(ScalarType::I32)) return d.error(op.loc()) << "'kern.cluster_rank' produces i32";
+  if (!op.result()->type().isScalar(ScalarType::I32)) return d.error(op.loc()) << "'" << op.name() << "' produces i32";
   return true;
 }
 

@@ -109,6 +109,16 @@
 //    over clusters (P = the clusters, b = the cluster id, the tiles cluster tiles): the blocks of
 //    a cluster take the same units, each its sub-tile by rank, and peers counts lower clusters
 //    (a block's peers are the blocks of its rank in them).
+//
+// The tile scheduler as IR (expand-tile-loop writes kern.tile_loop out in these, kern.block_id,
+// kern.grid_dim and scalar ops):
+//  * kern.cluster_id / kern.cluster_count: %clusterid.x / %nclusterid.x, the block's cluster and
+//    the launch's clusters along grid x (the grid is one-dimensional; a kernel with {cluster}).
+//  * kern.assume_range(x) {lo, hi}: x itself. The op that wrote it promises that x lies in
+//    [lo, hi] for every thread that computes it, from a contract the arithmetic alone does not show
+//    (a tile origin is below 2^31 because the launch keeps dims below 2^31); the range analysis
+//    takes the promise, the PTX emitter emits nothing for it, and the CPU simulators check it. A
+//    false promise is a compiler bug: strength-reduce may then rewrite a division wrongly.
 //  * kern.setmaxnreg {action, regs}: setmaxnreg.{inc|dec}.sync.aligned.u32 (PTX ISA "setmaxnreg"):
 //    must sit in a kern.role (all warps of each warpgroup execute it) of a kernel with {max_regs}.
 //  * mbarriers: kern.mbarrier_alloc places n 8-byte barriers at {offset} (a multiple of 8) of the
@@ -156,6 +166,17 @@
 //    stored transposed, so the row segment lane 8i + r addresses receives column r of matrix i
 //    (element c of the segment from lane 4c + r / 2, half r % 2 of its v_i).
 //    kern.named_barrier(id) {threads} is bar.sync id, threads.
+//    Before its protocol is written, a box of that epilogue is the ops between
+//    kern.stage_begin(buf, slot, elected, bar) {row, fresh} and kern.stage_end(map, buf, slot, c0,
+//    c1(, c2), elected, bar) {row, offset = [d0, d1]} in one block: they stage the box
+//    (its math, ending in st_shared / stmatrix) into rows {row}.. of stage `slot`, which a
+//    kern.tma_store {row} then copies to (c0 + d0, c1 + d1(, c2)), issued by the
+//    threads for which `elected` holds; `bar` is the named barrier of the 128 threads that stage
+//    it. sm90-stage-epilogue replaces the pair by the slot wait (none with {fresh = true}: a region
+//    no store has read), the barriers, the fence, the store and its commit
+//    (src/schedule/sm90/stage_epilogue.cpp); neither op has a PTX form. Markers rather than a
+//    region: the staging's constants are shared with the code after it, as everything in one
+//    block.
 //
 // Thread-block clusters and TMA multicast (sm_90a; docs/sm90-strategy.md, "Clusters and multicast"):
 //  * kern.kernel {cluster = [x, y, z]}: the kernel runs in clusters of x*y*z blocks (2 to 8, grid x

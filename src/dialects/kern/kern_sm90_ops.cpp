@@ -363,32 +363,36 @@ bool verifyStmatrix(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
-bool verifyTmaStore(const Operation& op, DiagnosticEngine& d) {
-  if (!requireInKernel(op, d)) return false;
-  if (op.numOperands() < 5 || op.numOperands() > 6)
-    return d.error(op.loc()) << "'kern.tma_store' takes (map, buf, slot) and 2 or 3 coordinates";
+bool verifyTmaStoreOperands(const Operation& op, unsigned n, DiagnosticEngine& d) {
+  const std::string who = "'" + op.name() + "'";
   auto tm = tensorMapType(op.operand(0)->type());
-  if (!tm) return d.error(op.loc()) << "'kern.tma_store' needs a tmap<...> kernel parameter as its map";
+  if (!tm) return d.error(op.loc()) << who << " needs a tmap<...> kernel parameter as its map";
   auto layout = smemLayout(op.operand(1)->type());
   const Operation* alloc = op.operand(1)->definingOp();
   if (!layout || layout->rowBytes() != 128 || layout->swizzle.bits != 3 || layout->stageBytes() % 1024 != 0 || !alloc ||
       alloc->intAttr("offset", 1) % 1024 != 0)
-    return d.error(op.loc()) << "'kern.tma_store' needs a kern.smem_alloc ring with 128-byte rows, swizzle = [3, 4, 3] "
+    return d.error(op.loc()) << who << " needs a kern.smem_alloc ring with 128-byte rows, swizzle = [3, 4, 3] "
                                 "and stages on 1024-byte boundaries (the 128B swizzle atom)";
   bool ok = true;
-  for (unsigned i = 2; i < op.numOperands(); ++i) ok = ok && op.operand(i)->type().isScalar(ScalarType::I32);
-  if (!ok) return d.error(op.loc()) << "'kern.tma_store' needs an i32 slot and i32 coordinates";
-  if (op.numOperands() - 3 != tm->box.size())
-    return d.error(op.loc()) << "'kern.tma_store' gives " << op.numOperands() - 3 << " coordinates for a rank-"
-                             << tm->box.size() << " tensor map";
+  for (unsigned i = 2; i < 3 + n; ++i) ok = ok && op.operand(i)->type().isScalar(ScalarType::I32);
+  if (!ok) return d.error(op.loc()) << who << " needs an i32 slot and i32 coordinates";
+  if (n != tm->box.size())
+    return d.error(op.loc()) << who << " gives " << n << " coordinates for a rank-" << tm->box.size() << " tensor map";
   if (tm->elem != layout->elem || tm->box[0] * layout->elemBytes() != layout->rowBytes())
-    return d.error(op.loc()) << "'kern.tma_store' box rows must be the buffer's rows";
+    return d.error(op.loc()) << who << " box rows must be the buffer's rows";
   int64_t rows = tm->boxBytes() / layout->rowBytes(), row = op.intAttr("row", -1);
   if (row < 0 || row % 8 != 0 || row + rows > layout->rows)
-    return d.error(op.loc()) << "'kern.tma_store' {row = " << row << "}: the box's " << rows
+    return d.error(op.loc()) << who << " {row = " << row << "}: the box's " << rows
                              << " rows must start at a multiple of 8 and fit in the stage's " << layout->rows
                              << " rows";
   return true;
+}
+
+bool verifyTmaStore(const Operation& op, DiagnosticEngine& d) {
+  if (!requireInKernel(op, d)) return false;
+  if (op.numOperands() < 5 || op.numOperands() > 6)
+    return d.error(op.loc()) << "'kern.tma_store' takes (map, buf, slot) and 2 or 3 coordinates";
+  return verifyTmaStoreOperands(op, op.numOperands() - 3, d);
 }
 
 bool verifyBulkWait(const Operation& op, DiagnosticEngine& d) {

@@ -33,10 +33,18 @@ bool verifyWgmma(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyWgmmaWait(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyStShared(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyTmaStore(const ir::Operation& op, ir::DiagnosticEngine& d);
+// the map, buffer, slot and n coordinates of a TMA store (its first 3 + n operands) and its
+// {row}, as kern.tma_store takes them (kern.stage_end too)
+bool verifyTmaStoreOperands(const ir::Operation& op, unsigned n, ir::DiagnosticEngine& d);
+// kern_stage_ops.cpp: the staged boxes of the TMA-store epilogue
+bool verifyStageBegin(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyStageEnd(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyStmatrix(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyBulkWait(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyNamedBarrier(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyUndef(const ir::Operation& op, ir::DiagnosticEngine& d);
+// kern_scheduler_ops.cpp
+bool verifyAssumeRange(const ir::Operation& op, ir::DiagnosticEngine& d);
 // kern_vector_ops.cpp: vector global accesses, packing and unpacking, shuffles, shared scalars
 bool verifyLdGlobal(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyStGlobal(const ir::Operation& op, ir::DiagnosticEngine& d);
@@ -47,6 +55,7 @@ bool verifyShflXor(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyLdShared(const ir::Operation& op, ir::DiagnosticEngine& d);
 // kern_cluster_ops.cpp
 bool verifyClusterRank(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyClusterIndex(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyClusterBarrier(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyMbarrierArriveRemote(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyStSharedV4(const ir::Operation& op, ir::DiagnosticEngine& d);

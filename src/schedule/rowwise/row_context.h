@@ -17,7 +17,7 @@
 
 #include "kiln/ir/diagnostics.h"
 #include "schedule/config.h"
-#include "schedule/kern_builder.h"
+#include "dialects/kern/kern_builder.h"
 #include "schedule/rowwise/row_program.h"
 #include "kiln/target.h"
 

@@ -62,5 +62,37 @@ TEST(InterpControlFlow, LoadScalarReadsTheFirstPositionOfEachBlock) {
   EXPECT_EQ(runCf({1, 2, 3, 4, 5}, RunOptions{{{"N", 2}}}), (std::vector<double>{9, 17, 27, 35, 45}));
 }
 
+// arith.divui / arith.remui read the operands' bits as unsigned: -8 / 2 is 2^31 - 4 and -7 % 4 is
+// 1 (2^32 - 7 = 4 (2^30 - 2) + 1), where divsi / remsi give -4 and -3.
+TEST(InterpControlFlow, UnsignedDivisionReadsTheBitsAsUnsigned) {
+  auto mod = parseProgram(R"(tile.program() {sym_name = "u", dims = ["N"]} {
+  %x = tile.input() {name = "x"} : tensor<f32, [N]>
+  %y = tile.output() {name = "y"} : tensor<f32, [N]>
+  tile.for_tiles() {dims = ["N"]} {
+  ^bb0(%n: coord<[N]>):
+    %t = tile.load(%x, %n) : tile<f32, [N]>
+    %m8 = arith.constant() {value = -8} : i32
+    %m7 = arith.constant() {value = -7} : i32
+    %c2 = arith.constant() {value = 2} : i32
+    %c4 = arith.constant() {value = 4} : i32
+    %q = arith.divui(%m8, %c2) : i32
+    %r = arith.remui(%m7, %c4) : i32
+    %qf = arith.cast(%q) : f32
+    %rf = arith.cast(%r) : f32
+    %s = tile.add(%t, %qf) : tile<f32, [N]>
+    %u = tile.add(%s, %rf) : tile<f32, [N]>
+    tile.store(%y, %n, %u)
+    tile.yield()
+  }
+}
+)");
+  ASSERT_TRUE(mod);
+  HostTensor x = makeHostTensor(ScalarType::F32, {1}, std::vector<double>{0.0}), y = poisonedTensor(ScalarType::F32, {1});
+  RunRequest req{{{"N", 1}}, {{"x", &x}, {"y", &y}}, {}};
+  ir::DiagnosticEngine diag;
+  ASSERT_TRUE(run(programOf(*mod), req, diag)) << diag.str();
+  EXPECT_EQ(toDoubles(y), (std::vector<double>{double(float(2147483644.0 + 1.0))}));
+}
+
 }  // namespace
 }  // namespace kiln::interp::testing

@@ -208,6 +208,26 @@ TEST(InterpErrors, DivisionByZero) {
   EXPECT_EQ(diag.diagnostics().at(0).message, "'arith.divsi' divides by zero");
 }
 
+TEST(InterpErrors, UnsignedDivisionByZero) {
+  auto mod = parseProgram(R"(tile.program() {sym_name = "div", dims = ["N"]} {
+  %y = tile.output() {name = "y"} : tensor<i32, [N]>
+  %z = tile.scalar() {name = "z"} : i32
+  tile.for_tiles() {dims = ["N"]} {
+  ^bb0(%n: coord<[N]>):
+    %one = arith.constant() {value = 1} : i32
+    %q = arith.remui(%one, %z) : i32
+    tile.yield()
+  }
+}
+)");
+  ASSERT_TRUE(mod);
+  HostTensor y = makeHostTensor(ScalarType::I32, {2});
+  RunRequest req{{{"N", 2}}, {{"y", &y}}, {{"z", 0.0}}};
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(run(programOf(*mod), req, diag));
+  EXPECT_EQ(diag.diagnostics().at(0).message, "'arith.remui' divides by zero");
+}
+
 TEST(InterpErrors, LoadScalarOutsideTheTensor) {
   auto mod = parseProgram(R"(tile.program() {sym_name = "ls", dims = ["N"]} {
   %x = tile.input() {name = "x"} : tensor<f32, [N]>

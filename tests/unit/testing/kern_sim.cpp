@@ -146,6 +146,7 @@ class Block {
       else bits = fromI(a.isBool() ? a.asBool() : a.isInt() ? a.asInt() : int64_t(a.asNumber()), rt);
       set(op.result()) = Lanes(size_t(T_), bits);
     } else if (n == "arith.addi" || n == "arith.subi" || n == "arith.muli" || n == "arith.divsi" || n == "arith.remsi" ||
+               n == "arith.divui" || n == "arith.remui" ||
                n == "arith.minsi" || n == "arith.maxsi" || n == "arith.andi" || n == "arith.ori" || n == "arith.xori" ||
                n == "arith.shli" || n == "arith.shrui") {
       const Lanes &a = get(op.operand(0)), &b = get(op.operand(1));
@@ -157,6 +158,7 @@ class Block {
         else if (n == "arith.muli") z = x * y;
         else if (n == "arith.divsi") z = y ? x / y : 0;
         else if (n == "arith.remsi") z = y ? x % y : 0;
+        else if (n == "arith.divui" || n == "arith.remui") z = unsignedDivRem(x, y, rt, n == "arith.remui");
         else if (n == "arith.minsi") z = std::min(x, y);
         else if (n == "arith.maxsi") z = std::max(x, y);
         else if (n == "arith.andi") z = x & y;

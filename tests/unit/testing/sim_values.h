@@ -25,4 +25,13 @@ inline int64_t logicalShiftRight(int64_t x, int64_t y, const ir::Type& t) {
   return int64_t(uint64_t(x) >> y);
 }
 
+// arith.divui / arith.remui: the operands' bits (32 of them for i32) as unsigned; 0 for a zero
+// divisor, as the simulators' signed division gives.
+inline int64_t unsignedDivRem(int64_t x, int64_t y, const ir::Type& t, bool remainder) {
+  uint64_t mask = t.isScalar(ir::ScalarType::I32) ? 0xffffffffu : ~uint64_t{0};
+  uint64_t ux = uint64_t(x) & mask, uy = uint64_t(y) & mask;
+  if (uy == 0) return 0;
+  return int64_t(remainder ? ux % uy : ux / uy);
+}
+
 }  // namespace kiln::testing::simvalues

@@ -93,6 +93,7 @@ void Agent::exec(const Operation& op, const Mask& m) {
       else if (n == "arith.muli") z = x * y;
       else if (n == "arith.divsi") z = y ? x / y : 0;
       else if (n == "arith.remsi") z = y ? x % y : 0;
+      else if (n == "arith.divui" || n == "arith.remui") z = unsignedDivRem(x, y, rt, n == "arith.remui");
       else if (n == "arith.minsi") z = std::min(x, y);
       else if (n == "arith.maxsi") z = std::max(x, y);
       else if (n == "arith.andi") z = x & y;
@@ -139,7 +140,6 @@ void Agent::exec(const Operation& op, const Mask& m) {
     }
     carryInFlight(from, results);
   } else if (n == "scf.if") {
-    if (op.numResults()) throw std::runtime_error("the simulator runs scf.if without results only");
     Mask thenM(m), elseM(m);
     bool anyThen = false, anyElse = false;
     for (int t = 0; t < T; ++t) {
@@ -151,6 +151,17 @@ void Agent::exec(const Operation& op, const Mask& m) {
     }
     if (anyThen) runBlock(op.body(0), thenM);
     if (anyElse) runBlock(op.body(1), elseM);
+    // Results (the expanded tile scheduler's unit): each thread's from the branch it took. A wgmma
+    // result still in flight is not passed through a branch.
+    for (unsigned i = 0; i < op.numResults(); ++i) {
+      const Value* from[2] = {op.body(0).back()->operand(i), op.body(1).back()->operand(i)};
+      if (inFlight_.count(from[0]) || inFlight_.count(from[1]))
+        throw std::runtime_error("the simulator does not pass a wgmma result in flight through scf.if");
+      Lanes r = Lanes(size_t(T));
+      for (int t = 0; t < T; ++t)
+        if (m[size_t(t)]) r[size_t(t)] = get(from[thenM[size_t(t)] ? 0 : 1])[size_t(t)];
+      vals_[op.result(i)] = r;
+    }
   } else if (n.rfind("kern.", 0) == 0) {
     kernOp(op, m);
   } else {
@@ -199,6 +210,21 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     tileLoop(op, m);
   } else if (n == "kern.cluster_rank") {
     set(op.result()) = Lanes(size_t(T), uint64_t(b_.rank_));
+  } else if (n == "kern.grid_dim") {
+    set(op.result()) = Lanes(size_t(T), op.stringAttr("dim") == "x" ? uint64_t(b_.l_.blocks) : 1);
+  } else if (n == "kern.cluster_id" || n == "kern.cluster_count") {
+    uint32_t cs = uint32_t(b_.cluster_.clusterSize());
+    set(op.result()) = Lanes(size_t(T), n == "kern.cluster_id" ? b_.bx_ / cs : b_.l_.blocks / cs);
+  } else if (n == "kern.assume_range") {
+    // The promise is checked: a value outside it would let strength-reduce miscompile.
+    const Lanes& x = get(op.operand(0));
+    lanes([&](int t) {
+      int64_t v = asI(x[size_t(t)], types::i32());
+      if (v < op.intAttr("lo") || v > op.intAttr("hi"))
+        throw std::runtime_error("kern.assume_range promised [" + std::to_string(op.intAttr("lo")) + ", " +
+                                 std::to_string(op.intAttr("hi")) + "], got " + std::to_string(v));
+    });
+    set(op.result()) = x;
   } else if (n == "kern.mbarrier_init") {
     lanes([&](int t) {
       Barrier& b = barrier(t);

@@ -118,14 +118,18 @@ TEST(RemoveResidualLoop, PureSetupGoes) {
   EXPECT_TRUE(ir::verify(*m, diag)) << diag.str();
 }
 
-// Top-level tile loops in the kernel body (indented by two) and role-local ones (by four).
+// Top-level tile loops in the kernel body (indented by two) and role-local ones (by four), as
+// the pipeline leaves them: expand-tile-loop writes each out with one count of its walkers
+// (kern.grid_dim, or kern.cluster_count) in the block that holds the loop.
 std::pair<int, int> tileLoops(const std::string& kernIr) {
   int top = 0, inRole = 0;
-  for (size_t p = 0; (p = kernIr.find("kern.tile_loop(", p)) != std::string::npos; ++p) {
-    size_t bol = kernIr.rfind('\n', p) + 1;
-    if (p - bol == 2) ++top;
-    if (p - bol == 4) ++inRole;
-  }
+  for (const char* walkers : {" = kern.grid_dim() {dim = \"x\"}", " = kern.cluster_count()"})
+    for (size_t p = 0; (p = kernIr.find(walkers, p)) != std::string::npos; ++p) {
+      size_t bol = kernIr.rfind('\n', p) + 1;
+      size_t indent = kernIr.find_first_not_of(' ', bol) - bol;
+      if (indent == 2) ++top;
+      if (indent == 4) ++inRole;
+    }
   return {top, inRole};
 }
 

@@ -104,6 +104,27 @@ TEST(IntRange, KnownLeavesAndWhatFollows) {
   EXPECT_EQ(of("iter"), (IntRange{0, INT32_MAX}));
 }
 
+TEST(IntRange, UnsignedDivisionByAPositiveDivisor) {
+  auto m = parse(kernelText(
+      "      %lane = kern.lane_id() : i32\n"
+      "      %c4 = arith.constant() {value = 4} : i32\n"
+      "      %cm4 = arith.constant() {value = -4} : i32\n"
+      "      %ru = arith.remui(%M, %c4) : i32\n"
+      "      %qu = arith.divui(%lane, %c4) : i32\n"
+      "      %qm = arith.divui(%M, %c4) : i32\n"
+      "      %qn = arith.remui(%lane, %cm4) : i32\n"
+      "      %l1 = arith.addi(%lane, %c4) : i32\n"
+      "      %rl = arith.remui(%M, %l1) : i32\n"));
+  ASSERT_TRUE(m);
+  IntRangeAnalysis r;
+  auto of = [&](const char* n) { return r.of(named(*m, n)); };
+  EXPECT_EQ(of("ru"), (IntRange{0, 3})) << "below the divisor, whatever M's bits";
+  EXPECT_EQ(of("qu"), (IntRange{0, 7}));
+  EXPECT_TRUE(of("qm").isFull()) << "M's bits as unsigned may pass INT32_MAX";
+  EXPECT_TRUE(of("qn").isFull()) << "-4 as unsigned is 2^32 - 4: the remainder may be negative as i32";
+  EXPECT_EQ(of("rl"), (IntRange{0, 34})) << "below the largest divisor, lane + 4 <= 35";
+}
+
 TEST(IntRange, SumsThatMayLeaveI32AreTheWholeRange) {
   auto m = parse(kernelText(
       "      %big = arith.constant() {value = 2147483000} : i32\n"
@@ -124,8 +145,14 @@ TEST(IntRange, SumsThatMayLeaveI32AreTheWholeRange) {
 TEST(IntRange, EveryValueOfRandomExpressionsLiesInItsInterval) {
   std::mt19937 rng(1234);
   auto pick = [&](int n) { return int(rng() % unsigned(n)); };
-  const char* binOps[] = {"arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi"};
-  const char* constOps[] = {"arith.divsi", "arith.remsi", "arith.andi", "arith.shrui", "arith.shli"};
+  const char* binOps[] = {"arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi", "arith.divui", "arith.remui"};
+  const char* constOps[] = {"arith.divsi", "arith.remsi", "arith.andi", "arith.shrui", "arith.shli", "arith.divui", "arith.remui"};
+  // Unsigned division of the operands' 32 bits (a zero divisor gives 0 here; the analysis only
+  // bounds a quotient or remainder whose divisor it proves positive).
+  auto unsignedDiv = [](int64_t x, int64_t y, bool rem) {
+    uint32_t ux = uint32_t(x), uy = uint32_t(y);
+    return uy == 0 ? 0 : int64_t(int32_t(rem ? ux % uy : ux / uy));
+  };
   int checked = 0;
   for (int prog = 0; prog < 2000; ++prog) {
     // Each value: its text name and its per-thread evaluator (thread t of the kernel).
@@ -140,24 +167,26 @@ TEST(IntRange, EveryValueOfRandomExpressionsLiesInItsInterval) {
       if (pick(2)) {
         std::string b = names[size_t(pick(int(names.size())))];
         auto fb = eval[size_t(std::find(names.begin(), names.end(), b) - names.begin())];
-        std::string op = binOps[pick(5)];
+        std::string op = binOps[pick(7)];
         body += "      %" + v + " = " + op + "(%" + a + ", %" + b + ") : i32\n";
-        eval.push_back([op, fa, fb](int t) {
+        eval.push_back([op, fa, fb, unsignedDiv](int t) {
           int64_t x = fa(t), y = fb(t);
           int64_t z = op == "arith.addi" ? x + y : op == "arith.subi" ? x - y : op == "arith.muli" ? x * y
-                      : op == "arith.minsi" ? std::min(x, y) : std::max(x, y);
+                      : op == "arith.minsi" ? std::min(x, y) : op == "arith.maxsi" ? std::max(x, y)
+                      : unsignedDiv(x, y, op == "arith.remui");
           return int32_t(uint32_t(uint64_t(z)));
         });
       } else {
-        std::string op = constOps[pick(5)];
+        std::string op = constOps[pick(7)];
         bool shift = op == "arith.shrui" || op == "arith.shli";
         int64_t c = shift ? pick(32) : pick(81) - 40;
-        if ((op == "arith.divsi" || op == "arith.remsi") && c == 0) c = 3;
+        if (op != "arith.andi" && !shift && c == 0) c = 3;
         std::string cn = "c" + std::to_string(i);
         body += "      %" + cn + " = arith.constant() {value = " + std::to_string(c) + "} : i32\n";
         body += "      %" + v + " = " + op + "(%" + a + ", %" + cn + ") : i32\n";
-        eval.push_back([op, fa, c](int t) {
+        eval.push_back([op, fa, c, unsignedDiv](int t) {
           int32_t x = fa(t);
+          if (op == "arith.divui" || op == "arith.remui") return int32_t(unsignedDiv(x, c, op == "arith.remui"));
           if (op == "arith.divsi") return int32_t(x / int32_t(c));
           if (op == "arith.remsi") return int32_t(x % int32_t(c));
           if (op == "arith.andi") return int32_t(x & int32_t(c));

@@ -1,6 +1,7 @@
 #pragma once
-// KernBuilder: an OpBuilder with one-line helpers for the scalar arith and kern ops strategies
-// emit. It only spells ops; what to emit is the strategy's business.
+// KernBuilder: an OpBuilder with one-line helpers for the scalar arith and kern ops that strategies
+// and kern passes emit. It only spells ops; what to emit is its caller's business. It sits with the
+// dialect so that the generic passes (src/transforms/) build kern IR the way the strategies do.
 //
 // Two small conveniences keep the generated IR readable: integer constants are created once per
 // block and reused wherever that block is visible, and integer arithmetic on two constants folds.

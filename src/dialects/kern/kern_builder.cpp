@@ -1,5 +1,5 @@
 // KernBuilder's constant sharing and folding (see kern_builder.h).
-#include "schedule/kern_builder.h"
+#include "dialects/kern/kern_builder.h"
 
 namespace kiln {
 using namespace ir;

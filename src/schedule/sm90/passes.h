@@ -1,0 +1,13 @@
+#pragma once
+// The kern passes of the sm90_ws_persistent strategy (docs/sm90-passes.md), one per file here; the
+// pipeline (src/schedule/pipeline.cpp) registers them by name and runs them in order.
+#include "kiln/ir/diagnostics.h"
+#include "kiln/ir/operation.h"
+
+namespace kiln::sm90 {
+
+// sm90-stage-epilogue (stage_epilogue.cpp): each staged box (kern.stage_begin .. kern.stage_end)
+// gets its slot wait, barriers, fence and TMA store. False after a diagnostic.
+bool stageEpiloguePass(ir::Module& m, ir::DiagnosticEngine& diag);
+
+}  // namespace kiln::sm90
