@@ -8,7 +8,7 @@
 
 #include "kiln/ir/operation.h"
 #include "schedule/config.h"
-#include "target/target.h"
+#include "kiln/target.h"
 
 namespace kiln::testing {
 

@@ -8,7 +8,7 @@
 #include "kiln/ir/parser.h"
 #include "kiln/ir/verifier.h"
 #include "schedule/sm90/passes.h"
-#include "target/target.h"
+#include "kiln/target.h"
 
 namespace kiln {
 namespace {
