@@ -11,6 +11,7 @@
 //
 // Only headers under include/kiln/ are installed, and none of them includes one from src/.
 #include "kiln/compile.h"
+#include "kiln/config.h"
 #include "kiln/dialects.h"
 #include "kiln/interp/host_tensor.h"
 #include "kiln/interp/interpreter.h"

@@ -224,4 +224,18 @@ std::string didYouMean(std::string_view word, const std::vector<std::string>& ca
 
 namespace kiln {
 const char* fp8AccumName(Fp8Accum a) { return options::nameOf(options::kFp8Accums, a); }
+
+std::vector<ConfigOption> configOptions(std::string_view strategy) {
+  std::vector<ConfigOption> out;
+  if (const options::Strategy* s = options::findStrategy(strategy))
+    for (const options::Option& o : s->options)
+      out.push_back({o.key, o.group, o.typeName(), o.meaning, o.lo, o.hi, o.values, o.defaultValue});
+  return out;
+}
+
+std::optional<Config> defaultConfig(std::string_view strategy) {
+  const options::Strategy* s = options::findStrategy(strategy);
+  if (!s) return std::nullopt;
+  return s->defaults();
+}
 }  // namespace kiln

@@ -1,8 +1,10 @@
 // Builds a BF16 GEMM with ProgramBuilder, asks Kiln for its pick at 4096^3 on sm_90a, compiles and
-// assembles it (no GPU needed) and prints the pick and the resource report. Exit 1 on any failure.
+// assembles it (no GPU needed) and prints the pick, its typed config and the resource report. Exit 1
+// on any failure.
 #include <kiln/kiln.h>
 
 #include <cstdio>
+#include <optional>
 
 int main() {
   kiln::ProgramBuilder p("consumer_gemm");
@@ -20,6 +22,16 @@ int main() {
   const kiln::Target target = kiln::Target::sm90a();
   kiln::Selection pick = kiln::select(*program, target, {{"M", 4096}, {"N", 4096}, {"K", 4096}});
   std::printf("pick: %s\nconfig: %s\n", pick.why.c_str(), pick.config.c_str());
+
+  // The pick is a canonical config line: it parses to a typed Config that validates for the target
+  // and prints back as itself; its strategy's option table is public data.
+  kiln::ir::DiagnosticEngine configDiag;
+  std::optional<kiln::Config> config = kiln::Config::parse(pick.config, configDiag);
+  if (!config || !kiln::validate(*config, target, {}, configDiag) || config->str() != pick.config) {
+    std::fprintf(stderr, "the pick's config does not round-trip: %s", configDiag.str().c_str());
+    return 1;
+  }
+  std::printf("strategy %s: %zu options\n", config->strategy.c_str(), kiln::configOptions(config->strategy).size());
 
   kiln::ir::DiagnosticEngine diag;
   auto kernel = kiln::Kernel::build(*program, target, pick.config, diag);

@@ -2,6 +2,7 @@
 // and the reference derived from them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "examples/examples.h"
@@ -108,6 +109,32 @@ TEST(Options, ReferenceListsEveryKeyByGroup) {
   ASSERT_NE(rows, nullptr);
   EXPECT_EQ(listText(rows).find("sm80_multistage"), std::string::npos);
   EXPECT_NE(markdown().find("| `row_threads` | int | `32` | 1 to 1024 |"), std::string::npos);
+}
+
+// The public view (kiln/config.h) lists each table's keys in order, with their type, range and
+// default, and a strategy's default config is the table's bare one.
+TEST(Options, PublicViewMirrorsTheTables) {
+  for (const Strategy& s : strategies()) {
+    SCOPED_TRACE(s.name);
+    std::vector<ConfigOption> pub = configOptions(s.name);
+    ASSERT_EQ(pub.size(), s.options.size());
+    for (size_t i = 0; i < pub.size(); ++i) {
+      EXPECT_EQ(pub[i].key, s.options[i].key);
+      EXPECT_EQ(pub[i].type, s.options[i].typeName());
+      EXPECT_EQ(pub[i].defaultValue, s.options[i].defaultValue);
+      EXPECT_EQ(pub[i].values, s.options[i].values);
+    }
+    std::optional<Config> d = defaultConfig(s.name);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(*d, s.defaults());
+    EXPECT_EQ(d->strategy, s.name);
+  }
+  EXPECT_TRUE(configOptions("sm100_tcgen05").empty());
+  EXPECT_FALSE(defaultConfig("sm100_tcgen05"));
+  std::vector<ConfigOption> row = configOptions("rowwise");
+  auto threads = std::find_if(row.begin(), row.end(), [](const ConfigOption& o) { return o.key == "row_threads"; });
+  ASSERT_NE(threads, row.end());
+  EXPECT_EQ(threads->type, "int");
 }
 
 }  // namespace
