@@ -18,13 +18,14 @@ export PYTHONPATH=$PWD/build-gpu-py
 BIN=gpu-pack/kiln-prefix/bin
 
 echo "== pytest (torch, GPU)"
-python3 -m pytest -q -rs -p no:cacheprovider tests/python --junitxml="$OUT/pytest.xml" > "$OUT/pytest.log" 2>&1
+timeout 300 python3 -X faulthandler -m pytest -q -rs -p no:cacheprovider tests/python --junitxml="$OUT/pytest.xml" \
+  > "$OUT/pytest.log" 2>&1
 echo "pytest exit $?"
 tail -4 "$OUT/pytest.log"
 
 echo "== the C++ benchmarks: the families' picks at BENCH.md's shapes"
 # kiln.select names the picks (the benchmarks time a pick only when it is among their configs).
-picks=$(PYTHONPATH=$PYTHONPATH:bench python3 - <<'EOF'
+picks=$(PYTHONPATH=$PYTHONPATH:bench python3 -X faulthandler - 2>"$OUT/picks.log" <<'EOF'
 import kiln
 from kiln import programs
 from python_overhead import FP8_SHAPES
@@ -35,14 +36,26 @@ for line in sorted({kiln.select(fp8, "sm_90a", dict(M=m, N=n, K=k))["config"] fo
     print(line)
 EOF
 )
+# The benchmarks at python_overhead.py's shapes only, as --shapes lines (MxNxK;...).
+shapes=$(python3 - <<'EOF'
+import ast, re
+text = open("bench/python_overhead.py").read()
+for name in ("BF16_SHAPES", "FP8_SHAPES"):
+    shapes = ast.literal_eval(re.search(name + r" = (\[.*?\])\n", text, re.S).group(1))
+    print(";".join(f"{m}x{n}x{k}" for m, n, k in shapes))
+EOF
+)
 bf16_variant=$(echo "$picks" | head -1)
+if [ -z "$bf16_variant" ]; then
+  echo "kiln.select named no picks (picks.log):"; cat "$OUT/picks.log"; exit 1
+fi
 fp8_configs=()
 while IFS= read -r line; do fp8_configs+=(--config "$line"); done < <(echo "$picks" | tail -n +2)
-"$BIN/kiln_gemm_bench" --variants "$bf16_variant" --json "$OUT/cpp_bf16.json" > "$OUT/cpp_bf16.log" 2>&1
+timeout 200 "$BIN/kiln_gemm_bench" --variants "$bf16_variant" --shapes "$(echo "$shapes" | head -1)" --json "$OUT/cpp_bf16.json" > "$OUT/cpp_bf16.log" 2>&1
 echo "kiln_gemm_bench exit $?"
-"$BIN/kiln_fp8_bench" "${fp8_configs[@]}" --json "$OUT/cpp_fp8.json" > "$OUT/cpp_fp8.log" 2>&1
+timeout 200 "$BIN/kiln_fp8_bench" "${fp8_configs[@]}" --shapes "$(echo "$shapes" | tail -1)" --json "$OUT/cpp_fp8.json" > "$OUT/cpp_fp8.log" 2>&1
 echo "kiln_fp8_bench exit $?"
 
 echo "== kiln.ops from torch against the C++ picks, and the host time of a warm call"
-python3 bench/python_overhead.py --json "$OUT/python_overhead.json" --cpp-bf16 "$OUT/cpp_bf16.json" \
+timeout 300 python3 bench/python_overhead.py --json "$OUT/python_overhead.json" --cpp-bf16 "$OUT/cpp_bf16.json" \
   --cpp-fp8 "$OUT/cpp_fp8.json" 2>&1 | tee "$OUT/python_overhead.log"
