@@ -30,6 +30,9 @@ const char* const kTable[][2] = {
     {"row_t1024_b1024_v4_scalar", "strategy=rowwise row_threads=1024 block_threads=1024 vectors=4 scalar=true"},
 };
 
+// The bytes of each row tensor a streaming step should cover (RowVariant::preference).
+constexpr double kStreamStepBytes = 4096.0;
+
 int vectorOf(const Config& c, const RowProblem& p) { return c.scalar ? 1 : 16 / p.elemBytes; }
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -97,7 +100,13 @@ double RowVariant::preference(const RowProblem& p, const Target& t) const {
   int64_t stride = int64_t(config.rowThreads) * vectorOf(config, p);
   double depth = std::min<int64_t>(config.vectors, ceilDiv(p.cols, stride)) >= 2 ? 1.0 : 0.85;
   double access = config.scalar ? 0.5 : 1.0;
-  return reads * fill * parallel * depth * access;
+  // A streaming row's step should cover at least 4 KB of each tensor (32 128-byte lines in flight
+  // per row): silu_and_mul at 16384x14336 measured 0.88 of the copy's bandwidth in steps of 512 B
+  // (row_t16_b256_v2) and 0.97 in steps of 4 KB (row_t64_b256_v4), equal fills both
+  // (docs/rowwise-strategy.md, "Streaming steps").
+  double stepBytes = double(cap) * p.elemBytes;
+  double streamDepth = fits ? 1.0 : std::min(1.0, stepBytes / kStreamStepBytes);
+  return reads * fill * parallel * depth * access * streamDepth;
 }
 
 const std::vector<RowVariant>& rowwiseVariants() {
