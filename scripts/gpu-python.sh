@@ -20,7 +20,19 @@ BIN=gpu-pack/kiln-prefix/bin
 echo "== pytest (torch, GPU)"
 timeout 300 python3 -X faulthandler -m pytest -q -rs -p no:cacheprovider tests/python --junitxml="$OUT/pytest.xml" \
   > "$OUT/pytest.log" 2>&1
-echo "pytest exit $?"
+rc=$?
+echo "pytest exit $rc"
+# A test that kills the interpreter (a signal: exit > 128) takes the tests after it along: name it
+# from faulthandler's trace and run the rest without it, so one crash hides nothing else.
+if [ "$rc" -gt 128 ]; then
+  crashed=$(grep -oE 'tests/python/test_[a-z_]+\.py", line [0-9]+ in test_[A-Za-z0-9_]+' "$OUT/pytest.log" | head -1 |
+            sed -E 's/", line [0-9]+ in /::/')
+  echo "pytest: $crashed crashed the interpreter; the other tests again without it"
+  timeout 240 python3 -X faulthandler -m pytest -q -rs -p no:cacheprovider tests/python --deselect "$crashed" \
+    --junitxml="$OUT/pytest-rest.xml" > "$OUT/pytest-rest.log" 2>&1
+  echo "pytest (without $crashed) exit $?"
+  tail -4 "$OUT/pytest-rest.log"
+fi
 tail -4 "$OUT/pytest.log"
 
 echo "== the C++ benchmarks: the families' picks at BENCH.md's shapes"
