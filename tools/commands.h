@@ -24,7 +24,9 @@ void registerExtraCommands(CLI::App& app);
 
 void setExitCode(int code);
 int exitCode();
-// Reads a whole file; on failure prints a sentence and returns false.
+// Reads a whole regular file, or all of standard input, up to the input limit
+// (support/input_file.h); on failure prints a sentence and returns false.
 bool readFile(const std::string& path, std::string& out);
+bool readStdin(std::string& out);
 
 }  // namespace kiln::tools
