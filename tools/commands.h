@@ -19,6 +19,8 @@ void registerBenchCommand(CLI::App& app);
 void registerConfigCommand(CLI::App& app);
 // `kiln compile`: a tile program to PTX, kern IR or its launch contract (cmd_compile.cpp).
 void registerCompileCommand(CLI::App& app);
+// `kiln cache stats|clear|verify`: the on-disk compile cache (cmd_cache.cpp).
+void registerCacheCommand(CLI::App& app);
 // Verbs added as their subsystems land (compile, inspect, run, bench).
 void registerExtraCommands(CLI::App& app);
 

@@ -29,6 +29,7 @@ void registerExtraCommands(CLI::App& app) {
   registerRunCommand(app);
   registerInspectCommand(app);
   registerBenchCommand(app);
+  registerCacheCommand(app);
 }
 
 }  // namespace kiln::tools
