@@ -72,6 +72,8 @@ bool readInputFile(const std::string& path, int64_t maxBytes, std::string& out, 
     // A directory cannot always be opened for reading; say what it is rather than "EISDIR".
     if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
       error = "'" + path + "' is a directory; give a file of text IR";
+    else if (err == ENOENT || err == EACCES)  // the tools' wording since the first release
+      error = "cannot read '" + path + "': no such file, or it is not readable";
     else
       error = "cannot read '" + path + "': " + std::strerror(err);
     return false;

@@ -44,7 +44,7 @@ TEST(InputFile, RefusesWhatIsNotARegularFile) {
   EXPECT_EQ(errorOf(d.path.string()), "'" + d.path.string() + "' is a directory, not a regular file; give a file of text IR");
   EXPECT_EQ(errorOf("/dev/zero").substr(0, 33), "'/dev/zero' is a device, not a re");
   EXPECT_EQ(errorOf((d.path / "missing").string()), "cannot read '" + (d.path / "missing").string() +
-                                                           "': No such file or directory");
+                                                           "': no such file, or it is not readable");
 }
 
 TEST(InputFile, RefusesAFileOverTheLimit) {
