@@ -64,7 +64,8 @@ const char* kRaiseHint = "use smaller dims, or raise the limit with --max-memory
 
 std::string formatBytes(int64_t bytes) {
   const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (bytes < 1024) return fmt::format("{} B", bytes);
+  // Exact below 1 MiB, so that a total just over a small limit never reads the same as the limit.
+  if (bytes < (1 << 20)) return fmt::format("{} bytes", bytes);
   double v = static_cast<double>(bytes);
   int u = -1;
   while (v >= 1024 && u < 5) {
@@ -100,8 +101,9 @@ std::optional<int64_t> parseMemorySize(const std::string& text) {
 bool checkArgumentSizes(const ir::Operation& program, const std::map<std::string, int64_t>& dims, int64_t maxBytes,
                         ir::DiagnosticEngine& diag) {
   bool ok = true;
-  int64_t total = 0;
+  int64_t total = 0, largestBytes = -1;
   bool totalOverflows = false;
+  std::string largest;  // "'A' of shape [M, K] = [..], 10.0 TiB": what to shrink first
   for (const auto& op : program.body().operations()) {
     if (!op->is("tile.input") && !op->is("tile.output")) continue;
     const ir::Type& t = op->result()->type();
@@ -118,6 +120,10 @@ bool checkArgumentSizes(const ir::Operation& program, const std::map<std::string
                                  << "; use smaller dims";
       continue;
     }
+    if (*bytes > largestBytes) {
+      largestBytes = *bytes;
+      largest = "'" + name + "' of shape " + shapeText(t, *extents) + ", " + formatBytes(*bytes);
+    }
     auto sum = checkedAdd(total, *bytes);
     totalOverflows = totalOverflows || !sum;
     if (sum) total = *sum;
@@ -126,8 +132,8 @@ bool checkArgumentSizes(const ir::Operation& program, const std::map<std::string
   if (totalOverflows || total > maxBytes)
     return diag.error(program.loc()) << "program '" << program.stringAttr("sym_name") << "' at these dims needs "
                                      << (totalOverflows ? "more than 2^63 bytes" : formatBytes(total))
-                                     << " of interpreter memory for its tensors, over the limit of "
-                                     << formatBytes(maxBytes) << "; " << kRaiseHint;
+                                     << " of interpreter memory for its tensors (the largest is " << largest
+                                     << "), over the limit of " << formatBytes(maxBytes) << "; " << kRaiseHint;
   return true;
 }
 

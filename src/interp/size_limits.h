@@ -23,7 +23,7 @@ namespace kiln::interp {
 // generated, and one per output element for the fp64 reference.
 inline constexpr int64_t kDoublesPerElementBytes = 8;
 
-// "16.0 GiB" / "512 B": a byte count as a user reads it.
+// "16.0 GiB" / "512 bytes": a byte count as a user reads it (exact below 1 MiB).
 std::string formatBytes(int64_t bytes);
 
 // Parses a memory size as a user writes it: "8G", "512M", "64K", "1T" (binary units, an optional

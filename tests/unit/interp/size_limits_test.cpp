@@ -39,15 +39,16 @@ TEST(InterpSizes, ATensorWhoseElementCountOverflowsNamesTheDim) {
 TEST(InterpSizes, ATensorOverTheMemoryLimitIsRefusedBeforeAllocation) {
   // 2^20 x 2^20 bf16 is 2 TiB: refused at once (the old code died in std::bad_alloc).
   EXPECT_EQ(firstError(kBf16Gemm, "M=1048576,N=8,K=1048576"),
-            "program 'gemm' at these dims needs 10.0 TiB of interpreter memory for its tensors, over the limit of "
-            "4.0 GiB; use smaller dims, or raise the limit with --max-memory (or KILN_INTERP_MAX_MEMORY)");
+            "program 'gemm' at these dims needs 10.0 TiB of interpreter memory for its tensors (the largest is 'A' "
+            "of shape [M, K] = [1048576, 1048576], 10.0 TiB), over the limit of 4.0 GiB; use smaller dims, or raise the limit with --max-memory (or KILN_INTERP_MAX_MEMORY)");
 }
 
 TEST(InterpSizes, TheLimitIsConfigurable) {
   // 64x16 + 16x32 + 64x32 elements at 2 + 8 bytes each: 35840 bytes.
   EXPECT_EQ(firstError(kBf16Gemm, "M=64,N=32,K=16", 35839),
-            "program 'gemm' at these dims needs 35.0 KiB of interpreter memory for its tensors, over the limit of "
-            "35.0 KiB; use smaller dims, or raise the limit with --max-memory (or KILN_INTERP_MAX_MEMORY)");
+            "program 'gemm' at these dims needs 35840 bytes of interpreter memory for its tensors (the largest is "
+            "'C' of shape [M, N] = [64, 32], 20480 bytes), over the limit of 35839 bytes; use smaller dims, or "
+            "raise the limit with --max-memory (or KILN_INTERP_MAX_MEMORY)");
   ir::DiagnosticEngine diag;
   EXPECT_NE(runInterpretCommand(kBf16Gemm, "M=64,N=32,K=16", 1, diag, 35840), "") << diag.str();
 }
