@@ -77,5 +77,27 @@ TEST(LaunchPointers, AnotherContextOrAShortAllocationIsRefused) {
       << e;
 }
 
+// The same buffers relaunched are not asked about again (the queries would sit inside a
+// benchmark's timing); other buffers are.
+TEST(LaunchPointers, RelaunchingTheSameBuffersChecksThemOnce) {
+  runtime::testing::FakeDriver fake([](FakeCudaState& s) {
+    s.pointerResult = CUDA_SUCCESS;
+    s.pointerRangeStart = 0x7f0000000000;
+    s.pointerRangeSize = 0x3000000000;
+  });
+  auto ctx = runtime::Context::primary(fake.driver());
+  Kernel k = gemmKernel();
+  k.launch(ctx, nullptr, kPtrs, {}, kDims);
+  const int first = fake.state().pointerQueries;
+  EXPECT_GT(first, 0);
+  k.launch(ctx, nullptr, kPtrs, {}, kDims);
+  EXPECT_EQ(fake.state().pointerQueries, first);
+  std::vector<uint64_t> moved = kPtrs;
+  moved[1] += 0x100000;
+  k.launch(ctx, nullptr, moved, {}, kDims);
+  EXPECT_EQ(fake.state().pointerQueries, 2 * first);
+  EXPECT_EQ(fake.state().launches.size(), 3u);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -304,6 +304,7 @@ CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned v, size_t n) {
   return CUDA_SUCCESS;
 }
 CUresult cuPointerGetAttribute(void* out, CUpointer_attribute attr, CUdeviceptr) {
+  ++g_state.pointerQueries;
   if (g_state.pointerResult != CUDA_SUCCESS) return g_state.pointerResult;
   switch (attr) {
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *static_cast<unsigned*>(out) = g_state.pointerMemoryType; break;

@@ -63,6 +63,7 @@ struct FakeCudaState {
   std::vector<FakeLaunch> occupancyQueries;  // the configs cuOccupancyMaxActiveClusters was asked about
   std::vector<FakeTensorMapCall> tensorMaps;
   int allocations = 0, frees = 0;
+  int pointerQueries = 0;  // cuPointerGetAttribute calls
 };
 
 extern "C" FakeCudaState* kilnFakeCudaState();
