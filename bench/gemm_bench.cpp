@@ -10,8 +10,11 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <tuple>
 
+#include "bench/bench_rows.h"
 #include "bench/bench_support.h"
 #include "bench/read_ceiling.h"
 #include "examples/examples.h"
@@ -77,7 +80,13 @@ int main(int argc, char** argv) {
 
   runtime::Driver* drv = bench::driverOrExplain("kiln_gemm_bench");
   if (!drv) return 3;
-  auto shapes = shapesArg.empty() ? kDefaultShapes : bench::parseShapes(shapesArg);
+  std::vector<Shape> shapes = kDefaultShapes;
+  try {
+    if (!shapesArg.empty()) shapes = bench::parseShapes(shapesArg);
+  } catch (const std::exception& e) {  // a malformed --shapes is a usage error, not an abort
+    std::fprintf(stderr, "kiln_gemm_bench: --shapes '%s': %s\n", shapesArg.c_str(), e.what());
+    return 2;
+  }
   runtime::Context ctx = runtime::Context::primary(*drv);
   std::printf("GPU: %s\n", bench::gpuDescription().c_str());
   Target target = Target::byName("sm_90a").value();
@@ -189,16 +198,32 @@ int main(int argc, char** argv) {
     const std::string pick = pickFor(s);
     for (auto& [cfg, k] : kernels) {
       std::map<std::string, int64_t> dims{{"M", s.M}, {"N", s.N}, {"K", s.K}};
-      auto run = [&](cudaStream_t st) { k.launch(ctx, st, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dC.ptr)}, {}, dims); };
-      auto checkStart = std::chrono::steady_clock::now();
-      auto [cmp, ok] = bench::checkBf16Output(run, dC, R);
-      checkS += since(checkStart);
-      // Each kernel is timed in alternation with cuBLAS (shared/BENCH.md), and its ratio is to that
-      // cuBLAS median: a clock drifting over the shape's minute moves both alike.
-      auto timeStart = std::chrono::steady_clock::now();
-      auto [ms, pairedCublasMs] = ok ? bench::alternatingMedianMs(run, runCublas, warmup, reps, nullptr)
-                                     : std::pair<double, double>{0, 0};
-      timeS += since(timeStart);
+      const std::vector<uint64_t> ptrs = {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dC.ptr)};
+      auto run = [&](cudaStream_t st) { k.launch(ctx, st, ptrs, {}, dims); };
+      bench::Comparison cmp;
+      bool ok = false;
+      double ms = 0, pairedCublasMs = 0;
+      // A shape this kernel does not support (a dim it needs a multiple of, ...) is a row, not the
+      // end of the run; so is a launch that fails while measuring.
+      std::optional<std::string> status = bench::unsupportedShape(k, ptrs, {}, dims);
+      if (!status)
+        status = bench::guardedRow([&] {
+          auto checkStart = std::chrono::steady_clock::now();
+          bench::CheckedRun checked = bench::checkBf16Output(run, dC, R);
+          cmp = checked.cmp;
+          ok = checked.ok;
+          checkS += since(checkStart);
+          // Each kernel is timed in alternation with cuBLAS (shared/BENCH.md), and its ratio is to that
+          // cuBLAS median: a clock drifting over the shape's minute moves both alike.
+          auto timeStart = std::chrono::steady_clock::now();
+          if (ok) std::tie(ms, pairedCublasMs) = bench::alternatingMedianMs(run, runCublas, warmup, reps, nullptr);
+          timeS += since(timeStart);
+        });
+      if (status) {
+        std::printf("  %-50s %s\n", cfg.c_str(), status->c_str());
+        shapeJson["kiln"].push_back({{"config", cfg}, {"correct", false}, {"status", *status}});
+        continue;
+      }
       double vsCublas = ok ? pairedCublasMs / ms : 0.0;
       std::printf("  %-50s %s %.4f ms %.0f TFLOP/s %.0f GB/s (%.2fx cuBLAS at %.4f ms, %.2fx copy time, %.2fx read "
                   "time) err %.1e\n",

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_rows.h"
 #include "bench/bench_support.h"
 #include "examples/examples.h"
 #include "kiln/kernel.h"
@@ -115,12 +116,25 @@ int main(int argc, char** argv) {
         std::printf("  %s: not built: %s", line.c_str(), diag.str().c_str());
         continue;
       }
-      auto run = [&](cudaStream_t st) {
-        kernel->launch(ctx, st, {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dIds.ptr), uint64_t(dC.ptr)}, {}, dims);
-      };
-      auto [cmp, ok] = bench::checkBf16Output(run, dC, R);
+      const std::vector<uint64_t> ptrs = {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dIds.ptr), uint64_t(dC.ptr)};
+      auto run = [&](cudaStream_t st) { kernel->launch(ctx, st, ptrs, {}, dims); };
+      bench::Comparison cmp;
+      bool ok = false;
       double ms = 0, cublasMs = 0;
-      if (ok) std::tie(ms, cublasMs) = bench::alternatingMedianMs(run, runCublas, warmup, reps, nullptr);
+      // An unsupported shape (or a launch that fails) is a row, and the run goes on.
+      std::optional<std::string> status = bench::unsupportedShape(*kernel, ptrs, {}, dims);
+      if (!status)
+        status = bench::guardedRow([&] {
+          bench::CheckedRun checked = bench::checkBf16Output(run, dC, R);
+          cmp = checked.cmp;
+          ok = checked.ok;
+          if (ok) std::tie(ms, cublasMs) = bench::alternatingMedianMs(run, runCublas, warmup, reps, nullptr);
+        });
+      if (status) {
+        std::printf("  %-110s %s\n", line.c_str(), status->c_str());
+        shapeJson["kiln"].push_back({{"config", line}, {"correct", false}, {"status", *status}});
+        continue;
+      }
       auto tf = [&](double m) { return m > 0 ? flops / m / 1e9 : 0.0; };
       std::printf("  %-110s %s %.4f ms %6.0f TFLOP/s (%.2fx cuBLAS at %.4f ms, %.0f TFLOP/s) err %.1e, %d regs\n",
                   line.c_str(), ok ? "ok " : "BAD", ms, tf(ms), ms > 0 ? cublasMs / ms : 0.0, cublasMs, tf(cublasMs),

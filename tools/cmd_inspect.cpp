@@ -131,6 +131,9 @@ int runInspect(const InspectArgs& a) {
         // Report and go on: one program the strategy cannot compile does not hide the others.
         std::fprintf(stderr, "%s: %s", name.c_str(), one.str().c_str());
         ok = false;
+      } else if (!one.diagnostics().empty()) {
+        // A success may still carry warnings (a damaged or read-only cache): never drop them.
+        std::fprintf(stderr, "%s: %s", name.c_str(), one.str().c_str());
       }
     }
   }

@@ -33,7 +33,7 @@ int runOpt(const OptArgs& a) {
   }
   std::string text;
   if (a.file == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), {});
+    if (!readStdin(text)) return kFailed;
   } else if (!readFile(a.file, text)) {
     return kFailed;
   }

@@ -2,9 +2,12 @@
 //   --interpret   on the CPU, through the exact tile-IR interpreter, against an fp64 reference
 //   (default)     on the GPU: compile for the device, launch, and check against the interpreter
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 
 #include "examples/examples.h"
 #include "interp/interpret_command.h"
+#include "interp/size_limits.h"
 #include "kiln/ir/parser.h"
 #include "kiln/ir/printer.h"
 #include "kiln/runtime/driver.h"
@@ -21,7 +24,21 @@ struct RunArgs {
   uint64_t seed = 1;
   bool interpret = false;
   std::string config;
+  std::string maxMemory;  // empty: $KILN_INTERP_MAX_MEMORY, else the interpreter's default
 };
+
+// The interpreter's memory limit from --max-memory or $KILN_INTERP_MAX_MEMORY; nullopt after
+// printing why the setting is malformed.
+std::optional<int64_t> interpreterMemoryLimit(const std::string& option) {
+  const char* env = std::getenv("KILN_INTERP_MAX_MEMORY");
+  std::string text = !option.empty() ? option : env && *env ? env : "";
+  if (text.empty()) return interp::kDefaultMaxMemoryBytes;
+  auto bytes = interp::parseMemorySize(text);
+  if (!bytes)
+    std::fprintf(stderr, "kiln run: bad memory limit '%s' (from %s): give a size such as 8G, 512M or 1073741824\n",
+                 text.c_str(), option.empty() ? "KILN_INTERP_MAX_MEMORY" : "--max-memory");
+  return bytes;
+}
 
 // "M=128,N=128": every dim of the text's first tile.program (none when it does not parse: the run
 // reports that).
@@ -62,8 +79,10 @@ int runRun(const RunArgs& a) {
     }
     return runOnGpu(text, dims, a.seed, a.config);
   }
+  auto maxMemory = interpreterMemoryLimit(a.maxMemory);
+  if (!maxMemory) return kUsage;
   ir::DiagnosticEngine diag;
-  std::string report = interp::runInterpretCommand(text, dims, a.seed, diag);
+  std::string report = interp::runInterpretCommand(text, dims, a.seed, diag, *maxMemory);
   std::fprintf(stderr, "%s", diag.str().c_str());
   if (report.empty()) return kFailed;
   std::printf("%s", report.c_str());
@@ -80,6 +99,8 @@ void registerRunCommand(CLI::App& app) {
   cmd->add_option("--dims", args.dims, "Dim values, e.g. M=64,N=32,K=16 (default: 128 for every dim)");
   cmd->add_option("--seed", args.seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_flag("--interpret", args.interpret, "Run on the CPU through the tile-IR interpreter");
+  cmd->add_option("--max-memory", args.maxMemory,
+                  "Memory limit of the interpreter, e.g. 8G or 512M (default: $KILN_INTERP_MAX_MEMORY, else 4G)");
   cmd->add_option("--config", args.config,
                   "Schedule for the GPU run, e.g. \"bm=128 bn=128 bk=32 stages=3\" (default: a GEMM runs its family's pick "
                   "for the dims, a program without a matrix product the rowwise family's)");

@@ -19,12 +19,16 @@ void registerBenchCommand(CLI::App& app);
 void registerConfigCommand(CLI::App& app);
 // `kiln compile`: a tile program to PTX, kern IR or its launch contract (cmd_compile.cpp).
 void registerCompileCommand(CLI::App& app);
+// `kiln cache stats|clear|verify`: the on-disk compile cache (cmd_cache.cpp).
+void registerCacheCommand(CLI::App& app);
 // Verbs added as their subsystems land (compile, inspect, run, bench).
 void registerExtraCommands(CLI::App& app);
 
 void setExitCode(int code);
 int exitCode();
-// Reads a whole file; on failure prints a sentence and returns false.
+// Reads a whole regular file, or all of standard input, up to the input limit
+// (support/input_file.h); on failure prints a sentence and returns false.
 bool readFile(const std::string& path, std::string& out);
+bool readStdin(std::string& out);
 
 }  // namespace kiln::tools

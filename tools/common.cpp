@@ -1,7 +1,8 @@
-#include <cstdio>
-#include <fstream>
-#include <sstream>
+#include <unistd.h>
 
+#include <cstdio>
+
+#include "support/input_file.h"
 #include "tools/commands.h"
 
 namespace kiln::tools {
@@ -11,21 +12,24 @@ void setExitCode(int code) { gExitCode = code; }
 int exitCode() { return gExitCode; }
 
 bool readFile(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "kiln: cannot read '%s': no such file, or it is not readable\n", path.c_str());
-    return false;
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
+  std::string error;
+  if (support::readInputFile(path, support::maxInputBytes(), out, error)) return true;
+  std::fprintf(stderr, "kiln: %s\n", error.c_str());
+  return false;
+}
+
+bool readStdin(std::string& out) {
+  std::string error;
+  if (support::readInputStream(STDIN_FILENO, "standard input", support::maxInputBytes(), out, error)) return true;
+  std::fprintf(stderr, "kiln: %s\n", error.c_str());
+  return false;
 }
 
 void registerExtraCommands(CLI::App& app) {
   registerRunCommand(app);
   registerInspectCommand(app);
   registerBenchCommand(app);
+  registerCacheCommand(app);
 }
 
 }  // namespace kiln::tools

@@ -1,6 +1,8 @@
 // The `kiln` command-line tool: one verb per file (cmd_*.cpp), wired together here.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <new>
+#include <stdexcept>
 
 #include "kiln/dialects.h"
 #include "tools/commands.h"
@@ -19,6 +21,14 @@ int main(int argc, char** argv) {
   kiln::tools::registerExtraCommands(app);
   try {
     app.parse(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // The last line of defence: every size is checked before it is allocated, but a host that is
+    // short of memory (or a limit set too high for it) must still end in a sentence, not an abort.
+    std::fprintf(stderr, "kiln: out of memory; use smaller dims or inputs (kiln run --interpret: lower --max-memory)\n");
+    return kiln::tools::kFailed;
+  } catch (const std::length_error& e) {
+    std::fprintf(stderr, "kiln: a size is too large (%s); use smaller dims or inputs\n", e.what());
+    return kiln::tools::kFailed;
   } catch (const CLI::ParseError& e) {
     bool knownVerb = false;
     for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; }))

@@ -53,8 +53,10 @@ class Kernel {
   // Checks the arguments against the kernel's contract; reports each violation to `diag`.
   bool validate(const std::vector<uint64_t>& tensors, const std::vector<double>& scalars,
                 const std::map<std::string, int64_t>& dims, ir::DiagnosticEngine& diag) const;
-  // Validates, then launches on `stream` (a CUstream of `ctx`): encodes the tensor maps, and runs a
-  // persistent kernel on at most one block per SM of the device. A split-K or stream-K kernel gets
+  // Validates, checks with libcuda that every tensor pointer is device memory of `ctx` whose
+  // allocation covers the tensor, then launches on `stream` (a CUstream of `ctx`): encodes the
+  // tensor maps, and runs a persistent kernel on at most one block per SM of the device. A split-K
+  // or stream-K kernel gets
   // its workspace from the kernel (one per stream, allocated and its flags zeroed at the first
   // launch that needs it). Throws kiln::ir::Error on a bad argument.
   void launch(const runtime::Context& ctx, void* stream, const std::vector<uint64_t>& tensors,
@@ -69,6 +71,10 @@ class Kernel {
  private:
   struct Impl;
   explicit Kernel(std::unique_ptr<Impl> impl);
+  // cuPointerGetAttribute for each tensor, unless the last launch checked the same spans in `ctx`.
+  bool pointersValid(const runtime::Context& ctx, const std::vector<uint64_t>& tensors,
+                     const std::vector<double>& scalars, const std::map<std::string, int64_t>& dims,
+                     ir::DiagnosticEngine& diag) const;
   std::unique_ptr<Impl> impl_;
 };
 

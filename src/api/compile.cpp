@@ -17,11 +17,13 @@ namespace kiln {
 using namespace ir;
 
 int64_t GridAxis::eval(const std::map<std::string, int64_t>& dims) const {
+  // Saturates instead of wrapping: validate() then reports a grid over CUDA's limit rather than a
+  // wrapped (small, or negative) block count.
   int64_t v = constant;
   for (const auto& [dim, tile] : tiles) {
     auto it = dims.find(dim);
     int64_t d = it == dims.end() ? 0 : it->second;
-    v *= (d + tile - 1) / tile;
+    if (__builtin_mul_overflow(v, d / tile + (d % tile != 0 ? 1 : 0), &v)) return INT64_MAX;
   }
   return v;
 }
@@ -34,7 +36,8 @@ bool KernelParam::StreamRule::holds(const std::map<std::string, int64_t>& dims) 
 std::array<int64_t, 3> LaunchInfo::gridFor(const std::map<std::string, int64_t>& dims, int sms) const {
   std::array<int64_t, 3> g = {1, 1, 1};
   // The grid axes count clusters; a block per SM at most, in whole clusters.
-  for (size_t i = 0; i < grid.size() && i < 3; ++i) g[i] = grid[i].eval(dims) * cluster[i];
+  for (size_t i = 0; i < grid.size() && i < 3; ++i)
+    if (__builtin_mul_overflow(grid[i].eval(dims), int64_t(cluster[i]), &g[i])) g[i] = INT64_MAX;
   if (persistent && sms > 0)
     g[0] = std::min<int64_t>(g[0], std::max(1, sms / cluster[0]) * int64_t(cluster[0]) * persistentPerSm);
   return g;
@@ -45,7 +48,11 @@ std::array<int64_t, 2> LaunchInfo::workspaceBytes(const std::map<std::string, in
   GridAxis tilesOnly = grid[0];
   tilesOnly.constant = 1;
   int64_t units = workspacePerBlock ? gridFor(dims, sms)[0] : tilesOnly.eval(dims);
-  return {units * workspaceUnitBytes[0], units * workspaceUnitBytes[1]};
+  // Saturated, so that a huge grid asks for an allocation the driver refuses, never a wrapped one.
+  std::array<int64_t, 2> bytes{};
+  for (int i = 0; i < 2; ++i)
+    if (__builtin_mul_overflow(units, workspaceUnitBytes[size_t(i)], &bytes[size_t(i)])) bytes[size_t(i)] = INT64_MAX;
+  return bytes;
 }
 
 bool LaunchInfo::validate(const std::map<std::string, int64_t>& dims, DiagnosticEngine& diag) const {

@@ -34,21 +34,30 @@ struct Fd {
   }
 };
 
-// nullopt when there is no entry; an entry we cannot read is reported and treated as a miss.
+// nullopt when there is no entry. An entry we cannot read, or anything at its path that is not a
+// regular file (a FIFO would block a plain open forever, a device would read without end), is
+// reported as a warning the user sees and treated as a miss.
 std::optional<std::string> readFile(const fs::path& path, ir::DiagnosticEngine& diag) {
-  Fd f{open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  Fd f{open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
   if (f.fd < 0) {
     if (errno != ENOENT && errno != ENOTDIR)  // no entry, or no cache directory yet
-      diag.remark(ir::Location::unknown()) << "compile cache: cannot read " << path.string() << ": "
-                                           << std::strerror(errno) << "; rebuilding it";
+      diag.warning(ir::Location::unknown()) << "compile cache: cannot read " << path.string() << ": "
+                                            << std::strerror(errno) << "; rebuilding it";
     return std::nullopt;
   }
   struct stat st {};
-  if (fstat(f.fd, &st) != 0 || st.st_size > kMaxEntryBytes) {
-    diag.remark(ir::Location::unknown()) << "compile cache: rejected " << path.string()
-                                         << " (not a regular entry of plausible size); rebuilding it";
+  if (fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    diag.warning(ir::Location::unknown()) << "compile cache: " << path.string()
+                                          << " is not a regular file; treating it as a miss (remove it, or run "
+                                             "`kiln cache clear`)";
     return std::nullopt;
   }
+  if (st.st_size > kMaxEntryBytes) {
+    diag.warning(ir::Location::unknown()) << "compile cache: rejected " << path.string() << " (" << st.st_size
+                                          << " bytes, larger than any entry Kiln writes); rebuilding it";
+    return std::nullopt;
+  }
+  fcntl(f.fd, F_SETFL, fcntl(f.fd, F_GETFL) & ~O_NONBLOCK);
   std::string bytes(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;
   while (got < bytes.size()) {
@@ -93,8 +102,8 @@ std::optional<AssembledKernel> CompileCache::lookup(const CacheKey& key, ir::Dia
   std::string why;
   auto kernel = decodeCacheEntry(*bytes, key, why);
   if (!kernel)
-    diag.remark(ir::Location::unknown()) << "compile cache: rejected " << path.string() << " ("
-                                         << why << "); rebuilding it";
+    diag.warning(ir::Location::unknown()) << "compile cache: rejected " << path.string() << " (" << why
+                                          << "); rebuilding it";
   return kernel;
 }
 

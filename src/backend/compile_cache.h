@@ -6,8 +6,9 @@
 //    renamed over the final name, so a reader sees either no entry or a whole one, never a partial
 //    one, however many threads and processes write the same key at once (they write the same
 //    cubin; the last rename wins).
-//  * Reads trust nothing: a truncated, corrupted or foreign entry is rejected with a remark (so the
-//    user can see why it was rebuilt) and treated as a miss; the rebuilt entry replaces it.
+//  * Reads trust nothing: a truncated, corrupted or foreign entry, or anything at an entry's path
+//    that is not a regular file (a FIFO is never opened blocking), is rejected with a warning (so
+//    the user sees why it was rebuilt) and treated as a miss; the rebuilt entry replaces it.
 //  * The cache is an optimisation: failing to write it is a warning, never a failed compile.
 // One CompileCache may be shared by threads; each call takes its own DiagnosticEngine.
 #include <filesystem>
@@ -32,7 +33,7 @@ class CompileCache {
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path entryPath(const CacheKey& key) const;
 
-  // The stored kernel, or nullopt on a miss or a rejected entry (reported as a remark).
+  // The stored kernel, or nullopt on a miss or a rejected entry (reported as a warning).
   std::optional<AssembledKernel> lookup(const CacheKey& key, ir::DiagnosticEngine& diag) const;
   // Stores `kernel` under `key`; false, with a warning, when the entry cannot be written.
   bool store(const CacheKey& key, const AssembledKernel& kernel, ir::DiagnosticEngine& diag) const;

@@ -92,7 +92,7 @@ class Binder {
                      << ", but the tensor given has shape " << listStr(t->shape);
       return;
     }
-    int64_t need = numElements(extents) * elementBytes(t->dtype);
+    int64_t need = storageBytes(t->dtype, extents);  // fits: checkArgumentSizes ran first
     if (static_cast<int64_t>(t->bytes.size()) != need) {
       fail(op.loc()) << "tensor '" << n << "' has " << t->bytes.size() << " bytes, but its " << numElements(extents)
                      << " " << ir::scalarName(t->dtype) << " elements need " << need;

@@ -12,6 +12,7 @@
 #include "interp/reduce_axis.h"
 #include "interp/scalar_ops.h"
 #include "kiln/ir/op_registry.h"
+#include "support/checked_math.h"
 
 namespace kiln::interp {
 
@@ -106,8 +107,8 @@ bool Executor::runForTiles(const ir::Operation& op) {
   std::vector<int64_t> counts;  // blocks per tiled dim
   int64_t instances = batches;
   for (const auto& d : dims) {
-    counts.push_back((ctx_.extents.at(d) + ctx_.blocks.at(d) - 1) / ctx_.blocks.at(d));
-    instances *= counts.back();
+    counts.push_back(support::ceilDiv(ctx_.extents.at(d), ctx_.blocks.at(d)));
+    instances *= counts.back();  // cannot overflow: checkTileSizes checked the product
   }
   const ir::Block& body = op.body();
   // Row-major over (batch, block of dims[0], block of dims[1], ...); the contract allows any order.

@@ -3,6 +3,7 @@
 
 #include "interp/element_codec.h"
 #include "kiln/ir/diagnostics.h"
+#include "support/checked_math.h"
 
 namespace kiln::interp {
 
@@ -11,15 +12,23 @@ int64_t elementBytes(ir::ScalarType t) {
   return t == ir::ScalarType::I1 ? 1 : ir::bitWidth(t) / 8;
 }
 
+// Callers check user-given sizes first (size_limits.h), so an overflow here is an interpreter bug:
+// it must abort loudly, never wrap into a small buffer that is then written past.
 int64_t numElements(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t e : shape) n *= e;
-  return n;
+  auto n = support::checkedProduct(shape);
+  KILN_ASSERT(n.has_value(), "numElements: the product of the extents overflows int64");
+  return *n;
+}
+
+int64_t storageBytes(ir::ScalarType dtype, const std::vector<int64_t>& shape) {
+  auto bytes = support::checkedMul(numElements(shape), elementBytes(dtype));
+  KILN_ASSERT(bytes.has_value(), "storageBytes: the tensor's byte count overflows int64");
+  return *bytes;
 }
 
 HostTensor makeHostTensor(ir::ScalarType dtype, std::vector<int64_t> shape) {
   HostTensor t{dtype, std::move(shape), {}};
-  t.bytes.assign(static_cast<size_t>(numElements(t.shape) * elementBytes(dtype)), 0);
+  t.bytes.assign(static_cast<size_t>(storageBytes(dtype, t.shape)), 0);
   return t;
 }
 
@@ -43,7 +52,7 @@ void setElement(HostTensor& t, int64_t i, double v) {
 
 void fillFromDoubles(HostTensor& t, std::span<const double> values) {
   KILN_ASSERT(static_cast<int64_t>(values.size()) == numElements(t), "fillFromDoubles: wrong number of values");
-  t.bytes.resize(static_cast<size_t>(numElements(t) * elementBytes(t.dtype)));
+  t.bytes.resize(static_cast<size_t>(storageBytes(t.dtype, t.shape)));
   for (size_t i = 0; i < values.size(); ++i) setElement(t, static_cast<int64_t>(i), values[i]);
 }
 
@@ -61,7 +70,9 @@ std::vector<int64_t> elementStrides(const std::vector<int64_t>& shape, const std
     size_t axis = order.empty() ? rank - 1 - i : static_cast<size_t>(order.at(i));
     KILN_ASSERT(axis < rank, "elementStrides: order names a missing axis");
     strides[axis] = s;
-    s *= shape[axis];
+    auto next = support::checkedMul(s, shape[axis]);
+    KILN_ASSERT(next.has_value(), "elementStrides: the strides overflow int64 (sizes are checked before a run)");
+    s = *next;
   }
   return strides;
 }

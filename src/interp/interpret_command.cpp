@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "interp/random_inputs.h"
+#include "interp/size_limits.h"
 #include "kiln/dialects.h"
 #include "kiln/interp/interpreter.h"
 #include "kiln/ir/parser.h"
@@ -87,7 +88,7 @@ std::optional<std::map<std::string, int64_t>> parseDims(const std::string& spec,
 }
 
 std::string runInterpretCommand(const std::string& kilnText, const std::string& dimsSpec, uint64_t seed,
-                                ir::DiagnosticEngine& diag) {
+                                ir::DiagnosticEngine& diag, int64_t maxMemoryBytes) {
   registerAllDialects();
   auto module = ir::parseModule(kilnText, diag);
   if (!module || !ir::verify(*module, diag)) return "";
@@ -95,12 +96,16 @@ std::string runInterpretCommand(const std::string& kilnText, const std::string& 
   if (!program) return "";
   auto dims = parseDims(dimsSpec, diag);
   if (!dims) return "";
+  // Inputs are generated only for sizes that fit: a huge dim is a sentence, not a bad_alloc.
+  if (!checkArgumentSizes(*program, *dims, maxMemoryBytes, diag)) return "";
 
   GeneratedArguments args = generateArguments(*program, *dims, seed);
-  if (!run(*program, args.request, diag)) return "";
+  RunOptions opts;
+  opts.maxMemoryBytes = maxMemoryBytes;
+  if (!run(*program, args.request, diag, opts)) return "";
   // The reference runs on the same inputs; it writes its outputs to `ref`, not to the tensors.
   std::map<std::string, std::vector<double>> ref;
-  if (!runReference(*program, args.request, ref, diag)) return "";
+  if (!runReference(*program, args.request, ref, diag, opts)) return "";
 
   std::string report = fmt::format("program {}\ndims", program->stringAttr("sym_name"));
   for (const auto& d : program->stringsAttr("dims")) report += fmt::format(" {}={}", d, dims->at(d));

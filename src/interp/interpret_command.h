@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "kiln/interp/interpreter.h"
 #include "kiln/ir/diagnostics.h"
 
 namespace kiln::interp {
@@ -25,7 +26,9 @@ namespace kiln::interp {
 // "M=64,N=32,K=16" -> {M: 64, N: 32, K: 16}; nullopt after reporting a malformed entry.
 std::optional<std::map<std::string, int64_t>> parseDims(const std::string& spec, ir::DiagnosticEngine& diag);
 
+// `maxMemoryBytes` is the run's memory limit (RunOptions::maxMemoryBytes): the sizes are checked
+// against it before any input is generated.
 std::string runInterpretCommand(const std::string& kilnText, const std::string& dimsSpec, uint64_t seed,
-                                ir::DiagnosticEngine& diag);
+                                ir::DiagnosticEngine& diag, int64_t maxMemoryBytes = kDefaultMaxMemoryBytes);
 
 }  // namespace kiln::interp

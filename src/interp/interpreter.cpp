@@ -5,6 +5,7 @@
 #include "interp/bind_arguments.h"
 #include "interp/block_sizes.h"
 #include "interp/executor.h"
+#include "interp/size_limits.h"
 #include "kiln/ir/verifier.h"
 
 namespace kiln::interp {
@@ -15,9 +16,12 @@ bool runIn(Arithmetic arith, const ir::Operation& program, RunRequest& req,
   if (!program.is("tile.program"))
     return diag.error(program.loc()) << "the interpreter runs a 'tile.program', not '" << program.name() << "'";
   if (!ir::verify(program, diag)) return false;
+  // Sizes first: a dim that overflows a size must be a sentence before binding computes with it.
+  if (!checkArgumentSizes(program, req.dims, opts.maxMemoryBytes, diag)) return false;
   RunContext ctx(arith, diag);
   if (!bindArguments(program, req, ctx, wideOutputs)) return false;
   if (!chooseBlockSizes(program, ctx.extents, opts.blockSizes, ctx.blocks, diag)) return false;
+  if (!checkTileSizes(program, ctx, opts.maxMemoryBytes, diag)) return false;
   return Executor(ctx).runProgram(program);
 }
 

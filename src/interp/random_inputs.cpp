@@ -6,6 +6,7 @@
 #include <random>
 
 #include "dialects/tile/tile_ops.h"
+#include "support/checked_math.h"
 
 namespace kiln::interp {
 namespace {
@@ -76,7 +77,8 @@ GeneratedArguments generateArguments(const ir::Operation& program, const std::ma
     if (!op->is("tile.input") && !op->is("tile.output")) continue;
     const ir::Type& t = op->result()->type();
     std::vector<int64_t> shape = resolve(t, dims);
-    if (shape.empty()) continue;
+    // An overflowing size is left out like a missing dim: run() reports it, naming the dim.
+    if (shape.empty() || !support::checkedProduct(shape)) continue;
     std::vector<double> values(static_cast<size_t>(numElements(shape)));
     const ir::Operation* group = op->is("tile.input") ? groupIndexReading(op->result()) : nullptr;
     if (op->is("tile.output")) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <set>
@@ -85,6 +86,14 @@ std::map<std::string, int64_t> checkDims(const KernelSignature& sig, const Launc
           << (it->second == 0
                   ? " (skip the launch when a dimension is 0: there is nothing to compute)"
                   : "");
+      continue;
+    }
+    // Dims are kernel parameters of type int32 (packDim): a larger one would wrap on the device.
+    if (it->second > std::numeric_limits<int32_t>::max()) {
+      diag.error(ir::Location::unknown()) << fmt::format(
+          "dimension '{}' is {}, over the limit of {} (the kernel takes its dims as int32); split the "
+          "problem along {}",
+          d, it->second, std::numeric_limits<int32_t>::max(), d);
       continue;
     }
     valid[d] = it->second;
@@ -262,25 +271,41 @@ void checkAliasing(const KernelSignature& sig, const std::vector<std::optional<B
 }
 
 void checkScalar(const ScalarParam& p, double v, DiagnosticEngine& diag) {
-  if (!ir::isInteger(p.dtype))
-    return;  // floats are passed rounded to nearest, inf and nan included
+  if (p.dtype == ir::ScalarType::F32) return;  // passed rounded to nearest, inf and nan included
+  if (ir::isFloat(p.dtype)) {
+    // No kernel parameter holds a narrow float (the PTX declares .f32, .u32 or .u64 only).
+    argError(diag, p.name) << "the kernel takes a " << ir::scalarName(p.dtype)
+                           << " scalar, which cannot be passed as a kernel parameter; declare the scalar f32 "
+                              "and cast it inside the program";
+    return;
+  }
   if (std::isnan(v) || std::trunc(v) != v) {
     argError(diag, p.name) << fmt::format("value {} is not an integer, but the kernel takes {}", v,
                                           ir::scalarName(p.dtype));
     return;
   }
-  // Bounds as doubles, exact: [lo, hiExclusive). 2^31 and 2^63 are representable.
+  // Bounds as doubles, exact: [lo, hiExclusive). 2^31 and 2^63 are representable. The range is
+  // the one packScalar writes: i64 in 8 bytes, i32 and index in 4 (the PTX's .u32), i1 as 0 or 1.
   double lo = 0, hiExclusive = 2;
-  if (p.dtype == ir::ScalarType::I32) {
+  if (p.dtype == ir::ScalarType::I32 || p.dtype == ir::ScalarType::Index) {
     lo = -2147483648.0;
     hiExclusive = 2147483648.0;
-  } else if (p.dtype != ir::ScalarType::I1) {
+  } else if (p.dtype == ir::ScalarType::I64) {
     lo = -9223372036854775808.0;
     hiExclusive = 9223372036854775808.0;
   }
   if (v < lo || v >= hiExclusive)
-    argError(diag, p.name) << fmt::format("value {} is out of range for {}", v,
-                                          ir::scalarName(p.dtype));
+    argError(diag, p.name) << fmt::format("value {} is out of range for {}", v, ir::scalarName(p.dtype));
+}
+
+const char* memoryName(PointerAttributes::Memory m) {
+  switch (m) {
+    case PointerAttributes::Memory::Device: return "device memory";
+    case PointerAttributes::Memory::Host: return "host memory";
+    case PointerAttributes::Memory::Array: return "a CUDA array";
+    case PointerAttributes::Memory::Unified: return "unified memory";
+  }
+  return "unknown memory";
 }
 
 }  // namespace
@@ -312,6 +337,91 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape,
       s = std::numeric_limits<int64_t>::max();
   }
   return strides;
+}
+
+std::vector<ByteSpan> tensorByteSpans(const KernelSignature& sig, const LaunchArgs& args) {
+  std::vector<ByteSpan> spans;
+  for (size_t i = 0; i < sig.tensors.size() && i < args.tensors.size(); ++i) {
+    const TensorArg& a = args.tensors[i];
+    const std::vector<int64_t> strides =
+        a.strides.empty() ? contiguousStrides(a.shape, dimOrder(sig.tensors[i])) : a.strides;
+    uint64_t elems = 1;
+    for (size_t d = 0; d < a.shape.size(); ++d) elems += uint64_t(a.shape[d] - 1) * uint64_t(strides[d]);
+    // validateLaunch proved these fit in the address space.
+    spans.push_back({a.ptr, a.ptr + elems * uint64_t(elemBytes(sig.tensors[i].dtype))});
+  }
+  return spans;
+}
+
+bool checkPointerAttributes(const std::string& name, ByteSpan span, const PointerAttributes& a,
+                            uint64_t currentContext, DiagnosticEngine& diag) {
+  using Status = PointerAttributes::Status;
+  using Memory = PointerAttributes::Memory;
+  if (a.status == Status::Unavailable) return true;
+  if (a.status == Status::NotCuda) {
+    argError(diag, name) << fmt::format(
+        "pointer {:#x} is not memory CUDA knows (a host pointer, or freed memory); allocate the "
+        "tensor on the device (cuMemAlloc, cudaMalloc, a CUDA tensor) and pass its device pointer",
+        span.begin);
+    return false;
+  }
+  bool ok = true;
+  if (a.memory != Memory::Device && !(a.memory == Memory::Unified || a.managed)) {
+    argError(diag, name) << fmt::format("pointer {:#x} is {}, not device memory; copy the tensor to the device first",
+                                        span.begin, memoryName(a.memory));
+    ok = false;
+  }
+  // Managed memory is reachable from every context; device memory only from its own.
+  if (!a.managed && a.context != currentContext) {
+    argError(diag, name) << fmt::format(
+        "pointer {:#x} was allocated in another CUDA context ({:#x}) than the one the kernel runs in "
+        "({:#x}); allocate it on the kernel's device and context",
+        span.begin, a.context, currentContext);
+    ok = false;
+  }
+  const uint64_t allocEnd = a.rangeStart + a.rangeSize;
+  if (a.rangeSize > 0 && (span.begin < a.rangeStart || span.end > allocEnd)) {
+    argError(diag, name) << fmt::format(
+        "the tensor covers bytes [{:#x}, {:#x}), {} bytes, but its allocation is [{:#x}, {:#x}), {} bytes: "
+        "it ends {} bytes short; allocate at least {} bytes from the tensor's pointer",
+        span.begin, span.end, span.end - span.begin, a.rangeStart, allocEnd, a.rangeSize,
+        span.end > allocEnd ? span.end - allocEnd : 0, span.end - span.begin);
+    ok = false;
+  }
+  return ok;
+}
+
+PackedParam packScalar(ir::ScalarType type, double value) {
+  PackedParam p;
+  switch (type) {
+    case ir::ScalarType::F32: {
+      float f = static_cast<float>(value);
+      uint32_t bits = 0;
+      std::memcpy(&bits, &f, sizeof f);
+      return {bits, 4};
+    }
+    case ir::ScalarType::I64: {
+      // 2^63 itself is refused by checkScalar; the cast is exact below it.
+      int64_t x = static_cast<int64_t>(value);
+      std::memcpy(&p.bits, &x, sizeof x);
+      p.size = 8;
+      return p;
+    }
+    case ir::ScalarType::I32:
+    case ir::ScalarType::Index:
+    case ir::ScalarType::I1: {
+      int32_t x = static_cast<int32_t>(value);
+      uint32_t bits = 0;
+      std::memcpy(&bits, &x, sizeof x);
+      return {bits, 4};
+    }
+    default: KILN_ICE("a " + std::string(ir::scalarName(type)) + " scalar reached packScalar; checkScalar refuses it");
+  }
+}
+
+PackedParam packDim(int64_t value) {
+  KILN_ASSERT(value > 0 && value <= std::numeric_limits<int32_t>::max(), "packDim: an unvalidated dim");
+  return {static_cast<uint32_t>(value), 4};
 }
 
 bool validateLaunch(const KernelSignature& sig, const LaunchArgs& args, DiagnosticEngine& diag) {

@@ -28,7 +28,10 @@ struct HostTensor {
 
 // Bytes per element of a dtype (i1 takes a whole byte).
 int64_t elementBytes(ir::ScalarType t);
+// The element count, and the storage bytes of a tensor of `dtype`. Both abort (an internal error)
+// when the size overflows int64: user-given sizes are checked before they get here.
 int64_t numElements(const std::vector<int64_t>& shape);
+int64_t storageBytes(ir::ScalarType dtype, const std::vector<int64_t>& shape);
 inline int64_t numElements(const HostTensor& t) { return numElements(t.shape); }
 
 // A tensor of this dtype and shape with every byte zero (the value +0 for every dtype).

@@ -60,6 +60,9 @@
 
 namespace kiln::interp {
 
+// The default memory limit of a run: 4 GiB, enough for the shapes a CPU runs in minutes.
+inline constexpr int64_t kDefaultMaxMemoryBytes = int64_t(4) << 30;
+
 struct RunRequest {
   std::map<std::string, int64_t> dims;           // every dim of the program, each > 0
   std::map<std::string, HostTensor*> tensors;    // every tile.input and tile.output, by name
@@ -70,11 +73,15 @@ struct RunOptions {
   // Forces the block size of a dim (tests use this to show results do not depend on it). A
   // group dim's block must divide every tile.group_index align on it.
   std::map<std::string, int64_t> blockSizes;
+  // The interpreter's memory limit: tensor arguments (with the doubles a run keeps per element)
+  // and any single tile above it are refused with a sentence before anything is allocated.
+  int64_t maxMemoryBytes = kDefaultMaxMemoryBytes;
 };
 
 // Runs `program` (a tile.program) and writes its outputs into the output HostTensors. Verifies the
 // program first. Returns false after reporting user errors to `diag`: the program does not verify,
-// a dim is missing, unknown or not positive, a tensor is missing, unknown, or its dtype, shape or
+// a dim is missing, unknown or not positive, a
+// tensor or tile is too large for int64 or over opts.maxMemoryBytes, a tensor is missing, unknown, or its dtype, shape or
 // byte count differs from its declaration, a scalar is missing or unknown, or group ids break the
 // tile.group_index contract (an aligned chunk of rows spans two groups, a group's rows are not
 // contiguous, or an id is outside the tensor axis it indexes). Outputs may be partly written

@@ -62,6 +62,46 @@ struct LaunchArgs {
 // argument and the rule. Returns true when there was none.
 bool validateLaunch(const KernelSignature& sig, const LaunchArgs& args, ir::DiagnosticEngine& diag);
 
+// The bytes [begin, end) each tensor of `args` covers (1 + sum (extent-1) * stride elements from
+// its pointer), in the order of sig.tensors. Call after validateLaunch succeeded.
+struct ByteSpan {
+  uint64_t begin = 0, end = 0;
+};
+std::vector<ByteSpan> tensorByteSpans(const KernelSignature& sig, const LaunchArgs& args);
+
+// What libcuda says about a pointer (cuPointerGetAttribute), as plain data so that the rule is
+// testable without a GPU.
+struct PointerAttributes {
+  enum class Status { Known, NotCuda, Unavailable };  // NotCuda: CUDA_ERROR_INVALID_VALUE
+  enum class Memory { Device, Host, Array, Unified };
+  Status status = Status::Unavailable;
+  Memory memory = Memory::Device;
+  bool managed = false;
+  uint64_t context = 0;  // the CUcontext it was allocated in (0 for managed memory)
+  uint64_t rangeStart = 0, rangeSize = 0;  // the allocation holding the pointer
+};
+
+class Driver;
+// Asks libcuda (cuPointerGetAttribute) about `ptr`. Needs a current context.
+PointerAttributes queryPointerAttributes(const Driver& driver, uint64_t ptr);
+
+// Checks that a tensor's bytes `span` lie in device (or managed) memory of the current context,
+// inside one allocation; each violation is one diagnostic naming the argument. Unavailable
+// attributes (an old or fake driver) check nothing.
+bool checkPointerAttributes(const std::string& name, ByteSpan span, const PointerAttributes& attrs,
+                            uint64_t currentContext, ir::DiagnosticEngine& diag);
+
+// A kernel parameter's bytes as the PTX declares it (.f32, .u32 or .u64): `size` bytes of `bits`.
+struct PackedParam {
+  uint64_t bits = 0;
+  int size = 0;
+};
+// A scalar of `type` (validateLaunch checked its range): f32 as an IEEE single, i64 as 8 bytes of
+// two's complement, i32 / index / i1 as 4 bytes. Aborts (KILN_ICE) on a type no kernel takes.
+PackedParam packScalar(ir::ScalarType type, double value);
+// A dim: an int32 (validated to be at most INT32_MAX). Aborts when it is out of range.
+PackedParam packDim(int64_t value);
+
 // The dims of `param` fastest-varying first: `order` when given, else rank-1 ... 0 (row-major).
 // Aborts (KILN_ICE) when `order` is not a permutation of the dims.
 std::vector<int64_t> dimOrder(const TensorParam& param);

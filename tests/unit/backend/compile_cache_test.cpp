@@ -1,6 +1,7 @@
 #include "backend/compile_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,10 +29,11 @@ void writeBytes(const fs::path& p, std::string_view bytes) {
   std::ofstream(p, std::ios::binary | std::ios::trunc).write(bytes.data(), bytes.size());
 }
 
-std::vector<std::string> remarks(const ir::DiagnosticEngine& diag) {
+// Rejections are warnings, so that the tools print them (a remark was easy to drop).
+std::vector<std::string> warnings(const ir::DiagnosticEngine& diag) {
   std::vector<std::string> out;
   for (const auto& d : diag.diagnostics())
-    if (d.severity == ir::Severity::Remark) out.push_back(d.message);
+    if (d.severity == ir::Severity::Warning) out.push_back(d.message);
   return out;
 }
 
@@ -144,7 +146,7 @@ TEST_F(CompileCacheTest, DamagedEntriesAreRejectedAndRebuilt) {
     ASSERT_TRUE(rebuilt) << diag.str();
     EXPECT_EQ(rebuilt->cubin, original->cubin);
     EXPECT_EQ(rebuilt->resources, original->resources);
-    auto r = remarks(diag);
+    auto r = warnings(diag);
     ASSERT_EQ(r.size(), 1u) << diag.str();
     EXPECT_NE(r[0].find(entry.string()), std::string::npos) << r[0];
     EXPECT_NE(r[0].find(reason), std::string::npos) << r[0];
@@ -156,6 +158,37 @@ TEST_F(CompileCacheTest, DamagedEntriesAreRejectedAndRebuilt) {
     EXPECT_EQ(hit->cubin, original->cubin);
     EXPECT_TRUE(after.diagnostics().empty()) << after.str();
   }
+}
+
+// Anything but a regular file at an entry's path is a miss with a warning. A FIFO blocked the
+// lookup's open() forever before it was opened O_NONBLOCK; the rebuilt entry replaces it.
+TEST_F(CompileCacheTest, AFifoAtAnEntryIsAMissNotAHang) {
+  CompileCache cache(dir_);
+  std::string ptx = testing::stackKernels("sm_80");
+  fs::path entry = cache.entryPath(cacheKey(ptx, "sm_80"));
+  ASSERT_EQ(mkfifo(entry.c_str(), 0600), 0);
+  ir::DiagnosticEngine diag;
+  auto k = assembleCached(ptx, "sm_80", diag, &cache);
+  ASSERT_TRUE(k) << diag.str();
+  EXPECT_EQ(warnings(diag), std::vector<std::string>{"compile cache: " + entry.string() +
+                                                      " is not a regular file; treating it as a miss (remove it, "
+                                                      "or run `kiln cache clear`)"});
+  EXPECT_TRUE(fs::is_regular_file(entry));
+  ir::DiagnosticEngine after;
+  EXPECT_TRUE(cache.lookup(cacheKey(ptx, "sm_80"), after)) << after.str();
+}
+
+TEST_F(CompileCacheTest, ADirectoryAtAnEntryIsAMissAndAWarning) {
+  CompileCache cache(dir_);
+  std::string ptx = testing::stackKernels("sm_80");
+  fs::path entry = cache.entryPath(cacheKey(ptx, "sm_80"));
+  fs::create_directories(entry / "inside");
+  ir::DiagnosticEngine diag;
+  ASSERT_TRUE(assembleCached(ptx, "sm_80", diag, &cache)) << diag.str();
+  auto w = warnings(diag);
+  ASSERT_EQ(w.size(), 2u) << diag.str();
+  EXPECT_NE(w[0].find("is not a regular file; treating it as a miss"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("compile cache: cannot store an entry in"), std::string::npos) << w[1];
 }
 
 TEST_F(CompileCacheTest, UnwritableCacheIsAWarningNotAFailure) {

@@ -231,3 +231,122 @@ TEST(LaunchArgsDeathTest, InconsistentSignatureIsACompilerBug) {
 
 }  // namespace
 }  // namespace kiln::runtime
+
+namespace kiln::runtime::testing {
+namespace {
+
+// Dims are packed as int32: one past INT32_MAX would wrap on the device.
+TEST(LaunchArgs, DimsAreAtMostInt32Max) {
+  auto args = gemmArgs();
+  args.dims["M"] = 2147483647;
+  args.tensors[0].shape[0] = args.tensors[3].shape[0] = 2147483647;
+  args.tensors[3].ptr = uint64_t(1) << 44;  // C far past A's 128 GiB
+  EXPECT_EQ(check(gemmSignature(), args), Messages{});
+  args.dims["M"] = 2147483648;
+  args.tensors[0].shape[0] = args.tensors[3].shape[0] = 2147483648;
+  EXPECT_EQ(check(gemmSignature(), args),
+            Messages{"dimension 'M' is 2147483648, over the limit of 2147483647 (the kernel takes its dims as "
+                     "int32); split the problem along M"});
+  EXPECT_EQ(packDim(2147483647).bits, 0x7fffffffu);
+  EXPECT_EQ(packDim(2147483647).size, 4);
+}
+
+// Index scalars are .u32 parameters, so their range is int32's, not int64's.
+TEST(LaunchArgs, IndexScalarsHaveTheRangeTheyArePackedIn) {
+  KernelSignature sig;
+  sig.scalars = {{"i", ScalarType::Index}};
+  LaunchArgs args;
+  args.scalars = {2147483647.0};
+  EXPECT_EQ(check(sig, args), Messages{});
+  args.scalars = {2147483648.0};
+  EXPECT_EQ(check(sig, args), Messages{"argument 'i': value 2147483648 is out of range for index"});
+}
+
+TEST(LaunchArgs, NarrowFloatScalarsAreRefusedNotTruncated) {
+  KernelSignature sig;
+  sig.scalars = {{"s", ScalarType::BF16}};
+  LaunchArgs args;
+  args.scalars = {0.5};  // packed as the int32 0 before
+  EXPECT_EQ(check(sig, args), Messages{"argument 's': the kernel takes a bf16 scalar, which cannot be passed as a "
+                                       "kernel parameter; declare the scalar f32 and cast it inside the program"});
+}
+
+// Each scalar is packed as its PTX parameter declares it; an i64 was packed as an int32 before, so
+// -1 arrived as 4294967295 and 2^40 as 0.
+TEST(LaunchArgs, ScalarsArePackedByTheirType) {
+  EXPECT_EQ(packScalar(ScalarType::I64, -1.0).bits, ~uint64_t(0));
+  EXPECT_EQ(packScalar(ScalarType::I64, -1.0).size, 8);
+  EXPECT_EQ(packScalar(ScalarType::I64, 1099511627776.0).bits, uint64_t(1) << 40);
+  EXPECT_EQ(packScalar(ScalarType::I32, -2.0).bits, 0xfffffffeu);
+  EXPECT_EQ(packScalar(ScalarType::I32, -2.0).size, 4);
+  EXPECT_EQ(packScalar(ScalarType::F32, 1.5).bits, 0x3fc00000u);
+  EXPECT_EQ(packScalar(ScalarType::F32, 1.5).size, 4);
+  EXPECT_EQ(packScalar(ScalarType::I1, 1.0).bits, 1u);
+}
+
+PointerAttributes deviceAlloc(uint64_t start, uint64_t size, uint64_t ctx) {
+  PointerAttributes a;
+  a.status = PointerAttributes::Status::Known;
+  a.context = ctx;
+  a.rangeStart = start;
+  a.rangeSize = size;
+  return a;
+}
+
+Messages pointerCheck(ByteSpan span, const PointerAttributes& a, uint64_t ctx = 0xc0) {
+  ir::DiagnosticEngine diag;
+  bool ok = checkPointerAttributes("A", span, a, ctx, diag);
+  EXPECT_EQ(ok, !diag.hadError());
+  return messages(diag);
+}
+
+TEST(LaunchPointers, DeviceMemoryOfTheContextCoveringTheTensorPasses) {
+  EXPECT_EQ(pointerCheck({0x10100, 0x10200}, deviceAlloc(0x10000, 0x200, 0xc0)), Messages{});
+  // A driver that cannot answer (an old one, or the fake) checks nothing.
+  EXPECT_EQ(pointerCheck({0x10100, 0x10200}, PointerAttributes{}), Messages{});
+  PointerAttributes managed = deviceAlloc(0x10000, 0x200, 0);
+  managed.managed = true;
+  managed.memory = PointerAttributes::Memory::Unified;
+  EXPECT_EQ(pointerCheck({0x10000, 0x10200}, managed), Messages{});
+}
+
+TEST(LaunchPointers, AHostPointerIsRefused) {
+  PointerAttributes unknown;
+  unknown.status = PointerAttributes::Status::NotCuda;
+  EXPECT_EQ(pointerCheck({0x7ffd0000, 0x7ffd0100}, unknown),
+            Messages{"argument 'A': pointer 0x7ffd0000 is not memory CUDA knows (a host pointer, or freed memory); "
+                     "allocate the tensor on the device (cuMemAlloc, cudaMalloc, a CUDA tensor) and pass its device "
+                     "pointer"});
+  PointerAttributes pinned = deviceAlloc(0x7ffd0000, 0x1000, 0xc0);
+  pinned.memory = PointerAttributes::Memory::Host;
+  EXPECT_EQ(pointerCheck({0x7ffd0000, 0x7ffd0100}, pinned),
+            Messages{"argument 'A': pointer 0x7ffd0000 is host memory, not device memory; copy the tensor to the "
+                     "device first"});
+}
+
+TEST(LaunchPointers, AnotherContextsMemoryIsRefused) {
+  EXPECT_EQ(pointerCheck({0x10000, 0x10100}, deviceAlloc(0x10000, 0x100, 0xd0)),
+            Messages{"argument 'A': pointer 0x10000 was allocated in another CUDA context (0xd0) than the one the "
+                     "kernel runs in (0xc0); allocate it on the kernel's device and context"});
+}
+
+TEST(LaunchPointers, AnAllocationShorterThanTheTensorIsRefused) {
+  EXPECT_EQ(pointerCheck({0x10100, 0x10300}, deviceAlloc(0x10000, 0x200, 0xc0)),
+            Messages{"argument 'A': the tensor covers bytes [0x10100, 0x10300), 512 bytes, but its allocation is "
+                     "[0x10000, 0x10200), 512 bytes: it ends 256 bytes short; allocate at least 512 bytes from the "
+                     "tensor's pointer"});
+}
+
+TEST(LaunchPointers, SpansFollowShapeStridesAndDtype) {
+  auto sig = gemmSignature();
+  auto args = gemmArgs();
+  std::vector<ByteSpan> spans = tensorByteSpans(sig, args);
+  ASSERT_EQ(spans.size(), 4u);
+  EXPECT_EQ(spans[0].end - spans[0].begin, 128u * 32 * 2);  // A: bf16 [128, 32]
+  EXPECT_EQ(spans[2].end - spans[2].begin, 64u * 4);        // bias: f32 [64]
+  args.tensors[0].strides = {64, 1};  // rows padded to 64 elements: the last row ends at 127*64+32
+  EXPECT_EQ(tensorByteSpans(sig, args)[0].end - 0x10000, (127u * 64 + 32) * 2);
+}
+
+}  // namespace
+}  // namespace kiln::runtime::testing

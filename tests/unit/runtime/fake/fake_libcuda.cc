@@ -303,8 +303,20 @@ CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned v, size_t n) {
   for (size_t i = 0; i < n; ++i) w[i] = v;
   return CUDA_SUCCESS;
 }
-CUresult cuPointerGetAttribute(void*, CUpointer_attribute, CUdeviceptr) {
-  return CUDA_ERROR_NOT_SUPPORTED;
+CUresult cuPointerGetAttribute(void* out, CUpointer_attribute attr, CUdeviceptr) {
+  ++g_state.pointerQueries;
+  if (g_state.pointerResult != CUDA_SUCCESS) return g_state.pointerResult;
+  switch (attr) {
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *static_cast<unsigned*>(out) = g_state.pointerMemoryType; break;
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+      *static_cast<CUcontext*>(out) = g_state.pointerContext ? g_state.pointerContext : g_state.current;
+      break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *static_cast<unsigned*>(out) = 0; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *static_cast<CUdeviceptr*>(out) = g_state.pointerRangeStart; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *static_cast<size_t*>(out) = g_state.pointerRangeSize; break;
+    default: return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return CUDA_SUCCESS;
 }
 
 CUresult cuEventCreate(CUevent* e, unsigned) {

@@ -42,6 +42,13 @@ struct FakeCudaState {
   int clusterLaunch = 1;  // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH
   CUresult launchResult = CUDA_SUCCESS;
   int maxActiveClusters = 66;  // cuOccupancyMaxActiveClusters' answer
+  // cuPointerGetAttribute: NOT_SUPPORTED (checks nothing) unless a test sets it. With SUCCESS every
+  // pointer lies in one allocation [pointerRangeStart, +pointerRangeSize) of this memory type, in
+  // the current context unless pointerContext is set.
+  CUresult pointerResult = CUDA_ERROR_NOT_SUPPORTED;
+  unsigned pointerMemoryType = CU_MEMORYTYPE_DEVICE;
+  unsigned long long pointerRangeStart = 0, pointerRangeSize = 0;
+  CUcontext pointerContext = nullptr;
 
   // Records.
   int primaryRetains = 0, primaryReleases = 0;
@@ -56,6 +63,7 @@ struct FakeCudaState {
   std::vector<FakeLaunch> occupancyQueries;  // the configs cuOccupancyMaxActiveClusters was asked about
   std::vector<FakeTensorMapCall> tensorMaps;
   int allocations = 0, frees = 0;
+  int pointerQueries = 0;  // cuPointerGetAttribute calls
 };
 
 extern "C" FakeCudaState* kilnFakeCudaState();

@@ -1,0 +1,103 @@
+// Kernel::launch asks libcuda about every tensor pointer before it launches (the fake libcuda
+// answers cuPointerGetAttribute as each test sets it): a host pointer, another context's memory
+// or an allocation shorter than the tensor is an ir::Error naming the argument, and nothing runs.
+#include <gtest/gtest.h>
+
+#include "kiln/kernel.h"
+#include "kiln/target.h"
+#include "ops/gemm_bf16_sm90.h"
+#include "tests/unit/runtime/fake/fake_driver.h"
+
+namespace kiln {
+namespace {
+
+const std::map<std::string, int64_t> kDims{{"M", 256}, {"N", 256}, {"K", 256}};
+const std::vector<uint64_t> kPtrs = {0x7f0000000000, 0x7f1000000000, 0x7f2000000000};
+
+Kernel gemmKernel() {
+  const ops::GemmVariant* v = ops::findGemmBf16Variant("bf16_gemm_sm90_128x128x64_s6");
+  EXPECT_NE(v, nullptr);
+  ir::DiagnosticEngine diag;
+  auto k = Kernel::build(*v->program(false), Target::sm90a(), v->config, diag);
+  EXPECT_TRUE(k) << diag.str();
+  return std::move(*k);
+}
+
+// The launch's error text, "" when it launched.
+std::string launchError(const std::function<void(FakeCudaState&)>& setup, size_t* launches = nullptr) {
+  runtime::testing::FakeDriver fake(setup);
+  auto ctx = runtime::Context::primary(fake.driver());
+  Kernel k = gemmKernel();
+  std::string error;
+  try {
+    k.launch(ctx, nullptr, kPtrs, {}, kDims);
+  } catch (const ir::Error& e) {
+    error = e.what();
+  }
+  if (launches) *launches = fake.state().launches.size();
+  return error;
+}
+
+TEST(LaunchPointers, DeviceMemoryCoveringEveryTensorLaunches) {
+  size_t launches = 0;
+  EXPECT_EQ(launchError([](FakeCudaState& s) {
+              s.pointerResult = CUDA_SUCCESS;
+              s.pointerRangeStart = 0x7f0000000000;
+              s.pointerRangeSize = 0x3000000000;
+            }, &launches), "");
+  EXPECT_EQ(launches, 1u);
+}
+
+TEST(LaunchPointers, AHostPointerIsRefusedBeforeLaunch) {
+  size_t launches = 0;
+  std::string e = launchError([](FakeCudaState& s) { s.pointerResult = CUDA_ERROR_INVALID_VALUE; }, &launches);
+  EXPECT_NE(e.find("argument 'A': pointer 0x7f0000000000 is not memory CUDA knows"), std::string::npos) << e;
+  EXPECT_EQ(launches, 0u);
+}
+
+TEST(LaunchPointers, AnotherContextOrAShortAllocationIsRefused) {
+  std::string e = launchError([](FakeCudaState& s) {
+    s.pointerResult = CUDA_SUCCESS;
+    s.pointerContext = reinterpret_cast<CUcontext>(0xbad);
+    s.pointerRangeStart = 0x7f0000000000;
+    s.pointerRangeSize = 0x3000000000;
+  });
+  EXPECT_NE(e.find("argument 'A': pointer 0x7f0000000000 was allocated in another CUDA context (0xbad)"),
+            std::string::npos)
+      << e;
+  // B's allocation ends where B starts: every byte of B is outside it.
+  e = launchError([](FakeCudaState& s) {
+    s.pointerResult = CUDA_SUCCESS;
+    s.pointerRangeStart = 0x7f0000000000;
+    s.pointerRangeSize = 0x1000000000;
+  });
+  EXPECT_NE(e.find("argument 'B': the tensor covers bytes [0x7f1000000000, 0x7f1000020000), 131072 bytes, but its "
+                   "allocation is [0x7f0000000000, 0x7f1000000000)"),
+            std::string::npos)
+      << e;
+}
+
+// The same buffers relaunched are not asked about again (the queries would sit inside a
+// benchmark's timing); other buffers are.
+TEST(LaunchPointers, RelaunchingTheSameBuffersChecksThemOnce) {
+  runtime::testing::FakeDriver fake([](FakeCudaState& s) {
+    s.pointerResult = CUDA_SUCCESS;
+    s.pointerRangeStart = 0x7f0000000000;
+    s.pointerRangeSize = 0x3000000000;
+  });
+  auto ctx = runtime::Context::primary(fake.driver());
+  Kernel k = gemmKernel();
+  k.launch(ctx, nullptr, kPtrs, {}, kDims);
+  const int first = fake.state().pointerQueries;
+  EXPECT_GT(first, 0);
+  k.launch(ctx, nullptr, kPtrs, {}, kDims);
+  EXPECT_EQ(fake.state().pointerQueries, first);
+  std::vector<uint64_t> moved = kPtrs;
+  moved[1] += 0x100000;
+  k.launch(ctx, nullptr, moved, {}, kDims);
+  EXPECT_EQ(fake.state().pointerQueries, 2 * first);
+  EXPECT_EQ(fake.state().launches.size(), 3u);
+}
+
+}  // namespace
+}  // namespace kiln
