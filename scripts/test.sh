@@ -21,7 +21,8 @@ ctest --test-dir build --output-on-failure -j "$JOBS"
 # The fuzzers need clang's libFuzzer; they build the layers they reach with ASan and UBSan
 # (tests/fuzz/CMakeLists.txt): the parser, the compiler (a config and a program to PTX text) and the
 # interpreter. Each replays its regression inputs and seed corpus (ctest -L fuzz), then fuzzes for
-# KILN_FUZZ_SECONDS (default and minimum 60) from its corpus.
+# KILN_FUZZ_SECONDS (default and minimum 60) from its corpus, with the IR and config tokens of
+# tests/fuzz/kiln.dict.
 FUZZ_TARGETS="parser compile interp"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DKILN_BUILD_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache >/dev/null
@@ -37,7 +38,8 @@ for t in $FUZZ_TARGETS; do
   # -timeout: an input that runs 20 s is a hang; -rss_limit_mb: one that needs 2 GB is a leak or an
   # unchecked size (the harnesses keep their own runs far below both).
   if ! ./build-fuzz/tests/fuzz/kiln_"$t"_fuzz -max_total_time="$fuzz_seconds" -max_len=8192 -timeout=20 \
-        -rss_limit_mb=2048 -artifact_prefix="$work/crash-" "$work/corpus" > "$work/fuzz.log" 2>&1; then
+        -dict=tests/fuzz/kiln.dict -rss_limit_mb=2048 -artifact_prefix="$work/crash-" "$work/corpus" \
+        > "$work/fuzz.log" 2>&1; then
     tail -40 "$work/fuzz.log"
     echo "kiln: the $t fuzzer found a crash, a hang or a leak (the input: $work/crash-*); add it under" \
          "tests/fuzz/regressions/$t/ and fix it" >&2

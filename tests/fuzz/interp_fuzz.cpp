@@ -64,7 +64,8 @@ bool small(const kiln::ir::Operation& program, const Dims& dims) {
     for (const auto& r : op.results()) ok = ok && elementsOf(r->type(), dims) <= kMaxElements;
     for (unsigned i = 0; i < op.numRegions(); ++i) {
       const kiln::ir::Block& b = op.body(i);
-      for (unsigned a = 0; a < b.numArguments(); ++a) ok = ok && elementsOf(b.argument(a)->type(), dims) <= kMaxElements;
+      for (unsigned a = 0; a < b.numArguments(); ++a)
+        ok = ok && elementsOf(b.argument(a)->type(), dims) <= kMaxElements;
     }
     if (!op.is("scf.for") || op.numOperands() < 3) return;
     auto lb = constantOf(op.operand(0)), ub = constantOf(op.operand(1)), step = constantOf(op.operand(2));
