@@ -1,7 +1,8 @@
 // Fuzz target: a target, a schedule and a program, all mutated, go through kiln::compile -- the
 // tile verifier, the config's parse and validation, every step of the strategy's pipeline (the IR
 // verified between steps) and the PTX emitter, to PTX text. Any input must end in PTX or in
-// diagnostics: never a crash, a hang, a sanitizer report, or a diagnostic that says Kiln has a bug.
+// diagnostics: never a crash, a hang, a sanitizer report, or a diagnostic that says Kiln has a bug;
+// and PTX, when it comes, must come out the same when compiled again.
 // The assembler is left out (it is NVIDIA's code, slow, and not built with the sanitizers).
 //
 // Input: the first line is `TARGET CONFIG...` (e.g. `sm_90a strategy=sm90_ws_persistent bm=128`);
@@ -62,6 +63,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!module) return 0;
   auto result = kiln::compile(*module, in.target, in.config, diag);
   abortOnInternalError(diag);
-  if (result && result->ptx.empty()) std::abort();  // success means PTX
+  if (!result) return 0;
+  if (result->ptx.empty()) std::abort();  // success means PTX
+  // Output is deterministic (DESIGN.md): the same input compiles to the same PTX again.
+  kiln::ir::DiagnosticEngine again;
+  auto second = kiln::compile(*module, in.target, in.config, again);
+  if (!second || second->ptx != result->ptx) std::abort();
   return 0;
 }

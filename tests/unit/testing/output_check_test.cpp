@@ -43,7 +43,10 @@ TEST(OutputCheck, OneWrongFragmentFailsTheElementBoundThoughNotTheNorm) {
   // One 16 x 16 fragment (256 of a million elements) lost a quarter of its value, as if it had
   // missed one of four K blocks.
   for (int i = 100; i < 116; ++i)
-    for (int j = 200; j < 216; ++j) out[size_t(i) * kCols + j] = floatToBf16Bits(float(0.75 * ref[size_t(i) * kCols + j]));
+    for (int j = 200; j < 216; ++j) {
+      size_t e = size_t(i) * kCols + j;
+      out[e] = floatToBf16Bits(float(0.75 * ref[e]));
+    }
   OutputCheck c = checkOutput(out, ref, kGemmRel, kGemmAbsOfRms, bf16BitsToFloat);
   EXPECT_LT(c.relFrobenius, 8e-3) << "the norm alone would pass this output";
   EXPECT_GT(c.outOfBound, 200u);
@@ -65,7 +68,8 @@ TEST(OutputCheck, ANearZeroElementIsJudgedAgainstTheOutputsMagnitude) {
   // 1e-3 off an element of 1e-4 is 10x the element, but a rounding-sized error for an output
   // whose elements are around 1.
   std::vector<double> ref = {1, -1, 1e-4, 1}, out = {1, -1, 1.1e-3, 1};
-  EXPECT_EQ(checkOutput(std::span<const double>(out), std::span<const double>(ref), kGemmRel, kGemmAbsOfRms).outOfBound, 0u);
+  OutputCheck c = checkOutput(std::span<const double>(out), std::span<const double>(ref), kGemmRel, kGemmAbsOfRms);
+  EXPECT_EQ(c.outOfBound, 0u) << c.str(ref.size());
 }
 
 }  // namespace
