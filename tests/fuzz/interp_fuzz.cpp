@@ -62,11 +62,10 @@ bool small(const kiln::ir::Operation& program, const Dims& dims) {
   int64_t trips = 1;
   program.walk([&](const kiln::ir::Operation& op) {
     for (const auto& r : op.results()) ok = ok && elementsOf(r->type(), dims) <= kMaxElements;
-    for (unsigned i = 0; i < op.numRegions(); ++i) {
-      const kiln::ir::Block& b = op.body(i);
-      for (unsigned a = 0; a < b.numArguments(); ++a)
-        ok = ok && elementsOf(b.argument(a)->type(), dims) <= kMaxElements;
-    }
+    for (unsigned i = 0; i < op.numRegions(); ++i)
+      for (const auto& b : op.region(i).blocks())
+        for (unsigned a = 0; a < b->numArguments(); ++a)
+          ok = ok && elementsOf(b->argument(a)->type(), dims) <= kMaxElements;
     if (!op.is("scf.for") || op.numOperands() < 3) return;
     auto lb = constantOf(op.operand(0)), ub = constantOf(op.operand(1)), step = constantOf(op.operand(2));
     // A loop whose bounds are not constants, or whose trip count is large, could run for ever.
