@@ -2,7 +2,7 @@
 // tile verifier, the config's parse and validation, every step of the strategy's pipeline (the IR
 // verified between steps) and the PTX emitter, to PTX text. Any input must end in PTX or in
 // diagnostics: never a crash, a hang, a sanitizer report, or a diagnostic that says Kiln has a bug;
-// and PTX, when it comes, must come out the same when compiled again.
+// and PTX, when it comes, must be the program's kernel and come out the same when compiled again.
 // The assembler is left out (it is NVIDIA's code, slow, and not built with the sanitizers).
 //
 // Input: the first line is `TARGET CONFIG...` (e.g. `sm_90a strategy=sm90_ws_persistent bm=128`);
@@ -65,6 +65,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   abortOnInternalError(diag);
   if (!result) return 0;
   if (result->ptx.empty()) std::abort();  // success means PTX
+  // The launch contract is the program's kernel's, not another kernel's the input carried.
+  const auto& program = *module->body().front();
+  if (!program.is("tile.program") || result->launch.kernelName != program.stringAttr("sym_name")) std::abort();
   // Output is deterministic (DESIGN.md): the same input compiles to the same PTX again.
   kiln::ir::DiagnosticEngine again;
   auto second = kiln::compile(*module, in.target, in.config, again);
