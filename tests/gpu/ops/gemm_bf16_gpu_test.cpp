@@ -31,9 +31,10 @@ std::vector<double> reference(const std::vector<uint16_t>& A, const std::vector<
 
 class GemmGpu : public ::testing::TestWithParam<std::string> {
  protected:
+  // The kernels are compiled for sm_90a, which runs on a compute capability 9.0 GPU only.
   void SetUp() override {
     std::string why;
-    if (!runtime::Driver::get(&why)) GTEST_SKIP() << "no GPU: " << why;
+    if (!testing::needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
   }
 };
 
@@ -92,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, GemmGpu, ::testing::ValuesIn(ops::gemmBf16Tes
 
 TEST(GemmGpuLaunch, RejectsMisalignedPointerBeforeLaunching) {
   std::string why;
-  if (!runtime::Driver::get(&why)) GTEST_SKIP() << "no GPU: " << why;
+  if (!testing::needHopper(&why)) GTEST_SKIP() << "no Hopper GPU (the kernel is sm_90a): " << why;
   ir::DiagnosticEngine diag;
   auto kernel = Kernel::build(*examples::gemmBf16(), Target::byName("sm_90a").value(),
                               Config::parse(ops::gemmBf16TestConfigs().front()), diag);
