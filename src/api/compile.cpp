@@ -136,7 +136,13 @@ std::optional<CompileResult> compile(const Module& program, const Target& target
   std::unique_ptr<Module> m = program.clone();
   Operation* prog = nullptr;
   for (auto& op : m->body().operations()) {
-    if (!op->is("tile.program")) continue;
+    // Anything else beside the program (a hand-written kern.kernel) would be emitted with it, and
+    // its launch contract could be taken for the program's.
+    if (!op->is("tile.program")) {
+      diag.error(op->loc()) << "kiln::compile compiles a module holding one tile.program and nothing else; this "
+                            << "module also has a '" << op->name() << "'; remove it (the kernel is made from the program)";
+      return std::nullopt;
+    }
     if (prog) {
       diag.error(op->loc()) << "kiln::compile compiles one tile.program at a time; this module has several";
       return std::nullopt;

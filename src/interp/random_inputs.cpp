@@ -52,7 +52,8 @@ int64_t groupCount(const ir::Operation& groupIndex, const std::map<std::string, 
 
 std::vector<double> groupIds(int64_t rows, int64_t align, int64_t groups, std::mt19937_64& rng) {
   std::uniform_int_distribution<int64_t> pick(0, groups - 1);
-  std::vector<int64_t> chunkGroup(static_cast<size_t>((rows + align - 1) / align));
+  // ceil(rows / align) without forming rows + align, which overflows for an align near INT64_MAX.
+  std::vector<int64_t> chunkGroup(static_cast<size_t>(rows / align + (rows % align != 0)));
   for (int64_t& g : chunkGroup) g = pick(rng);
   std::sort(chunkGroup.begin(), chunkGroup.end());
   std::vector<double> ids(static_cast<size_t>(rows));

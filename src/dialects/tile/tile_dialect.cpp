@@ -43,6 +43,27 @@ bool isIndexLike(const Type& t) { return t.isScalar() && isInteger(t.elem()) && 
 
 // ---- program structure ----
 
+// Every dim a type inside the program names must be one of the program's dims: the interpreter and
+// the lowerings look each one up in the dims the launch gives (tensor arguments are checked by
+// verifyArg; this covers tiles, coords and block arguments).
+bool verifyTypesUseProgramDims(const Operation& program, const std::vector<std::string>& dims, DiagnosticEngine& d) {
+  bool ok = true;
+  auto check = [&](const Operation& at, const Type& t) {
+    for (const auto& e : t.shape())
+      if (ok && e.isSymbolic() && !hasDim(dims, e.sym))
+        ok = d.error(at.loc()) << "'" << at.name() << "' has type " << t.str() << ", whose dim '" << e.sym
+                               << "' is not a dim of the program; declare it in the program's dims or use one of them";
+  };
+  program.walk([&](const Operation& op) {
+    if (op.is("tile.input") || op.is("tile.output")) return;  // verifyArg says which tensor
+    for (const auto& r : op.results()) check(op, r->type());
+    for (unsigned i = 0; i < op.numRegions(); ++i)
+      for (const auto& b : op.region(i).blocks())
+        for (unsigned a = 0; a < b->numArguments(); ++a) check(op, b->argument(a)->type());
+  });
+  return ok;
+}
+
 bool verifyProgram(const Operation& op, DiagnosticEngine& d) {
   if (op.stringAttr("sym_name").empty())
     return d.error(op.loc()) << "'tile.program' needs a {sym_name = \"...\"} attribute naming the kernel";
@@ -53,6 +74,7 @@ bool verifyProgram(const Operation& op, DiagnosticEngine& d) {
   for (size_t i = 0; i < names.size(); ++i)
     for (size_t j = i + 1; j < names.size(); ++j)
       if (names[i] == names[j]) return d.error(op.loc()) << "dim '" << names[i] << "' is declared twice";
+  if (!verifyTypesUseProgramDims(op, names, d)) return false;
   if (op.body().numArguments() != 0) return d.error(op.loc()) << "'tile.program' body takes no arguments";
   std::vector<std::string> argNames;
   for (const auto& child : op.body().operations()) {

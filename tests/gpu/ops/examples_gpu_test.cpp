@@ -4,7 +4,7 @@
 // ids), every output poisoned first (all bits set: NaN in every float dtype), and compared element
 // by element with the tile-IR interpreter, the numerical oracle (shapes, dims and tolerance in
 // tests/unit/testing/example_runs.h; tests/unit/examples/examples_sim_test.cpp runs the same
-// kernels in the CPU simulator). Skips, saying why, where there is no GPU. The grouped GEMM runs
+// kernels in the CPU simulator). Skips, saying why, where there is no Hopper GPU. The grouped GEMM runs
 // through sm90_ws_persistent too (on a Hopper GPU).
 #include <gtest/gtest.h>
 
@@ -26,8 +26,9 @@ namespace {
 class ExamplesGpu : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
+    // The kernels are compiled for sm_90a, which runs on a compute capability 9.0 GPU only.
     std::string why;
-    if (!runtime::Driver::get(&why)) GTEST_SKIP() << "no GPU: " << why;
+    if (!testing::needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
   }
 };
 

@@ -15,6 +15,7 @@
 #include "schedule/config.h"
 #include "tests/gpu/ops/gemm_checks.h"
 #include "tests/gpu/ops/gemm_reference.h"
+#include "tests/unit/testing/output_check.h"
 
 namespace kiln {
 namespace {
@@ -27,13 +28,13 @@ const Shape kShapes[] = {{128, 128, 64}, {64, 256, 128}, {256, 64, 96}, {77, 45,
 std::vector<double> reference(const std::vector<uint16_t>& A, const std::vector<uint16_t>& B, Shape s, bool kMajor) {
   return testing::gemmReference(A, B, s.M, s.N, s.K, kMajor);
 }
-using testing::relError;
 
 class GemmGpu : public ::testing::TestWithParam<std::string> {
  protected:
+  // The kernels are compiled for sm_90a, which runs on a compute capability 9.0 GPU only.
   void SetUp() override {
     std::string why;
-    if (!runtime::Driver::get(&why)) GTEST_SKIP() << "no GPU: " << why;
+    if (!testing::needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
   }
 };
 
@@ -71,12 +72,13 @@ TEST_P(GemmGpu, MatchesReferenceAndCublas) {
         bench::check(cudaDeviceSynchronize(), "kernel");
         std::vector<uint16_t> C(size_t(s.M) * s.N);
         bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
-        size_t nonFinite = 0;
-        double err = relError(C, reference(A, B, s, kMajor), &nonFinite);
-        EXPECT_EQ(nonFinite, 0u) << "elements left unwritten (poison) or not finite";
+        testing::OutputCheck check = testing::checkOutput(C, reference(A, B, s, kMajor), testing::kGemmRel,
+                                                          testing::kGemmAbsOfRms, bf16BitsToFloat);
+        EXPECT_EQ(check.nonFinite, 0u) << "elements left unwritten (poison) or not finite";
+        EXPECT_EQ(check.outOfBound, 0u) << check.str(C.size());
         // BF16 output: one rounding of relative size 2^-9 on average, so the Frobenius error sits near
         // 2e-3; patterned inputs are exact in f32, leaving the output rounding alone.
-        EXPECT_LT(err, 8e-3);
+        EXPECT_LT(check.relFrobenius, 8e-3);
         bench::cublasGemmBf16(handle, s.M, s.N, s.K, dA.ptr, dB.ptr, dR.ptr, kMajor, nullptr);
         std::vector<uint16_t> R(C.size());
         bench::check(cudaMemcpy(R.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy cuBLAS");
@@ -91,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, GemmGpu, ::testing::ValuesIn(ops::gemmBf16Tes
 
 TEST(GemmGpuLaunch, RejectsMisalignedPointerBeforeLaunching) {
   std::string why;
-  if (!runtime::Driver::get(&why)) GTEST_SKIP() << "no GPU: " << why;
+  if (!testing::needHopper(&why)) GTEST_SKIP() << "no Hopper GPU (the kernel is sm_90a): " << why;
   ir::DiagnosticEngine diag;
   auto kernel = Kernel::build(*examples::gemmBf16(), Target::byName("sm_90a").value(),
                               Config::parse(ops::gemmBf16TestConfigs().front()), diag);

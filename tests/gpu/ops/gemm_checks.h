@@ -1,7 +1,7 @@
 #pragma once
 // Checks shared by the GEMM GPU tests: launch a compiled kernel of the batched GEMM or of the fused
 // bias + GELU GEMM on seeded random inputs (outputs poisoned first) and compare with the fp64 host
-// reference. Failures are reported through gtest, scoped by the caller's SCOPED_TRACE. And the
+// reference, by the Frobenius norm and element by element (output_check.h). Failures are reported through gtest, scoped by the caller's SCOPED_TRACE. And the
 // name the parameterized suites give their instances.
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 #include "bench/bench_support.h"
 #include "kiln/kernel.h"
 #include "tests/gpu/ops/gemm_reference.h"
+#include "tests/unit/testing/output_check.h"
 
 namespace kiln::testing {
 
@@ -33,9 +34,10 @@ inline void expectBatchedGemmMatches(const Kernel& kernel, const runtime::Contex
     std::vector<uint16_t> Ab(A.begin() + bi * a, A.begin() + (bi + 1) * a);
     std::vector<uint16_t> Bb(B.begin() + bi * b, B.begin() + (bi + 1) * b);
     std::vector<uint16_t> Cb(C.begin() + bi * c, C.begin() + (bi + 1) * c);
-    size_t nonFinite = 0;
-    EXPECT_LT(relError(Cb, gemmReference(Ab, Bb, M, N, K, false), &nonFinite), 8e-3) << "batch " << bi;
-    EXPECT_EQ(nonFinite, 0u) << "batch " << bi;
+    OutputCheck check = checkOutput(Cb, gemmReference(Ab, Bb, M, N, K, false), kGemmRel, kGemmAbsOfRms, bf16BitsToFloat);
+    EXPECT_LT(check.relFrobenius, 8e-3) << "batch " << bi;
+    EXPECT_EQ(check.nonFinite, 0u) << "batch " << bi;
+    EXPECT_EQ(check.outOfBound, 0u) << "batch " << bi << ": " << check.str(Cb.size());
   }
 }
 
@@ -60,9 +62,10 @@ inline void expectBiasGeluMatches(const Kernel& kernel, const runtime::Context& 
     double x = ref[i] + bias[i % size_t(N)];
     ref[i] = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
   }
-  size_t nonFinite = 0;
-  EXPECT_LT(relError(C, ref, &nonFinite), 1e-2);
-  EXPECT_EQ(nonFinite, 0u);
+  OutputCheck check = checkOutput(C, ref, kGemmRel, kGemmAbsOfRms, bf16BitsToFloat);
+  EXPECT_LT(check.relFrobenius, 1e-2);
+  EXPECT_EQ(check.nonFinite, 0u);
+  EXPECT_EQ(check.outOfBound, 0u) << check.str(C.size());
 }
 
 // A gtest parameter name from a variant name or config line: every character that is not a letter

@@ -21,6 +21,7 @@
 #include "schedule/config.h"
 #include "tests/gpu/ops/gemm_checks.h"
 #include "tests/gpu/ops/gemm_reference.h"
+#include "tests/unit/testing/output_check.h"
 #include "tests/unit/schedule/sm90_config_draw.h"
 
 namespace kiln {
@@ -34,7 +35,6 @@ const Shape kShapes[] = {{128, 128, 64},  {256, 256, 512}, {64, 1024, 256}, {102
                          {200, 136, 40},  {1, 64, 32},     {300, 520, 1000}, {1024, 1024, 128}};
 
 using bench::Float16;
-using testing::relError;
 
 float (*decoderOf(Float16 f))(uint16_t) { return f == Float16::BF16 ? bf16BitsToFloat : f16BitsToFloat; }
 
@@ -86,11 +86,12 @@ void matchesReferenceAndCublas(const std::string& name, const Config& config,
         bench::check(cudaDeviceSynchronize(), "kernel");
         std::vector<uint16_t> C(size_t(s.M) * s.N);
         bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
-        size_t nonFinite = 0;
-        double err = relError(C, testing::gemmReference(A, B, s.M, s.N, s.K, kMajor, decoderOf(f)), &nonFinite,
-                              decoderOf(f));
-        EXPECT_EQ(nonFinite, 0u) << "elements left unwritten (poison) or not finite";
-        EXPECT_LT(err, vsReference);
+        testing::OutputCheck check =
+            testing::checkOutput(C, testing::gemmReference(A, B, s.M, s.N, s.K, kMajor, decoderOf(f)),
+                                 testing::kGemmRel, testing::kGemmAbsOfRms, decoderOf(f));
+        EXPECT_EQ(check.nonFinite, 0u) << "elements left unwritten (poison) or not finite";
+        EXPECT_LT(check.relFrobenius, vsReference);
+        EXPECT_EQ(check.outOfBound, 0u) << check.str(C.size());
         bench::cublasGemm16(handle, s.M, s.N, s.K, dA.ptr, dB.ptr, dR.ptr, kMajor, nullptr, f);
         std::vector<uint16_t> R(C.size());
         bench::check(cudaMemcpy(R.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy cuBLAS");

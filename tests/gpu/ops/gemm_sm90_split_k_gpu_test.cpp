@@ -19,12 +19,12 @@
 #include "schedule/config.h"
 #include "tests/gpu/ops/gemm_checks.h"
 #include "tests/gpu/ops/gemm_reference.h"
+#include "tests/unit/testing/output_check.h"
 
 namespace kiln {
 namespace {
 
 using testing::needHopper;
-using testing::relError;
 
 const std::string kBase = "strategy=sm90_ws_persistent bk=64 warps_n=1 raster=grouped group_m=8 l2_hint=reuse ";
 const std::string kConfigs[] = {
@@ -60,9 +60,11 @@ struct Buffers {
   void expectMatches(Shape s, bool kMajor) const {
     std::vector<uint16_t> C(size_t(s.M) * s.N);
     bench::check(cudaMemcpy(C.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
-    size_t nonFinite = 0;
-    EXPECT_LT(relError(C, testing::gemmReference(A, B, s.M, s.N, s.K, kMajor), &nonFinite), 8e-3);
-    EXPECT_EQ(nonFinite, 0u) << "elements left unwritten (poison) or not finite";
+    testing::OutputCheck check = testing::checkOutput(C, testing::gemmReference(A, B, s.M, s.N, s.K, kMajor),
+                                                      testing::kGemmRel, testing::kGemmAbsOfRms, bf16BitsToFloat);
+    EXPECT_LT(check.relFrobenius, 8e-3);
+    EXPECT_EQ(check.nonFinite, 0u) << "elements left unwritten (poison) or not finite";
+    EXPECT_EQ(check.outOfBound, 0u) << check.str(C.size());
   }
 };
 
