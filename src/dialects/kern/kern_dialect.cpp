@@ -430,8 +430,12 @@ std::optional<OpKind> kindOf(const Operation& op) {
 namespace kiln::ir {
 void registerKernDialect(OpRegistry& r) {
   using namespace kiln::kern;
-#define KERN_OP(e, name, nops, nres, nreg, traits, hook, summary) r.add({name, nops, nres, nreg, traits, hook, summary});
+#define KERN_OP(e, name, nops, nres, nreg, traits, hook, summary, attrs) \
+  r.add({name, nops, nres, nreg, traits, hook, summary, words(attrs)});
 #include "kern_ops.def"
 #undef KERN_OP
+  r.addTypeKind("smem", {"swizzle"});
+  r.addTypeKind("tmap", {"tensor", "swizzle"});
+  for (const char* kind : {"ptr", "frag", "mbarrier"}) r.addTypeKind(kind, {});
 }
 }  // namespace kiln::ir

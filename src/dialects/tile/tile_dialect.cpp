@@ -386,9 +386,14 @@ bool isElementwiseUnary(OpKind k) { return k >= OpKind::Neg && k <= OpKind::Erf;
 namespace kiln::ir {
 void registerTileDialect(OpRegistry& r) {
   using namespace kiln::tile;
-#define TILE_OP(e, name, nops, nres, nreg, traits, hook, summary) r.add({name, nops, nres, nreg, traits, hook, summary});
+#define TILE_OP(e, name, nops, nres, nreg, traits, hook, summary, attrs) \
+  r.add({name, nops, nres, nreg, traits, hook, summary, words(attrs)});
 #include "tile_ops.def"
 #undef TILE_OP
+  // tensor<e, [dims], order = [...]>: the layout of a global tensor; tile and coord take none.
+  r.addTypeKind("tensor", {"order"});
+  r.addTypeKind("tile", {});
+  r.addTypeKind("coord", {});
 }
 // The kern dialect registers its ops in src/dialects/kern/ once they exist.
 }  // namespace kiln::ir
