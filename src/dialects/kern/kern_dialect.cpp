@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "dialects/kern/kern_ops.h"
+#include "dialects/ptx_name.h"
 #include "dialects/kern/kern_verify.h"
 #include "kiln/ir/op_registry.h"
 
@@ -45,6 +46,7 @@ bool verifyGridEntry(const Operation& op, const Attribute& e, DiagnosticEngine& 
 bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
   if (op.stringAttr("sym_name").empty())
     return d.error(op.loc()) << "'kern.kernel' needs a {sym_name = \"...\"} attribute naming the kernel";
+  if (std::string bad = ptxNameProblem(op.stringAttr("sym_name")); !bad.empty()) return d.error(op.loc()) << bad;
   const Block& body = op.body();
   const Attribute* params = op.attr("params");
   if (!params || !params->asStrings() || params->asStrings()->size() != body.numArguments())

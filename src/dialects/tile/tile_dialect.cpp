@@ -1,6 +1,7 @@
 // Verify hooks and registration of the tile dialect (ops declared in tile_ops.def).
 #include <algorithm>
 
+#include "dialects/ptx_name.h"
 #include "dialects/tile/tile_ops.h"
 #include "dialects/tile/tile_verify.h"
 #include "kiln/ir/op_registry.h"
@@ -43,9 +44,25 @@ bool isIndexLike(const Type& t) { return t.isScalar() && isInteger(t.elem()) && 
 
 // ---- program structure ----
 
+// An output no tile.store writes would come back as whatever the buffer held (the interpreter's
+// poison, the GPU's garbage): almost certainly a mistake, and one no later check could catch.
+bool verifyOutputsStored(const Operation& program, DiagnosticEngine& d) {
+  std::vector<const ir::Value*> stored;
+  program.walk([&](const Operation& op) {
+    if (op.is("tile.store") && op.numOperands() > 0) stored.push_back(op.operand(0));
+  });
+  for (const auto& child : program.body().operations())
+    if (child->is("tile.output") && child->numResults() == 1 &&
+        std::find(stored.begin(), stored.end(), child->result()) == stored.end())
+      return d.error(child->loc()) << "output '" << child->stringAttr("name")
+                                   << "' is never stored: add a tile.store into it, or make it a tile.input";
+  return true;
+}
+
 bool verifyProgram(const Operation& op, DiagnosticEngine& d) {
   if (op.stringAttr("sym_name").empty())
     return d.error(op.loc()) << "'tile.program' needs a {sym_name = \"...\"} attribute naming the kernel";
+  if (std::string bad = ptxNameProblem(op.stringAttr("sym_name")); !bad.empty()) return d.error(op.loc()) << bad;
   const Attribute* dims = op.attr("dims");
   if (!dims || !dims->asStrings())
     return d.error(op.loc()) << "'tile.program' needs {dims = [\"M\", ...]}: the list of its symbolic dims";
@@ -63,7 +80,7 @@ bool verifyProgram(const Operation& op, DiagnosticEngine& d) {
       argNames.push_back(n);
     }
   }
-  return true;
+  return verifyOutputsStored(op, d);
 }
 
 bool verifyArg(const Operation& op, DiagnosticEngine& d) {
