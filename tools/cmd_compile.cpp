@@ -3,6 +3,7 @@
 // (default), the assembled cubin, the final kern IR, or the launch contract (as text or JSON). The
 // target and schedule come from the flags or the program's own attributes (tools/schedule_choice.h).
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -99,6 +100,12 @@ int runCompile(const CompileArgs& a) {
   if (!a.schedule.target.empty() && !Target::byName(a.schedule.target)) {
     std::fprintf(stderr, "kiln compile: unknown target '%s'; known targets: %s\n", a.schedule.target.c_str(),
                  Target::knownNames().c_str());
+    return kUsage;
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(a.file, ec)) {
+    std::fprintf(stderr, "kiln compile: '%s' is a directory; give a file of text IR holding one tile.program\n",
+                 a.file.c_str());
     return kUsage;
   }
   std::string text;
