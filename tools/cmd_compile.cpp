@@ -20,7 +20,6 @@
 namespace kiln::tools {
 
 namespace {
-constexpr const char* kDefaultTarget = "sm_80";
 
 struct CompileArgs {
   std::string file, emit, output;
@@ -114,7 +113,7 @@ int runCompile(const CompileArgs& a) {
   std::optional<CompileResult> r;
   std::optional<ScheduleChoice> choice;
   auto m = ir::parseModule(text, diag, {a.file, false});
-  if (m && ir::verify(*m, diag)) choice = chooseSchedule(*m, a.schedule, kDefaultTarget, "", diag);
+  if (m && ir::verify(*m, diag)) choice = chooseSchedule(*m, a.schedule, diag);
   if (choice) {
     if (choice->rowwiseDefault) std::fprintf(stderr, "%s\n", choice->why.c_str());
     else if (!a.schedule.dims.empty()) std::fprintf(stderr, "kiln compile: %s\n", choice->why.c_str());
@@ -143,7 +142,7 @@ void registerCompileCommand(CLI::App& app) {
   static CompileArgs args;
   auto* cmd = app.add_subcommand("compile", "Compile a tile program to PTX (or show its kern IR or launch contract).");
   cmd->add_option("file", args.file, "Input file of text IR holding one tile.program")->required();
-  addScheduleOptions(*cmd, args.schedule, kDefaultTarget, "strategy=sm80_multistage");
+  addScheduleOptions(*cmd, args.schedule);
   cmd->add_option("--emit", args.emit, "What to emit: ptx, cubin, kern or launch (default: by -o's extension, else ptx)")
       ->check(CLI::IsMember({"ptx", "cubin", "kern", "launch"}));
   cmd->add_flag("--json", args.json, "With --emit launch: the launch contract as JSON");

@@ -58,7 +58,7 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
       std::fprintf(stderr, "note: %s does not compile this program:\n%s", d.why.c_str(), diag.str().c_str());
       diag = ir::DiagnosticEngine();
       bool rows = d.config.strategy == "rowwise";
-      config = Config::parse(rows ? ops::kRowwiseFallback : ops::kFallbackSchedule, diag);
+      config = rows ? Config::parse(ops::kRowwiseFallback, diag) : ops::fallbackSchedule(*program);
       chosen = rows ? "the rowwise default (the family's pick did not compile)"
                     : "the sm80 default (the family's pick did not compile)";
       kernel = Kernel::build(*module, *target, *config, diag);
