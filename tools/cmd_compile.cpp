@@ -120,12 +120,13 @@ int runCompile(const CompileArgs& a) {
     r = compile(*m, choice->target, choice->config, diag);
   }
   std::optional<backend::AssembledKernel> cubin;
-  if (r && emit == "cubin") {
+  // PTX is assembled too: PTX the assembler rejects is a failed compile, not a result.
+  if (r && (emit == "cubin" || emit == "ptx")) {
     backend::CompileCache cache(backend::CompileCache::defaultDir());
     cubin = backend::assembleCached(r->ptx, choice->target.name, diag, &cache);
   }
   std::fprintf(stderr, "%s", diag.str().c_str());
-  if (!r || (emit == "cubin" && !cubin)) return kFailed;
+  if (!r || ((emit == "cubin" || emit == "ptx") && !cubin)) return kFailed;
   std::string out;
   if (emit == "ptx") out = r->ptx;
   else if (emit == "kern") out = r->kernIr;
