@@ -70,6 +70,10 @@ struct RunOptions {
   // Forces the block size of a dim (tests use this to show results do not depend on it). A
   // group dim's block must divide every tile.group_index align on it.
   std::map<std::string, int64_t> blockSizes;
+  // When not empty: only these instances of the tile.for_tiles body run (flat indices, row-major
+  // over (batch, block of dims[0], block of dims[1], ...)); outputs outside them keep what they
+  // held. Sampled verification (interp/tile_sampler.h) runs a few tiles of a large problem.
+  std::vector<int64_t> instances;
 };
 
 // Runs `program` (a tile.program) and writes its outputs into the output HostTensors. Verifies the
