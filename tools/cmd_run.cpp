@@ -22,6 +22,7 @@ struct RunArgs {
   uint64_t seed = 1;
   bool interpret = false;
   std::string config;
+  std::string verify = "auto";
 };
 
 // "M=128,N=128": every dim of the text's first tile.program (none when it does not parse: the run
@@ -80,7 +81,7 @@ int runRun(const RunArgs& a) {
                    why.c_str());
       return kNoGpu;
     }
-    return runOnGpu(text, dims, a.seed, a.config);
+    return runOnGpu(text, dims, a.seed, a.config, a.verify);
   }
   ir::DiagnosticEngine diag;
   std::string source = a.example.empty() ? a.file : "example " + a.example;
@@ -112,6 +113,11 @@ void registerRunCommand(CLI::App& app) {
   cmd->add_option("--config", args.config,
                   "Schedule for the GPU run, e.g. \"bm=128 bn=128 bk=32 stages=3\" (default: a GEMM runs its family's pick "
                   "for the dims, a program without a matrix product the rowwise family's)");
+  cmd->add_option("--verify", args.verify,
+                  "How the GPU result is checked: full (every element against the interpreter), sample (a few hundred "
+                  "output tiles against an fp64 reference), or auto (full below about 2.7e8 multiply-adds, else sample)")
+      ->check(CLI::IsMember({"auto", "full", "sample"}))
+      ->capture_default_str();
   cmd->callback([] { setExitCode(runRun(args)); });
 }
 
