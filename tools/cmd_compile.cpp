@@ -3,6 +3,7 @@
 // (default), the assembled cubin, the final kern IR, or the launch contract (as text or JSON). The
 // target and schedule come from the flags or the program's own attributes (tools/schedule_choice.h).
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -19,7 +20,6 @@
 namespace kiln::tools {
 
 namespace {
-constexpr const char* kDefaultTarget = "sm_80";
 
 struct CompileArgs {
   std::string file, emit, output;
@@ -101,25 +101,32 @@ int runCompile(const CompileArgs& a) {
                  Target::knownNames().c_str());
     return kUsage;
   }
+  std::error_code ec;
+  if (std::filesystem::is_directory(a.file, ec)) {
+    std::fprintf(stderr, "kiln compile: '%s' is a directory; give a file of text IR holding one tile.program\n",
+                 a.file.c_str());
+    return kUsage;
+  }
   std::string text;
   if (!readFile(a.file, text)) return kFailed;
   ir::DiagnosticEngine diag;
   std::optional<CompileResult> r;
   std::optional<ScheduleChoice> choice;
   auto m = ir::parseModule(text, diag, {a.file, false});
-  if (m && ir::verify(*m, diag)) choice = chooseSchedule(*m, a.schedule, kDefaultTarget, "", diag);
+  if (m && ir::verify(*m, diag)) choice = chooseSchedule(*m, a.schedule, diag);
   if (choice) {
     if (choice->rowwiseDefault) std::fprintf(stderr, "%s\n", choice->why.c_str());
     else if (!a.schedule.dims.empty()) std::fprintf(stderr, "kiln compile: %s\n", choice->why.c_str());
     r = compile(*m, choice->target, choice->config, diag);
   }
   std::optional<backend::AssembledKernel> cubin;
-  if (r && emit == "cubin") {
+  // PTX is assembled too: PTX the assembler rejects is a failed compile, not a result.
+  if (r && (emit == "cubin" || emit == "ptx")) {
     backend::CompileCache cache(backend::CompileCache::defaultDir());
     cubin = backend::assembleCached(r->ptx, choice->target.name, diag, &cache);
   }
   std::fprintf(stderr, "%s", diag.str().c_str());
-  if (!r || (emit == "cubin" && !cubin)) return kFailed;
+  if (!r || ((emit == "cubin" || emit == "ptx") && !cubin)) return kFailed;
   std::string out;
   if (emit == "ptx") out = r->ptx;
   else if (emit == "kern") out = r->kernIr;
@@ -136,7 +143,7 @@ void registerCompileCommand(CLI::App& app) {
   static CompileArgs args;
   auto* cmd = app.add_subcommand("compile", "Compile a tile program to PTX (or show its kern IR or launch contract).");
   cmd->add_option("file", args.file, "Input file of text IR holding one tile.program")->required();
-  addScheduleOptions(*cmd, args.schedule, kDefaultTarget, "strategy=sm80_multistage");
+  addScheduleOptions(*cmd, args.schedule);
   cmd->add_option("--emit", args.emit, "What to emit: ptx, cubin, kern or launch (default: by -o's extension, else ptx)")
       ->check(CLI::IsMember({"ptx", "cubin", "kern", "launch"}));
   cmd->add_flag("--json", args.json, "With --emit launch: the launch contract as JSON");

@@ -20,8 +20,6 @@
 namespace kiln::tools {
 
 namespace {
-constexpr const char* kDefaultTarget = "sm_90a";
-constexpr const char* kDefaultConfig = "strategy=sm80_multistage bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=2";
 
 struct InspectArgs {
   std::string file;
@@ -113,7 +111,7 @@ int runInspect(const InspectArgs& a) {
     }
     for (auto& [name, module] : programs) {
       ir::DiagnosticEngine one;
-      auto choice = chooseSchedule(*module, a.schedule, kDefaultTarget, kDefaultConfig, one);
+      auto choice = chooseSchedule(*module, a.schedule, one);
       if (choice && !a.schedule.dims.empty()) std::fprintf(stderr, "%s: %s\n", name.c_str(), choice->why.c_str());
       // A memory-bound example under a GEMM schedule or the rowwise defaults: the rowwise family's
       // pick for rows of 4096.
@@ -157,7 +155,7 @@ void registerInspectCommand(CLI::App& app) {
   cmd->add_option("file", args.file, "Program in text IR");
   cmd->add_flag("--examples", args.examples, "Inspect every built-in example program");
   cmd->add_option("--family", args.family, "Inspect every variant of a registered family (gemm_bf16, gemm_fp8)");
-  addScheduleOptions(*cmd, args.schedule, kDefaultTarget, kDefaultConfig);
+  addScheduleOptions(*cmd, args.schedule);
   cmd->add_flag("--kmajor-b", args.kMajor, "With --family: the variants for a K-major B");
   cmd->add_flag("--json", args.json, "Print JSON instead of a table");
   cmd->callback([] { setExitCode(runInspect(args)); });

@@ -75,7 +75,9 @@ void registerOptCommand(CLI::App& app) {
   static OptArgs args;
   auto* cmd = app.add_subcommand("opt", "Parse and verify text IR, run passes on it, and print the result.");
   cmd->add_option("file", args.file, "Input file of text IR (- for standard input)");
-  cmd->add_option("--pass", args.passes, "A pass to run, in order; repeat for several (see --list-passes)");
+  // One name per --pass, so `--pass NAME FILE` reads FILE as the input, not as a second pass.
+  cmd->add_option("--pass", args.passes, "A pass to run, in order; repeat for several (see --list-passes)")
+      ->allow_extra_args(false);
   cmd->add_flag("--verify-diagnostics", args.verifyDiagnostics,
                 "Check diagnostics against `// expected-error {{...}}` comments in the input");
   cmd->add_flag("--print-ir-after-all", args.printAfterAll, "Print the IR after every pass");

@@ -11,6 +11,7 @@
 #include "kiln/ir/parser.h"
 #include "kiln/ir/printer.h"
 #include "kiln/runtime/driver.h"
+#include "schedule/config.h"
 #include "tools/commands.h"
 #include "tools/gpu_run.h"
 
@@ -25,6 +26,7 @@ struct RunArgs {
   bool interpret = false;
   std::string config;
   std::string maxMemory;  // empty: $KILN_INTERP_MAX_MEMORY, else the interpreter's default
+  std::string verify = "auto";
 };
 
 // The interpreter's memory limit from --max-memory or $KILN_INTERP_MAX_MEMORY; nullopt after
@@ -51,8 +53,27 @@ std::string defaultDims(const std::string& text) {
   return dims;
 }
 
+// --config with --interpret: the interpreter runs the tile program itself, so a schedule changes
+// nothing there; it is still parsed, so a mistyped one is refused rather than ignored.
+bool checkInterpretConfig(const std::string& config) {
+  ir::DiagnosticEngine diag;
+  if (!Config::parse(config, diag, {"--config", 1, 1}, true)) {
+    std::fprintf(stderr, "%s", diag.str().c_str());
+    return false;
+  }
+  std::fprintf(stderr, "kiln run: note: --interpret runs the tile program itself; --config \"%s\" is valid but "
+                       "changes nothing on the CPU\n", config.c_str());
+  return true;
+}
+
 int runRun(const RunArgs& a) {
   std::string text;
+  if (!a.example.empty() && !a.file.empty()) {
+    std::fprintf(stderr, "kiln run: give either a program file or --example NAME, not both ('%s' and --example %s)\n",
+                 a.file.c_str(), a.example.c_str());
+    return kUsage;
+  }
+  if (a.interpret && !a.config.empty() && !checkInterpretConfig(a.config)) return kUsage;
   if (!a.example.empty()) {
     const examples::Example* e = examples::find(a.example);
     if (!e) {
@@ -77,16 +98,17 @@ int runRun(const RunArgs& a) {
                    why.c_str());
       return kNoGpu;
     }
-    return runOnGpu(text, dims, a.seed, a.config);
+    return runOnGpu(text, dims, a.seed, a.config, a.verify);
   }
   auto maxMemory = interpreterMemoryLimit(a.maxMemory);
   if (!maxMemory) return kUsage;
   ir::DiagnosticEngine diag;
-  std::string report = interp::runInterpretCommand(text, dims, a.seed, diag, *maxMemory);
-  std::fprintf(stderr, "%s", diag.str().c_str());
-  if (report.empty()) return kFailed;
+  std::string source = a.example.empty() ? a.file : "example " + a.example;
+  std::string report = interp::runInterpretCommand(text, dims, a.seed, diag, *maxMemory, source);
   std::printf("%s", report.c_str());
-  return kOk;
+  std::fprintf(stderr, "%s", diag.str().c_str());
+  // An error with a report (an output NaN where the reference is not) is still a failed run.
+  return report.empty() || diag.hadError() ? kFailed : kOk;
 }
 }  // namespace
 
@@ -97,13 +119,26 @@ void registerRunCommand(CLI::App& app) {
   cmd->add_option("file", args.file, "Program in text IR");
   cmd->add_option("--example", args.example, "Run a built-in example instead of a file (see `kiln examples`)");
   cmd->add_option("--dims", args.dims, "Dim values, e.g. M=64,N=32,K=16 (default: 128 for every dim)");
-  cmd->add_option("--seed", args.seed, "Seed of the random inputs")->capture_default_str();
+  // CLI11 would wrap "-1" to 2^64 - 1: a seed is a non-negative integer.
+  cmd->add_option("--seed", args.seed, "Seed of the random inputs, a non-negative integer")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+            return digits ? "" : "the seed must be a non-negative integer (0 to 18446744073709551615), not '" + v + "'";
+          },
+          "UINT64"));
   cmd->add_flag("--interpret", args.interpret, "Run on the CPU through the tile-IR interpreter");
   cmd->add_option("--max-memory", args.maxMemory,
                   "Memory limit of the interpreter, e.g. 8G or 512M (default: $KILN_INTERP_MAX_MEMORY, else 4G)");
   cmd->add_option("--config", args.config,
                   "Schedule for the GPU run, e.g. \"bm=128 bn=128 bk=32 stages=3\" (default: a GEMM runs its family's pick "
                   "for the dims, a program without a matrix product the rowwise family's)");
+  cmd->add_option("--verify", args.verify,
+                  "How the GPU result is checked: full (every element against the interpreter), sample (a few hundred "
+                  "output tiles against an fp64 reference), or auto (full below about 2.7e8 multiply-adds, else sample)")
+      ->check(CLI::IsMember({"auto", "full", "sample"}))
+      ->capture_default_str();
   cmd->callback([] { setExitCode(runRun(args)); });
 }
 

@@ -2,12 +2,12 @@
 
 #include "interp/interpret_command.h"
 #include "kiln/select.h"
+#include "ops/default_schedule.h"
 #include "schedule/config.h"
 
 namespace kiln::tools {
 
 std::optional<ScheduleChoice> chooseSchedule(const ir::Module& module, const ScheduleFlags& flags,
-                                             const std::string& defaultTarget, const std::string& defaultConfig,
                                              ir::DiagnosticEngine& diag) {
   const ir::Operation* program = nullptr;
   for (const auto& op : module.body().operations())
@@ -22,7 +22,7 @@ std::optional<ScheduleChoice> chooseSchedule(const ir::Module& module, const Sch
     targetName = program->stringAttr("target", "");
     where = program->loc();
   }
-  if (targetName.empty()) targetName = defaultTarget;
+  if (targetName.empty()) targetName = kDefaultTarget;
   auto target = Target::byName(targetName);
   if (!target) {
     diag.error(where) << "unknown target '" << targetName << "'; known targets: " << Target::knownNames();
@@ -48,17 +48,16 @@ std::optional<ScheduleChoice> chooseSchedule(const ir::Module& module, const Sch
                           "note: no --config: a program without a matrix product compiles with the rowwise defaults "
                           "(strategy=rowwise); `kiln run --dims ...` runs the rowwise family's pick for its dims",
                           true};
-  return ScheduleChoice{*target, defaultConfig, "the default schedule"};
+  return ScheduleChoice{*target, ops::fallbackSchedule(*program).str(), "the default schedule"};
 }
 
-void addScheduleOptions(CLI::App& cmd, ScheduleFlags& flags, const std::string& defaultTarget,
-                        const std::string& defaultConfig) {
+void addScheduleOptions(CLI::App& cmd, ScheduleFlags& flags) {
   cmd.add_option("--target", flags.target,
                  "Target architecture: " + Target::knownNames() + " (default: the program's target attribute, else " +
-                     defaultTarget + ")");
+                     kDefaultTarget + ")");
   auto* config = cmd.add_option("--config", flags.config,
                  "Schedule, e.g. \"bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2\" (default: the program's config "
-                 "attribute, else \"" + defaultConfig + "\" for a GEMM and strategy=rowwise for a program without a "
+                 "attribute, else \"" + std::string(ops::kFallbackSchedule) + "\" for a GEMM (bm fitted to a grouped GEMM's groups) and strategy=rowwise for a program without a "
                  "matrix product)");
   // The two name a schedule each: a usage error together.
   cmd.add_option("--dims", flags.dims,

@@ -1,10 +1,12 @@
 #pragma once
 // What `kiln compile` and `kiln inspect` compile a program for. Each of the target and the schedule
 // comes from the first of these that gives one:
-//   target:    --target, the program's own `target` attribute, the verb's default
+//   target:    --target, the program's own `target` attribute, kDefaultTarget (the same for every
+//              verb, so `compile` and `inspect` describe the same kernel)
 //   schedule:  --config, --dims (the schedule Kiln picks for those dims, kiln::select, as `kiln run`
-//              does), the program's own `config` attribute, the verb's default (for a program
-//              without a matrix product: the rowwise defaults, which the verbs note)
+//              does), the program's own `config` attribute, the sm80 default fitted to the program
+//              (ops::fallbackSchedule; for a program without a matrix product: the rowwise
+//              defaults, which the verbs note)
 // --config and --dims together are a usage error (addScheduleOptions): they name two schedules.
 #include <CLI/CLI.hpp>
 #include <optional>
@@ -15,6 +17,9 @@
 #include "kiln/target.h"
 
 namespace kiln::tools {
+
+// Hopper, the target Kiln's kernels are tuned for first.
+inline constexpr const char* kDefaultTarget = "sm_90a";
 
 struct ScheduleFlags {
   std::string target, config, dims;  // empty: not given
@@ -29,11 +34,9 @@ struct ScheduleChoice {
 
 // nullopt after reporting to `diag` (an unknown target, bad dims).
 std::optional<ScheduleChoice> chooseSchedule(const ir::Module& program, const ScheduleFlags& flags,
-                                             const std::string& defaultTarget, const std::string& defaultConfig,
                                              ir::DiagnosticEngine& diag);
 
 // Registers --target, --config and --dims on a verb.
-void addScheduleOptions(CLI::App& cmd, ScheduleFlags& flags, const std::string& defaultTarget,
-                        const std::string& defaultConfig);
+void addScheduleOptions(CLI::App& cmd, ScheduleFlags& flags);
 
 }  // namespace kiln::tools

@@ -112,7 +112,9 @@ bool Executor::runForTiles(const ir::Operation& op) {
   }
   const ir::Block& body = op.body();
   // Row-major over (batch, block of dims[0], block of dims[1], ...); the contract allows any order.
+  const auto& only = ctx_.onlyInstances;
   for (int64_t n = 0; n < instances; ++n) {
+    if (!only.empty() && !std::binary_search(only.begin(), only.end(), n)) continue;
     int64_t rest = n;
     std::vector<int64_t> blockIdx(dims.size());
     for (size_t i = dims.size(); i-- > 0;) {

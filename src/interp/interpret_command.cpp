@@ -37,21 +37,35 @@ const ir::Operation* findProgram(const ir::Module& m, ir::DiagnosticEngine& diag
   return program;
 }
 
-std::string outputLine(const std::string& name, const HostTensor& out, const std::vector<double>& ref) {
+// Elements that agree: equal (infinities of one sign included), or NaN in both.
+bool agree(double got, double ref) { return got == ref || (std::isnan(got) && std::isnan(ref)); }
+
+// The output's line of the report; reports to `diag` when some element is NaN (or infinite)
+// where the reference is finite, which no error figure can express.
+std::string outputLine(const std::string& name, const HostTensor& out, const std::vector<double>& ref,
+                       ir::DiagnosticEngine& diag) {
   std::vector<double> got = toDoubles(out);
   double sum = 0, sumsq = 0, maxErr = 0, errSq = 0, refSq = 0;
+  size_t nonFinite = 0, first = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    double d = std::fabs(got[i] - ref[i]);
+    double d = agree(got[i], ref[i]) ? 0.0 : std::fabs(got[i] - ref[i]);
+    if (!std::isfinite(d) && nonFinite++ == 0) first = i;
     sum += got[i];
     sumsq += got[i] * got[i];
     maxErr = std::isnan(d) || std::isnan(maxErr) ? NAN : std::max(maxErr, d);
     errSq += d * d;
-    refSq += ref[i] * ref[i];
+    refSq += std::isfinite(ref[i]) ? ref[i] * ref[i] : 0.0;
   }
+  if (nonFinite)
+    diag.error({}) << "output '" << name << "' has " << nonFinite << " element" << (nonFinite == 1 ? "" : "s")
+                   << " that differ from the fp64 reference by NaN or infinity (the first at flat index " << first
+                   << ": " << got[first] << " where the reference is " << ref[first] << ")";
   std::string shape;
   for (size_t a = 0; a < out.shape.size(); ++a) shape += (a ? ", " : "") + std::to_string(out.shape[a]);
+  // An exact match has error 0 even when the reference is all zeros.
+  double rel = errSq == 0 ? 0.0 : std::sqrt(errSq) / std::sqrt(refSq);
   return fmt::format("output {} {} [{}]: sum {:.6e} sumsq {:.6e} max_abs_err {:.6e} rel_fro_err {:.6e}\n", name,
-                     ir::scalarName(out.dtype), shape, sum, sumsq, maxErr, std::sqrt(errSq) / std::sqrt(refSq));
+                     ir::scalarName(out.dtype), shape, sum, sumsq, maxErr, rel);
 }
 
 }  // namespace
@@ -88,9 +102,9 @@ std::optional<std::map<std::string, int64_t>> parseDims(const std::string& spec,
 }
 
 std::string runInterpretCommand(const std::string& kilnText, const std::string& dimsSpec, uint64_t seed,
-                                ir::DiagnosticEngine& diag, int64_t maxMemoryBytes) {
+                                ir::DiagnosticEngine& diag, int64_t maxMemoryBytes, const std::string& sourceName) {
   registerAllDialects();
-  auto module = ir::parseModule(kilnText, diag);
+  auto module = ir::parseModule(kilnText, diag, {sourceName, false});
   if (!module || !ir::verify(*module, diag)) return "";
   const ir::Operation* program = findProgram(*module, diag);
   if (!program) return "";
@@ -113,7 +127,7 @@ std::string runInterpretCommand(const std::string& kilnText, const std::string& 
   for (const auto& op : program->body().operations())
     if (op->is("tile.output")) {
       std::string name = op->stringAttr("name");
-      report += outputLine(name, args.tensors.at(name), ref.at(name));
+      report += outputLine(name, args.tensors.at(name), ref.at(name), diag);
     }
   return report;
 }

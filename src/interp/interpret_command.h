@@ -22,13 +22,17 @@ namespace kiln::interp {
 //
 // one `output` line per output, in declaration order; sum and sumsq are the checksums of run()'s
 // output, and the errors compare it with the reference: max |out - ref| and ||out - ref|| / ||ref||
-// (Frobenius norms). Returns "" after reporting errors to `diag`.
+// (Frobenius norms). Returns "" after reporting errors to `diag`. An output with an element that
+// is NaN or infinite where the reference is finite (or the reverse) is reported to `diag` as an
+// error too, with the report still returned: the run failed. `sourceName` names the text in
+// diagnostics (the file it came from).
 // "M=64,N=32,K=16" -> {M: 64, N: 32, K: 16}; nullopt after reporting a malformed entry.
 std::optional<std::map<std::string, int64_t>> parseDims(const std::string& spec, ir::DiagnosticEngine& diag);
 
 // `maxMemoryBytes` is the run's memory limit (RunOptions::maxMemoryBytes): the sizes are checked
 // against it before any input is generated.
 std::string runInterpretCommand(const std::string& kilnText, const std::string& dimsSpec, uint64_t seed,
-                                ir::DiagnosticEngine& diag, int64_t maxMemoryBytes = kDefaultMaxMemoryBytes);
+                                ir::DiagnosticEngine& diag, int64_t maxMemoryBytes = kDefaultMaxMemoryBytes,
+                                const std::string& sourceName = "");
 
 }  // namespace kiln::interp

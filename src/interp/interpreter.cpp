@@ -2,6 +2,8 @@
 // include/kiln/interp/interpreter.h).
 #include "kiln/interp/interpreter.h"
 
+#include <algorithm>
+
 #include "interp/bind_arguments.h"
 #include "interp/block_sizes.h"
 #include "interp/executor.h"
@@ -22,6 +24,8 @@ bool runIn(Arithmetic arith, const ir::Operation& program, RunRequest& req,
   if (!bindArguments(program, req, ctx, wideOutputs)) return false;
   if (!chooseBlockSizes(program, ctx.extents, opts.blockSizes, ctx.blocks, diag)) return false;
   if (!checkTileSizes(program, ctx, opts.maxMemoryBytes, diag)) return false;
+  ctx.onlyInstances = opts.instances;
+  std::sort(ctx.onlyInstances.begin(), ctx.onlyInstances.end());
   return Executor(ctx).runProgram(program);
 }
 

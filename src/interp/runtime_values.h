@@ -76,6 +76,7 @@ struct RunContext {
   std::map<std::string, int64_t> blocks;   // the block size of every program dim
   std::map<std::string, BoundTensor> tensors;
   std::unordered_map<const ir::Value*, RtValue> env;
+  std::vector<int64_t> onlyInstances;      // sorted; empty: every tile.for_tiles instance runs
 };
 
 }  // namespace kiln::interp

@@ -1,8 +1,10 @@
-// The generic verifier. Structure first (every op registered, operand/result/region counts,
-// single-block regions, terminators, SSA visibility, isolation, top-level placement), then each
-// op's own verify hook — hooks may assume the structure is sound.
+// The generic verifier. Structure first (every op registered, operand/result/region counts, every
+// attribute and type parameter one its table declares, single-block regions, terminators, SSA
+// visibility, isolation, top-level placement), then each op's own verify hook — hooks may assume
+// the structure is sound.
 #include "kiln/ir/verifier.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "kiln/ir/op_registry.h"
@@ -12,6 +14,54 @@ namespace {
 
 std::string countWord(int n, const char* what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// Every attribute must be one the op's table declares: an unknown one is most likely a typo of a
+// known one, which would otherwise be ignored and give a kernel other than the one asked for.
+bool verifyAttrNames(const Operation& op, const OpInfo& info, DiagnosticEngine& diag) {
+  for (const auto& a : op.attrs()) {
+    if (info.knowsAttr(a.name)) continue;
+    InFlightDiagnostic e = diag.error(op.loc());
+    e << "unknown attribute '" << a.name << "' on " << op.name();
+    if (std::string near = nearestName(a.name, info.attrs); !near.empty()) e << "; did you mean '" << near << "'?";
+    else if (info.attrs.empty()) e << "; " << op.name() << " takes no attributes";
+    else e << "; " << op.name() << " takes: " << joined(info.attrs);
+    return false;
+  }
+  return true;
+}
+
+// The same for the parameters of a type whose kind a dialect declares (tensor<..., order = ...>).
+bool verifyTypeParams(const Operation& op, const Type& t, DiagnosticEngine& diag) {
+  const std::vector<std::string>* known = OpRegistry::get().typeParams(t.kind());
+  if (!known) return true;
+  for (const auto& p : t.params()) {
+    if (std::find(known->begin(), known->end(), p.name) != known->end()) continue;
+    InFlightDiagnostic e = diag.error(op.loc());
+    e << "unknown parameter '" << p.name << "' of type " << t.str() << " on " << op.name();
+    if (std::string near = nearestName(p.name, *known); !near.empty()) e << "; did you mean '" << near << "'?";
+    else if (known->empty()) e << "; a " << t.kind() << " type takes no parameters";
+    else e << "; a " << t.kind() << " type takes: " << joined(*known);
+    return false;
+  }
+  return true;
+}
+
+// Every value is a result or a block argument, so checking those checks every type in the IR.
+bool verifyTypes(const Operation& op, DiagnosticEngine& diag) {
+  for (const auto& r : op.results())
+    if (!verifyTypeParams(op, r->type(), diag)) return false;
+  for (unsigned i = 0; i < op.numRegions(); ++i)
+    for (const auto& block : op.region(i).blocks())
+      for (const auto& a : block->arguments())
+        if (!verifyTypeParams(op, a->type(), diag)) return false;
+  return true;
 }
 
 class Verifier {
@@ -33,6 +83,7 @@ class Verifier {
     checkCount(info->numResults, op.numResults(), "result");
     checkCount(info->numRegions, op.numRegions(), "region");
     if (!ok) return false;
+    if (!verifyAttrNames(op, *info, diag_) || !verifyTypes(op, diag_)) return false;
 
     for (unsigned i = 0; i < op.numOperands(); ++i) {
       const Value* v = op.operand(i);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <numeric>
+
 #include "ops/gemm_bf16.h"
 #include "ops/gemm_fp8.h"
 #include "ops/rowwise.h"
@@ -10,9 +12,11 @@
 namespace kiln::ops {
 namespace {
 
-DefaultSchedule fallback(std::string why) {
-  ir::DiagnosticEngine diag;
-  return {*Config::parse(kFallbackSchedule, diag), std::move(why), false};
+DefaultSchedule fallback(const ir::Operation& program, std::string why) {
+  Config c = fallbackSchedule(program);
+  if (c.bm != Config::parse(kFallbackSchedule).bm)
+    why += fmt::format("; the sm80 default with bm={} (warps_m={}), so no block straddles two groups", c.bm, c.warpsM);
+  return {c, std::move(why), false};
 }
 
 // The first line of a diagnostic, without its location.
@@ -72,11 +76,26 @@ DefaultSchedule rowwiseSchedule(const ir::Operation& program, const Target& t, c
 
 }  // namespace
 
+Config fallbackSchedule(const ir::Operation& program) {
+  Config c = Config::parse(kFallbackSchedule);
+  int64_t align = 0;
+  program.walk([&](const ir::Operation& op) {
+    if (op.is("tile.group_index")) align = std::gcd(align, op.intAttr("align", 0));
+  });
+  if (align <= 0) return c;
+  int bm = 128;
+  while (bm > 16 && align % bm != 0) bm /= 2;
+  c.bm = bm;
+  // Each of the warps_m warps takes bm / warps_m rows, at least one m16 MMA's worth.
+  while (c.warpsM > 1 && c.bm / c.warpsM < 16) c.warpsM /= 2;
+  return c;
+}
+
 DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, const std::map<std::string, int64_t>& dims) {
   if (!hasMatrixProduct(program)) return rowwiseSchedule(program, t, dims);
   ir::DiagnosticEngine quiet;
   auto g = analyzeGemm(program, "sm90_ws_persistent", quiet);
-  if (!g) return fallback("not a GEMM a family runs: " + firstMessage(quiet));
+  if (!g) return fallback(program, "not a GEMM a family runs: " + firstMessage(quiet));
   auto dim = [&](const std::string& name) {
     auto it = dims.find(name);
     return it == dims.end() ? int64_t{0} : it->second;
@@ -84,7 +103,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
   const int64_t m = dim(g->dimM), n = dim(g->dimN), k = dim(g->dimK);
   const std::string shape = fmt::format("{}={}, {}={}, {}={}", g->dimM, m, g->dimN, n, g->dimK, k);
   auto out = onlyOutputType(program);
-  if (!out) return fallback("a GEMM with more than one output");
+  if (!out) return fallback(program, "a GEMM with more than one output");
   // The families' tables are tuned for a BF16 output; an f16 or f32 one changes only the epilogue's
   // stores, so the pick for the BF16 twin serves it (adapted by forOutput).
   const bool otherOutput = *out == ir::ScalarType::F16 || *out == ir::ScalarType::F32;
@@ -97,7 +116,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
     p.b = g->bType;
     p.c = familyOut;
     auto pick = selectGemmFp8(p, t, quiet);
-    if (!pick) return fallback(firstMessage(quiet));
+    if (!pick) return fallback(program, firstMessage(quiet));
     return {forOutput(pick->variant->config, *out),
             fmt::format("gemm_fp8's pick for {}: {} ({}, score {:.2f}){}", shape, pick->variant->name, pick->source,
                         pick->score, adapted),
@@ -109,12 +128,12 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
   GemmProblem p{m, n, k, familyIn, f16Operands ? familyIn : g->bType, familyOut};
   p.bKMajor = g->bKMajor;
   auto pick = selectGemmBf16(p, t, quiet);
-  if (!pick) return fallback(firstMessage(quiet));
+  if (!pick) return fallback(program, firstMessage(quiet));
   // A grouped GEMM takes the pick only where its tiles (a pair of them along M, which share B) fit
   // in the groups' rows.
   const Config& c = pick->variant->config;
   if (g->groupIndex && g->groupAlign % (int64_t(c.bm) * c.clusterM) != 0)
-    return fallback(fmt::format("a grouped GEMM whose groups ({{align = {}}}) are shorter than the rows of gemm_bf16's "
+    return fallback(program, fmt::format("a grouped GEMM whose groups ({{align = {}}}) are shorter than the rows of gemm_bf16's "
                                 "pick, {}",
                                 g->groupAlign, pick->variant->name));
   return {forOutput(c, *out),

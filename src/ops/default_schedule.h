@@ -22,8 +22,14 @@
 
 namespace kiln::ops {
 
-// The default every target runs: sm80_multistage, 128x128 tiles, bk = 32, three stages.
-inline constexpr const char* kFallbackSchedule = "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2";
+// The default every target runs: sm80_multistage, 128x128 tiles, bk = 64 (FP8's mma.sync k32
+// needs a 64-byte K row), three stages, eight warps (a 64x32 warp tile: a fused epilogue or FP8's
+// promoted sums fit in the registers without spilling, on every target).
+inline constexpr const char* kFallbackSchedule = "strategy=sm80_multistage bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=4";
+
+// kFallbackSchedule fitted to the program: a grouped GEMM ({align = A} on tile.group_index) gets
+// the largest bm up to 128 that divides A, so no block straddles two groups.
+Config fallbackSchedule(const ir::Operation& program);
 // The rowwise default: a warp a row.
 inline constexpr const char* kRowwiseFallback = "strategy=rowwise";
 

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "kiln/ir/op_registry.h"
+
 namespace kiln::options {
 namespace {
 
@@ -196,28 +198,7 @@ const Strategy* findStrategy(std::string_view name) {
 }
 
 std::string didYouMean(std::string_view word, const std::vector<std::string>& candidates) {
-  auto distance = [](std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-      size_t diag = row[0];
-      row[0] = i;
-      for (size_t j = 1; j <= b.size(); ++j) {
-        size_t up = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        diag = up;
-      }
-    }
-    return row[b.size()];
-  };
-  std::string best;
-  size_t bestD = 3;
-  for (const auto& c : candidates)
-    if (size_t d = distance(word, c); d < bestD && d < std::max(word.size(), c.size())) {
-      best = c;
-      bestD = d;
-    }
-  return best;
+  return ir::nearestName(word, candidates);
 }
 
 }  // namespace kiln::options

@@ -76,6 +76,10 @@ struct RunOptions {
   // The interpreter's memory limit: tensor arguments (with the doubles a run keeps per element)
   // and any single tile above it are refused with a sentence before anything is allocated.
   int64_t maxMemoryBytes = kDefaultMaxMemoryBytes;
+  // When not empty: only these instances of the tile.for_tiles body run (flat indices, row-major
+  // over (batch, block of dims[0], block of dims[1], ...)); outputs outside them keep what they
+  // held. Sampled verification (interp/tile_sampler.h) runs a few tiles of a large problem.
+  std::vector<int64_t> instances;
 };
 
 // Runs `program` (a tile.program) and writes its outputs into the output HostTensors. Verifies the

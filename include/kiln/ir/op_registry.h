@@ -41,9 +41,20 @@ struct OpInfo {
   uint32_t traits;
   VerifyHook verify;  // may be null
   std::string summary;  // one line, shown by `kiln opt --list-ops`
+  // Every attribute the op may carry, whether a user writes it or a pass adds it. The verifier
+  // refuses any other name, so a misspelled setting is an error instead of a silently ignored one.
+  std::vector<std::string> attrs;
 
   bool has(OpTrait t) const { return (traits & t) != 0; }
+  bool knowsAttr(std::string_view a) const;
 };
+
+// "a b c" -> {"a", "b", "c"}: the attribute column of the op tables.
+std::vector<std::string> words(std::string_view spaced);
+
+// Of `candidates`, the one nearest `word` when it is a likely typo (edit distance at most 2, and
+// not the whole word), else "". Used for "did you mean" suggestions.
+std::string nearestName(std::string_view word, const std::vector<std::string>& candidates);
 
 class OpRegistry {
  public:
@@ -55,9 +66,15 @@ class OpRegistry {
   const OpInfo* lookup(std::string_view name) const;
   const std::vector<OpInfo>& all() const { return ops_; }
   void add(OpInfo info);
+  // A parametric type kind a dialect defines and the parameters it may carry
+  // (`tensor<bf16, [M, K], order = [1, 0]>`); the verifier refuses other parameters of a kind
+  // declared here. nullptr for a kind no dialect declares.
+  void addTypeKind(std::string kind, std::vector<std::string> params);
+  const std::vector<std::string>* typeParams(std::string_view kind) const;
 
  private:
   std::vector<OpInfo> ops_;
+  std::vector<std::pair<std::string, std::vector<std::string>>> typeKinds_;
 };
 
 }  // namespace kiln::ir

@@ -140,6 +140,9 @@ bool emitCast(KernelEmitter& e, const Operation& op) {
   } else {
     return e.fail(op, "no conversion from " + from.str() + " to " + to.str());
   }
+  // PTX ISA "cvt": a .bf16 source (cvt.f32.bf16) needs PTX 7.1; sm_80's own .version is 7.0, and
+  // ptxas rejects the instruction there.
+  if (is(from, S::BF16)) e.requirePtxIsa(7, 1);
   b.inst(fmt::format("{} {}, {}", text, r.str(), a.str()));
   return true;
 }

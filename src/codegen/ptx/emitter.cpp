@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "dialects/kern/kern_ops.h"
+#include "dialects/ptx_name.h"
 #include "kiln/ir/op_registry.h"
 
 namespace kiln::ptx {
@@ -88,6 +89,8 @@ bool emitKernel(const Operation& k, const Target& target, DiagnosticEngine& diag
   PtxBuilder b;
   KernelEmitter e(b, target, diag);
   std::string name = k.stringAttr("sym_name");
+  // Checked here too, where the name becomes PTX: IR built in C++ may reach the emitter unverified.
+  if (std::string bad = ptxNameProblem(name); !bad.empty()) return diag.error(k.loc()) << bad;
   const Block& body = k.body();
   b.comment("kiln: kern.kernel at " + k.loc().str());
   std::string params;

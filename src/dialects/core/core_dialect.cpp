@@ -127,8 +127,8 @@ bool verifyIf(const Operation& op, DiagnosticEngine& d) {
 }  // namespace
 
 void registerArithDialect(OpRegistry& r) {
-#define CORE_OP(name, nops, nres, nreg, traits, hook, summary) \
-  r.add({name, nops, nres, nreg, traits, hook, summary});
+#define CORE_OP(name, nops, nres, nreg, traits, hook, summary, attrs) \
+  r.add({name, nops, nres, nreg, traits, hook, summary, words(attrs)});
 #include "core_ops.def"
 #undef CORE_OP
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "dialects/kern/kern_ops.h"
+#include "dialects/ptx_name.h"
 #include "dialects/kern/kern_verify.h"
 #include "kiln/ir/op_registry.h"
 
@@ -45,6 +46,7 @@ bool verifyGridEntry(const Operation& op, const Attribute& e, DiagnosticEngine& 
 bool verifyKernel(const Operation& op, DiagnosticEngine& d) {
   if (op.stringAttr("sym_name").empty())
     return d.error(op.loc()) << "'kern.kernel' needs a {sym_name = \"...\"} attribute naming the kernel";
+  if (std::string bad = ptxNameProblem(op.stringAttr("sym_name")); !bad.empty()) return d.error(op.loc()) << bad;
   const Block& body = op.body();
   const Attribute* params = op.attr("params");
   if (!params || !params->asStrings() || params->asStrings()->size() != body.numArguments())
@@ -430,8 +432,12 @@ std::optional<OpKind> kindOf(const Operation& op) {
 namespace kiln::ir {
 void registerKernDialect(OpRegistry& r) {
   using namespace kiln::kern;
-#define KERN_OP(e, name, nops, nres, nreg, traits, hook, summary) r.add({name, nops, nres, nreg, traits, hook, summary});
+#define KERN_OP(e, name, nops, nres, nreg, traits, hook, summary, attrs) \
+  r.add({name, nops, nres, nreg, traits, hook, summary, words(attrs)});
 #include "kern_ops.def"
 #undef KERN_OP
+  r.addTypeKind("smem", {"swizzle"});
+  r.addTypeKind("tmap", {"tensor", "swizzle"});
+  for (const char* kind : {"ptr", "frag", "mbarrier"}) r.addTypeKind(kind, {});
 }
 }  // namespace kiln::ir

@@ -1,6 +1,7 @@
 // Verify hooks and registration of the tile dialect (ops declared in tile_ops.def).
 #include <algorithm>
 
+#include "dialects/ptx_name.h"
 #include "dialects/tile/tile_ops.h"
 #include "dialects/tile/tile_verify.h"
 #include "kiln/ir/op_registry.h"
@@ -64,9 +65,25 @@ bool verifyTypesUseProgramDims(const Operation& program, const std::vector<std::
   return ok;
 }
 
+// An output no tile.store writes would come back as whatever the buffer held (the interpreter's
+// poison, the GPU's garbage): almost certainly a mistake, and one no later check could catch.
+bool verifyOutputsStored(const Operation& program, DiagnosticEngine& d) {
+  std::vector<const ir::Value*> stored;
+  program.walk([&](const Operation& op) {
+    if (op.is("tile.store") && op.numOperands() > 0) stored.push_back(op.operand(0));
+  });
+  for (const auto& child : program.body().operations())
+    if (child->is("tile.output") && child->numResults() == 1 &&
+        std::find(stored.begin(), stored.end(), child->result()) == stored.end())
+      return d.error(child->loc()) << "output '" << child->stringAttr("name")
+                                   << "' is never stored: add a tile.store into it, or make it a tile.input";
+  return true;
+}
+
 bool verifyProgram(const Operation& op, DiagnosticEngine& d) {
   if (op.stringAttr("sym_name").empty())
     return d.error(op.loc()) << "'tile.program' needs a {sym_name = \"...\"} attribute naming the kernel";
+  if (std::string bad = ptxNameProblem(op.stringAttr("sym_name")); !bad.empty()) return d.error(op.loc()) << bad;
   const Attribute* dims = op.attr("dims");
   if (!dims || !dims->asStrings())
     return d.error(op.loc()) << "'tile.program' needs {dims = [\"M\", ...]}: the list of its symbolic dims";
@@ -85,7 +102,7 @@ bool verifyProgram(const Operation& op, DiagnosticEngine& d) {
       argNames.push_back(n);
     }
   }
-  return true;
+  return verifyOutputsStored(op, d);
 }
 
 bool verifyArg(const Operation& op, DiagnosticEngine& d) {
@@ -408,9 +425,14 @@ bool isElementwiseUnary(OpKind k) { return k >= OpKind::Neg && k <= OpKind::Erf;
 namespace kiln::ir {
 void registerTileDialect(OpRegistry& r) {
   using namespace kiln::tile;
-#define TILE_OP(e, name, nops, nres, nreg, traits, hook, summary) r.add({name, nops, nres, nreg, traits, hook, summary});
+#define TILE_OP(e, name, nops, nres, nreg, traits, hook, summary, attrs) \
+  r.add({name, nops, nres, nreg, traits, hook, summary, words(attrs)});
 #include "tile_ops.def"
 #undef TILE_OP
+  // tensor<e, [dims], order = [...]>: the layout of a global tensor; tile and coord take none.
+  r.addTypeKind("tensor", {"order"});
+  r.addTypeKind("tile", {});
+  r.addTypeKind("coord", {});
 }
 // The kern dialect registers its ops in src/dialects/kern/ once they exist.
 }  // namespace kiln::ir

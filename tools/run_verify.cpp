@@ -1,0 +1,63 @@
+#include "tools/run_verify.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "interp/tile_sampler.h"
+#include "kiln/interp/interpreter.h"
+
+namespace kiln::tools {
+namespace {
+// Per element: a few bf16 ulps of the larger of |ref| and the output's rms (accumulation order
+// differs between the kernel and the reference).
+constexpr double kElementTol = 3e-2;
+constexpr double kFrobeniusTol = 1e-2;
+}  // namespace
+
+std::optional<ExpectedOutputs> expectedOutputs(const ir::Operation& program, const interp::GeneratedArguments& args,
+                                               const std::map<std::string, int64_t>& dims, const std::string& mode,
+                                               uint64_t seed, ir::DiagnosticEngine& diag) {
+  double work = 1;
+  for (const auto& [d, v] : dims) work *= double(v);
+  auto sample = mode == "full" ? std::nullopt : interp::sampleTiles(program, dims, kSampledTiles, seed);
+  bool sampled = sample && (mode == "sample" || work > kFullVerifyWork) && !sample->options.instances.empty();
+  ExpectedOutputs out;
+  interp::GeneratedArguments copy = args;  // the reference must not touch the inputs the GPU got
+  for (auto& [name, t] : copy.tensors) copy.request.tensors[name] = &t;
+  if (!sampled) {
+    if (work > kFullVerifyWork)
+      std::fprintf(stderr, "kiln run: interpreting the whole problem (%.3g multiply-adds); this can take minutes\n",
+                   work);
+    if (!interp::run(program, copy.request, diag)) return std::nullopt;
+    for (const auto& op : program.body().operations())
+      if (op->is("tile.output"))
+        out.values[op->stringAttr("name")] = interp::toDoubles(copy.tensors.at(op->stringAttr("name")));
+    out.how = "checked: every element against the interpreter";
+    return out;
+  }
+  std::fprintf(stderr,
+               "kiln run: checking %zu of %lld output tiles against an fp64 reference (--verify full checks every "
+               "element)\n",
+               sample->options.instances.size(), static_cast<long long>(sample->instances));
+  for (const auto& op : program.body().operations())
+    if (op->is("tile.output")) {
+      auto& t = copy.tensors.at(op->stringAttr("name"));
+      std::fill(t.bytes.begin(), t.bytes.end(), 0xff);  // NaN in every float format: "not sampled"
+    }
+  if (!interp::runReference(program, copy.request, out.values, diag, sample->options)) return std::nullopt;
+  out.how = "checked: " + std::to_string(sample->options.instances.size()) + " of " +
+            std::to_string(sample->instances) + " output tiles against an fp64 reference";
+  return out;
+}
+
+bool checkOutput(const std::string& name, const std::vector<double>& got, const std::vector<double>& expected) {
+  interp::SampledErrors e = interp::compareSampled(got, expected, kElementTol);
+  std::printf("output %s: rel_fro_err %.3e over %zu elements, %zu beyond the per-element bound\n", name.c_str(),
+              e.relFro, e.checked, e.bad);
+  if (e.bad)
+    std::printf("  first at flat index %zu: %g where %g was expected\n", e.firstBad, got[e.firstBad],
+                expected[e.firstBad]);
+  return e.bad == 0 && e.relFro < kFrobeniusTol;
+}
+
+}  // namespace kiln::tools

@@ -1,0 +1,34 @@
+#pragma once
+// How `kiln run` checks a GPU result. Below kFullVerifyWork (the product of the dim values, a
+// GEMM's multiply-adds) or with --verify full, every output element is compared with the exact
+// interpreter; above it (or with --verify sample) only a few hundred output tiles are, against an
+// fp64 reference of just those tiles (interp/tile_sampler.h), so an 8192^3 GEMM checks in seconds.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "interp/random_inputs.h"
+#include "kiln/ir/diagnostics.h"
+#include "kiln/ir/operation.h"
+
+namespace kiln::tools {
+
+inline constexpr double kFullVerifyWork = double(1 << 28);
+inline constexpr size_t kSampledTiles = 256;
+
+struct ExpectedOutputs {
+  std::map<std::string, std::vector<double>> values;  // NaN where not sampled
+  std::string how;                                    // a line for the report
+};
+
+// `mode`: "auto", "full" or "sample". Prints progress on stderr before long work; nullopt after
+// reporting to `diag`.
+std::optional<ExpectedOutputs> expectedOutputs(const ir::Operation& program, const interp::GeneratedArguments& args,
+                                               const std::map<std::string, int64_t>& dims, const std::string& mode,
+                                               uint64_t seed, ir::DiagnosticEngine& diag);
+
+// Prints the output's line and says whether it passes.
+bool checkOutput(const std::string& name, const std::vector<double>& got, const std::vector<double>& expected);
+
+}  // namespace kiln::tools
