@@ -2,6 +2,7 @@
 // C++ API only (include/kiln/), as any user of an installed Kiln would.
 #include <nanobind/nanobind.h>
 
+#include <cstring>
 #include <string>
 
 #include "kiln/dialects.h"
@@ -11,12 +12,22 @@
 
 namespace nb = nanobind;
 
+namespace {
+bool isCppSource(const std::string& file) {
+  for (const char* ext : {".h", ".hpp", ".cpp", ".cc"})
+    if (file.size() > std::strlen(ext) && file.compare(file.size() - std::strlen(ext), std::string::npos, ext) == 0)
+      return true;
+  return false;
+}
+}  // namespace
+
 NB_MODULE(_kiln, m) {
   kiln::registerAllDialects();
   // kiln.Error: a user error (a bad program, config or launch) with Kiln's sentences.
   static nb::exception<kiln::ir::Error> error(m, "Error", PyExc_ValueError);
-  // Its text: each diagnostic, without the place in these bindings where the DSL raised it (the
-  // Python traceback shows the user's line instead); parse errors keep theirs.
+  // Its text: each diagnostic, without a place in C++ source (these bindings, or a header whose
+  // default argument took the caller's location: no Python user wrote either; the traceback shows
+  // the user's line instead); parse errors and a Python DSL's lines keep theirs.
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
@@ -24,7 +35,7 @@ NB_MODULE(_kiln, m) {
       std::string text;
       for (const auto& d : e.diagnostics()) {
         if (!text.empty()) text += "\n";
-        text += d.loc.file.find("python/src/") != std::string::npos ? "error: " + d.message : d.str();
+        text += isCppSource(d.loc.file) ? "error: " + d.message : d.str();
       }
       PyErr_SetString(error.ptr(), text.c_str());
     }

@@ -59,6 +59,10 @@ def test_bad_target_and_config_are_user_errors():
         kiln.compile(module, target="sm_42", config="")
     with pytest.raises(kiln.Error, match="bogus"):
         kiln.compile(module, target="sm_80", config="bogus=1")
+    # A config the strategy refuses: the sentence, not a place in Kiln's or nanobind's C++ headers.
+    with pytest.raises(kiln.Error) as refused:
+        kiln.compile(module, target="sm_80", config="bm=999")
+    assert str(refused.value).startswith("error: bm=999 "), str(refused.value)
 
 
 def test_select_says_which_and_why():
