@@ -56,9 +56,10 @@ class Kernel {
   // Validates, checks with libcuda that every tensor pointer is device memory of `ctx` whose
   // allocation covers the tensor, then launches on `stream` (a CUstream of `ctx`): encodes the
   // tensor maps, and runs a persistent kernel on at most one block per SM of the device. A split-K
-  // or stream-K kernel gets
-  // its workspace from the kernel (one per stream, allocated and its flags zeroed at the first
-  // launch that needs it). Throws kiln::ir::Error on a bad argument.
+  // or stream-K kernel gets its workspace from the kernel (one per stream, allocated and its flags
+  // zeroed at the first launch that needs it). Throws kiln::ir::Error on a bad argument. A launch
+  // with the same context, stream, tensors, scalars and dims as the one before reuses its
+  // validated, packed parameters (the host time of a warm call is the driver's launch alone).
   void launch(const runtime::Context& ctx, void* stream, const std::vector<uint64_t>& tensors,
               const std::vector<double>& scalars, const std::map<std::string, int64_t>& dims) const;
 
@@ -75,6 +76,11 @@ class Kernel {
   bool pointersValid(const runtime::Context& ctx, const std::vector<uint64_t>& tensors,
                      const std::vector<double>& scalars, const std::map<std::string, int64_t>& dims,
                      ir::DiagnosticEngine& diag) const;
+  // A launch's parameters and grid, packed; a warm launch with the same arguments reuses them.
+  struct Packed;
+  // Validates, checks the pointers, loads the module and packs the parameters and grid of a launch.
+  void pack(const runtime::Context& ctx, void* stream, const std::vector<uint64_t>& tensors,
+            const std::vector<double>& scalars, const std::map<std::string, int64_t>& dims, Packed& packed) const;
   std::unique_ptr<Impl> impl_;
 };
 

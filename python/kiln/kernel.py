@@ -2,6 +2,7 @@
 interpreter on numpy arrays; text IR in (kiln.parse) and out (Module.text)."""
 from __future__ import annotations
 
+import atexit
 import json
 from typing import Any, Mapping, Optional
 
@@ -44,6 +45,9 @@ def _gpu_target() -> Optional[str]:
 
 
 _CACHE: dict = {}
+# Emptied at exit, before the interpreter tears the extension down: kernels still cached then
+# would be reported by nanobind as leaked instances.
+atexit.register(_CACHE.clear)
 
 
 def compile(program, target: Optional[str] = None, config: Optional[str] = None,
@@ -192,6 +196,22 @@ class Kernel:
         elif not isinstance(stream, int):
             stream = stream.cuda_stream
         self._k.launch(ptrs, scalars, found, stream)
+
+    def _launch_checked(self, tensors, dims: dict, device_index: int):
+        """The warm path of kiln.ops: `tensors` (torch tensors, no scalars) whose device, dtype,
+        shape and strides a call of this kernel already accepted (the caller keys its cache by
+        them); only the addresses, which change from call to call, are checked here."""
+        align = self._alignments()
+        ptrs = []
+        for spec, x in zip(self._args, tensors):
+            ptr = x.data_ptr()
+            need = align.get(spec.name, 1)
+            if ptr % need:
+                raise Error(f"{spec.name}'s address is not {need}-byte aligned, as the kernel reads it "
+                            "(a view at an offset? call .clone())")
+            ptrs.append(ptr)
+        import torch
+        self._k.launch(ptrs, [], dims, torch._C._cuda_getCurrentRawStream(device_index))
 
 
 def interpret(program, dims: Optional[Mapping[str, int]] = None, **arrays):

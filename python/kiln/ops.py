@@ -4,6 +4,7 @@ picks for the call's shape (kiln.select), and launched on the current stream. Th
 torch.library custom ops, torch.ops.kiln.gemm / scaled_mm / grouped_mm, with fake (meta)
 implementations, so torch.compile graphs hold them without breaks."""
 
+import atexit
 from typing import Optional
 
 import torch
@@ -41,6 +42,19 @@ def _kernel(key, build, dims: dict, device):
     return k
 
 
+_WARM: dict = {}      # a call's dtypes, shapes, strides and device -> (Kernel, dims, ...): the warm path
+
+
+atexit.register(_WARM.clear)  # kernels held at exit would be reported as leaked (kernel.py's _CACHE)
+atexit.register(_PICKS.clear)
+
+
+def _remember(key, value):
+    if len(_WARM) >= 4096:  # bounded: shapes vary with the batch
+        _WARM.clear()
+    _WARM[key] = value
+
+
 _TARGETS: dict = {}
 
 
@@ -61,6 +75,15 @@ def _b_kmajor(b: torch.Tensor) -> bool:
 def gemm(a: torch.Tensor, b: torch.Tensor, out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
     """a @ b for 16-bit a [M, K] (row-major) and b [K, N] (row-major or K-major, b = x.t()); out
     in out_dtype (default a's dtype; bfloat16, float16 or float32)."""
+    # A call like one before (same dtypes, shapes, strides and device) skips the checks and the
+    # schedule lookup: its kernel and dims are one dict lookup away; only the addresses are new.
+    warm_key = (a.dtype, b.dtype, out_dtype, a.shape, b.shape, a.stride(), b.stride(), a.device)
+    warm = _WARM.get(warm_key)
+    if warm is not None:
+        kernel, dims, out_shape, out_dt = warm
+        out = torch.empty(out_shape, dtype=out_dt, device=a.device)
+        kernel._launch_checked((a, b, out), dims, a.device.index)
+        return out
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise Error(f"gemm multiplies a [M, K] by b [K, N]; got {list(a.shape)} and {list(b.shape)}")
     out_dtype = out_dtype or a.dtype
@@ -71,7 +94,10 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out_dtype: Optional[torch.dtype] = No
     M, K = a.shape
     N = b.shape[1]
     out = torch.empty((M, N), dtype=out_dtype, device=a.device)
-    _kernel(key, build, {"M": M, "N": N, "K": K}, a.device)(a, b, out)
+    dims = {"M": M, "N": N, "K": K}
+    kernel = _kernel(key, build, dims, a.device)
+    kernel(a, b, out)  # checks every argument, then launches
+    _remember(warm_key, (kernel, dims, (M, N), out_dtype))
     return out
 
 
@@ -93,6 +119,19 @@ def scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: 
     tensorwise or rowwise float32 scales, optional bias [N] in out_dtype (default bfloat16).
     use_fast_accum is accepted and ignored: Kiln sums FP8 products in f32 every K step (cuBLASLt's
     default), which is at least as accurate. scale_result (FP8 outputs) is not supported."""
+    warm_key = ("scaled_mm", a.dtype, b.dtype, a.shape, b.shape, a.stride(), b.stride(), scale_a.dtype, scale_a.shape,
+                scale_a.stride(), scale_b.dtype, scale_b.shape, scale_b.stride(), out_dtype, a.device,
+                None if bias is None else (bias.dtype, bias.shape, bias.stride()), scale_result is None)
+    warm = _WARM.get(warm_key)
+    if warm is not None:
+        kernel, dims, (M, N), out_dt = warm
+        out = torch.empty((M, N), dtype=out_dt, device=a.device)
+        args = [a, b, _scale_vector(scale_a, M, "scale_a"), _scale_vector(scale_b, N, "scale_b")]
+        if bias is not None:
+            args.append(bias)
+        args.append(out)
+        kernel._launch_checked(args, dims, a.device.index)
+        return out
     if scale_result is not None:
         raise Error("scaled_mm: scale_result (an FP8 output) is not supported; use a bfloat16 or float32 out_dtype")
     if a.dtype != torch.float8_e4m3fn or b.dtype != torch.float8_e4m3fn:
@@ -112,7 +151,10 @@ def scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: 
     args = [a, b, _scale_vector(scale_a, M, "scale_a"), _scale_vector(scale_b, N, "scale_b")]
     if bias is not None:
         args.append(bias)
-    _kernel(key, build, {"M": M, "N": N, "K": K}, a.device)(*args, out)
+    dims = {"M": M, "N": N, "K": K}
+    kernel = _kernel(key, build, dims, a.device)
+    kernel(*args, out)  # checks every argument, then launches
+    _remember(warm_key, (kernel, dims, (M, N), out_dtype))
     return out
 
 

@@ -110,7 +110,8 @@ def test_bad_arguments_are_clear_errors():
     with pytest.raises(kiln.Error, match=r"C has shape \[256, 256\], but N = 128"):
         k(a, a[:, :128].contiguous(), c)
     with pytest.raises(kiln.Error, match="aligned"):
-        k(a, a, c.view(-1)[1:65537].view(256, 256))
+        padded = torch.empty(256 * 256 + 8, device="cuda", dtype=torch.bfloat16)
+        k(a, a, padded[1:256 * 256 + 1].view(256, 256))  # one element (2 bytes) past an aligned start
     with pytest.raises(kiln.Error, match="takes 3 arguments"):
         k(a, a)
 
@@ -130,3 +131,23 @@ def test_warm_calls_do_not_recompile_and_are_cheap():
     print(f"kiln.ops.gemm host time per warm call (launch-bound loop): {per_call * 1e6:.1f} us")
     # Not a pass/fail on speed (BENCH.md): a recompile would take milliseconds, so this catches one.
     assert per_call < 1e-3
+
+
+def test_warm_calls_read_their_own_tensors_and_check_addresses():
+    """The warm path (a call like one before) launches on the new call's tensors, and still refuses
+    a misaligned address."""
+    torch = torch_mod()
+    import kiln
+    import kiln.ops
+    a, b = (torch.randn(256, 512, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    c, d = (torch.randn(512, 128, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    first = kiln.ops.gemm(a, c)
+    second = kiln.ops.gemm(b, d)  # same dtypes, shapes and strides: the warm path
+    for out, x, y in ((first, a, c), (second, b, d)):
+        ref = x.float() @ y.float()
+        assert ((out.float() - ref).norm() / ref.norm()).item() < 1e-2
+    padded = torch.empty(256 * 512 + 8, device="cuda", dtype=torch.bfloat16)
+    shifted = padded[1:256 * 512 + 1].view(256, 512)  # the same shape and strides, 2 bytes off
+    shifted.copy_(a)
+    with pytest.raises(kiln.Error, match="aligned"):
+        kiln.ops.gemm(shifted, c)

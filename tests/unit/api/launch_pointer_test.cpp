@@ -99,5 +99,36 @@ TEST(LaunchPointers, RelaunchingTheSameBuffersChecksThemOnce) {
   EXPECT_EQ(fake.state().launches.size(), 3u);
 }
 
+// A warm relaunch with the same arguments reuses the packed parameters: no pointer query, no
+// tensor map encoded again, the same grid. Other dims are validated and packed afresh, and a bad
+// launch between two good ones is still refused.
+TEST(LaunchPointers, AWarmRelaunchReusesThePackedParameters) {
+  runtime::testing::FakeDriver fake([](FakeCudaState& s) {
+    s.pointerResult = CUDA_SUCCESS;
+    s.pointerRangeStart = 0x7f0000000000;
+    s.pointerRangeSize = 0x3000000000;
+  });
+  auto ctx = runtime::Context::primary(fake.driver());
+  Kernel k = gemmKernel();
+  k.launch(ctx, nullptr, kPtrs, {}, kDims);
+  const size_t maps = fake.state().tensorMaps.size();
+  EXPECT_GT(maps, 0u);
+  k.launch(ctx, nullptr, kPtrs, {}, kDims);
+  EXPECT_EQ(fake.state().tensorMaps.size(), maps);
+  ASSERT_EQ(fake.state().launches.size(), 2u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(fake.state().launches[0].grid[i], fake.state().launches[1].grid[i]);
+  std::map<std::string, int64_t> odd = kDims;
+  odd["K"] = 100;  // the K step is 64 and K must be a multiple of 8: not a shape this kernel runs
+  EXPECT_THROW(k.launch(ctx, nullptr, kPtrs, {}, odd), ir::Error);
+  EXPECT_EQ(fake.state().launches.size(), 2u);
+  std::map<std::string, int64_t> larger = kDims;
+  larger["M"] = 512;
+  k.launch(ctx, nullptr, kPtrs, {}, larger);
+  EXPECT_EQ(fake.state().tensorMaps.size(), 2 * maps);
+  k.launch(ctx, nullptr, kPtrs, {}, kDims);
+  EXPECT_EQ(fake.state().tensorMaps.size(), 3 * maps);
+  EXPECT_EQ(fake.state().launches.size(), 4u);
+}
+
 }  // namespace
 }  // namespace kiln
