@@ -47,6 +47,7 @@ _WARM: dict = {}      # a call's dtypes, shapes, strides and device -> (Kernel, 
 
 atexit.register(_WARM.clear)  # kernels held at exit would be reported as leaked (kernel.py's _CACHE)
 atexit.register(_PICKS.clear)
+atexit.register(_PROGRAMS.clear)
 
 
 def _remember(key, value):
