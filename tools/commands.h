@@ -21,6 +21,8 @@ void registerConfigCommand(CLI::App& app);
 void registerCompileCommand(CLI::App& app);
 // `kiln cache stats|clear|verify`: the on-disk compile cache (cmd_cache.cpp).
 void registerCacheCommand(CLI::App& app);
+// `kiln tune`: measured schedule search on the GPU, and the tuning cache (cmd_tune.cpp).
+void registerTuneCommand(CLI::App& app);
 // Verbs added as their subsystems land (compile, inspect, run, bench).
 void registerExtraCommands(CLI::App& app);
 

@@ -30,6 +30,7 @@ void registerExtraCommands(CLI::App& app) {
   registerInspectCommand(app);
   registerBenchCommand(app);
   registerCacheCommand(app);
+  registerTuneCommand(app);
 }
 
 }  // namespace kiln::tools

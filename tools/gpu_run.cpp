@@ -2,7 +2,7 @@
 // default schedule of ops/default_schedule.h unless --config), fill its inputs with the same
 // seeded data the interpreter would use, launch, and report each output's error against the
 // interpreter's exact result, or against an fp64 reference of sampled tiles for a large problem
-// (tools/run_verify.h).
+// (interp/verify_outputs.h).
 #include "tools/gpu_run.h"
 
 #include <cmath>
@@ -19,9 +19,10 @@
 #include "kiln/runtime/memory.h"
 #include "kiln/target.h"
 #include "ops/default_schedule.h"
+#include "ops/tuning_cache.h"
 #include "schedule/config.h"
 #include "tools/commands.h"
-#include "tools/run_verify.h"
+#include "interp/verify_outputs.h"
 
 namespace kiln::tools {
 
@@ -53,7 +54,32 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
   std::optional<Config> config;
   std::string chosen;
   std::optional<Kernel> kernel;
+  // Without --config, `kiln tune`'s winner for this program, device and shape bucket comes first.
   if (configText.empty()) {
+    ir::DiagnosticEngine cacheDiag;
+    const ops::TuningCache cache(ops::TuningCache::defaultDir());
+    const ops::TuningKey key = ops::tuningKey(*program, target->name, ops::deviceIdentity(ctx), *dims);
+    auto hit = cache.lookup(key, cacheDiag);
+    std::fprintf(stderr, "%s", cacheDiag.str().c_str());
+    if (hit) {
+      std::string at;
+      for (const auto& [d, v] : hit->dims) at += (at.empty() ? "" : ",") + d + "=" + std::to_string(v);
+      auto tuned = Config::parse(hit->config, diag);
+      if (tuned) kernel = Kernel::build(*module, *target, *tuned, diag);
+      char line[512];
+      std::snprintf(line, sizeof line, "kiln tune's winner at %s, %.1f us there (%s)", at.c_str(), hit->microseconds,
+                    cache.entryPath(key).c_str());
+      chosen = line;
+      if (!kernel) {
+        std::fprintf(stderr, "note: %s does not compile at these dims; using the default:\n%s", line,
+                     diag.str().c_str());
+        diag = ir::DiagnosticEngine();
+      }
+    }
+  }
+  if (kernel) {
+    // kiln tune's winner, built above.
+  } else if (configText.empty()) {
     ops::DefaultSchedule d = ops::defaultSchedule(*program, *target, *dims);
     chosen = d.why;
     kernel = Kernel::build(*module, *target, d.config, diag);
@@ -83,8 +109,8 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
   std::map<std::string, interp::HostTensor>& host = generated.tensors;
   interp::RunRequest req = generated.request;
   // What the kernel must approximate: the exact interpreter, or an fp64 reference of a sample of
-  // output tiles for a problem too large to interpret whole in seconds (tools/run_verify.h).
-  auto expected = expectedOutputs(*program, generated, *dims, verify, seed, diag);
+  // output tiles for a problem too large to interpret whole in seconds (interp/verify_outputs.h).
+  auto expected = interp::expectedOutputs(*program, generated, *dims, verify, seed, diag);
   if (!expected) {
     std::fprintf(stderr, "%s", diag.str().c_str());
     return kFailed;
@@ -120,7 +146,7 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
     if (names[i].empty()) continue;
     interp::HostTensor got = host.at(names[i]);
     buffers[i].copyToHost(got.bytes.data(), got.bytes.size());
-    ok = checkOutput(names[i], interp::toDoubles(got), expected->values.at(names[i])) && ok;
+    ok = interp::checkOutput(names[i], interp::toDoubles(got), expected->values.at(names[i])) && ok;
   }
   return ok ? kOk : kFailed;
 }

@@ -5,7 +5,7 @@
 #include <string>
 
 namespace kiln::tools {
-// `verify`: "auto", "full" or "sample" (tools/run_verify.h).
+// `verify`: "auto", "full" or "sample" (interp/verify_outputs.h).
 int runOnGpu(const std::string& programText, const std::string& dims, uint64_t seed, const std::string& config,
              const std::string& verify);
 }

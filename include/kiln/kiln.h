@@ -30,3 +30,4 @@
 #include "kiln/sass_stats.h"
 #include "kiln/select.h"
 #include "kiln/target.h"
+#include "kiln/tune.h"

@@ -1,4 +1,4 @@
-#include "tools/run_verify.h"
+#include "interp/verify_outputs.h"
 
 #include <cmath>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include "interp/tile_sampler.h"
 #include "kiln/interp/interpreter.h"
 
-namespace kiln::tools {
+namespace kiln::interp {
 namespace {
 // Per element: a few bf16 ulps of the larger of |ref| and the output's rms (accumulation order
 // differs between the kernel and the reference).
@@ -14,24 +14,24 @@ constexpr double kElementTol = 3e-2;
 constexpr double kFrobeniusTol = 1e-2;
 }  // namespace
 
-std::optional<ExpectedOutputs> expectedOutputs(const ir::Operation& program, const interp::GeneratedArguments& args,
+std::optional<ExpectedOutputs> expectedOutputs(const ir::Operation& program, const GeneratedArguments& args,
                                                const std::map<std::string, int64_t>& dims, const std::string& mode,
                                                uint64_t seed, ir::DiagnosticEngine& diag) {
   double work = 1;
   for (const auto& [d, v] : dims) work *= double(v);
-  auto sample = mode == "full" ? std::nullopt : interp::sampleTiles(program, dims, kSampledTiles, seed);
+  auto sample = mode == "full" ? std::nullopt : sampleTiles(program, dims, kSampledTiles, seed);
   bool sampled = sample && (mode == "sample" || work > kFullVerifyWork) && !sample->options.instances.empty();
   ExpectedOutputs out;
-  interp::GeneratedArguments copy = args;  // the reference must not touch the inputs the GPU got
+  GeneratedArguments copy = args;  // the reference must not touch the inputs the GPU got
   for (auto& [name, t] : copy.tensors) copy.request.tensors[name] = &t;
   if (!sampled) {
     if (work > kFullVerifyWork)
       std::fprintf(stderr, "kiln run: interpreting the whole problem (%.3g multiply-adds); this can take minutes\n",
                    work);
-    if (!interp::run(program, copy.request, diag)) return std::nullopt;
+    if (!run(program, copy.request, diag)) return std::nullopt;
     for (const auto& op : program.body().operations())
       if (op->is("tile.output"))
-        out.values[op->stringAttr("name")] = interp::toDoubles(copy.tensors.at(op->stringAttr("name")));
+        out.values[op->stringAttr("name")] = toDoubles(copy.tensors.at(op->stringAttr("name")));
     out.how = "checked: every element against the interpreter";
     return out;
   }
@@ -44,20 +44,32 @@ std::optional<ExpectedOutputs> expectedOutputs(const ir::Operation& program, con
       auto& t = copy.tensors.at(op->stringAttr("name"));
       std::fill(t.bytes.begin(), t.bytes.end(), 0xff);  // NaN in every float format: "not sampled"
     }
-  if (!interp::runReference(program, copy.request, out.values, diag, sample->options)) return std::nullopt;
+  if (!runReference(program, copy.request, out.values, diag, sample->options)) return std::nullopt;
   out.how = "checked: " + std::to_string(sample->options.instances.size()) + " of " +
             std::to_string(sample->instances) + " output tiles against an fp64 reference";
   return out;
 }
 
-bool checkOutput(const std::string& name, const std::vector<double>& got, const std::vector<double>& expected) {
-  interp::SampledErrors e = interp::compareSampled(got, expected, kElementTol);
-  std::printf("output %s: rel_fro_err %.3e over %zu elements, %zu beyond the per-element bound\n", name.c_str(),
-              e.relFro, e.checked, e.bad);
-  if (e.bad)
-    std::printf("  first at flat index %zu: %g where %g was expected\n", e.firstBad, got[e.firstBad],
-                expected[e.firstBad]);
+bool outputMatches(const std::string& name, const std::vector<double>& got, const std::vector<double>& expected,
+                   std::string& line) {
+  SampledErrors e = compareSampled(got, expected, kElementTol);
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "output %s: rel_fro_err %.3e over %zu elements, %zu beyond the per-element bound",
+                name.c_str(), e.relFro, e.checked, e.bad);
+  line = buf;
+  if (e.bad) {
+    std::snprintf(buf, sizeof buf, "\n  first at flat index %zu: %g where %g was expected", e.firstBad,
+                  got[e.firstBad], expected[e.firstBad]);
+    line += buf;
+  }
   return e.bad == 0 && e.relFro < kFrobeniusTol;
 }
 
-}  // namespace kiln::tools
+bool checkOutput(const std::string& name, const std::vector<double>& got, const std::vector<double>& expected) {
+  std::string line;
+  bool ok = outputMatches(name, got, expected, line);
+  std::printf("%s\n", line.c_str());
+  return ok;
+}
+
+}  // namespace kiln::interp

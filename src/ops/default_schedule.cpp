@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "ops/gemm_bf16.h"
@@ -140,6 +141,60 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
           fmt::format("gemm_bf16's pick for {}: {}{}{}", shape, pick->str(), f16Operands ? ", for f16 operands" : "",
                       adapted),
           true, "gemm_bf16", pick->variant->name};
+}
+
+std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const Target& t,
+                                            const std::map<std::string, int64_t>& dims, std::string* why) {
+  std::vector<RankedSchedule> ranked;
+  auto say = [&](std::string s) {
+    if (why) *why = std::move(s);
+    return std::vector<RankedSchedule>{};
+  };
+  auto dim = [&](const std::string& name) {
+    auto it = dims.find(name);
+    return it == dims.end() ? int64_t{0} : it->second;
+  };
+  ir::DiagnosticEngine quiet;
+  if (!hasMatrixProduct(program)) {
+    auto p = rowProblemOf(program, t, dims, quiet);
+    if (!p) return say("rowwise cannot run it: " + firstMessage(quiet));
+    for (const auto& v : rowwiseVariants())
+      if (v.eligible(*p, t)) ranked.push_back({v.config, "rowwise", v.name, v.preference(*p, t)});
+  } else {
+    auto g = analyzeGemm(program, "sm90_ws_persistent", quiet);
+    if (!g) return say("not a GEMM a family runs: " + firstMessage(quiet));
+    auto out = onlyOutputType(program);
+    if (!out) return say("a GEMM with more than one output");
+    const bool otherOutput = *out == ir::ScalarType::F16 || *out == ir::ScalarType::F32;
+    const ir::ScalarType familyOut = otherOutput ? ir::ScalarType::BF16 : *out;
+    const int64_t m = dim(g->dimM), n = dim(g->dimN), k = dim(g->dimK);
+    if (g->fp8) {
+      Fp8GemmProblem p{m, n, k};
+      p.a = g->abType;
+      p.b = g->bType;
+      p.c = familyOut;
+      for (const auto& v : gemmFp8Variants())
+        if (v.eligible(p, t)) ranked.push_back({forOutput(v.config, *out), "gemm_fp8", v.name, v.preference(p, t)});
+    } else {
+      const bool f16Operands = g->abType == ir::ScalarType::F16 && g->bType == ir::ScalarType::F16;
+      const ir::ScalarType familyIn = f16Operands ? ir::ScalarType::BF16 : g->abType;
+      GemmProblem p{m, n, k, familyIn, f16Operands ? familyIn : g->bType, familyOut};
+      p.bKMajor = g->bKMajor;
+      for (const auto& v : gemmBf16Variants()) {
+        if (!v.eligible(p, t)) continue;
+        if (g->groupIndex && g->groupAlign % (int64_t(v.config.bm) * v.config.clusterM) != 0) continue;
+        ranked.push_back({forOutput(v.config, *out), "gemm_bf16", v.name, v.preference(p, t)});
+      }
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const RankedSchedule& a, const RankedSchedule& b) { return a.score > b.score; });
+    ranked.push_back({fallbackSchedule(program), "", "sm80 default", 0});
+    return ranked;
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const RankedSchedule& a, const RankedSchedule& b) { return a.score > b.score; });
+  if (ranked.empty()) return say("no rowwise variant can run it");
+  return ranked;
 }
 
 }  // namespace kiln::ops

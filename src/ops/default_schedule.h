@@ -46,4 +46,18 @@ struct DefaultSchedule {
 // `dims`: the program's dim values (M, N, K and any others), as `kiln run --dims` gives them.
 DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, const std::map<std::string, int64_t>& dims);
 
+// A schedule the family would consider for the program, with the heuristic's score.
+struct RankedSchedule {
+  Config config;
+  std::string family;   // "gemm_bf16", "gemm_fp8", "rowwise", or "" for the sm80 default
+  std::string variant;  // the variant's name ("sm80 default" for the default)
+  double score = 0;     // the family's preference (the default scores 0)
+};
+// Every variant of the program's family that can run it at `dims` on `t`, best first by the
+// family's heuristic (ties in table order), each adapted to the program's output as
+// defaultSchedule adapts its pick; a GEMM also gets the sm80 default last. defaultSchedule's pick,
+// when it comes from a family, is the first. Empty, with `why`, when no family runs the program.
+std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const Target& t,
+                                            const std::map<std::string, int64_t>& dims, std::string* why = nullptr);
+
 }  // namespace kiln::ops

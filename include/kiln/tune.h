@@ -1,0 +1,74 @@
+#pragma once
+// kiln::tune: the fastest schedule for a program at given dims on this GPU, measured, checked and
+// recorded in the tuning cache (docs/tuning.md).
+//
+//   kiln::TuneResult r = kiln::tune(*program, ctx, {{"M", 4096}, {"N", 4096}, {"K", 4096}}, {}, diag).value();
+//   auto k = kiln::Kernel::build(*program, target, r.config, diag);
+//
+// The candidates are the program's family's variants that can run it (kiln::select's list, best
+// first) and, around the best few, their neighbours in the strategy's option space (pipeline depth,
+// raster group, cluster). Before anything runs, every candidate is compiled and assembled, in
+// parallel on every core and through the compile cache, and those that fail, spill or cannot fit
+// are dropped, each with its reason; the rest are ranked by the family's heuristic, and the best
+// `finalists` are timed on the GPU with the benchmark method (L2 flushed before every launch, the
+// candidates in alternation, the median of `reps`). The fastest is checked against an fp64
+// reference of sampled output tiles (a wrong one is dropped and the next taken) and stored in the
+// tuning cache, which kiln::select, `kiln run` and the Python calls then consult.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/diagnostics.h"
+#include "kiln/ir/operation.h"
+#include "kiln/runtime/device.h"
+#include "kiln/target.h"
+
+namespace kiln {
+
+struct TuneOptions {
+  int finalists = 8;          // candidates timed (after the static pruning), best ranked first
+  bool exhaustive = false;    // time every candidate that assembles (the reference a search is judged by)
+  int reps = 15;              // timed launches per finalist (the median is kept)
+  bool useCache = true;       // return a cached winner for the same key without measuring
+  bool record = true;         // store the winner in the tuning cache
+  std::string cacheDir;       // the tuning cache's folder; empty: TuningCache::defaultDir()
+  uint64_t seed = 1;          // of the inputs (the same as `kiln run --seed`)
+  // One line per step ("compiled 31 of 34 candidates in 3.2 s"); none when empty.
+  std::function<void(const std::string&)> progress;
+};
+
+struct TuneCandidate {
+  std::string config;   // a canonical config line
+  std::string origin;   // "gemm_bf16 variant bf16_gemm_sm90_128x256x64_s4_tma", "... stages 4 -> 5"
+  double score = 0;     // the family heuristic's (a neighbour: its parent's, slightly lowered)
+  std::string dropped;  // why it was not timed or not kept ("spills 96 bytes", "not among the finalists")
+  double microseconds = -1;  // the median time, when timed
+  int registers = 0;
+  int64_t sharedBytes = 0;
+};
+
+struct TuneResult {
+  std::string config;       // the winner
+  double microseconds = 0;  // its median time
+  std::string why;          // "tuned: fastest of 8 timed (34 candidates, 31 assembled) in 6.1 s" or "cached: ..."
+  bool fromCache = false;
+  std::vector<TuneCandidate> candidates;  // every candidate, in ranked order (empty when cached)
+  double seconds = 0;                     // the search's wall time
+  std::string verified;                   // how the winner was checked
+  std::string cacheFile;                  // where it was recorded (empty when not)
+};
+
+// `program`: a module holding one verified tile.program. `ctx`: the GPU to tune on (its device
+// decides the target). nullopt after a diagnostic: no family runs the program, no candidate
+// assembles, or none produced a correct result.
+std::optional<TuneResult> tune(const ir::Module& program, const runtime::Context& ctx,
+                               const std::map<std::string, int64_t>& dims, const TuneOptions& options,
+                               ir::DiagnosticEngine& diag);
+
+// The target a context's device is (sm_90a for compute capability 9.0); nullopt when Kiln has none.
+std::optional<Target> targetOf(const runtime::Context& ctx);
+
+}  // namespace kiln

@@ -1,0 +1,60 @@
+#include "tune/candidates.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "ops/default_schedule.h"
+
+namespace kiln::tuning {
+
+std::vector<std::pair<Config, std::string>> neighbours(const Config& c) {
+  std::vector<std::pair<Config, std::string>> out;
+  auto add = [&](Config n, std::string what) { out.emplace_back(std::move(n), std::move(what)); };
+  if (c.strategy != "sm90_ws_persistent" && c.strategy != "sm80_multistage") return out;
+  // Pipeline depth: one stage more (more bytes in flight) or one fewer (room for a second block).
+  for (int d : {-1, 1}) {
+    Config n = c;
+    n.stages += d;
+    if (n.stages >= 2 && n.stages <= 16) add(n, fmt::format("stages {} -> {}", c.stages, n.stages));
+  }
+  if (c.strategy != "sm90_ws_persistent") return out;
+  // The raster group: how many rows of tiles share B in L2.
+  if (c.raster == Raster::Grouped)
+    for (int g : {8, 16, 32}) {
+      if (g == c.groupM) continue;
+      Config n = c;
+      n.groupM = g;
+      add(n, fmt::format("group_m {} -> {}", c.groupM, g));
+    }
+  // A pair of blocks along M sharing B's loads by multicast, or not.
+  if (c.splitK == 1 && c.streamK == 0) {
+    Config n = c;
+    n.clusterM = c.clusterM == 1 ? 2 : 1;
+    add(n, fmt::format("cluster_m {} -> {}", c.clusterM, n.clusterM));
+  }
+  return out;
+}
+
+std::vector<Candidate> candidates(const ir::Operation& program, const Target& t,
+                                  const std::map<std::string, int64_t>& dims, std::string* why) {
+  std::vector<ops::RankedSchedule> ranked = ops::rankedSchedules(program, t, dims, why);
+  std::vector<Candidate> out;
+  std::set<std::string> seen;
+  auto push = [&](Candidate c) {
+    if (seen.insert(c.config.str()).second) out.push_back(std::move(c));
+  };
+  for (const auto& r : ranked)
+    push({r.config, r.family.empty() ? r.variant : r.family + " variant " + r.variant, r.score});
+  int parents = 0;
+  for (const auto& r : ranked) {
+    if (parents++ >= kNeighbourParents) break;
+    for (auto& [n, what] : neighbours(r.config))
+      push({n, fmt::format("neighbour of {}: {}", r.variant, what), r.score * kNeighbourDiscount});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+  return out;
+}
+
+}  // namespace kiln::tuning

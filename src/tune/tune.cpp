@@ -1,0 +1,231 @@
+// kiln::tune (kiln/tune.h): candidates (tune/candidates.h), compiled and assembled in parallel,
+// pruned by what the assembler reports, the best ranked timed on the GPU (tune/measure.h), the
+// fastest that is correct recorded in the tuning cache (ops/tuning_cache.h).
+#include "kiln/tune.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "backend/compile_cache.h"
+#include "kiln/kernel.h"
+#include "ops/tuning_cache.h"
+#include "tune/candidates.h"
+#include "tune/measure.h"
+#include "tune/search.h"
+
+namespace kiln {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string firstLine(const std::string& s) {
+  std::string line = s.substr(0, s.find('\n'));
+  size_t at = line.find("error: ");
+  return at == std::string::npos ? line : line.substr(at + 7);
+}
+
+std::string utcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+const ir::Operation* programOf(const ir::Module& module) {
+  for (const auto& op : module.body().operations())
+    if (op->is("tile.program")) return op.get();
+  return nullptr;
+}
+
+// Every candidate compiled and assembled, on every core, through the compile cache; a failure
+// is kept as its first line.
+std::vector<std::optional<Kernel>> buildAll(const ir::Module& module, const Target& target,
+                                            const std::vector<tuning::Candidate>& cands,
+                                            std::vector<std::string>& errors) {
+  std::vector<std::optional<Kernel>> kernels(cands.size());
+  errors.assign(cands.size(), "");
+  const backend::CompileCache cache(backend::CompileCache::defaultDir());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < cands.size(); i = next++) {
+      ir::DiagnosticEngine d;
+      kernels[i] = Kernel::build(module, target, cands[i].config, d, &cache);
+      if (!kernels[i]) errors[i] = firstLine(d.str());
+    }
+  };
+  const size_t n = std::min<size_t>(cands.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < n; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  return kernels;
+}
+
+}  // namespace
+
+std::optional<Target> targetOf(const runtime::Context& ctx) {
+  const auto& p = ctx.properties();
+  return Target::byName(fmt::format("sm_{}{}{}", p.ccMajor, p.ccMinor, p.ccMajor == 9 ? "a" : ""));
+}
+
+std::optional<TuneResult> tune(const ir::Module& module, const runtime::Context& ctx,
+                               const std::map<std::string, int64_t>& dims, const TuneOptions& options,
+                               ir::DiagnosticEngine& diag) {
+  auto target = targetOf(ctx);
+  if (!target) {
+    diag.error({}) << "kiln tune: this GPU (" << ctx.properties().name << ") is not a Kiln target; known: "
+                   << Target::knownNames();
+    return std::nullopt;
+  }
+  return tuning::search(module, *target, ops::deviceIdentity(ctx), dims, options,
+                        [&](const ir::Operation& program, ir::DiagnosticEngine& d) {
+                          return tuning::gpuMeasurer(ctx, program, dims, options.seed, d);
+                        },
+                        diag);
+}
+
+namespace tuning {
+
+std::optional<TuneResult> search(const ir::Module& module, const Target& target, const ops::DeviceIdentity& device,
+                                 const std::map<std::string, int64_t>& dims, const TuneOptions& options,
+                                 const MeasurerFactory& makeMeasurer, ir::DiagnosticEngine& diag) {
+  const Clock::time_point started = Clock::now();
+  auto say = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
+  const ir::Operation* program = programOf(module);
+  if (!program) {
+    diag.error({}) << "kiln tune: the module holds no tile.program";
+    return std::nullopt;
+  }
+  for (const auto& d : program->stringsAttr("dims"))
+    if (!dims.count(d) || dims.at(d) <= 0) {
+      diag.error({}) << "kiln tune: dim '" << d << "' needs a positive value (--dims " << d << "=...)";
+      return std::nullopt;
+    }
+  const ops::TuningKey key = ops::tuningKey(*program, target.name, device, dims);
+  const ops::TuningCache cache(options.cacheDir.empty() ? ops::TuningCache::defaultDir()
+                                                        : std::filesystem::path(options.cacheDir));
+  TuneResult result;
+  if (options.useCache && !options.exhaustive) {
+    if (auto hit = cache.lookup(key, diag)) {
+      result.config = hit->config;
+      result.microseconds = hit->microseconds;
+      result.fromCache = true;
+      result.cacheFile = cache.entryPath(key).string();
+      std::string at;
+      for (const auto& [d, v] : hit->dims) at += fmt::format("{}{}={}", at.empty() ? "" : ",", d, v);
+      result.why = fmt::format("cached: {} at {} ({} of {} candidates timed, {})", hit->source, at,
+                               hit->candidatesTimed, hit->candidatesTotal, hit->date);
+      result.seconds = secondsSince(started);
+      return result;
+    }
+  }
+  std::string why;
+  std::vector<tuning::Candidate> cands = tuning::candidates(*program, target, dims, &why);
+  if (cands.empty()) {
+    diag.error({}) << "kiln tune: no schedule family runs this program: " << why;
+    return std::nullopt;
+  }
+  say(fmt::format("kiln tune: {} candidates; compiling on {} threads", cands.size(),
+                  std::max(1u, std::thread::hardware_concurrency())));
+  std::vector<std::string> errors;
+  std::vector<std::optional<Kernel>> kernels = buildAll(module, target, cands, errors);
+  std::vector<size_t> finalists;
+  int assembled = 0;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    TuneCandidate c;
+    c.config = cands[i].config.str();
+    c.origin = cands[i].origin;
+    c.score = cands[i].score;
+    if (!kernels[i]) {
+      c.dropped = "does not compile: " + errors[i];
+    } else {
+      const auto& r = kernels[i]->resources();
+      c.registers = r.registers;
+      c.sharedBytes = int64_t(r.sharedBytes) + int64_t(kernels[i]->launchInfo().dynamicSmemBytes);
+      ++assembled;
+      if (r.spills())
+        c.dropped = fmt::format("spills {} bytes", r.spillStoreBytes + r.spillLoadBytes);
+      else if (!options.exhaustive && int(finalists.size()) >= options.finalists)
+        c.dropped = "not among the finalists (ranked lower)";
+      else
+        finalists.push_back(i);
+    }
+    result.candidates.push_back(std::move(c));
+  }
+  say(fmt::format("kiln tune: {} of {} assembled in {:.1f} s; timing {}", assembled, cands.size(),
+                  secondsSince(started), finalists.size()));
+  if (finalists.empty()) {
+    diag.error({}) << "kiln tune: no candidate assembled without spilling (the first: "
+                   << result.candidates.front().dropped << ")";
+    return std::nullopt;
+  }
+  auto measurer = makeMeasurer(*program, diag);
+  if (!measurer) return std::nullopt;
+  std::vector<const Kernel*> timed;
+  for (size_t i : finalists) timed.push_back(&*kernels[i]);
+  std::vector<tuning::Timing> times = measurer->time(timed, std::max(1, options.reps));
+  std::vector<size_t> order;  // indices into finalists, fastest first
+  for (size_t j = 0; j < finalists.size(); ++j) {
+    TuneCandidate& c = result.candidates[finalists[j]];
+    if (times[j].microseconds < 0) {
+      c.dropped = "could not launch: " + firstLine(times[j].error);
+      continue;
+    }
+    c.microseconds = times[j].microseconds;
+    order.push_back(j);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return times[a].microseconds < times[b].microseconds; });
+  say(fmt::format("kiln tune: timed {} in {:.1f} s; checking the fastest", order.size(), secondsSince(started)));
+  std::optional<size_t> winner;
+  for (size_t j : order) {
+    std::string how;
+    std::string wrong = measurer->verify(*kernels[finalists[j]], how);
+    TuneCandidate& c = result.candidates[finalists[j]];
+    if (wrong.empty()) {
+      winner = finalists[j];
+      result.verified = how;
+      break;
+    }
+    c.dropped = "wrong result: " + firstLine(wrong);
+    say("kiln tune: " + c.config + " gave a " + c.dropped + "; trying the next");
+  }
+  if (!winner) {
+    diag.error({}) << "kiln tune: no timed candidate produced a correct result (the first: "
+                   << result.candidates[finalists.front()].dropped << ")";
+    return std::nullopt;
+  }
+  const TuneCandidate& best = result.candidates[*winner];
+  result.config = best.config;
+  result.microseconds = best.microseconds;
+  result.seconds = secondsSince(started);
+  result.why = fmt::format("tuned: fastest of {} timed ({} candidates, {} assembled) in {:.1f} s: {}", order.size(),
+                           cands.size(), assembled, result.seconds, best.origin);
+  if (options.record) {
+    ops::TunedEntry entry;
+    entry.config = result.config;
+    entry.microseconds = result.microseconds;
+    entry.dims = dims;
+    entry.candidatesTimed = int(order.size());
+    entry.candidatesTotal = int(cands.size());
+    entry.tuneSeconds = result.seconds;
+    entry.date = utcNow();
+    entry.source = "tuned";
+    if (cache.store(key, entry, diag)) result.cacheFile = cache.entryPath(key).string();
+  }
+  return result;
+}
+
+}  // namespace tuning
+}  // namespace kiln

@@ -1,0 +1,179 @@
+// The search behind kiln tune with a scripted measurer (no GPU): the fastest candidate whose
+// result is correct wins and is recorded; a wrong one is dropped and the next taken; a cached
+// winner is returned without measuring; no correct candidate is an error.
+#include "tune/search.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <unistd.h>
+
+#include "examples/examples.h"
+#include "schedule/config.h"
+
+namespace kiln::tuning {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::map<std::string, int64_t> kDims{{"M", 1024}, {"N", 1024}, {"K", 1024}};
+const ops::DeviceIdentity kDevice{"Scripted GPU", 132, 13000};
+
+// Deeper pipelines and wider tiles "run faster"; configs in `wrong` give a wrong result.
+class Scripted : public Measurer {
+ public:
+  Scripted(std::set<std::string> wrong, int* made, size_t* timed = nullptr) : wrong_(std::move(wrong)), timed_(timed) {
+    ++*made;
+  }
+  std::vector<Timing> time(const std::vector<const Kernel*>& kernels, int reps) override {
+    EXPECT_GT(reps, 0);
+    std::vector<Timing> t;
+    for (const Kernel* k : kernels) {
+      Config c = Config::parse(k->config());
+      t.push_back({1000.0 / (c.stages * c.bm * c.bn / 1024.0), ""});
+    }
+    if (timed_) *timed_ += kernels.size();
+    return t;
+  }
+  std::string verify(const Kernel& k, std::string& how) override {
+    how = "scripted";
+    return wrong_.count(k.config()) ? "output C: rel_fro_err 1.0e+00 (scripted)" : "";
+  }
+
+ private:
+  std::set<std::string> wrong_;
+  size_t* timed_;  // kernels timed, summed over calls (the measurer dies with the search)
+};
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("kiln-tune-test-" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+TuneOptions optionsFor(const TempDir& dir) {
+  TuneOptions o;
+  o.cacheDir = dir.path.string();
+  o.finalists = 4;
+  o.reps = 3;
+  return o;
+}
+
+TEST(TuneSearch, TheFastestCorrectCandidateWinsAndIsRecorded) {
+  TempDir dir;
+  auto m = examples::gemmBf16();
+  int made = 0;
+  std::set<std::string> wrong;
+  // A first run to learn which candidate is fastest, then the same search with it made wrong.
+  ir::DiagnosticEngine diag;
+  TuneOptions o = optionsFor(dir);
+  o.record = false;
+  auto factory = [&](const ir::Operation&, ir::DiagnosticEngine&) { return std::make_unique<Scripted>(wrong, &made); };
+  auto first = search(*m, Target::sm80(), kDevice, kDims, o, factory, diag);
+  ASSERT_TRUE(first) << diag.str();
+  EXPECT_TRUE(first->cacheFile.empty());
+  wrong.insert(first->config);
+  o.record = true;
+  auto r = search(*m, Target::sm80(), kDevice, kDims, o, factory, diag);
+  ASSERT_TRUE(r) << diag.str();
+  EXPECT_NE(r->config, first->config);
+  EXPECT_FALSE(r->fromCache);
+  int timed = 0, notFinal = 0;
+  for (const auto& c : r->candidates) {
+    if (c.microseconds >= 0) {
+      ++timed;
+      if (c.config != r->config) EXPECT_LE(r->microseconds, c.microseconds + (wrong.count(c.config) ? 1e9 : 0));
+    }
+    if (c.config == first->config) EXPECT_EQ(c.dropped.rfind("wrong result: output C", 0), 0u) << c.dropped;
+    notFinal += c.dropped == "not among the finalists (ranked lower)";
+  }
+  EXPECT_EQ(timed, 4);
+  EXPECT_GT(notFinal, 0);
+  ASSERT_FALSE(r->cacheFile.empty());
+  EXPECT_TRUE(fs::is_regular_file(r->cacheFile));
+  EXPECT_EQ(made, 2);
+  // The same key again: the cached winner, nothing measured.
+  auto cached = search(*m, Target::sm80(), kDevice, kDims, o, factory, diag);
+  ASSERT_TRUE(cached) << diag.str();
+  EXPECT_TRUE(cached->fromCache);
+  EXPECT_EQ(cached->config, r->config);
+  EXPECT_EQ(made, 2);
+  EXPECT_EQ(cached->why.rfind("cached: tuned at K=1024,M=1024,N=1024", 0), 0u) << cached->why;
+  // A nearby shape shares the bucket; another device does not.
+  auto nearby = search(*m, Target::sm80(), kDevice, {{"M", 1100}, {"N", 1024}, {"K", 1024}}, o, factory, diag);
+  ASSERT_TRUE(nearby);
+  EXPECT_TRUE(nearby->fromCache);
+  auto other = search(*m, Target::sm80(), {"Another GPU", 114, 13000}, kDims, o, factory, diag);
+  ASSERT_TRUE(other);
+  EXPECT_FALSE(other->fromCache);
+  EXPECT_EQ(made, 3);
+}
+
+TEST(TuneSearch, ExhaustiveTimesEveryCandidateThatAssembles) {
+  TempDir dir;
+  auto m = examples::gemmBf16();
+  int made = 0;
+  size_t timed = 0;
+  TuneOptions o = optionsFor(dir);
+  o.exhaustive = true;
+  ir::DiagnosticEngine diag;
+  auto r = search(*m, Target::sm80(), kDevice, kDims, o,
+                  [&](const ir::Operation&, ir::DiagnosticEngine&) {
+                    return std::make_unique<Scripted>(std::set<std::string>{}, &made, &timed);
+                  },
+                  diag);
+  ASSERT_TRUE(r) << diag.str();
+  size_t assembled = 0;
+  for (const auto& c : r->candidates) {
+    EXPECT_EQ(c.dropped.find("not among the finalists"), std::string::npos);
+    assembled += c.dropped.rfind("does not compile", 0) != 0 && c.dropped.rfind("spills", 0) != 0;
+  }
+  EXPECT_GT(assembled, 4u);
+  EXPECT_EQ(timed, assembled);
+}
+
+TEST(TuneSearch, NoCorrectCandidateIsAnErrorAndNothingIsRecorded) {
+  TempDir dir;
+  auto m = examples::gemmBf16();
+  int made = 0;
+  TuneOptions o = optionsFor(dir);
+  ir::DiagnosticEngine diag;
+  struct AllWrong : Scripted {
+    using Scripted::Scripted;
+    std::string verify(const Kernel&, std::string& how) override {
+      how = "scripted";
+      return "output C: 65536 elements beyond the per-element bound";
+    }
+  };
+  auto r = search(*m, Target::sm80(), kDevice, kDims, o,
+                  [&](const ir::Operation&, ir::DiagnosticEngine&) {
+                    return std::make_unique<AllWrong>(std::set<std::string>{}, &made);
+                  },
+                  diag);
+  EXPECT_FALSE(r);
+  EXPECT_NE(diag.str().find("kiln tune: no timed candidate produced a correct result (the first: wrong result: "
+                            "output C: 65536 elements beyond the per-element bound)"),
+            std::string::npos)
+      << diag.str();
+  EXPECT_TRUE(fs::is_empty(dir.path));
+}
+
+TEST(TuneSearch, AMissingDimIsRefusedBeforeAnythingCompiles) {
+  TempDir dir;
+  auto m = examples::gemmBf16();
+  int made = 0;
+  ir::DiagnosticEngine diag;
+  auto r = search(*m, Target::sm80(), kDevice, {{"M", 64}, {"N", 64}}, optionsFor(dir),
+                  [&](const ir::Operation&, ir::DiagnosticEngine&) {
+                    return std::make_unique<Scripted>(std::set<std::string>{}, &made);
+                  },
+                  diag);
+  EXPECT_FALSE(r);
+  EXPECT_NE(diag.str().find("kiln tune: dim 'K' needs a positive value (--dims K=...)"), std::string::npos)
+      << diag.str();
+  EXPECT_EQ(made, 0);
+}
+
+}  // namespace
+}  // namespace kiln::tuning
