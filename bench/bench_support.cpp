@@ -109,26 +109,28 @@ double medianMs(const std::function<void(cudaStream_t)>& launch, int warmup, int
   return median(times);
 }
 
+std::vector<double> alternatingMediansMs(const std::vector<std::function<void(cudaStream_t)>>& launches, int warmup,
+                                         int reps, cudaStream_t s) {
+  FlushedTimer timer;
+  for (int i = 0; i < warmup; ++i)
+    for (const auto& l : launches) l(s);
+  std::vector<std::vector<double>> t(launches.size());
+  for (int i = 0; i < reps; ++i)
+    for (size_t j = 0; j < launches.size(); ++j) {
+      size_t k = (j + size_t(i)) % launches.size();  // rotated: each launch takes every place in turn
+      t[k].push_back(timer.timeMs(launches[k], i, s));
+    }
+  check(cudaGetLastError(), "kernel launch");
+  std::vector<double> medians;
+  for (auto& v : t) medians.push_back(median(v));
+  return medians;
+}
+
 std::pair<double, double> alternatingMedianMs(const std::function<void(cudaStream_t)>& a,
                                               const std::function<void(cudaStream_t)>& b, int warmup, int reps,
                                               cudaStream_t s) {
-  FlushedTimer timer;
-  for (int i = 0; i < warmup; ++i) {
-    a(s);
-    b(s);
-  }
-  std::vector<double> ta, tb;
-  for (int i = 0; i < reps; ++i) {
-    if (i % 2 == 0) {
-      ta.push_back(timer.timeMs(a, i, s));
-      tb.push_back(timer.timeMs(b, i, s));
-    } else {
-      tb.push_back(timer.timeMs(b, i, s));
-      ta.push_back(timer.timeMs(a, i, s));
-    }
-  }
-  check(cudaGetLastError(), "kernel launch");
-  return {median(ta), median(tb)};
+  std::vector<double> m = alternatingMediansMs({a, b}, warmup, reps, s);  // two rotated: swapped each repetition
+  return {m[0], m[1]};
 }
 
 void cublasGemm16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,

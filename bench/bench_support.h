@@ -63,6 +63,11 @@ std::pair<double, double> alternatingMedianMs(const std::function<void(cudaStrea
                                               const std::function<void(cudaStream_t)>& b, int warmup, int reps,
                                               cudaStream_t s);
 
+// The same for any number of launches: each repetition times every launch once, after its own
+// flush, in an order rotated by one every repetition. Returns the medians, in the launches' order.
+std::vector<double> alternatingMediansMs(const std::vector<std::function<void(cudaStream_t)>>& launches, int warmup,
+                                         int reps, cudaStream_t s);
+
 // C[M,N] (row-major) = A[M,K] (row-major) · B[K,N] (row-major, or K-major when bKMajor), all in
 // format f, f32 accumulation, through cublasGemmEx.
 void cublasGemm16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,

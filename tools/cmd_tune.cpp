@@ -25,6 +25,7 @@ namespace {
 struct TuneArgs {
   std::string file, example, dims, shapes, target, cacheDir;
   int finalists = 8, reps = 15;
+  double budget = 0;
   bool exhaustive = false, noCache = false, json = false, list = false, clear = false;
 };
 
@@ -144,6 +145,7 @@ int runTune(const TuneArgs& a) {
   options.finalists = a.finalists;
   options.reps = a.reps;
   options.exhaustive = a.exhaustive;
+  options.budgetSeconds = a.budget;
   options.useCache = !a.noCache;
   options.cacheDir = a.cacheDir;
   if (!a.json) options.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
@@ -189,6 +191,10 @@ void registerTuneCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--reps", args.reps, "Timed launches per finalist (the median is kept)")
       ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  cmd->add_option("--budget-s", args.budget,
+                  "Seconds for compiling candidates (best ranked first); what compiled by then is timed. 0: none")
+      ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   cmd->add_flag("--exhaustive", args.exhaustive, "Time every candidate that assembles (ignores the cache)");
   cmd->add_flag("--no-cache", args.noCache, "Measure even when the tuning cache has an entry");

@@ -32,6 +32,11 @@ struct TuneOptions {
   int finalists = 8;          // candidates timed (after the static pruning), best ranked first
   bool exhaustive = false;    // time every candidate that assembles (the reference a search is judged by)
   int reps = 15;              // timed launches per finalist (the median is kept)
+  // Wall seconds for compiling: once spent, no further candidate starts compiling (those left are
+  // dropped, "over the budget"; the best ranked compile first, and the first always does) and what
+  // did compile is timed.
+  // 0: no budget.
+  double budgetSeconds = 0;
   bool useCache = true;       // return a cached winner for the same key without measuring
   bool record = true;         // store the winner in the tuning cache
   std::string cacheDir;       // the tuning cache's folder; empty: TuningCache::defaultDir()

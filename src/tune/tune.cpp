@@ -48,8 +48,10 @@ const ir::Operation* programOf(const ir::Module& module) {
 
 // Every candidate compiled and assembled, on every core, through the compile cache; a failure
 // is kept as its first line.
+// Candidates start in ranked order; once `deadline` has passed, none starts ("over the budget").
 std::vector<std::optional<Kernel>> buildAll(const ir::Module& module, const Target& target,
                                             const std::vector<tuning::Candidate>& cands,
+                                            std::optional<Clock::time_point> deadline,
                                             std::vector<std::string>& errors) {
   std::vector<std::optional<Kernel>> kernels(cands.size());
   errors.assign(cands.size(), "");
@@ -57,6 +59,10 @@ std::vector<std::optional<Kernel>> buildAll(const ir::Module& module, const Targ
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < cands.size(); i = next++) {
+      if (deadline && i > 0 && Clock::now() > *deadline) {  // the best ranked always compiles
+        errors[i] = "over the budget (--budget-s)";
+        continue;
+      }
       ir::DiagnosticEngine d;
       kernels[i] = Kernel::build(module, target, cands[i].config, d, &cache);
       if (!kernels[i]) errors[i] = firstLine(d.str());
@@ -139,7 +145,11 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
   say(fmt::format("kiln tune: {} candidates; compiling on {} threads", cands.size(),
                   std::max(1u, std::thread::hardware_concurrency())));
   std::vector<std::string> errors;
-  std::vector<std::optional<Kernel>> kernels = buildAll(module, target, cands, errors);
+  std::vector<std::optional<Kernel>> kernels = buildAll(module, target, cands,
+      options.budgetSeconds > 0 ? std::optional<Clock::time_point>(
+          started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.budgetSeconds)))
+                                : std::nullopt,
+      errors);
   std::vector<size_t> finalists;
   int assembled = 0;
   for (size_t i = 0; i < cands.size(); ++i) {
@@ -148,7 +158,7 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
     c.origin = cands[i].origin;
     c.score = cands[i].score;
     if (!kernels[i]) {
-      c.dropped = "does not compile: " + errors[i];
+      c.dropped = errors[i].rfind("over the budget", 0) == 0 ? errors[i] : "does not compile: " + errors[i];
     } else {
       const auto& r = kernels[i]->resources();
       c.registers = r.registers;

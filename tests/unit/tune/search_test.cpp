@@ -133,6 +133,27 @@ TEST(TuneSearch, ExhaustiveTimesEveryCandidateThatAssembles) {
   EXPECT_EQ(timed, assembled);
 }
 
+TEST(TuneSearch, ABudgetSpentBeforeCompilingLeavesOnlyTheBestRankedCandidate) {
+  TempDir dir;
+  auto m = examples::gemmBf16();
+  int made = 0;
+  size_t timed = 0;
+  TuneOptions o = optionsFor(dir);
+  o.budgetSeconds = 1e-9;  // spent before the first build starts
+  ir::DiagnosticEngine diag;
+  auto r = search(*m, Target::sm80(), kDevice, kDims, o,
+                  [&](const ir::Operation&, ir::DiagnosticEngine&) {
+                    return std::make_unique<Scripted>(std::set<std::string>{}, &made, &timed);
+                  },
+                  diag);
+  ASSERT_TRUE(r) << diag.str();
+  ASSERT_GT(r->candidates.size(), 1u);
+  EXPECT_EQ(r->config, r->candidates.front().config);
+  EXPECT_EQ(timed, 1u);
+  for (size_t i = 1; i < r->candidates.size(); ++i)
+    EXPECT_EQ(r->candidates[i].dropped, "over the budget (--budget-s)") << r->candidates[i].config;
+}
+
 TEST(TuneSearch, NoCorrectCandidateIsAnErrorAndNothingIsRecorded) {
   TempDir dir;
   auto m = examples::gemmBf16();
