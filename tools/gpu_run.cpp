@@ -19,7 +19,7 @@
 #include "kiln/runtime/memory.h"
 #include "kiln/target.h"
 #include "ops/default_schedule.h"
-#include "ops/tuning_cache.h"
+#include "kiln/select.h"
 #include "schedule/config.h"
 #include "tools/commands.h"
 #include "interp/verify_outputs.h"
@@ -36,8 +36,7 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
   }
   const ir::Operation* program = module->body().front();
   runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
-  auto target = Target::byName("sm_" + std::to_string(ctx.properties().ccMajor) +
-                               std::to_string(ctx.properties().ccMinor) + (ctx.properties().ccMajor == 9 ? "a" : ""));
+  auto target = targetOf(ctx);
   if (!target) {
     std::fprintf(stderr, "kiln run: this GPU (%s) is not a Kiln target; known: %s\n", ctx.properties().name.c_str(),
                  Target::knownNames().c_str());
@@ -54,31 +53,25 @@ int runOnGpu(const std::string& text, const std::string& dimsSpec, uint64_t seed
   std::optional<Config> config;
   std::string chosen;
   std::optional<Kernel> kernel;
-  // Without --config, `kiln tune`'s winner for this program, device and shape bucket comes first.
+  // Without --config, measurements come first (kiln::select on the device): `kiln tune`'s winner
+  // for this program, device and shape bucket, else a pretuned entry shipped for this device.
   if (configText.empty()) {
-    ir::DiagnosticEngine cacheDiag;
-    const ops::TuningCache cache(ops::TuningCache::defaultDir());
-    const ops::TuningKey key = ops::tuningKey(*program, target->name, ops::deviceIdentity(ctx), *dims);
-    auto hit = cache.lookup(key, cacheDiag);
-    std::fprintf(stderr, "%s", cacheDiag.str().c_str());
-    if (hit) {
-      std::string at;
-      for (const auto& [d, v] : hit->dims) at += (at.empty() ? "" : ",") + d + "=" + std::to_string(v);
-      auto tuned = Config::parse(hit->config, diag);
+    std::string warnings;
+    const Selection measured = select(*module, ctx, *dims, "", &warnings);
+    std::fprintf(stderr, "%s", warnings.c_str());
+    if (!measured.tuned.empty()) {
+      auto tuned = Config::parse(measured.config, diag);
       if (tuned) kernel = Kernel::build(*module, *target, *tuned, diag);
-      char line[512];
-      std::snprintf(line, sizeof line, "kiln tune's winner at %s, %.1f us there (%s)", at.c_str(), hit->microseconds,
-                    cache.entryPath(key).c_str());
-      chosen = line;
+      chosen = measured.why;
       if (!kernel) {
-        std::fprintf(stderr, "note: %s does not compile at these dims; using the default:\n%s", line,
+        std::fprintf(stderr, "note: %s does not compile at these dims; using the default:\n%s", measured.why.c_str(),
                      diag.str().c_str());
         diag = ir::DiagnosticEngine();
       }
     }
   }
   if (kernel) {
-    // kiln tune's winner, built above.
+    // A measured winner, built above.
   } else if (configText.empty()) {
     ops::DefaultSchedule d = ops::defaultSchedule(*program, *target, *dims);
     chosen = d.why;

@@ -17,7 +17,10 @@
 #include <map>
 #include <string>
 
+#include <optional>
+
 #include "kiln/ir/operation.h"
+#include "kiln/runtime/device.h"
 #include "kiln/target.h"
 
 namespace kiln {
@@ -27,10 +30,25 @@ struct Selection {
   std::string why;      // "gemm_bf16's pick for M=4096, N=4096, K=4096: bf16_gemm_sm90_... (heuristic, score 0.93)"
   std::string family;   // "gemm_bf16", "gemm_fp8" or "rowwise"; empty for a default
   std::string variant;  // the family's variant; empty for a default
+  // "tuned" when the local tuning cache chose it (kiln tune's winner), "pretuned" when a table
+  // shipped with Kiln did; empty when the heuristic or a default did.
+  std::string tuned;
 };
 
 // `program`: a module holding one verified tile.program. `dims`: the values of its dims (those not
 // given count as 0, which no variant runs: the default is picked).
 Selection select(const ir::Module& program, const Target& target, const std::map<std::string, int64_t>& dims);
+
+// The same on the GPU `ctx` holds, with measurements first (docs/tuning.md): the winner `kiln tune`
+// recorded for this program, device and shape bucket in the tuning cache (`tuningDir`, empty: the
+// default folder), else a pretuned entry Kiln ships for this device, else select(program,
+// targetOf(ctx), dims). A measured config was timed at a nearby shape of its bucket: where it cannot
+// compile at these dims (a tile that must divide one), Kernel::build says so, and the heuristic's
+// pick (select with a Target) is the fallback. A damaged cache entry is a warning in `warnings`.
+Selection select(const ir::Module& program, const runtime::Context& ctx, const std::map<std::string, int64_t>& dims,
+                 const std::string& tuningDir = "", std::string* warnings = nullptr);
+
+// The target a context's device is (sm_90a for compute capability 9.0); nullopt when Kiln has none.
+std::optional<Target> targetOf(const runtime::Context& ctx);
 
 }  // namespace kiln

@@ -13,7 +13,7 @@
 // `finalists` are timed on the GPU with the benchmark method (L2 flushed before every launch, the
 // candidates in alternation, the median of `reps`). The fastest is checked against an fp64
 // reference of sampled output tiles (a wrong one is dropped and the next taken) and stored in the
-// tuning cache, which kiln::select, `kiln run` and the Python calls then consult.
+// tuning cache, which kiln::select (on a device), `kiln run` and kiln.compile then consult.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -24,6 +24,7 @@
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
 #include "kiln/runtime/device.h"
+#include "kiln/select.h"
 #include "kiln/target.h"
 
 namespace kiln {
@@ -73,7 +74,5 @@ std::optional<TuneResult> tune(const ir::Module& program, const runtime::Context
                                const std::map<std::string, int64_t>& dims, const TuneOptions& options,
                                ir::DiagnosticEngine& diag);
 
-// The target a context's device is (sm_90a for compute capability 9.0); nullopt when Kiln has none.
-std::optional<Target> targetOf(const runtime::Context& ctx);
 
 }  // namespace kiln

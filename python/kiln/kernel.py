@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import warnings
 from typing import Any, Mapping, Optional
 
 from . import _kiln
@@ -55,10 +56,13 @@ def compile(program, target: Optional[str] = None, config: Optional[str] = None,
     """Compiles (and assembles: no GPU needed) a program.
 
     target: a name ("sm_90a"); default the program's own target attribute, else the current GPU's.
-    config: a config line; default the program's config attribute, else the schedule kiln.select
-    picks for `dims` (without dims: the default of the program's kind, sm80_multistage for a GEMM
-    and rowwise for a program without a matrix product). Kernels are cached by program text,
-    target and config, so a second compile of the same thing returns the same Kernel.
+    config: a config line; default the program's config attribute, else, for `dims` on the GPU
+    present, a winner kiln.autotune recorded (or one shipped pretuned for this GPU), else the
+    schedule kiln.select picks for `dims` (without dims: the default of the program's kind,
+    sm80_multistage for a GEMM and rowwise for a program without a matrix product). A measured
+    winner that does not compile at these dims (it was timed at a nearby shape) gives way to the
+    pick, with a warning. Kernels are cached by program text, target and config, so a second
+    compile of the same thing returns the same Kernel.
     """
     module = _module(program)
     target = target or module.attribute("target") or _gpu_target()
@@ -69,14 +73,48 @@ def compile(program, target: Optional[str] = None, config: Optional[str] = None,
     if config is None:
         config = module.attribute("config")
         why = "the program's config attribute"
+    if config is None and dims is not None and target == _gpu_target():
+        pick = _kiln.select_on_device(module, dict(dims), "")
+        if pick["warnings"]:
+            warnings.warn(pick["warnings"].strip(), stacklevel=2)
+        if pick["tuned"]:
+            try:
+                return _cached(module, target, pick["config"], pick["why"])
+            except Error as e:
+                warnings.warn(f"{pick['why']} does not compile at {dict(dims)}; using kiln.select's pick: {e}",
+                              stacklevel=2)
     if config is None:
         pick = _kiln.select(module, target, dict(dims) if dims is not None else {})
         config, why = pick["config"], pick["why"] if dims is not None else "no dims given: " + pick["why"]
+    return _cached(module, target, config, why)
+
+
+def _cached(module, target: str, config: str, why: str) -> "Kernel":
     key = (module.text, target, config)
     kernel = _CACHE.get(key)
     if kernel is None:
         kernel = _CACHE[key] = Kernel(module, _kiln.compile(module, target, config), target, why)
     return kernel
+
+
+def autotune(program, dims: Mapping[str, int], *, finalists: int = 8, reps: int = 15, exhaustive: bool = False,
+             use_cache: bool = True, budget_s: float = 0.0, cache_dir: Optional[str] = None,
+             progress: bool = False) -> dict:
+    """Searches the program's schedules on the current GPU at `dims` (kiln::tune, docs/tuning.md).
+
+    Every candidate is compiled and assembled on all cores; those that spill or fail are dropped;
+    the best `finalists` are timed (L2 flushed before each launch, in alternation, the median of
+    `reps`), and the fastest whose outputs match the reference is recorded in the tuning cache,
+    where kiln.compile(program, dims=...) finds it. A cached winner for the same program, GPU and
+    shape bucket is returned without measuring unless use_cache=False. budget_s bounds the
+    compiling (the best ranked first). Returns {config, us, why, cached, seconds, verified,
+    cache_file, candidates}; raises kiln.Error when no candidate runs and is correct.
+    """
+    if finalists < 1 or reps < 1 or budget_s < 0:
+        raise ValueError(f"kiln.autotune: finalists and reps must be at least 1 and budget_s not negative "
+                         f"(got finalists={finalists}, reps={reps}, budget_s={budget_s})")
+    return _kiln.tune(_module(program), dict(dims), finalists, reps, exhaustive, use_cache, float(budget_s),
+                      cache_dir or "", progress)
 
 
 Error = _kiln.Error

@@ -51,4 +51,5 @@ NB_MODULE(_kiln, m) {
       .value("f8e5m2", kiln::ir::ScalarType::F8E5M2);
   kiln::python::bindDsl(m);
   kiln::python::bindCompile(m);
+  kiln::python::bindTune(m);
 }

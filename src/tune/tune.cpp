@@ -78,11 +78,6 @@ std::vector<std::optional<Kernel>> buildAll(const ir::Module& module, const Targ
 
 }  // namespace
 
-std::optional<Target> targetOf(const runtime::Context& ctx) {
-  const auto& p = ctx.properties();
-  return Target::byName(fmt::format("sm_{}{}{}", p.ccMajor, p.ccMinor, p.ccMajor == 9 ? "a" : ""));
-}
-
 std::optional<TuneResult> tune(const ir::Module& module, const runtime::Context& ctx,
                                const std::map<std::string, int64_t>& dims, const TuneOptions& options,
                                ir::DiagnosticEngine& diag) {
