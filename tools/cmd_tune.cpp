@@ -24,7 +24,7 @@ namespace {
 
 struct TuneArgs {
   std::string file, example, dims, shapes, target, cacheDir;
-  int finalists = 8, reps = 15;
+  int finalists = 8, reps = 15, screenReps = 3;
   double budget = 0;
   bool exhaustive = false, noCache = false, json = false, list = false, clear = false;
 };
@@ -144,6 +144,7 @@ int runTune(const TuneArgs& a) {
   TuneOptions options;
   options.finalists = a.finalists;
   options.reps = a.reps;
+  options.screenReps = a.screenReps;
   options.exhaustive = a.exhaustive;
   options.budgetSeconds = a.budget;
   options.useCache = !a.noCache;
@@ -191,6 +192,10 @@ void registerTuneCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--reps", args.reps, "Timed launches per finalist (the median is kept)")
       ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  cmd->add_option("--screen-reps", args.screenReps,
+                  "Launches per candidate in the screen that picks the finalists (0: the best ranked are the finalists)")
+      ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   cmd->add_option("--budget-s", args.budget,
                   "Seconds for compiling candidates (best ranked first); what compiled by then is timed. 0: none")

@@ -30,7 +30,12 @@
 namespace kiln {
 
 struct TuneOptions {
-  int finalists = 8;          // candidates timed (after the static pruning), best ranked first
+  int finalists = 8;          // candidates timed with `reps` (after the static pruning and the screen)
+  // The screen: every candidate that assembles without spilling is first timed with this many
+  // launches (median), and the `finalists` fastest go on; a launch costs microseconds to
+  // milliseconds, so looking at all of them costs little beside compiling and checking. 0: no
+  // screen, the finalists are the best ranked by the heuristic.
+  int screenReps = 3;
   bool exhaustive = false;    // time every candidate that assembles (the reference a search is judged by)
   int reps = 15;              // timed launches per finalist (the median is kept)
   // Wall seconds for compiling: once spent, no further candidate starts compiling (those left are

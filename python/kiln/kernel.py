@@ -99,22 +99,23 @@ def _cached(module, target: str, config: str, why: str) -> "Kernel":
 
 def autotune(program, dims: Mapping[str, int], *, finalists: int = 8, reps: int = 15, exhaustive: bool = False,
              use_cache: bool = True, budget_s: float = 0.0, cache_dir: Optional[str] = None,
-             progress: bool = False) -> dict:
+             progress: bool = False, screen_reps: int = 3) -> dict:
     """Searches the program's schedules on the current GPU at `dims` (kiln::tune, docs/tuning.md).
 
     Every candidate is compiled and assembled on all cores; those that spill or fail are dropped;
-    the best `finalists` are timed (L2 flushed before each launch, in alternation, the median of
-    `reps`), and the fastest whose outputs match the reference is recorded in the tuning cache,
+    every other is timed briefly (`screen_reps` launches) and the `finalists` fastest are timed
+    again (L2 flushed before each launch, in alternation, the median of `reps`), and the fastest whose outputs match the reference is recorded in the tuning cache,
     where kiln.compile(program, dims=...) finds it. A cached winner for the same program, GPU and
     shape bucket is returned without measuring unless use_cache=False. budget_s bounds the
     compiling (the best ranked first). Returns {config, us, why, cached, seconds, verified,
     cache_file, candidates}; raises kiln.Error when no candidate runs and is correct.
     """
-    if finalists < 1 or reps < 1 or budget_s < 0:
-        raise ValueError(f"kiln.autotune: finalists and reps must be at least 1 and budget_s not negative "
-                         f"(got finalists={finalists}, reps={reps}, budget_s={budget_s})")
+    if finalists < 1 or reps < 1 or budget_s < 0 or screen_reps < 0:
+        raise ValueError(f"kiln.autotune: finalists and reps must be at least 1, budget_s and screen_reps not "
+                         f"negative (got finalists={finalists}, reps={reps}, budget_s={budget_s}, "
+                         f"screen_reps={screen_reps})")
     return _kiln.tune(_module(program), dict(dims), finalists, reps, exhaustive, use_cache, float(budget_s),
-                      cache_dir or "", progress)
+                      cache_dir or "", progress, screen_reps)
 
 
 Error = _kiln.Error

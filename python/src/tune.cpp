@@ -18,7 +18,13 @@ runtime::Context currentContext(const char* what) {
   std::string why;
   const runtime::Driver* drv = runtime::Driver::get(&why);
   if (!drv) throw ir::Error({}, std::string(what) + " needs a GPU, and none is available here: " + why);
-  return runtime::Context::adoptCurrent(*drv);
+  // torch's context when torch has made one current on this thread; else the primary context of
+  // device 0, the one torch would make (a call before any tensor exists).
+  try {
+    return runtime::Context::adoptCurrent(*drv);
+  } catch (const ir::Error&) {
+    return runtime::Context::primary(*drv);
+  }
 }
 
 nb::dict toDict(const TuneResult& r) {
@@ -50,13 +56,15 @@ nb::dict toDict(const TuneResult& r) {
 
 void bindTune(nb::module_& m) {
   m.def("tune", [](const ir::Module& mod, const std::map<std::string, int64_t>& dims, int finalists, int reps,
-                   bool exhaustive, bool useCache, double budgetSeconds, const std::string& cacheDir, bool progress) {
+                   bool exhaustive, bool useCache, double budgetSeconds, const std::string& cacheDir, bool progress,
+                   int screenReps) {
     TuneOptions o;
     o.finalists = finalists;
     o.reps = reps;
     o.exhaustive = exhaustive;
     o.useCache = useCache;
     o.budgetSeconds = budgetSeconds;
+    o.screenReps = screenReps;
     o.cacheDir = cacheDir;
     if (progress) o.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
     runtime::Context ctx = currentContext("kiln.autotune");
@@ -69,7 +77,8 @@ void bindTune(nb::module_& m) {
     if (!r) throw ir::Error(diag.diagnostics());
     return toDict(*r);
   }, nb::arg("module"), nb::arg("dims"), nb::arg("finalists"), nb::arg("reps"), nb::arg("exhaustive"),
-     nb::arg("use_cache"), nb::arg("budget_s"), nb::arg("cache_dir"), nb::arg("progress"));
+     nb::arg("use_cache"), nb::arg("budget_s"), nb::arg("cache_dir"), nb::arg("progress"),
+     nb::arg("screen_reps"));
 
   m.def("select_on_device", [](const ir::Module& mod, const std::map<std::string, int64_t>& dims,
                                const std::string& tuningDir) {

@@ -16,10 +16,12 @@ constexpr double kFrobeniusTol = 1e-2;
 
 std::optional<ExpectedOutputs> expectedOutputs(const ir::Operation& program, const GeneratedArguments& args,
                                                const std::map<std::string, int64_t>& dims, const std::string& mode,
-                                               uint64_t seed, ir::DiagnosticEngine& diag) {
+                                               uint64_t seed, ir::DiagnosticEngine& diag, int64_t maxMemoryBytes,
+                                               size_t sampledTiles) {
   double work = 1;
   for (const auto& [d, v] : dims) work *= double(v);
-  auto sample = mode == "full" ? std::nullopt : sampleTiles(program, dims, kSampledTiles, seed);
+  auto sample = mode == "full" ? std::nullopt : sampleTiles(program, dims, sampledTiles, seed);
+  if (sample) sample->options.maxMemoryBytes = maxMemoryBytes;
   bool sampled = sample && (mode == "sample" || work > kFullVerifyWork) && !sample->options.instances.empty();
   ExpectedOutputs out;
   GeneratedArguments copy = args;  // the reference must not touch the inputs the GPU got
@@ -28,7 +30,9 @@ std::optional<ExpectedOutputs> expectedOutputs(const ir::Operation& program, con
     if (work > kFullVerifyWork)
       std::fprintf(stderr, "kiln run: interpreting the whole problem (%.3g multiply-adds); this can take minutes\n",
                    work);
-    if (!run(program, copy.request, diag)) return std::nullopt;
+    RunOptions whole;
+    whole.maxMemoryBytes = maxMemoryBytes;
+    if (!run(program, copy.request, diag, whole)) return std::nullopt;
     for (const auto& op : program.body().operations())
       if (op->is("tile.output"))
         out.values[op->stringAttr("name")] = toDoubles(copy.tensors.at(op->stringAttr("name")));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "interp/random_inputs.h"
+#include "kiln/interp/interpreter.h"
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
 
@@ -23,10 +24,13 @@ struct ExpectedOutputs {
 };
 
 // `mode`: "auto", "full" or "sample". Prints progress on stderr before long work; nullopt after
-// reporting to `diag`.
+// reporting to `diag`. `maxMemoryBytes`: the interpreter's limit (kiln run's --max-memory);
+// `sampledTiles`: how many tiles a sampled check computes.
 std::optional<ExpectedOutputs> expectedOutputs(const ir::Operation& program, const GeneratedArguments& args,
                                                const std::map<std::string, int64_t>& dims, const std::string& mode,
-                                               uint64_t seed, ir::DiagnosticEngine& diag);
+                                               uint64_t seed, ir::DiagnosticEngine& diag,
+                                               int64_t maxMemoryBytes = kDefaultMaxMemoryBytes,
+                                               size_t sampledTiles = kSampledTiles);
 
 // Whether the output passes (its rel. Frobenius error and every checked element within bounds);
 // `line` is the report ("output C: rel_fro_err 1.2e-03 over 65536 elements, 0 beyond the

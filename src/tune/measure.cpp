@@ -11,6 +11,11 @@
 namespace kiln::tuning {
 namespace {
 
+// Output tiles (64 x 64) a large winner is checked on against the fp64 reference: fewer than
+// `kiln run`'s 256, since the check runs inside a search whose time the user waits for; a kernel
+// that is wrong somewhere is nearly always wrong in many tiles, and `kiln run` checks it again.
+constexpr size_t kVerifyTiles = 96;
+
 class GpuMeasurer : public Measurer {
  public:
   GpuMeasurer(const runtime::Context& ctx, const ir::Operation& program, std::map<std::string, int64_t> dims,
@@ -68,7 +73,14 @@ class GpuMeasurer : public Measurer {
   std::string verify(const Kernel& kernel, std::string& how) override {
     ir::DiagnosticEngine diag;
     if (!expected_) {
-      expected_ = interp::expectedOutputs(program_, args_, dims_, "auto", seed_, diag);
+      // The arguments already live on the host (they were uploaded), so the interpreter's limit,
+      // which guards `kiln run --interpret` against allocating too much, is raised to what a check
+      // of them needs: a copy with the doubles it keeps per element (at most 8 per byte of a
+      // 1-byte element, plus the copy itself).
+      size_t bytes = 0;
+      for (const auto& [name, t] : args_.tensors) bytes += t.bytes.size();
+      const int64_t limit = std::max<int64_t>(interp::kDefaultMaxMemoryBytes, int64_t(bytes) * 10);
+      expected_ = interp::expectedOutputs(program_, args_, dims_, "auto", seed_, diag, limit, kVerifyTiles);
       if (!expected_) return "the reference could not be computed: " + diag.str();
     }
     how = expected_->how;

@@ -76,6 +76,31 @@ std::vector<std::optional<Kernel>> buildAll(const ir::Module& module, const Targ
   return kernels;
 }
 
+// The screen (TuneOptions::screenReps): every finalist timed briefly, the `finalists` fastest kept
+// (in ranked order, as the final round expects); the others are dropped with their screen time,
+// and one that cannot launch with the driver's message.
+std::vector<size_t> screen(tuning::Measurer& measurer, const std::vector<std::optional<Kernel>>& kernels,
+                           const std::vector<size_t>& finalists, const TuneOptions& options,
+                           std::vector<TuneCandidate>& candidates) {
+  std::vector<const Kernel*> all;
+  for (size_t i : finalists) all.push_back(&*kernels[i]);
+  std::vector<tuning::Timing> t = measurer.time(all, options.screenReps);
+  std::vector<size_t> order;
+  for (size_t j = 0; j < finalists.size(); ++j) {
+    if (t[j].microseconds >= 0) order.push_back(j);
+    else candidates[finalists[j]].dropped = "could not launch: " + firstLine(t[j].error);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t[a].microseconds < t[b].microseconds; });
+  std::vector<size_t> kept;
+  for (size_t r = 0; r < order.size(); ++r) {
+    size_t j = order[r];
+    if (int(r) < options.finalists) kept.push_back(finalists[j]);
+    else candidates[finalists[j]].dropped = fmt::format("screened out ({:.2f} us in the screen)", t[j].microseconds);
+  }
+  std::sort(kept.begin(), kept.end());
+  return kept;
+}
+
 }  // namespace
 
 std::optional<TuneResult> tune(const ir::Module& module, const runtime::Context& ctx,
@@ -161,7 +186,7 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
       ++assembled;
       if (r.spills())
         c.dropped = fmt::format("spills {} bytes", r.spillStoreBytes + r.spillLoadBytes);
-      else if (!options.exhaustive && int(finalists.size()) >= options.finalists)
+      else if (!options.exhaustive && options.screenReps <= 0 && int(finalists.size()) >= options.finalists)
         c.dropped = "not among the finalists (ranked lower)";
       else
         finalists.push_back(i);
@@ -177,6 +202,11 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
   }
   auto measurer = makeMeasurer(*program, diag);
   if (!measurer) return std::nullopt;
+  if (!options.exhaustive && options.screenReps > 0 && int(finalists.size()) > options.finalists) {
+    finalists = screen(*measurer, kernels, finalists, options, result.candidates);
+    say(fmt::format("kiln tune: screened {} candidates with {} launches each in {:.1f} s; timing the {} fastest",
+                    assembled, options.screenReps, secondsSince(started), finalists.size()));
+  }
   std::vector<const Kernel*> timed;
   for (size_t i : finalists) timed.push_back(&*kernels[i]);
   std::vector<tuning::Timing> times = measurer->time(timed, std::max(1, options.reps));

@@ -13,7 +13,7 @@ from kiln import programs
 SMALL = {"M": 256, "N": 256, "K": 256}
 
 
-@pytest.mark.parametrize("bad", [{"finalists": 0}, {"reps": 0}, {"budget_s": -1.0}])
+@pytest.mark.parametrize("bad", [{"finalists": 0}, {"reps": 0}, {"budget_s": -1.0}, {"screen_reps": -1}])
 def test_bad_options_are_refused_with_the_values(bad):
     with pytest.raises(ValueError, match="kiln.autotune: finalists and reps must be at least 1"):
         kiln.autotune(programs.gemm_program(kiln.bf16, kiln.bf16, kiln.bf16), SMALL, **bad)

@@ -57,6 +57,7 @@ TuneOptions optionsFor(const TempDir& dir) {
   o.cacheDir = dir.path.string();
   o.finalists = 4;
   o.reps = 3;
+  o.screenReps = 0;  // the finalists are the best ranked (TheScreenFindsTheFastestOfAll: with it)
   return o;
 }
 
@@ -131,6 +132,35 @@ TEST(TuneSearch, ExhaustiveTimesEveryCandidateThatAssembles) {
   }
   EXPECT_GT(assembled, 4u);
   EXPECT_EQ(timed, assembled);
+}
+
+TEST(TuneSearch, TheScreenFindsTheFastestOfAllAndTimesOnlyTheFinalistsAgain) {
+  TempDir dir;
+  auto m = examples::gemmBf16();
+  int made = 0;
+  size_t timed = 0;
+  TuneOptions o = optionsFor(dir);
+  ir::DiagnosticEngine diag;
+  auto factory = [&](const ir::Operation&, ir::DiagnosticEngine&) {
+    return std::make_unique<Scripted>(std::set<std::string>{}, &made, &timed);
+  };
+  o.exhaustive = true;
+  o.record = false;
+  auto exhaustive = search(*m, Target::sm80(), kDevice, kDims, o, factory, diag);
+  ASSERT_TRUE(exhaustive) << diag.str();
+  o.exhaustive = false;
+  o.screenReps = 2;
+  timed = 0;
+  auto r = search(*m, Target::sm80(), kDevice, kDims, o, factory, diag);
+  ASSERT_TRUE(r) << diag.str();
+  EXPECT_EQ(r->config, exhaustive->config);  // the scripted times rank differently from the heuristic
+  size_t screenedOut = 0, eligible = 0;
+  for (const auto& c : r->candidates) {
+    screenedOut += c.dropped.rfind("screened out (", 0) == 0;
+    eligible += c.dropped.empty() || c.dropped.rfind("screened out", 0) == 0;
+  }
+  EXPECT_EQ(eligible - screenedOut, 4u);
+  EXPECT_EQ(timed, eligible + 4);  // every one in the screen, the four finalists again
 }
 
 TEST(TuneSearch, ABudgetSpentBeforeCompilingLeavesOnlyTheBestRankedCandidate) {
