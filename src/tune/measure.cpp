@@ -81,7 +81,7 @@ class GpuMeasurer : public Measurer {
       for (const auto& [name, t] : args_.tensors) bytes += t.bytes.size();
       const int64_t limit = std::max<int64_t>(interp::kDefaultMaxMemoryBytes, int64_t(bytes) * 10);
       expected_ = interp::expectedOutputs(program_, args_, dims_, "auto", seed_, diag, limit, kVerifyTiles);
-      if (!expected_) return "the reference could not be computed: " + diag.str();
+      if (!expected_) return kNoReference + diag.str();
     }
     how = expected_->how;
     for (size_t i = 0; i < outputs_.size(); ++i)

@@ -22,6 +22,8 @@ struct Timing {
   std::string error;         // why, when it could not
 };
 
+inline constexpr const char* kNoReference = "the reference could not be computed: ";
+
 class Measurer {
  public:
   virtual ~Measurer() = default;
@@ -29,7 +31,9 @@ class Measurer {
   // launch of each first).
   virtual std::vector<Timing> time(const std::vector<const Kernel*>& kernels, int reps) = 0;
   // Runs `kernel` once on poisoned outputs and compares them with the reference: "" when every
-  // output passes, else the first failing output's report. `how` says what was compared.
+  // output passes, else the first failing output's report. `how` says what was compared. A
+  // reference that cannot be computed is no verdict on the kernel: the text then starts with
+  // kNoReference, and the search stops without recording anything.
   virtual std::string verify(const Kernel& kernel, std::string& how) = 0;
 };
 

@@ -228,6 +228,11 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
     std::string how;
     std::string wrong = measurer->verify(*kernels[finalists[j]], how);
     TuneCandidate& c = result.candidates[finalists[j]];
+    if (wrong.rfind(tuning::kNoReference, 0) == 0) {
+      diag.error({}) << "kiln tune: the fastest candidate could not be checked, so nothing was recorded: "
+                     << firstLine(wrong.substr(std::string(tuning::kNoReference).size()));
+      return std::nullopt;
+    }
     if (wrong.empty()) {
       winner = finalists[j];
       result.verified = how;

@@ -38,8 +38,10 @@ class Scripted : public Measurer {
   }
   std::string verify(const Kernel& k, std::string& how) override {
     how = "scripted";
+    if (noReference) return std::string(kNoReference) + "error: needs 4.6 GiB of interpreter memory (scripted)\n";
     return wrong_.count(k.config()) ? "output C: rel_fro_err 1.0e+00 (scripted)" : "";
   }
+  bool noReference = false;
 
  private:
   std::set<std::string> wrong_;
@@ -161,6 +163,26 @@ TEST(TuneSearch, TheScreenFindsTheFastestOfAllAndTimesOnlyTheFinalistsAgain) {
   }
   EXPECT_EQ(eligible - screenedOut, 4u);
   EXPECT_EQ(timed, eligible + 4);  // every one in the screen, the four finalists again
+}
+
+TEST(TuneSearch, AReferenceThatCannotBeComputedStopsTheSearchAndRecordsNothing) {
+  TempDir dir;
+  auto m = examples::gemmBf16();
+  int made = 0;
+  ir::DiagnosticEngine diag;
+  auto r = search(*m, Target::sm80(), kDevice, kDims, optionsFor(dir),
+                  [&](const ir::Operation&, ir::DiagnosticEngine&) {
+                    auto s = std::make_unique<Scripted>(std::set<std::string>{}, &made);
+                    s->noReference = true;
+                    return s;
+                  },
+                  diag);
+  EXPECT_FALSE(r);
+  EXPECT_NE(diag.str().find("kiln tune: the fastest candidate could not be checked, so nothing was recorded: "
+                            "needs 4.6 GiB of interpreter memory (scripted)"),
+            std::string::npos)
+      << diag.str();
+  EXPECT_TRUE(fs::is_empty(dir.path));
 }
 
 TEST(TuneSearch, ABudgetSpentBeforeCompilingLeavesOnlyTheBestRankedCandidate) {
