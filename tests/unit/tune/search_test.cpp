@@ -54,6 +54,15 @@ struct TempDir {
   ~TempDir() { fs::remove_all(path); }
 };
 
+// A factory of Scripted measurers that all give right results.
+MeasurerFactory allRight(int* made, size_t* timed = nullptr, bool noReference = false) {
+  return [=](const ir::Operation&, ir::DiagnosticEngine&) {
+    auto m = std::make_unique<Scripted>(std::set<std::string>{}, made, timed);
+    m->noReference = noReference;
+    return std::unique_ptr<Measurer>(std::move(m));
+  };
+}
+
 TuneOptions optionsFor(const TempDir& dir) {
   TuneOptions o;
   o.cacheDir = dir.path.string();
@@ -122,9 +131,7 @@ TEST(TuneSearch, ExhaustiveTimesEveryCandidateThatAssembles) {
   o.exhaustive = true;
   ir::DiagnosticEngine diag;
   auto r = search(*m, Target::sm80(), kDevice, kDims, o,
-                  [&](const ir::Operation&, ir::DiagnosticEngine&) {
-                    return std::make_unique<Scripted>(std::set<std::string>{}, &made, &timed);
-                  },
+                  allRight(&made, &timed),
                   diag);
   ASSERT_TRUE(r) << diag.str();
   size_t assembled = 0;
@@ -143,9 +150,7 @@ TEST(TuneSearch, TheScreenFindsTheFastestOfAllAndTimesOnlyTheFinalistsAgain) {
   size_t timed = 0;
   TuneOptions o = optionsFor(dir);
   ir::DiagnosticEngine diag;
-  auto factory = [&](const ir::Operation&, ir::DiagnosticEngine&) {
-    return std::make_unique<Scripted>(std::set<std::string>{}, &made, &timed);
-  };
+  auto factory = allRight(&made, &timed);
   o.exhaustive = true;
   o.record = false;
   auto exhaustive = search(*m, Target::sm80(), kDevice, kDims, o, factory, diag);
@@ -171,11 +176,7 @@ TEST(TuneSearch, AReferenceThatCannotBeComputedStopsTheSearchAndRecordsNothing) 
   int made = 0;
   ir::DiagnosticEngine diag;
   auto r = search(*m, Target::sm80(), kDevice, kDims, optionsFor(dir),
-                  [&](const ir::Operation&, ir::DiagnosticEngine&) {
-                    auto s = std::make_unique<Scripted>(std::set<std::string>{}, &made);
-                    s->noReference = true;
-                    return s;
-                  },
+                  allRight(&made, nullptr, true),
                   diag);
   EXPECT_FALSE(r);
   EXPECT_NE(diag.str().find("kiln tune: the fastest candidate could not be checked, so nothing was recorded: "
@@ -194,9 +195,7 @@ TEST(TuneSearch, ABudgetSpentBeforeCompilingLeavesOnlyTheBestRankedCandidate) {
   o.budgetSeconds = 1e-9;  // spent before the first build starts
   ir::DiagnosticEngine diag;
   auto r = search(*m, Target::sm80(), kDevice, kDims, o,
-                  [&](const ir::Operation&, ir::DiagnosticEngine&) {
-                    return std::make_unique<Scripted>(std::set<std::string>{}, &made, &timed);
-                  },
+                  allRight(&made, &timed),
                   diag);
   ASSERT_TRUE(r) << diag.str();
   ASSERT_GT(r->candidates.size(), 1u);
@@ -238,9 +237,7 @@ TEST(TuneSearch, AMissingDimIsRefusedBeforeAnythingCompiles) {
   int made = 0;
   ir::DiagnosticEngine diag;
   auto r = search(*m, Target::sm80(), kDevice, {{"M", 64}, {"N", 64}}, optionsFor(dir),
-                  [&](const ir::Operation&, ir::DiagnosticEngine&) {
-                    return std::make_unique<Scripted>(std::set<std::string>{}, &made);
-                  },
+                  allRight(&made),
                   diag);
   EXPECT_FALSE(r);
   EXPECT_NE(diag.str().find("kiln tune: dim 'K' needs a positive value (--dims K=...)"), std::string::npos)
