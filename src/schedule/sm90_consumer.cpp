@@ -19,9 +19,10 @@
 // its boxes past the two slots in that last stage, and the next tile's first K step gives the
 // stage back once the elected thread's cp.async.bulk.wait_group.read 0 has seen them read.
 //
-// fp8_accum=promote / promote_pairs (FP8 operands; sm90_promote.cpp): each K step's wgmmas sum
-// from zero into fresh registers, which are added to the f32 accumulators after the step's group
-// is waited for; its stage goes back then. With pairs, the next step's wgmmas run meanwhile.
+// fp8_accum=promote / promote_pairs (FP8 operands): this loop is written as above, its accumulators
+// starting at the program's value and its wgmmas marked {accumulate = "promote" | "promote_pairs"};
+// the pass sm90-promote-fp8 (sm90/promote_fp8.cpp) makes each K step sum from zero into fresh
+// registers added to the f32 accumulators once its group is waited for.
 //
 // consumers=cooperative: the consumer warpgroups split each tile's rows and all run this for every
 // tile. consumers=pingpong: warpgroup wg runs it for tiles iter = wg, wg + 2, ... of the CTA's tile
@@ -67,7 +68,7 @@ void releaseStage(Plan& p, Value* s) {
 
 
 void issueKStep(Plan& p, const StepOperands& at, Value* s, Value* ph, const std::function<Value*(Value* on)>& firstScale,
-                bool fresh, std::vector<Value*>& sums) {
+                std::vector<Value*>& sums) {
   KernBuilder& b = p.b;
   const Config& c = p.cfg;
   const GemmProgram& g = p.g;
@@ -77,8 +78,6 @@ void issueKStep(Plan& p, const StepOperands& at, Value* s, Value* ph, const std:
   b.create("kern.wgmma_fence", {}, {});
   Value* on = b.i1(true);
   Value* first = firstScale(on);
-  if (fresh)
-    for (Value*& v : sums) v = b.op1("kern.undef", {}, types::f32());
   // One wgmma takes 32 bytes of K from each operand's 128-byte row: k16 for 16-bit operands,
   // k32 for FP8 (whose forms read both operands K-major).
   const int kStep = 32 / (bitWidth(g.abType) / 8);
@@ -110,6 +109,8 @@ void issueKStep(Plan& p, const StepOperands& at, Value* s, Value* ph, const std:
   } else {
     mmaAttrs.push_back({"trans_b", !g.bKMajor});
   }
+  // fp8_accum=promote / promote_pairs: the program's FP8 numerics, for sm90-promote-fp8.
+  if (c.fp8Accum != Fp8Accum::Fast) mmaAttrs.push_back({"accumulate", std::string(fp8AccumName(c.fp8Accum))});
   for (int kk = 0; kk < c.bk / kStep; ++kk) {
     // Block i: A's rows 64 i .. 64 i + 63 of the warpgroup times the whole B stage; swap_ab: B's
     // columns 64 i .. 64 i + 63 as wgmma's A (MN-major for a row-major B) times the warpgroup's
@@ -185,8 +186,9 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   // (no split-K or stream-K unit, whose run may be empty), the first wgmma of the tile ignores them
   // (scale_d = kt != 0), so they start undefined instead of being zeroed: 128 register moves per
   // tile and thread less between one tile's epilogue and the next tile's first wgmma.
-  // fp8_accum=promote: each K step's wgmmas sum from zero into fresh registers, added to the
-  // carried f32 accumulators once they are done; so those start at the program's initial value.
+  // fp8_accum=promote: sm90-promote-fp8 makes each K step's wgmmas sum from zero into fresh
+  // registers, added to the carried f32 accumulators once they are done; so those start at the
+  // program's initial value.
   const bool promote = c.fp8Accum != Fp8Accum::Fast;
   const bool firstIgnoresAcc = g.accInit == 0.0 && c.splitK <= 1 && !c.streamK && !promote;
   Value* accInit = firstIgnoresAcc ? b.op1("kern.undef", {}, types::f32()) : b.f32(g.accInit);
@@ -194,9 +196,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   StepOperands step{rowA, rowB};
   std::vector<Value*> kAcc;  // the accumulators after the K loop(s)
   Value* last = nullptr;      // the stage of the last K step (its release waits for the loop's end)
-  if (promote) {
-    kAcc = buildPromotedKLoop(p, step, isLane0, acc0);
-  } else {
+  {
     std::vector<Value*> forOps = {zero, p.ksteps, b.i32(1)};
     forOps.insert(forOps.end(), acc0.begin(), acc0.end());
     forOps.push_back(p.stage0);
@@ -216,8 +216,7 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
       InsertionGuard guard(b);
       b.setInsertionPointToEnd(body);
       // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
-      issueKStep(p, step, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; },
-                 /*fresh=*/false, acc);
+      issueKStep(p, step, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; }, acc);
       b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});
       b.setLoc(g.reduce->loc());
       Value* release = b.andi(b.cmp("sgt", kt, zero), isLane0);
@@ -247,8 +246,8 @@ bool buildTile(Plan& p, Value* lane, Value* cwarp, Value* wg) {
   b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
   b.ifThen(isLane0, [&] {
     // reuse_stage: the epilogue stages boxes in this stage; the next tile gives it back.
-    // fp8_accum=promote: every stage went back in its K step.
-    if (!p.sR && last) releaseStage(p, last);
+    // (fp8_accum=promote: sm90-promote-fp8 gives every stage back in its K step instead.)
+    if (!p.sR) releaseStage(p, last);
     // Ping-pong: this K loop is issued; the other warpgroup may start its next one.
     if (p.pingpong()) b.create("kern.mbarrier_arrive", {p.turn, b.intBin("arith.xori", wg, b.i32(1))}, {});
   });

@@ -102,7 +102,7 @@ void buildProducer(Plan& p);
 // diagnostic from the epilogue.
 bool buildConsumer(Plan& p);
 
-// Inside the consumer role (sm90_consumer.cpp, sm90_promote.cpp, sm90_epilogue.cpp,
+// Inside the consumer role (sm90_consumer.cpp, sm90_epilogue.cpp,
 // sm90_split_handover.cpp):
 // the named barrier of consumer warpgroup wg's 128 threads (0 is kern.barrier's);
 ir::Value* groupBarrier(KernBuilder& b, ir::Value* wg);
@@ -119,20 +119,14 @@ struct StepOperands {
 };
 // one K step of the warpgroup on stage s: wait for its copies (full[s] at phase ph), then every
 // wgmma of the step into `sums` (its results replace them), and commit the group. The step's first
-// wgmma has scale_d = firstScale(on), `on` being true; `fresh`: the sums start as new undefined
-// registers (and firstScale should ignore them);
+// wgmma has scale_d = firstScale(on), `on` being true;
 void issueKStep(Plan& p, const StepOperands& at, ir::Value* s, ir::Value* ph,
-                const std::function<ir::Value*(ir::Value* on)>& firstScale, bool fresh, std::vector<ir::Value*>& sums);
+                const std::function<ir::Value*(ir::Value* on)>& firstScale, std::vector<ir::Value*>& sums);
 // split_k / stream_k (sm90_split_handover.cpp): after the unit's K loop, with its sums `out`: a unit
 // that does not finish its tile hands them over; the one that does adds its peers' and calls
 // `epilogue` on the totals. False if that did;
 bool buildSplitEpilogue(Plan& p, ir::Value* wg, const std::vector<ir::Value*>& out,
                         const std::function<bool(const std::vector<ir::Value*>&)>& epilogue);
-// fp8_accum=promote / promote_pairs (sm90_promote.cpp): the tile's K loop whose steps' sums are
-// added to f32 accumulators starting at acc0; every stage goes back within it. The accumulators
-// after it, every wgmma group retired;
-std::vector<ir::Value*> buildPromotedKLoop(Plan& p, const StepOperands& at, ir::Value* isLane0,
-                                           const std::vector<ir::Value*>& acc0);
 // epilogue_loads=early: the loads that preloadEpilogue made, per unit of the epilogue (the whole
 // warpgroup tile for epilogue=direct; for epilogue=tma each box or box piece, then the columns
 // past the last whole box), each a map from load op to its values.
