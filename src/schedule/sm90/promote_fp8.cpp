@@ -4,7 +4,7 @@
 // fresh registers and adds those sums to the f32 accumulators once their group is waited for, so
 // the tensor cores never sum more than one step's products in their narrow accumulator.
 //
-//   Before (sm90_consumer.cpp):
+//   Before (k_loop.cpp):
 //     %r:n+3 = scf.for %kt = 0 to %ksteps step 1 iter_args(%acc.. = init, %s = %stage0, %ph = %phase0, %prev = 0) {
 //       kern.mbarrier_wait(%full, %s, %ph)  kern.wgmma_fence
 //       %d.. = kern.wgmma(%true, %da, %db, %acc..) {..., accumulate = "promote_pairs"}  ...
