@@ -15,6 +15,7 @@
 #include "kiln/kernel.h"
 #include "ops/tuning_cache.h"
 #include "tune/candidates.h"
+#include "tune/gemm_space.h"
 #include "tune/measure.h"
 #include "tune/search.h"
 
@@ -120,6 +121,91 @@ std::optional<TuneResult> tune(const ir::Module& module, const runtime::Context&
 }
 
 namespace tuning {
+namespace {
+
+// The first half of a search: the candidates compiled and pruned, the finalists (every one that
+// assembled without spilling, or with neither the screen nor `exhaustive` the best ranked
+// `finalists` of them) named.
+struct Compiled {
+  std::vector<tuning::Candidate> cands;
+  std::vector<std::optional<Kernel>> kernels;
+  std::vector<size_t> finalists;
+  TuneResult result;
+};
+
+std::optional<Compiled> compileCandidates(const ir::Module& module, const ir::Operation& program,
+                                          const Target& target, int smCount,
+                                          const std::map<std::string, int64_t>& dims, const TuneOptions& options,
+                                          Clock::time_point started, ir::DiagnosticEngine& diag) {
+  auto say = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
+  Compiled out;
+  std::string why;
+  SpaceStats stats;
+  const int limit = options.maxCandidates > 0 ? options.maxCandidates : kDefaultMaxCandidates;
+  out.cands = tuning::candidates(program, target, dims, &why, smCount, limit, &stats);
+  if (out.cands.empty()) {
+    diag.error({}) << "kiln tune: no schedule family runs this program: " << why;
+    return std::nullopt;
+  }
+  if (stats.generated)
+    out.result.space = fmt::format("{} generated, {} refused by the strategy's rules, {} pruned by the heuristic, "
+                                   "{} kept",
+                                   stats.generated, stats.invalid, stats.pruned, stats.kept);
+  say(fmt::format("kiln tune: {} candidates{}; compiling on {} threads", out.cands.size(),
+                  out.result.space.empty() ? "" : " (space: " + out.result.space + ")",
+                  std::max(1u, std::thread::hardware_concurrency())));
+  std::vector<std::string> errors;
+  out.kernels = buildAll(module, target, out.cands,
+                         options.budgetSeconds > 0
+                             ? std::optional<Clock::time_point>(
+                                   started + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(options.budgetSeconds)))
+                             : std::nullopt,
+                         errors);
+  for (size_t i = 0; i < out.cands.size(); ++i) {
+    TuneCandidate c;
+    c.config = out.cands[i].config.str();
+    c.origin = out.cands[i].origin;
+    c.score = out.cands[i].score;
+    if (!out.kernels[i]) {
+      c.dropped = errors[i].rfind("over the budget", 0) == 0 ? errors[i] : "does not compile: " + errors[i];
+    } else {
+      const auto& r = out.kernels[i]->resources();
+      c.registers = r.registers;
+      c.sharedBytes = int64_t(r.sharedBytes) + int64_t(out.kernels[i]->launchInfo().dynamicSmemBytes);
+      ++out.result.assembled;
+      if (r.spills())
+        c.dropped = fmt::format("spills {} bytes", r.spillStoreBytes + r.spillLoadBytes);
+      else if (!options.exhaustive && options.screenReps <= 0 && int(out.finalists.size()) >= options.finalists)
+        c.dropped = "not among the finalists (ranked lower)";
+      else
+        out.finalists.push_back(i);
+    }
+    out.result.candidates.push_back(std::move(c));
+  }
+  out.result.compileSeconds = secondsSince(started);
+  say(fmt::format("kiln tune: {} of {} assembled in {:.1f} s; {} go on", out.result.assembled, out.cands.size(),
+                  out.result.compileSeconds, out.finalists.size()));
+  if (out.finalists.empty()) {
+    diag.error({}) << "kiln tune: no candidate assembled without spilling (the first: "
+                   << out.result.candidates.front().dropped << ")";
+    return std::nullopt;
+  }
+  return out;
+}
+
+bool dimsGiven(const ir::Operation& program, const std::map<std::string, int64_t>& dims, ir::DiagnosticEngine& diag) {
+  for (const auto& d : program.stringsAttr("dims"))
+    if (!dims.count(d) || dims.at(d) <= 0) {
+      diag.error({}) << "kiln tune: dim '" << d << "' needs a positive value (--dims " << d << "=...)";
+      return false;
+    }
+  return true;
+}
+
+}  // namespace
 
 std::optional<TuneResult> search(const ir::Module& module, const Target& target, const ops::DeviceIdentity& device,
                                  const std::map<std::string, int64_t>& dims, const TuneOptions& options,
@@ -133,17 +219,13 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
     diag.error({}) << "kiln tune: the module holds no tile.program";
     return std::nullopt;
   }
-  for (const auto& d : program->stringsAttr("dims"))
-    if (!dims.count(d) || dims.at(d) <= 0) {
-      diag.error({}) << "kiln tune: dim '" << d << "' needs a positive value (--dims " << d << "=...)";
-      return std::nullopt;
-    }
+  if (!dimsGiven(*program, dims, diag)) return std::nullopt;
   const ops::TuningKey key = ops::tuningKey(*program, target.name, device, dims);
   const ops::TuningCache cache(options.cacheDir.empty() ? ops::TuningCache::defaultDir()
                                                         : std::filesystem::path(options.cacheDir));
-  TuneResult result;
   if (options.useCache && !options.exhaustive) {
     if (auto hit = cache.lookup(key, diag)) {
+      TuneResult result;
       result.config = hit->config;
       result.microseconds = hit->microseconds;
       result.fromCache = true;
@@ -156,56 +238,19 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
       return result;
     }
   }
-  std::string why;
-  std::vector<tuning::Candidate> cands = tuning::candidates(*program, target, dims, &why);
-  if (cands.empty()) {
-    diag.error({}) << "kiln tune: no schedule family runs this program: " << why;
-    return std::nullopt;
-  }
-  say(fmt::format("kiln tune: {} candidates; compiling on {} threads", cands.size(),
-                  std::max(1u, std::thread::hardware_concurrency())));
-  std::vector<std::string> errors;
-  std::vector<std::optional<Kernel>> kernels = buildAll(module, target, cands,
-      options.budgetSeconds > 0 ? std::optional<Clock::time_point>(
-          started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.budgetSeconds)))
-                                : std::nullopt,
-      errors);
-  std::vector<size_t> finalists;
-  int assembled = 0;
-  for (size_t i = 0; i < cands.size(); ++i) {
-    TuneCandidate c;
-    c.config = cands[i].config.str();
-    c.origin = cands[i].origin;
-    c.score = cands[i].score;
-    if (!kernels[i]) {
-      c.dropped = errors[i].rfind("over the budget", 0) == 0 ? errors[i] : "does not compile: " + errors[i];
-    } else {
-      const auto& r = kernels[i]->resources();
-      c.registers = r.registers;
-      c.sharedBytes = int64_t(r.sharedBytes) + int64_t(kernels[i]->launchInfo().dynamicSmemBytes);
-      ++assembled;
-      if (r.spills())
-        c.dropped = fmt::format("spills {} bytes", r.spillStoreBytes + r.spillLoadBytes);
-      else if (!options.exhaustive && options.screenReps <= 0 && int(finalists.size()) >= options.finalists)
-        c.dropped = "not among the finalists (ranked lower)";
-      else
-        finalists.push_back(i);
-    }
-    result.candidates.push_back(std::move(c));
-  }
-  say(fmt::format("kiln tune: {} of {} assembled in {:.1f} s; timing {}", assembled, cands.size(),
-                  secondsSince(started), finalists.size()));
-  if (finalists.empty()) {
-    diag.error({}) << "kiln tune: no candidate assembled without spilling (the first: "
-                   << result.candidates.front().dropped << ")";
-    return std::nullopt;
-  }
+  auto compiled = compileCandidates(module, *program, target, device.smCount, dims, options, started, diag);
+  if (!compiled) return std::nullopt;
+  std::vector<tuning::Candidate>& cands = compiled->cands;
+  std::vector<std::optional<Kernel>>& kernels = compiled->kernels;
+  std::vector<size_t>& finalists = compiled->finalists;
+  TuneResult& result = compiled->result;
   auto measurer = makeMeasurer(*program, diag);
   if (!measurer) return std::nullopt;
   if (!options.exhaustive && options.screenReps > 0 && int(finalists.size()) > options.finalists) {
+    const size_t screened = finalists.size();
     finalists = screen(*measurer, kernels, finalists, options, result.candidates);
     say(fmt::format("kiln tune: screened {} candidates with {} launches each in {:.1f} s; timing the {} fastest",
-                    assembled, options.screenReps, secondsSince(started), finalists.size()));
+                    screened, options.screenReps, secondsSince(started), finalists.size()));
   }
   std::vector<const Kernel*> timed;
   for (size_t i : finalists) timed.push_back(&*kernels[i]);
@@ -251,7 +296,7 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
   result.microseconds = best.microseconds;
   result.seconds = secondsSince(started);
   result.why = fmt::format("tuned: fastest of {} timed ({} candidates, {} assembled) in {:.1f} s: {}", order.size(),
-                           cands.size(), assembled, result.seconds, best.origin);
+                           cands.size(), result.assembled, result.seconds, best.origin);
   if (options.record) {
     ops::TunedEntry entry;
     entry.config = result.config;
@@ -264,8 +309,27 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
     entry.source = "tuned";
     if (cache.store(key, entry, diag)) result.cacheFile = cache.entryPath(key).string();
   }
-  return result;
+  return std::move(result);
 }
 
 }  // namespace tuning
+
+std::optional<TuneResult> planTune(const ir::Module& module, const Target& target,
+                                   const std::map<std::string, int64_t>& dims, const TuneOptions& options,
+                                   ir::DiagnosticEngine& diag, int smCount) {
+  const Clock::time_point started = Clock::now();
+  const ir::Operation* program = programOf(module);
+  if (!program) {
+    diag.error({}) << "kiln tune: the module holds no tile.program";
+    return std::nullopt;
+  }
+  if (!tuning::dimsGiven(*program, dims, diag)) return std::nullopt;
+  auto compiled = tuning::compileCandidates(module, *program, target, smCount, dims, options, started, diag);
+  if (!compiled) return std::nullopt;
+  compiled->result.seconds = secondsSince(started);
+  compiled->result.why = fmt::format("planned: {} candidates, {} assembled, {} would be screened and timed",
+                                     compiled->cands.size(), compiled->result.assembled, compiled->finalists.size());
+  return std::move(compiled->result);
+}
+
 }  // namespace kiln
