@@ -29,7 +29,7 @@ namespace {
 struct TuneArgs {
   std::string file, example, dims, shapes, target, cacheDir;
   int finalists = 8, reps = 15, screenReps = 3, maxCandidates = 0, sms = 0;
-  double budget = 0;
+  double budget = 0, screenSeconds = 4;
   bool exhaustive = false, noCache = false, json = false, list = false, clear = false, dryRun = false;
 };
 
@@ -45,7 +45,9 @@ nlohmann::json toJson(const TuneResult& r, const std::map<std::string, int64_t>&
   return {{"dims", dims},         {"config", r.config},       {"us", r.microseconds}, {"why", r.why},
           {"cached", r.fromCache}, {"seconds", r.seconds},    {"verified", r.verified},
           {"cache_file", r.cacheFile}, {"space", r.space}, {"assembled", r.assembled},
-          {"compile_seconds", r.compileSeconds}, {"candidates", cands}};
+          {"phases", {{"compile", r.compileSeconds}, {"inputs", r.inputSeconds}, {"screen", r.screenSeconds},
+                      {"timing", r.timingSeconds}, {"check", r.checkSeconds}}},
+          {"candidates", cands}};
 }
 
 // Why candidates were dropped, counted by the reason's kind ("spills 96 bytes" counts as "spills").
@@ -132,6 +134,7 @@ TuneOptions optionsOf(const TuneArgs& a) {
   options.finalists = a.finalists;
   options.reps = a.reps;
   options.screenReps = a.screenReps;
+  options.screenSeconds = a.screenSeconds;
   options.exhaustive = a.exhaustive;
   options.budgetSeconds = a.budget;
   options.maxCandidates = a.maxCandidates;
@@ -272,6 +275,11 @@ void registerTuneCommand(CLI::App& app) {
   cmd->add_option("--screen-reps", args.screenReps,
                   "Launches per candidate in the screen that picks the finalists (0: the best ranked are the finalists)")
       ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("--screen-s", args.screenSeconds,
+                  "Seconds the screen may take: only as many candidates (best ranked first) as fit at the family "
+                  "pick's time are screened. 0: none")
+      ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   cmd->add_option("--budget-s", args.budget,
                   "Seconds for compiling candidates (best ranked first); what compiled by then is timed. 0: none")

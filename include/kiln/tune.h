@@ -40,6 +40,11 @@ struct TuneOptions {
   // milliseconds, so looking at all of them costs little beside compiling and checking. 0: no
   // screen, the finalists are the best ranked by the heuristic.
   int screenReps = 3;
+  // Wall seconds the screen may take: the family's pick is launched once first, and only as many
+  // candidates (best ranked first) as fit at its time are screened, the rest dropped ("over the
+  // screen's time"). A launch costs ~10 us to ~10 ms, so this bounds only the largest problems
+  // (16384^3 in BF16: ~100 candidates). 0: no bound.
+  double screenSeconds = 4;
   bool exhaustive = false;    // time every candidate that assembles (the reference a search is judged by)
   int reps = 15;              // timed launches per finalist (the median is kept)
   // Wall seconds for compiling: once spent, no further candidate starts compiling (those left are
@@ -81,7 +86,10 @@ struct TuneResult {
   // strategy's rules, 180 pruned by the heuristic, 229 kept".
   std::string space;
   int assembled = 0;            // candidates that compiled and assembled
-  double compileSeconds = 0;    // wall time of generating, compiling and assembling them
+  // Where the search's seconds went (wall time of each step; 0 for a step not taken): generating,
+  // compiling and assembling the candidates; preparing the inputs on the device; the screen; the
+  // finalists' timing; checking the winner (the reference computed on the host, the kernel run).
+  double compileSeconds = 0, inputSeconds = 0, screenSeconds = 0, timingSeconds = 0, checkSeconds = 0;
 };
 
 // `program`: a module holding one verified tile.program. `ctx`: the GPU to tune on (its device

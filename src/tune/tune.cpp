@@ -26,6 +26,10 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// What a timed launch costs beyond the kernel itself: the L2 flush before it (a 256 MB write,
+// ~70 us on the H200) and the event round trip.
+constexpr double kLaunchOverheadUs = 100;
+
 std::string firstLine(const std::string& s) {
   std::string line = s.substr(0, s.find('\n'));
   size_t at = line.find("error: ");
@@ -81,8 +85,22 @@ std::vector<std::optional<Kernel>> buildAll(const ir::Module& module, const Targ
 // (in ranked order, as the final round expects); the others are dropped with their screen time,
 // and one that cannot launch with the driver's message.
 std::vector<size_t> screen(tuning::Measurer& measurer, const std::vector<std::optional<Kernel>>& kernels,
-                           const std::vector<size_t>& finalists, const TuneOptions& options,
+                           std::vector<size_t> finalists, const TuneOptions& options,
                            std::vector<TuneCandidate>& candidates) {
+  // The screen's time bound: the best ranked launched once, and as many candidates as fit at its
+  // time (each is launched screenReps times plus once untimed, each launch after an L2 flush).
+  if (options.screenSeconds > 0) {
+    std::vector<tuning::Timing> probe = measurer.time({&*kernels[finalists.front()]}, 1);
+    if (probe[0].microseconds >= 0) {
+      const double perCandidateUs = (options.screenReps + 1) * (probe[0].microseconds + kLaunchOverheadUs);
+      const size_t fit = std::max<size_t>(size_t(options.finalists), size_t(options.screenSeconds * 1e6 / perCandidateUs));
+      for (size_t j = fit; j < finalists.size(); ++j)
+        candidates[finalists[j]].dropped = fmt::format(
+            "over the screen's time (--screen-s {:g}: {} candidates fit at {:.0f} us a launch)", options.screenSeconds,
+            fit, probe[0].microseconds);
+      if (finalists.size() > fit) finalists.resize(fit);
+    }
+  }
   std::vector<const Kernel*> all;
   for (size_t i : finalists) all.push_back(&*kernels[i]);
   std::vector<tuning::Timing> t = measurer.time(all, options.screenReps);
@@ -244,17 +262,23 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
   std::vector<std::optional<Kernel>>& kernels = compiled->kernels;
   std::vector<size_t>& finalists = compiled->finalists;
   TuneResult& result = compiled->result;
+  Clock::time_point step = Clock::now();
   auto measurer = makeMeasurer(*program, diag);
   if (!measurer) return std::nullopt;
+  result.inputSeconds = secondsSince(step);
   if (!options.exhaustive && options.screenReps > 0 && int(finalists.size()) > options.finalists) {
+    step = Clock::now();
     const size_t screened = finalists.size();
     finalists = screen(*measurer, kernels, finalists, options, result.candidates);
+    result.screenSeconds = secondsSince(step);
     say(fmt::format("kiln tune: screened {} candidates with {} launches each in {:.1f} s; timing the {} fastest",
-                    screened, options.screenReps, secondsSince(started), finalists.size()));
+                    screened, options.screenReps, result.screenSeconds, finalists.size()));
   }
+  step = Clock::now();
   std::vector<const Kernel*> timed;
   for (size_t i : finalists) timed.push_back(&*kernels[i]);
   std::vector<tuning::Timing> times = measurer->time(timed, std::max(1, options.reps));
+  result.timingSeconds = secondsSince(step);
   std::vector<size_t> order;  // indices into finalists, fastest first
   for (size_t j = 0; j < finalists.size(); ++j) {
     TuneCandidate& c = result.candidates[finalists[j]];
@@ -268,6 +292,7 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return times[a].microseconds < times[b].microseconds; });
   say(fmt::format("kiln tune: timed {} in {:.1f} s; checking the fastest", order.size(), secondsSince(started)));
+  step = Clock::now();
   std::optional<size_t> winner;
   for (size_t j : order) {
     std::string how;
@@ -286,6 +311,7 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
     c.dropped = "wrong result: " + firstLine(wrong);
     say("kiln tune: " + c.config + " gave a " + c.dropped + "; trying the next");
   }
+  result.checkSeconds = secondsSince(step);
   if (!winner) {
     diag.error({}) << "kiln tune: no timed candidate produced a correct result (the first: "
                    << result.candidates[finalists.front()].dropped << ")";
