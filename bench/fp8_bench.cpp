@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "bench/bench_support.h"
+#include "bench/lt_fp8.h"
 #include "bench/read_ceiling.h"
 #include "examples/examples.h"
 #include "kiln/float_formats.h"
@@ -47,108 +48,6 @@ std::string labelOf(const std::string& cfg) {
   for (const auto& v : ops::gemmFp8Variants())
     if (v.config.str() == cfg) return v.name;
   return cfg;
-}
-constexpr size_t kWorkspaceBytes = 32u << 20;
-
-// cuBLASLt's FP8 GEMM on Kiln's buffers. cuBLASLt is column-major and takes FP8 only as "TN", both
-// operands K-major. Kiln's row-major C[M][N] is the column-major N x M matrix Cᵀ = Bᵀ·Aᵀ (ld N), so
-// the call is m = N, n = M, k = K with cuBLASLt's A = Kiln's B (stored [N][K]: column-major K x N,
-// ld K, transposed) and its B = Kiln's A (stored [M][K]: column-major K x M = Aᵀ, ld K, as is).
-// Outer-vector scales follow cuBLASLt's A and B (cublasLt.h: its A's vector has m entries, its B's
-// n), so its A scale is Kiln's scale_b and its B scale Kiln's scale_a.
-class LtFp8Gemm {
- public:
-  // scaleA / scaleB in Kiln's terms: M and N floats when rowwise, else one float each.
-  LtFp8Gemm(cublasLtHandle_t h, const Shape& s, const void* scaleA, const void* scaleB, bool rowwise, bool fastAccum,
-            bench::DeviceBuffer& ws)
-      : h_(h), ws_(ws) {
-    const int32_t outerVec = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
-    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    const int8_t fast = fastAccum ? 1 : 0;
-    const uint64_t wsBytes = ws.bytes;
-    int found = 0;
-    ok_ = step(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate") &&
-          set(CUBLASLT_MATMUL_DESC_TRANSA, ta) && set(CUBLASLT_MATMUL_DESC_TRANSB, tb) &&
-          set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, scaleB) && set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, scaleA) &&
-          (!rowwise || (set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, outerVec) &&
-                        set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, outerVec))) &&
-          set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, fast) &&
-          step(cublasLtMatrixLayoutCreate(&la_, CUDA_R_8F_E4M3, s.K, s.N, s.K), "layout A") &&
-          step(cublasLtMatrixLayoutCreate(&lb_, CUDA_R_8F_E4M3, s.K, s.M, s.K), "layout B") &&
-          step(cublasLtMatrixLayoutCreate(&lc_, CUDA_R_16BF, s.N, s.M, s.N), "layout C") &&
-          step(cublasLtMatmulPreferenceCreate(&pref_), "PreferenceCreate") &&
-          step(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsBytes,
-                                                    sizeof wsBytes),
-               "workspace preference") &&
-          step(cublasLtMatmulAlgoGetHeuristic(h, desc_, la_, lb_, lc_, lc_, pref_, 1, &algo_, &found), "heuristic");
-    if (ok_ && found == 0) ok_ = false, why_ = "the heuristic returned no algorithm";
-  }
-  ~LtFp8Gemm() {
-    if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
-    for (auto l : {la_, lb_, lc_})
-      if (l) cublasLtMatrixLayoutDestroy(l);
-    if (desc_) cublasLtMatmulDescDestroy(desc_);
-  }
-  LtFp8Gemm(const LtFp8Gemm&) = delete;
-  LtFp8Gemm& operator=(const LtFp8Gemm&) = delete;
-  bool ok() const { return ok_; }
-  const std::string& why() const { return why_; }
-  // C = A·B in Kiln's terms (A [M][K], B [N][K], C [M][N]), scaled.
-  void run(const void* A, const void* B, void* C, cudaStream_t st) const {
-    const float alpha = 1.0f, beta = 0.0f;
-    bench::check(cublasLtMatmul(h_, desc_, &alpha, B, la_, A, lb_, &beta, C, lc_, C, lc_, &algo_.algo, ws_.ptr,
-                                ws_.bytes, st),
-                 "cublasLtMatmul");
-  }
-
- private:
-  bool step(cublasStatus_t st, const char* what) {
-    if (st != CUBLAS_STATUS_SUCCESS) why_ = std::string(what) + ": " + cublasLtGetStatusString(st);
-    return st == CUBLAS_STATUS_SUCCESS;
-  }
-  template <class T>
-  bool set(cublasLtMatmulDescAttributes_t attr, const T& v) {
-    return step(cublasLtMatmulDescSetAttribute(desc_, attr, &v, sizeof v), "MatmulDescSetAttribute");
-  }
-  cublasLtHandle_t h_;
-  bench::DeviceBuffer& ws_;
-  cublasLtMatmulDesc_t desc_ = nullptr;
-  cublasLtMatrixLayout_t la_ = nullptr, lb_ = nullptr, lc_ = nullptr;
-  cublasLtMatmulPreference_t pref_ = nullptr;
-  cublasLtMatmulHeuristicResult_t algo_{};
-  bool ok_ = false;
-  std::string why_;
-};
-
-std::vector<float> randomScales(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> dist(0.5f, 2.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
-
-// The largest error of 64 random entries of P = A·B (cuBLASLt, unit scales) against an fp64 dot
-// product of the decoded operands, relative to max(‖a_m ∘ b_n‖, |exact|): the terms' size, since
-// cancellation can make |exact| arbitrarily small. bf16 rounding stays under 2^-8 of it, an operand
-// read transposed or from the wrong rows gives errors of order 1.
-double baselineSampleError(const Shape& s, const std::vector<uint8_t>& A, const std::vector<uint8_t>& B,
-                           const std::vector<uint16_t>& P) {
-  std::mt19937_64 rng(uint64_t(s.M) * 31 + uint64_t(s.N) * 7 + uint64_t(s.K));
-  double worst = 0;
-  for (int i = 0; i < 64; ++i) {
-    size_t m = rng() % size_t(s.M), n = rng() % size_t(s.N);
-    double dot = 0, terms = 0;
-    for (size_t k = 0; k < size_t(s.K); ++k) {
-      double t = double(fp8BitsToFloat(A[m * s.K + k], Fp8Format::E4M3)) *
-                 double(fp8BitsToFloat(B[n * s.K + k], Fp8Format::E4M3));
-      dot += t, terms += t * t;
-    }
-    double got = bf16BitsToFloat(P[m * s.N + n]);
-    double err = std::abs(got - dot) / std::max({std::sqrt(terms), std::abs(dot), 1e-30});
-    worst = std::max(worst, std::isfinite(got) ? err : INFINITY);
-  }
-  return worst;
 }
 
 struct Checked {
@@ -225,7 +124,7 @@ int benchMain(int argc, char** argv) {
 
   cublasLtHandle_t lt;
   bench::check(cublasLtCreate(&lt), "cublasLtCreate");
-  bench::DeviceBuffer workspace(kWorkspaceBytes), unitScale(sizeof(float));
+  bench::DeviceBuffer workspace(bench::kLtWorkspaceBytes), unitScale(sizeof(float));
   const float one = 1.0f;
   bench::check(cudaMemcpy(unitScale.ptr, &one, sizeof one, cudaMemcpyHostToDevice), "unit scale");
   bench::ReadCeiling readCeiling(ctx);
@@ -238,7 +137,7 @@ int benchMain(int argc, char** argv) {
   for (const Shape& s : shapes) {
     const size_t MN = size_t(s.M) * s.N;
     auto A = bench::randomE4m3(size_t(s.M) * s.K, 1), B = bench::randomE4m3(size_t(s.N) * s.K, 2);
-    auto sa = randomScales(size_t(s.M), 3), sb = randomScales(size_t(s.N), 4);
+    auto sa = bench::randomScales(size_t(s.M), 3), sb = bench::randomScales(size_t(s.N), 4);
     bench::DeviceBuffer dA(A.size()), dB(B.size()), dSa(sa.size() * 4), dSb(sb.size() * 4), dP(MN * 2), dC(MN * 2);
     bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
     bench::check(cudaMemcpy(dB.ptr, B.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
@@ -247,7 +146,7 @@ int benchMain(int argc, char** argv) {
     const double flops = 2.0 * s.M * s.N * s.K;
     const double readBytes = double(s.M) * s.K + double(s.K) * s.N, bytes = readBytes + 2.0 * double(MN);
 
-    LtFp8Gemm tensorwise(lt, s, unitScale.ptr, unitScale.ptr, false, fastAccum, workspace);
+    bench::LtFp8Gemm tensorwise(lt, s, unitScale.ptr, unitScale.ptr, false, fastAccum, workspace);
     if (!tensorwise.ok())
       throw std::runtime_error("cuBLASLt FP8 GEMM (tensorwise) unavailable: " + tensorwise.why());
     auto runLt = [&](cudaStream_t st) { tensorwise.run(dA.ptr, dB.ptr, dP.ptr, st); };
@@ -257,7 +156,7 @@ int benchMain(int argc, char** argv) {
     bench::check(cudaDeviceSynchronize(), "cuBLASLt");
     std::vector<uint16_t> P(MN), ref(MN);
     bench::check(cudaMemcpy(P.data(), dP.ptr, dP.bytes, cudaMemcpyDeviceToHost), "copy P");
-    double sampleErr = baselineSampleError(s, A, B, P);
+    double sampleErr = bench::ltSampleError(s, A, B, P);
     size_t nonFinite = std::count_if(P.begin(), P.end(), [](uint16_t x) { return !std::isfinite(bf16BitsToFloat(x)); });
     if (!(sampleErr <= 2e-2) || nonFinite) {
       std::fprintf(stderr, "kiln_fp8_bench: [%dx%dx%d] cuBLASLt's A·B is wrong: sampled error %.3g against fp64 "
@@ -270,7 +169,7 @@ int benchMain(int argc, char** argv) {
       for (size_t n = 0; n < size_t(s.N); ++n)
         ref[m * s.N + n] = floatToBf16Bits(bf16BitsToFloat(P[m * s.N + n]) * sa[m] * sb[n]);
 
-    LtFp8Gemm rowwise(lt, s, dSa.ptr, dSb.ptr, true, fastAccum, workspace);
+    bench::LtFp8Gemm rowwise(lt, s, dSa.ptr, dSb.ptr, true, fastAccum, workspace);
     auto runRow = [&](cudaStream_t st) { rowwise.run(dA.ptr, dB.ptr, dC.ptr, st); };
     Checked rowCheck;
     if (rowwise.ok()) rowCheck = checkOnce(runRow, dC, ref);

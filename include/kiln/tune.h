@@ -58,6 +58,7 @@ struct TuneOptions {
   bool useCache = true;       // return a cached winner for the same key without measuring
   bool record = true;         // store the winner in the tuning cache
   std::string cacheDir;       // the tuning cache's folder; empty: TuningCache::defaultDir()
+  std::string compileCacheDir;  // the compile cache's folder; empty: CompileCache::defaultDir()
   uint64_t seed = 1;          // of the inputs (the same as `kiln run --seed`)
   // One line per step ("compiled 31 of 34 candidates in 3.2 s"); none when empty.
   std::function<void(const std::string&)> progress;

@@ -56,11 +56,12 @@ const ir::Operation* programOf(const ir::Module& module) {
 // Candidates start in ranked order; once `deadline` has passed, none starts ("over the budget").
 std::vector<std::optional<Kernel>> buildAll(const ir::Module& module, const Target& target,
                                             const std::vector<tuning::Candidate>& cands,
-                                            std::optional<Clock::time_point> deadline,
+                                            std::optional<Clock::time_point> deadline, const std::string& cacheDir,
                                             std::vector<std::string>& errors) {
   std::vector<std::optional<Kernel>> kernels(cands.size());
   errors.assign(cands.size(), "");
-  const backend::CompileCache cache(backend::CompileCache::defaultDir());
+  const backend::CompileCache cache(cacheDir.empty() ? backend::CompileCache::defaultDir()
+                                                     : std::filesystem::path(cacheDir));
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < cands.size(); i = next++) {
@@ -181,7 +182,7 @@ std::optional<Compiled> compileCandidates(const ir::Module& module, const ir::Op
                                    started + std::chrono::duration_cast<Clock::duration>(
                                                  std::chrono::duration<double>(options.budgetSeconds)))
                              : std::nullopt,
-                         errors);
+                         options.compileCacheDir, errors);
   for (size_t i = 0; i < out.cands.size(); ++i) {
     TuneCandidate c;
     c.config = out.cands[i].config.str();
