@@ -90,36 +90,58 @@ std::optional<Kernel> buildOrSay(const ir::Module& program, const Target& t, con
   return k;
 }
 
+namespace {
+
+// One bucket neighbour n of a shape tuned to `winner`: its own search, then both winners and the
+// baseline checked and timed in alternation.
+nlohmann::json bucketNeighbour(const Searches& search, const Shape& n, const std::string& winner, bool fp8,
+                               cublasHandle_t blas, cublasLtHandle_t lt, std::vector<double>& costs) {
+  nlohmann::json row = {{"M", n.M}, {"N", n.N}, {"K", n.K}};
+  TuneOptions o;
+  o.useCache = false;
+  o.record = false;
+  auto own = search.run(n, o, "bucket neighbour");
+  if (!own) {
+    row["error"] = "its own search failed";
+    return row;
+  }
+  auto reused = buildOrSay(search.program, search.target, winner);
+  auto tuned = buildOrSay(search.program, search.target, own->config);
+  if (!reused || !tuned) {
+    row["error"] = "a winner does not build";
+    return row;
+  }
+  row["search_s"] = own->seconds;
+  GemmCase g(fp8, n, blas, lt);
+  auto ms = compare(g, {&*reused, &*tuned}, {"reused", "own"}, n, search.ctx, search.args.reps, row);
+  if (!ms) return row;
+  const size_t k = g.baselines().size();
+  row["baseline_ms"] = (*ms)[0];
+  row["reused"]["config"] = winner;
+  row["reused"]["ms"] = (*ms)[k];
+  row["own"]["config"] = own->config;
+  row["own"]["ms"] = (*ms)[k + 1];
+  row["reused_vs_own"] = (*ms)[k + 1] / (*ms)[k];
+  costs.push_back((*ms)[k + 1] / (*ms)[k]);
+  std::printf("  bucket neighbour %s: reused %.4f ms, its own search's %.4f ms: %.3f\n", str(n).c_str(), (*ms)[k],
+              (*ms)[k + 1], (*ms)[k + 1] / (*ms)[k]);
+  return row;
+}
+
+}  // namespace
+
 nlohmann::json bucketing(const Searches& search, const Shape& s, const std::string& winner, bool fp8,
-               cublasHandle_t blas, cublasLtHandle_t lt, uint64_t seed, std::vector<double>& costs) {
+                         cublasHandle_t blas, cublasLtHandle_t lt, uint64_t seed, std::vector<double>& costs) {
   nlohmann::json out = nlohmann::json::array();
   for (const Shape& n : bucketNeighbours(s, search.args.bucketNeighbours, seed)) {
-    TuneOptions o;
-    o.useCache = false;
-    o.record = false;
-    auto own = search.run(n, o, "bucket neighbour");
-    if (!own) continue;
-    auto reused = buildOrSay(search.program, search.target, winner);
-    auto tuned = buildOrSay(search.program, search.target, own->config);
-    if (!reused || !tuned) continue;
-    nlohmann::json row = {{"M", n.M}, {"N", n.N}, {"K", n.K}, {"search_s", own->seconds}};
-    GemmCase g(fp8, n, blas, lt);
-    auto ms = compare(g, {&*reused, &*tuned}, {"reused", "own"}, n, search.ctx, search.args.reps, row);
-    if (!ms) continue;
-    row["baseline_ms"] = (*ms)[0];
-    const size_t k = g.baselines().size();
-    row["reused"]["config"] = winner;
-    row["reused"]["ms"] = (*ms)[k];
-    row["own"]["config"] = own->config;
-    row["own"]["ms"] = (*ms)[k + 1];
-    row["reused_vs_own"] = (*ms)[k + 1] / (*ms)[k];
-    costs.push_back((*ms)[k + 1] / (*ms)[k]);
-    std::printf("  bucket neighbour %s: reused %.4f ms, own search's %.4f ms: %.3f\n", str(n).c_str(), (*ms)[k],
-                (*ms)[k + 1], (*ms)[k + 1] / (*ms)[k]);
-    out.push_back(row);
+    try {
+      out.push_back(bucketNeighbour(search, n, winner, fp8, blas, lt, costs));
+    } catch (const std::exception& e) {  // one neighbour failing leaves the shape's other figures
+      std::printf("  bucket neighbour %s failed: %s\n", str(n).c_str(), e.what());
+      out.push_back({{"M", n.M}, {"N", n.N}, {"K", n.K}, {"error", e.what()}});
+    }
   }
   return out;
 }
-
 
 }  // namespace kiln::bench

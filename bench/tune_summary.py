@@ -62,6 +62,12 @@ def tune_section(name, d, goal):
              f"(goal <= 30: {sum(x <= 30 for x in cold)} of {len(cold)}); warm {sum(x <= 10 for x in warm)} of "
              f"{len(warm)} within 10 s (new shapes median {f(s.get('warm_new_shape_tune_s_median'), '{:.1f}')} s, "
              f"same shape again {', '.join(f'{x:.1f}' for x in s.get('warm_same_shape_tune_s') or []) or '-'} s)."]
+    rowwise = [r["cublaslt_rowwise_ms"] / r["tuned"]["ms"] for r in rows
+               if r.get("cublaslt_rowwise_ms") and r.get("tuned", {}).get("ms")]
+    if rowwise:
+        head["tuned_vs_cublaslt_rowwise"] = geomean(rowwise)
+        lines += ["", f"Against cuBLASLt with Kiln's own outer-vector (rowwise) scales, where it runs them: tuned "
+                      f"{geomean(rowwise):.3f} over {len(rowwise)} shapes."]
     b = s.get("bucketing")
     if b:
         lines += ["", f"Bucketing: at {b['neighbours']} other shapes of tuned shapes' buckets, their own search's "

@@ -297,31 +297,34 @@ std::vector<Candidate> gemmSpace(const GemmShape& g, const Target& t, int limit,
   };
   // The tiles (each layout, size, epilogue and staging, with the plain schedule), best first.
   std::vector<Candidate> tiles;
-  if (t.wgmma && t.tma && t.setmaxnreg) {
+  if (t.wgmma && t.tma && t.setmaxnreg)
     for (const Config& tile : sm90Tiles(g))
       for (const Config& e : sm90Epilogues(tile, g, t))
         if (auto c = accept(e)) tiles.push_back(std::move(*c));
-  } else if (t.mmaSync && t.cpAsync) {
+  // sm80_multistage everywhere it lowers: on sm_90a its kernels are not persistent, hold no
+  // scheduler or warp roles, and share an SM between blocks, which may pay where a kernel lasts a
+  // few microseconds; the heuristic scores them half a wgmma tile's, so only the class quota takes
+  // them there.
+  if (t.mmaSync && t.cpAsync)
     for (const Config& c : sm80Space(g))
       if (auto x = accept(c)) tiles.push_back(std::move(*x));
-  }
   std::stable_sort(tiles.begin(), tiles.end(), [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
-  // The tiles taken: the best kPerClass of every class first, then the best of the rest; each
-  // with its schedules (split-K, stream-K, clusters), until the limit.
-  std::vector<size_t> order;
-  std::map<std::string, int> perClass;
-  std::vector<bool> first(tiles.size(), false);
-  for (size_t i = 0; i < tiles.size(); ++i)
-    if (perClass[tiles[i].origin]++ < kPerClass) first[i] = true, order.push_back(i);
-  for (size_t i = 0; i < tiles.size(); ++i)
-    if (!first[i]) order.push_back(i);
+  // The tiles taken: the best kPerClass of every class first (their plain configs before any
+  // tile's schedules, so that the limit never cuts a class out), then each tile, best first, with
+  // its schedules (split-K, stream-K, clusters), until the limit.
+  std::vector<bool> taken(tiles.size(), false);
   std::vector<Candidate> out;
-  for (size_t i : order) {
-    if (int(out.size()) >= limit) {
-      ++st.pruned;
-      continue;
+  std::map<std::string, int> perClass;
+  for (size_t i = 0; i < tiles.size() && int(out.size()) < limit; ++i)
+    if (perClass[tiles[i].origin]++ < kPerClass) taken[i] = true, out.push_back(tiles[i]);
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    if (!taken[i]) {
+      if (int(out.size()) >= limit) {
+        ++st.pruned;
+        continue;
+      }
+      out.push_back(tiles[i]);
     }
-    out.push_back(tiles[i]);
     if (tiles[i].config.strategy != "sm90_ws_persistent") continue;
     for (const Config& x : sm90Schedules(tiles[i].config, g)) {
       auto c = accept(x);

@@ -5,7 +5,8 @@
 // heights in eights), tile sizes fitted to the problem (the height or width that splits M or N
 // into equal tiles), the deepest ring that fits, the epilogue's store and staging, and the ways
 // of sharing or splitting a tile's work (split-K, stream-K, clusters along M, N or both); for
-// sm80_multistage (targets without wgmma), tiles, warp grids, K steps and ring depths.
+// sm80_multistage (every target with mma.sync, the best two of each warp grid on sm_90a), tiles,
+// warp grids, K steps and ring depths.
 //
 // Pruned without compiling: every config goes through the strategy's own validation (shared
 // memory, registers per accumulator, the combinations it builds); a tile more than half padding

@@ -45,6 +45,7 @@ inline std::vector<SpaceKind> spaceKinds(bool all) {
   for (const GemmShape& g : shapes)
     for (const Candidate& c : gemmSpace(g, Target::sm90a(), 1000)) {
       const Config& x = c.config;
+      if (x.strategy != "sm90_ws_persistent") continue;  // sm80: tests/unit/examples, tests/unit/schedule
       std::string kind = fmt::format("{} fp8{}", spaceClass(x), g.fp8);
       if (all)
         kind += fmt::format(" c{}x{} sk{} wide{} slots{} pieces{} loads{}", x.clusterM, x.clusterN, x.streamK,
