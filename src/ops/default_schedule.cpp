@@ -55,7 +55,7 @@ Config forOutput(Config c, ir::ScalarType out) {
 
 bool hasMatrixProduct(const ir::Operation& program) {
   bool dot = false;
-  program.walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot"); });
+  program.walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot") || op.is("tile.dot_scaled"); });
   return dot;
 }
 
