@@ -2,6 +2,8 @@
 // "wgmma.commit_group", "wgmma.wait_group"; descriptors in wgmma_desc.h). As kern IR, per unit:
 //
 //   for kt in 0 .. ksteps-1  carrying (acc, s, ph, prev) from (acc0, stage0, phase0, -):
+//     if copier: copies(kt, s, ph)             producer.cpp: a free stage s, its TMA copies
+//                                              (sm90-warp-specialize moves them to the producer)
 //     mbarrier_wait(full[s], ph)               TMA has landed stage s
 //     wgmma_fence                              the accumulators were last written by other code
 //     for kk in 0 .. bk/kstep-1, for each m64 block i:   (kstep: 16 for 16-bit operands, 32 for FP8)
@@ -126,8 +128,9 @@ void releasePreviousTileStage(KernBuilder& b, const Request& r, const Kernel& k,
 
 }  // namespace
 
-KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w, Value* isLane0,
-                 const std::vector<Value*>& acc0, bool firstIgnoresAcc, Value* elected, Value* prevLast) {
+KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w, Value* copier,
+                 Value* isLane0, const std::vector<Value*>& acc0, bool firstIgnoresAcc, Value* elected,
+                 Value* prevLast) {
   Value* zero = b.i32(0);
   std::vector<Value*> forOps = {zero, u.ksteps, b.i32(1)};
   forOps.insert(forOps.end(), acc0.begin(), acc0.end());
@@ -147,6 +150,9 @@ KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
   {
     InsertionGuard guard(b);
     b.setInsertionPointToEnd(body);
+    // The step's copies, by one thread (sm90-warp-specialize gives them to the producer role).
+    b.ifThen(copier, [&] { buildCopies(b, r, k, u, kt, s, ph); });
+    b.setLoc(r.g.reduce->loc());
     // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
     issueKStep(b, r, k, w, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; }, acc);
     b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});
