@@ -39,6 +39,12 @@ TEST(GemmFp8Gates, EligibilitySaysWhatToChange) {
   fast.fastAccum = true;
   EXPECT_FALSE(v.eligible(fast, Target::sm90a(), &why));
   EXPECT_EQ(why, "it promotes each K step's sums (the problem asks for fast accumulation)");
+  Fp8GemmProblem scaled{4096, 4096, 4096};
+  scaled.scaling = Fp8Scaling::Tensorwise;
+  EXPECT_TRUE(v.eligible(scaled, Target::sm90a(), &why)) << why;
+  scaled.scaling = Fp8Scaling::Block1x128x128x128;
+  EXPECT_FALSE(v.eligible(scaled, Target::sm90a(), &why));
+  EXPECT_EQ(why, "it scales the sums in the epilogue; block_1x128_128x128 scaling has no sm90 variant yet");
   for (const Target& t : {Target::sm80(), Target::sm90(), Target::sm120()}) {
     EXPECT_FALSE(v.eligible({4096, 4096, 4096}, t, &why)) << t.name;
     EXPECT_NE(why.find("wgmma"), std::string::npos) << why;

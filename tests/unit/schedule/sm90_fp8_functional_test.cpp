@@ -63,6 +63,18 @@ TEST(Sm90Fp8Functional, PromotedSumsInRegisters) {
   check(kFp8 + "fp8_accum=promote bm=192 bn=96 stages=3 warps_m=3", fp8(200, 200, 400, 3));
 }
 
+// Tensorwise scales (ops/fp8_programs.h): the product of the two one-element scales, read once per
+// tile, multiplies the f32 sums in the epilogue, with fast and promoted sums, stored through TMA and
+// from registers.
+TEST(Sm90Fp8Functional, TensorwiseScalesFoldIntoTheEpilogue) {
+  Problem p = fp8(136, 200, 272, 3);
+  p.tensorwise = true;
+  check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2", p);
+  check(kFp8 + "fp8_accum=promote_pairs bm=128 bn=128 stages=3 warps_m=2", p);
+  check(kFp8 + "fp8_accum=promote epilogue_loads=early bm=64 bn=128 stages=4 warps_m=1", p);
+  check("strategy=sm90_ws_persistent bk=128 bm=128 bn=128 stages=3 warps_m=2 warps_n=1", p);
+}
+
 // fp8_accum=promote_pairs: two K steps in flight, the first's sums added while the second's
 // wgmmas run; an odd K step count ends in a loop of one single step (3 K steps: one pair and the
 // tail; 2: the pair alone; 5 with a ring of 3: the pairs wrap the ring), and split-K slices and

@@ -12,6 +12,7 @@
 #include "kiln/kernel.h"
 #include "kiln/program_builder.h"
 #include "kiln/target.h"
+#include "ops/fp8_programs.h"
 #include "schedule/config.h"
 #include "tests/unit/testing/seeded_inputs.h"
 #include "tests/unit/testing/ws_sim.h"
@@ -52,7 +53,8 @@ void check(const std::string& configText, const Problem& p,
            const std::function<void(ir::Operation& kernel)>& mutate, const std::string& expectError,
            std::vector<int64_t>* evictFirstBytes, CacheLines* lines) {
   Config config = Config::parse(configText);
-  auto program = p.fp8     ? examples::fp8RowwiseGemm()
+  auto program = p.tensorwise ? ops::fp8GemmProgram({ops::Fp8Scaling::Tensorwise}, "fp8_tensorwise")
+                 : p.fp8     ? examples::fp8RowwiseGemm()
                  : p.scaled  ? scaledGemm()
                  : p.f16   ? examples::gemmF16(p.kMajor)
                  : p.batch ? examples::batchedGemm()
@@ -183,7 +185,8 @@ void check(const std::string& configText, const Problem& p,
           acc += operand(true, a0 + size_t(i * p.k + kk)) *
                  operand(false, b0 + size_t(p.kMajor || p.fp8 ? j * p.k + kk : kk * p.n + j));
         if (p.scaled) acc = acc * rowScale[size_t(i)] + colBias[size_t(j)];
-        if (p.fp8) acc = acc * rowScale[size_t(i)] * colBias[size_t(j)];
+        if (p.tensorwise) acc = acc * double(rowScale[0] * colBias[0]);  // the one element of each
+        else if (p.fp8) acc = acc * rowScale[size_t(i)] * colBias[size_t(j)];
         double got = decode(c[size_t((bi * p.m + i) * p.n + j)]);  // BF16 for every program but FP16's
         // One rounding of the output (8 significant bits in BF16, 11 in FP16) and f32 sums.
         double tol = std::fabs(acc) / (p.f16 ? 1024 : 128) + 1e-3 * std::sqrt(double(p.k));
