@@ -62,10 +62,6 @@ def blockwise_reference(a, sa, b, sb_of):
     return out
 
 
-# No strategy lowers tile.dot_scaled or ragged groups yet (docs/fp8-scaling.md, docs/grouped-gemm.md):
-# these say so by failing with kiln.Error (a wrong result fails them outright), and turn into passes
-# that strict xfail reports (then remove the mark) when they do.
-@pytest.mark.xfail(raises=kiln.Error, strict=True, reason="no sm90 lowering of blockwise scales yet")
 @pytest.mark.parametrize("mode", ["block_1x128_128x128", "block_1x128_1x128"])
 def test_scaled_mm_blockwise_matches_fp64(mode):
     torch = torch_mod()
@@ -85,6 +81,9 @@ def test_scaled_mm_blockwise_matches_fp64(mode):
     assert rel_err(out, ref) < 1e-3
 
 
+# No strategy lowers ragged groups yet (docs/grouped-gemm.md): this says so by failing with
+# kiln.Error (a wrong result fails it outright), and turns into a pass that strict xfail reports
+# (then remove the mark) when one does.
 @pytest.mark.xfail(raises=kiln.Error, strict=True, reason="no strategy lowers ragged groups yet")
 def test_grouped_mm_ragged_offsets_match_torch():
     torch = torch_mod()

@@ -19,7 +19,8 @@
 // fp8_accum=promote / promote_pairs (FP8 operands): the loop is written as above, its wgmmas marked
 // {accumulate = "promote" | "promote_pairs"}; the pass sm90-promote-fp8 (promote_fp8.cpp) makes
 // each K step sum from zero into fresh registers added to the f32 accumulators once its group is
-// waited for.
+// waited for. tile.dot_scaled: each step starts with its block scales' factors (slice_scales.cpp),
+// which that pass multiplies the sums by as it adds them.
 #include "schedule/sm90/lowering.h"
 #include "target/wgmma_desc.h"
 
@@ -147,6 +148,8 @@ KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
   {
     InsertionGuard guard(b);
     b.setInsertionPointToEnd(body);
+    // tile.dot_scaled: the step's factors first, for sm90-promote-fp8 (slice_scales.cpp).
+    if (r.g.blockK) b.create("kern.promote_scales", buildSliceScales(b, r, k, u, w, kt), {});
     // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
     issueKStep(b, r, k, w, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; }, acc);
     b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});

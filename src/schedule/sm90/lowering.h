@@ -117,6 +117,12 @@ void releaseStage(KernBuilder& b, const Request& r, const Kernel& k, ir::Value* 
 // one group kept in flight while the previous stage goes back (reuse_stage: and in the first step
 // the previous tile's last stage, prevLast, once the elected thread saw its stores read it). The
 // accumulators after it and the stage of its last step;
+// tile.dot_scaled (slice_scales.cpp): whether the config can apply the program's block scales (false
+// after a diagnostic), and the factor of each accumulator for the unit's K step kt (bk = block_k:
+// one slice per step), loaded and multiplied at the insertion point, for kern.promote_scales;
+bool checkSliceScales(const GemmProgram& g, const Config& c, ir::DiagnosticEngine& diag);
+std::vector<ir::Value*> buildSliceScales(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u,
+                                         const Warpgroup& w, ir::Value* kt);
 struct KLoop {
   std::vector<ir::Value*> acc;
   ir::Value* last = nullptr;
