@@ -4,10 +4,11 @@
 // slice. The lowering writes them at the start of the fast K loop's body, before the step's wait
 // for its stage, so their loads are in flight while the stage lands and the wgmmas run:
 //
+//   before the loop: for each row r the thread's accumulators hold, and each column block c:
+//     pa_r = scale_a + off(row r, K block 0)   pb_c = scale_b + off(K block 0, col c)   (+ in-bounds)
 //   for kt ...:
-//     kpos = (kbase + kt) * bk                               (the slice's first K position)
-//     a_r  = ld.global(scale_a + off(row r, kpos))    for each row r the thread's accumulators hold
-//     b_c  = ld.global(scale_b + off(kpos, col c))    for each column block c they hold
+//     kb   = (kbase + kt) / (scale block along K / bk)           (the slice's stored K index)
+//     a_r  = ld.global(pa_r + kb * strideK_a)   b_c = ld.global(pb_c + kb * strideK_b)
 //     f_rc = a_r * b_c                                        (one f32 multiply per distinct pair)
 //     kern.promote_scales(f of accumulator 0, f of accumulator 1, ...)
 //     ... the step (wait, wgmmas) ...
@@ -19,6 +20,7 @@
 // (position / block) per axis in the tensor's storage order; rows and columns past the tensor
 // read 0 (their sums are zero-filled and never stored).
 #include <map>
+#include <set>
 
 #include "schedule/sm90/lowering.h"
 
@@ -27,39 +29,9 @@ using namespace ir;
 
 namespace {
 
-// The address of the stored element of block tensor `t` (a program argument) holding logical
-// position `pos`, and whether the position is inside the tensor.
-std::pair<Value*, Value*> elementAt(KernBuilder& b, const Kernel& k, const Value* t, const std::vector<Value*>& pos) {
-  const Type& type = t->type();
-  const std::vector<int64_t> block = blockOf(type);
-  std::vector<Value*> stored, extents;
-  for (size_t a = 0; a < type.rank(); ++a) {
-    const Extent& e = type.shape()[a];
-    Value* ext = e.isSymbolic() ? k.params.dims.at(e.sym) : b.i32(e.value);
-    extents.push_back(ext);
-    stored.push_back(block[a] == 1 ? ext : b.div(b.addConst(ext, block[a] - 1), b.i32(block[a])));
-  }
-  std::vector<int64_t> order;
-  if (const Attribute* o = type.param("order")) order = *o->asInts();
-  for (size_t a = type.rank(); a-- > 0 && order.size() < type.rank();) order.push_back(int64_t(a));
-  Value* offset = b.i64(0);
-  Value* stride = b.i64(1);
-  Value* inside = nullptr;
-  for (int64_t a : order) {
-    Value* p = pos[size_t(a)];
-    Value* in = b.cmp("slt", p, extents[size_t(a)]);
-    inside = inside ? b.andi(inside, in) : in;
-    Value* idx = block[size_t(a)] == 1 ? p : b.div(p, b.i32(block[size_t(a)]));
-    offset = b.intBin("arith.addi", offset, b.intBin("arith.muli", b.cast(idx, types::i64()), stride));
-    stride = b.intBin("arith.muli", stride, b.cast(stored[size_t(a)], types::i64()));
-  }
-  const std::string name = t->definingOp()->stringAttr("name");
-  return {b.ptrAdd(k.params.args.at(name), offset), inside};
-}
-
-// The position each index of `load` selects: the batch, or the row, K position or column given.
-std::vector<Value*> positionsOf(const Request& r, const Unit& u, const Operation& load, Value* row, Value* kpos,
-                                Value* col) {
+// The position each index of `load` selects: the batch, the row or column given, or (the K coord)
+// null: the K part of the address is the loop's.
+std::vector<Value*> positionsOf(const Request& r, const Unit& u, const Operation& load, Value* row, Value* col) {
   const GemmProgram& g = r.g;
   const Operation& ft = *g.forTiles;
   const unsigned first = g.batchArg ? 1 : 0;
@@ -68,9 +40,47 @@ std::vector<Value*> positionsOf(const Request& r, const Unit& u, const Operation
     const Value* v = load.operand(i);
     pos.push_back(v == g.batchArg ? u.batch : v == ft.body().argument(first) ? row
                                             : v == ft.body().argument(first + 1) ? col
-                                                                                 : kpos);
+                                                                                 : nullptr);
   }
   return pos;
+}
+
+// One scale's element for a fixed row (or column), before the K loop: the pointer of its K block 0,
+// whether the row is inside the tensor, and the element stride of the K axis.
+SliceScales::Load prepareLoad(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Operation& load,
+                              Value* row, Value* col) {
+  const Value* t = load.operand(0);
+  const Type& type = t->type();
+  const std::vector<int64_t> block = blockOf(type);
+  const std::vector<Value*> pos = positionsOf(r, u, load, row, col);
+  std::vector<Value*> stored;
+  for (size_t a = 0; a < type.rank(); ++a) {
+    const Extent& e = type.shape()[a];
+    Value* ext = e.isSymbolic() ? k.params.dims.at(e.sym) : b.i32(e.value);
+    stored.push_back(block[a] == 1 ? ext : b.div(b.addConst(ext, block[a] - 1), b.i32(block[a])));
+  }
+  std::vector<int64_t> order;
+  if (const Attribute* o = type.param("order")) order = *o->asInts();
+  for (size_t a = type.rank(); a-- > 0 && order.size() < type.rank();) order.push_back(int64_t(a));
+  SliceScales::Load l;
+  Value* offset = b.i64(0);
+  Value* stride = b.i64(1);
+  for (int64_t a : order) {
+    Value* p = pos[size_t(a)];
+    if (!p) {  // the K axis: its stride, and how many K steps one stored element covers
+      l.kStride = stride;
+      l.kPerStep = block[size_t(a)] / r.c.bk;
+    } else {
+      const Extent& e = type.shape()[size_t(a)];
+      Value* in = b.cmp("slt", p, e.isSymbolic() ? k.params.dims.at(e.sym) : b.i32(e.value));
+      l.ok = l.ok ? b.andi(l.ok, in) : in;
+      Value* idx = block[size_t(a)] == 1 ? p : b.div(p, b.i32(block[size_t(a)]));
+      offset = b.intBin("arith.addi", offset, b.intBin("arith.muli", b.cast(idx, types::i64()), stride));
+    }
+    stride = b.intBin("arith.muli", stride, b.cast(stored[size_t(a)], types::i64()));
+  }
+  l.ptr = b.ptrAdd(k.params.args.at(t->definingOp()->stringAttr("name")), offset);
+  return l;
 }
 
 }  // namespace
@@ -92,45 +102,64 @@ bool checkSliceScales(const GemmProgram& g, const Config& c, DiagnosticEngine& d
   return true;
 }
 
-std::vector<Value*> buildSliceScales(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u,
-                                     const Warpgroup& w, Value* kt) {
-  const Geometry& geo = r.geo;
+namespace {
+
+// Which of the thread's columns share scale_b's element: all of the tile's when a block of bN
+// columns holds the tile (bN a multiple of bn: tiles start at multiples of bn); with bN a multiple
+// of 8 (an n8 group in one block), those in one block when bn is a multiple of bN (and the
+// warpgroup's columns start at 0), else those of one n8 group; else each column its own.
+int64_t colKey(const Request& r, int j, int e) {
   const Config& c = r.c;
-  Value* kstep = u.kbase ? b.add(u.kbase, kt) : kt;
-  Value* kpos = b.named(b.mulConst(kstep, c.bk), "kpos");
+  const int64_t bN = blockOf(r.g.loadScaleB->operand(0)->type()).back();
+  if (bN % c.bn == 0) return 0;
+  if (bN % 8 != 0) return 8 * j + (e & 1);
+  return c.bn % bN == 0 && c.warpsN == 1 ? 8 * j / bN : 8 * j;
+}
+
+}  // namespace
+
+int sliceScaleLoads(const Request& r) {
+  std::set<int64_t> cols;
+  for (int a = 0; a < r.geo.accPerBlock; ++a) cols.insert(colKey(r, a / 4, a % 4));
+  return 2 * r.geo.wgmmaBlocks + int(cols.size());
+}
+
+SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w) {
+  const Geometry& geo = r.geo;
   Value* v = b.rem(w.cwarp, b.i32(4));
   Value* rowBase = b.add(b.add(u.m0, w.rowA), b.add(b.mulConst(v, 16), b.div(w.lane, b.i32(4))));
   Value* colBase = b.add(b.add(u.n0, w.colB), b.mulConst(b.rem(w.lane, b.i32(4)), 2));
-  // Which of the thread's columns share scale_b's element: all of the tile's when a block of bN
-  // columns holds the tile (bN a multiple of bn: tiles start at multiples of bn); with bN a
-  // multiple of 8 (an n8 group in one block), those in one block when bn is a multiple of bN (and
-  // the warpgroup's columns start at 0), else those of one n8 group; else each column its own.
-  const int64_t bN = blockOf(r.g.loadScaleB->operand(0)->type()).back();
-  auto colKey = [&](int j, int e) -> int64_t {
-    if (bN % c.bn == 0) return 0;
-    if (bN % 8 != 0) return 8 * j + (e & 1);
-    return c.bn % bN == 0 && c.warpsN == 1 ? 8 * j / bN : 8 * j;
-  };
-  auto load = [&](const Operation& ld, Value* row, Value* col) {
-    auto [ptr, ok] = elementAt(b, k, ld.operand(0), positionsOf(r, u, ld, row, kpos, col));
-    return b.op1("kern.ld_global", {ptr, ok}, types::f32(), {{"other", 0.0}});
-  };
-  std::map<std::pair<int, int>, Value*> rowScale;  // (m64 block, half) -> scale_a
-  std::map<int64_t, Value*> colScale;              // column key -> scale_b
-  std::map<std::tuple<int, int, int64_t>, Value*> factor;
-  std::vector<Value*> out;
+  SliceScales s;
+  std::map<std::pair<int, int>, int> rows;  // (m64 block, half) -> its scale_a load
+  std::map<int64_t, int> cols;              // column key -> its scale_b load
   for (int i = 0; i < geo.wgmmaBlocks; ++i)
     for (int a = 0; a < geo.accPerBlock; ++a) {
       const int j = a / 4, e = a % 4, h = e >= 2 ? 1 : 0;
-      const int64_t key = colKey(j, e);
-      Value*& ra = rowScale[{i, h}];
-      if (!ra) ra = load(*r.g.loadScaleA, b.addConst(rowBase, 64 * i + 8 * h), nullptr);
-      Value*& cb = colScale[key];
-      if (!cb) cb = load(*r.g.loadScaleB, nullptr, b.addConst(colBase, 8 * j + (e & 1)));
-      Value*& f = factor[{i, h, key}];
-      if (!f) f = b.named(b.fbin("arith.mulf", ra, cb), "sf");
-      out.push_back(f);
+      auto [ra, newRow] = rows.try_emplace({i, h}, int(s.loads.size()));
+      if (newRow) s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleA, b.addConst(rowBase, 64 * i + 8 * h), nullptr));
+      auto [cb, newCol] = cols.try_emplace(colKey(r, j, e), int(s.loads.size()));
+      if (newCol) s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleB, nullptr, b.addConst(colBase, 8 * j + (e & 1))));
+      s.factorOf.push_back({ra->second, cb->second});
     }
+  return s;
+}
+
+std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value* kstep) {
+  std::vector<Value*> loaded;
+  std::map<int64_t, Value*> kidx;  // K steps per stored element -> the step's stored K index (i64)
+  for (const SliceScales::Load& l : s.loads) {
+    Value*& ki = kidx[l.kPerStep];
+    if (!ki) ki = b.cast(l.kPerStep == 1 ? kstep : b.div(kstep, b.i32(l.kPerStep)), types::i64());
+    Value* p = b.ptrAdd(l.ptr, b.intBin("arith.muli", ki, l.kStride));
+    loaded.push_back(b.op1("kern.ld_global", {p, l.ok}, types::f32(), {{"other", 0.0}}));
+  }
+  std::map<std::pair<int, int>, Value*> factor;
+  std::vector<Value*> out;
+  for (auto [a, c] : s.factorOf) {
+    Value*& f = factor[{a, c}];
+    if (!f) f = b.named(b.fbin("arith.mulf", loaded[size_t(a)], loaded[size_t(c)]), "sf");
+    out.push_back(f);
+  }
   return out;
 }
 
