@@ -158,7 +158,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   if (!g || !checkGrouped(*g, config, diag)) return nullptr;
   const int eb = bitWidth(g->abType) / 8;
   if (!validate(config, target, OperandInfo{eb, bitWidth(g->bType) / 8}, diag, program.loc())) return nullptr;
-  if (!checkHandOver(*g, config, diag)) return nullptr;
+  if (!checkHandOver(*g, config, diag) || !sm90::checkSliceScales(*g, config, diag)) return nullptr;
   const sm90::Geometry geo = sm90::geometryOf(config);
   const sm90::Request r{*g, config, target, geo};
   auto kernel = sm90::createKernel(program, r, diag);

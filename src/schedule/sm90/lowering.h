@@ -121,6 +121,25 @@ void releaseStage(KernBuilder& b, const Request& r, const Kernel& k, ir::Value* 
 // one group kept in flight while the previous stage goes back (reuse_stage: and in the first step
 // the previous tile's last stage, prevLast, once the elected thread saw its stores read it). The
 // accumulators after it and the stage of its last step;
+// tile.dot_scaled (slice_scales.cpp): whether the config can apply the program's block scales (false
+// after a diagnostic); the thread's scale elements for K block 0 (pointers, bounds), made before
+// the K loop; and, in it, the factor of each accumulator for the unit's K step `kstep` (bk =
+// block_k: one slice per step), loaded and multiplied at the insertion point, for
+// kern.promote_scales;
+bool checkSliceScales(const GemmProgram& g, const Config& c, ir::DiagnosticEngine& diag);
+struct SliceScales {
+  struct Load {
+    ir::Value *ptr = nullptr, *ok = nullptr;  // K block 0's element, and whether the row or column is in
+    ir::Value* kStride = nullptr;             // the elements from one stored K index to the next (i64)
+    int64_t kPerStep = 1;                     // K steps one stored K index covers
+  };
+  std::vector<Load> loads;                     // scale_a's (per row), then scale_b's (per column block)
+  std::vector<std::pair<int, int>> factorOf;   // per accumulator: its scale_a load and scale_b load
+};
+// The distinct scale elements a thread loads per K step (its rows' and column blocks').
+int sliceScaleLoads(const Request& r);
+SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w);
+std::vector<ir::Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, ir::Value* kstep);
 struct KLoop {
   std::vector<ir::Value*> acc;
   ir::Value* last = nullptr;
