@@ -6,7 +6,9 @@
 // then one agent per warpgroup (its threads in lockstep, with an active mask for scf.if; warpgroups
 // of one role progress independently, as on the hardware) and the agents take turns
 // deterministically: an agent runs until an mbarrier wait it cannot pass, and hands over after each
-// mbarrier arrive, so a producer runs as far ahead as the barriers allow. After the roles, the rest
+// mbarrier arrive but one that expects bytes (that completes no phase before its copies land, so the
+// agent goes on to issue them), so a producer runs as far ahead as the barriers allow and a stage it
+// refills changes before a consumer retires a group still reading it. After the roles, the rest
 // runs in lockstep again. Hardware contracts are written out here from the PTX ISA, independently of
 // the compiler's helpers:
 //  * mbarrier: arrival count, transaction bytes, phases; try_wait.parity(P) passes once the phase
