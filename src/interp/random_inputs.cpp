@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 
+#include "dialects/tile/tensor_layout.h"
 #include "dialects/tile/tile_ops.h"
 #include "support/checked_math.h"
 
@@ -80,16 +81,32 @@ GeneratedArguments generateArguments(const ir::Operation& program, const std::ma
     std::vector<int64_t> shape = resolve(t, dims);
     // An overflowing size is left out like a missing dim: run() reports it, naming the dim.
     if (shape.empty() || !support::checkedProduct(shape)) continue;
-    std::vector<double> values(static_cast<size_t>(numElements(shape)));
+    // A strided tensor's buffer holds everything its strides reach (tensor_layout.h): its gaps get
+    // values too, like the rest of a real buffer.
+    std::optional<int64_t> elements = numElements(shape);
+    if (t.param("strides")) {
+      bool known = true;
+      auto dim = [&](const std::string& d) {
+        auto it = dims.find(d);
+        known = known && it != dims.end() && it->second > 0;
+        return known ? it->second : int64_t(1);
+      };
+      std::vector<int64_t> strides = tile::elementStrides(t, dim);
+      elements = known ? tile::spanElements(shape, strides) : std::nullopt;
+      if (!elements) continue;
+    }
+    std::vector<double> values(static_cast<size_t>(*elements));
     const ir::Operation* group = op->is("tile.input") ? groupIndexReading(op->result()) : nullptr;
     if (op->is("tile.output")) {
       std::fill(values.begin(), values.end(), std::numeric_limits<double>::quiet_NaN());
     } else if (group) {
       values = groupIds(shape[0], group->intAttr("align"), groupCount(*group, dims), rng);
+      values.resize(static_cast<size_t>(*elements));  // a strided [M] has the unit stride: the same count
     } else {
       for (double& v : values) v = normal(rng);
     }
-    args.tensors[name] = makeHostTensor(t.elem(), shape, values);
+    args.tensors[name] = t.param("strides") ? makeStridedHostTensor(t.elem(), shape, values)
+                                            : makeHostTensor(t.elem(), shape, values);
   }
   for (auto& [name, tensor] : args.tensors) args.request.tensors[name] = &tensor;
   return args;
