@@ -39,6 +39,7 @@ struct Fp8GemmProblem {
   // the sums in the tensor cores' own accumulator (cuBLASLt's FAST_ACCUM): faster, fewer bits kept
   // over long K.
   bool fastAccum = false;
+  bool strided = false;  // some tensor argument is strided (the variants address dense tensors)
 };
 
 struct Fp8GemmVariant {
