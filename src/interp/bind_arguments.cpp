@@ -6,6 +6,7 @@
 
 #include "dialects/tile/tensor_layout.h"
 #include "interp/element_codec.h"
+#include "interp/tensor_extents.h"
 
 namespace kiln::interp {
 namespace {
@@ -81,21 +82,26 @@ class Binder {
       fail(op.loc()) << "the tensor given for '" << n << "' is null";
       return;
     }
-    std::vector<int64_t> extents;
-    for (const auto& e : type.shape()) extents.push_back(e.isSymbolic() ? ctx_.extents.at(e.sym) : e.value);
+    std::vector<int64_t> logical = *logicalExtents(type, ctx_.extents), extents = storedExtents(type, logical);
     if (t->dtype != type.elem()) {
       fail(op.loc()) << "tensor '" << n << "' is declared " << ir::scalarName(type.elem()) << ", but the tensor given is "
                      << ir::scalarName(t->dtype);
       return;
     }
     if (t->shape != extents) {
-      fail(op.loc()) << "tensor '" << n << "' is declared " << ir::shapeStr(type.shape()) << " = " << listStr(extents)
+      const ir::Attribute* block = type.param("block");
+      fail(op.loc()) << "tensor '" << n << "' is declared " << ir::shapeStr(type.shape())
+                     << (block ? " in blocks of " + block->str() : "") << " = " << listStr(extents)
                      << ", but the tensor given has shape " << listStr(t->shape);
       return;
     }
     // Dense tensors hold their elements in the declared order; a strided one everything its strides
     // reach, gaps included (tensor_layout.h). Either fits: checkArgumentSizes ran first.
-    std::vector<int64_t> strides = tile::elementStrides(type, [&](const std::string& d) { return ctx_.extents.at(d); });
+    std::vector<int64_t> order;
+    if (const ir::Attribute* o = type.param("order")) order = *o->asInts();
+    std::vector<int64_t> strides =
+        type.param("strides") ? tile::elementStrides(type, [&](const std::string& d) { return ctx_.extents.at(d); })
+                              : elementStrides(extents, order);
     int64_t elements = *tile::spanElements(extents, strides);
     int64_t need = elements * elementBytes(t->dtype);
     if (static_cast<int64_t>(t->bytes.size()) != need) {
@@ -110,7 +116,9 @@ class Binder {
       return;
     }
     BoundTensor& b = ctx_.tensors[n];
-    b = BoundTensor{n, t->dtype, extents, std::move(strides), t->bytes.data(), nullptr, elementBytes(t->dtype)};
+    b = BoundTensor{n, t->dtype, logical, std::move(strides),
+                    type.param("block") ? ir::blockOf(type) : std::vector<int64_t>{}, t->bytes.data(), nullptr,
+                    elementBytes(t->dtype)};
     if (wide_ && op.is("tile.output")) {
       auto& w = (*wide_)[n];
       w = toDoubles(*t);

@@ -27,6 +27,7 @@
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
 #include "kiln/target.h"
+#include "ops/fp8_programs.h"
 #include "schedule/config.h"
 
 namespace kiln::ops {
@@ -40,6 +41,9 @@ struct Fp8GemmProblem {
   // over long K.
   bool fastAccum = false;
   bool strided = false;  // some tensor argument is strided (the variants address dense tensors)
+  // The scaling mode (ops/fp8_programs.h). The registered variants run rowwise scales, applied in
+  // the epilogue; the other modes have no sm90 lowering yet and no variant is eligible for them.
+  Fp8Scaling scaling = Fp8Scaling::Rowwise;
 };
 
 struct Fp8GemmVariant {

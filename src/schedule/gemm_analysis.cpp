@@ -73,7 +73,7 @@ const Operation* argDecl(const Value* v) {
 bool checkGemmShaped(const Operation& program, const std::string& strategy, DiagnosticEngine& diag) {
   const Operation *anyDot = nullptr, *rowReduce = nullptr, *span = nullptr;
   program.walk([&](const Operation& op) {
-    if (op.is("tile.dot") && !anyDot) anyDot = &op;
+    if ((op.is("tile.dot") || op.is("tile.dot_scaled")) && !anyDot) anyDot = &op;
     if (op.is("tile.reduce_axis") && !rowReduce) rowReduce = &op;
     if (op.is("tile.span") && !span) span = &op;
   });
@@ -104,6 +104,10 @@ bool findTileLoop(const Operation& program, GemmProgram& g, const std::string& w
   }
   if (!g.forTiles) return diag.error(program.loc()) << who << ": this program has no tile.for_tiles";
   const Operation& ft = *g.forTiles;
+  if (!ft.stringAttr("ragged").empty())
+    return fail(ft.loc()) << strategy << " does not lower ragged groups (tile.for_tiles {ragged = \""
+                          << ft.stringAttr("ragged") << "\"}): no strategy schedules their tiles yet",
+           std::nullopt;
   g.dimBatch = ft.stringAttr("batch");
   if (!g.dimBatch.empty()) g.batchArg = ft.body().argument(0);
   auto dims = ft.stringsAttr("dims");

@@ -35,6 +35,7 @@ struct TensorParam {
   // A strided tensor: each axis's element stride, a dim (given at launch like any dim: a leading
   // dimension, a batch stride) or a constant; exactly one is the constant 1. Empty: dense in `order`.
   ir::Shape strides = {};
+  std::vector<int64_t> block = {};  // a block tensor's block per axis (its extents are ceil(shape / block)); empty: none
 };
 
 struct ScalarParam {

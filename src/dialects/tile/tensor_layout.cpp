@@ -74,6 +74,8 @@ std::string stridesProblem(const Type& t, const std::string& name, const std::ve
   const std::string what = "tensor '" + name + "' has strides = " + s->str();
   if (t.param("order"))
     return "tensor '" + name + "' gives both an order and strides; strides say the layout on their own: drop the order";
+  if (t.param("block"))
+    return "tensor '" + name + "' gives both a block and strides; a block tensor (scales) is dense: drop the strides";
   if (!s->isArray() || s->asArray().size() != t.rank())
     return what + ": give one stride per axis (" + std::to_string(t.rank()) + "), each an integer or a dim";
   int units = 0;
