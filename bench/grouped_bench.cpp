@@ -1,4 +1,6 @@
-// kiln_grouped_bench: the grouped (MoE) BF16 GEMM on the H200. G experts of M / G rows each: rows
+// kiln_grouped_bench: the grouped (MoE) GEMMs on the H200. --layout ragged / masked (and the
+// default, all) time groups of different row counts given by offsets or counts, BF16 and FP8
+// (grouped_ragged.h); --layout equal, the aligned grouped GEMM: G experts of M / G rows each: rows
 // [g M/G, (g+1) M/G) of A multiply B[g] (B is [G, K, N]), C = A_g · B_g. Kiln runs it as one kernel
 // (tile.group_index over the row blocks, {align} = M / G), through sm90_ws_persistent and, for
 // reference, the sm80 default; the baseline is cuBLAS's strided-batched GEMM over the G equal
@@ -8,12 +10,14 @@
 // alternating with the baseline, median. Prints a line per kernel and a table, writes JSON; it
 // decides nothing.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_rows.h"
 #include "bench/bench_support.h"
+#include "bench/grouped_ragged.h"
 #include "examples/examples.h"
 #include "kiln/kernel.h"
 #include "kiln/resource_report.h"
@@ -52,9 +56,22 @@ std::vector<GroupedShape> parseGrouped(const std::string& s) {
 
 }  // namespace
 
+std::vector<int> parseInts(const std::string& s) {
+  std::vector<int> out;
+  for (size_t pos = 0; pos < s.size();) {
+    size_t end = std::min(s.find(',', pos), s.size());
+    out.push_back(std::stoi(s.substr(pos, end - pos)));
+    pos = end + 1;
+  }
+  return out;
+}
+
 int main(int argc, char** argv) {
-  CLI::App app{"Kiln's grouped (MoE) BF16 GEMM against cuBLAS's strided-batched GEMM"};
-  std::string shapesArg, jsonPath = "grouped_bench.json";
+  CLI::App app{"Kiln's grouped (MoE) GEMMs: ragged and masked groups against cuBLAS / cuBLASLt and the same work as one "
+               "dense GEMM; equal groups against cuBLAS's strided-batched GEMM"};
+  std::string shapesArg, jsonPath = "grouped_bench.json", layout = "all", rowsArg;
+  bench::RaggedOptions ragged;
+  bool fp8Only = false;
   std::vector<std::string> configs = {
       "strategy=sm90_ws_persistent bm=128 bn=256 bk=64 stages=4 warps_m=2 warps_n=1 epilogue=tma raster=grouped "
       "group_m=16 l2_hint=reuse",
@@ -67,7 +84,35 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "Timed repetitions per kernel (median reported)");
   app.add_option("--warmup", warmup, "Untimed runs first");
   app.add_option("--json", jsonPath, "Where to write the JSON results");
+  app.add_option("--layout", layout, "equal, ragged, masked, or all (the default)");
+  app.add_option("--rows", rowsArg, "Ragged: each expert's rows (default: 8 experts of 512..2048, seed 41); masked: "
+                                    "each expert's count");
+  app.add_option("--max-rows", ragged.maxRows, "Masked: the rows each expert's A holds (default: the largest count)");
+  app.add_option("--n", ragged.N, "Ragged and masked: N (default 4096)");
+  app.add_option("--k", ragged.K, "Ragged and masked: K (default 7168)");
+  app.add_flag("--fp8-only", fp8Only, "Ragged and masked: FP8 with block scales only (default: BF16, then FP8)");
   CLI11_PARSE(app, argc, argv);
+  if (layout != "all" && layout != "equal" && layout != "ragged" && layout != "masked")
+    return std::fprintf(stderr, "kiln_grouped_bench: --layout '%s' is not equal, ragged, masked or all\n", layout.c_str()), 2;
+  nlohmann::json raggedRows = nlohmann::json::array();
+  ragged.configs = {configs[0], configs[1]};
+  ragged.warmup = warmup, ragged.reps = reps;
+  for (const char* which : {"ragged", "masked"}) {
+    if (layout != "all" && layout != which) continue;
+    bench::RaggedOptions o = ragged;
+    o.masked = std::string(which) == "masked";
+    // The MoE shape (8 experts of 512..2048 rows); masked: DeepGEMM's 4 experts of <= 256.
+    o.rows = !rowsArg.empty() ? parseInts(rowsArg) : o.masked ? bench::moeRows(4, 16, 256, 41) : bench::moeRows(8, 512, 2048, 41);
+    if (o.masked && o.maxRows == 0) o.maxRows = o.rows.empty() ? 0 : *std::max_element(o.rows.begin(), o.rows.end());
+    for (bool fp8 : {false, true}) {
+      if (fp8Only && !fp8) continue;
+      o.fp8 = fp8;
+      raggedRows.push_back(bench::runRagged(o));
+      std::ofstream(jsonPath) << nlohmann::json{{"gpu", bench::gpuDescription()}, {"commit", KILN_GIT_COMMIT},
+                                                {"ragged", raggedRows}}.dump(2) << "\n";
+    }
+  }
+  if (layout != "all" && layout != "equal") return 0;
 
   runtime::Driver* drv = bench::driverOrExplain("kiln_grouped_bench");
   if (!drv) return 3;
@@ -152,7 +197,7 @@ int main(int argc, char** argv) {
   }
   cublasDestroy(handle);
   std::ofstream(jsonPath) << nlohmann::json{{"gpu", bench::gpuDescription()}, {"commit", KILN_GIT_COMMIT},
-                                            {"results", results}}
+                                            {"ragged", raggedRows}, {"results", results}}
                                  .dump(2)
                           << "\n";
   std::printf("\n|   G |      M |      N |      K | schedule | cuBLAS TFLOP/s | Kiln TFLOP/s | Kiln / cuBLAS |\n"

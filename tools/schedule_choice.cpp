@@ -42,7 +42,7 @@ std::optional<ScheduleChoice> chooseSchedule(const ir::Module& module, const Sch
   if (program->hasAttr("config"))
     return ScheduleChoice{*target, program->stringAttr("config", ""), "the program's config attribute"};
   bool dot = false;
-  program->walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot"); });
+  program->walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot") || op.is("tile.dot_scaled"); });
   if (!dot)
     return ScheduleChoice{*target, "strategy=rowwise",
                           "note: no --config: a program without a matrix product compiles with the rowwise defaults "

@@ -124,6 +124,9 @@ class TensorAccess {
 
 class Tensor {
  public:
+  // The one element of a tensor of one element (every extent the constant 1) as a scalar tile
+  // (tile.load_scalar): a tensorwise scale, `scale(acc, scaleA.item() * scaleB.item())`.
+  Tile item(SrcLoc loc = SrcLoc::current()) const;
   Tensor() = default;
   Tensor(ir::Value* v, ProgramBuilder* pb, std::string name) : value_(v), pb_(pb), name_(std::move(name)) {}
   template <typename... I>
@@ -161,6 +164,17 @@ struct Name {
   Name(std::string n, SrcLoc l = SrcLoc::current()) : s(std::move(n)), loc(l) {}
 };
 
+// How a ragged tile loop's groups split a dim (p.tile_grouped): by a tensor of the groups'
+// cumulative ends along it (offsets, torch._grouped_mm's `offs`: group g owns [offs[g-1], offs[g]),
+// from 0 for g = 0), or of their counts (DeepGEMM's masked layout: group g owns [0, counts[g])).
+struct Ragged {
+  Dim dim;
+  Tensor bounds;
+  bool offsets = true;
+  static Ragged byOffsets(const Dim& d, const Tensor& offs) { return {d, offs, true}; }
+  static Ragged byCounts(const Dim& d, const Tensor& counts) { return {d, counts, false}; }
+};
+
 class ProgramBuilder {
  public:
   explicit ProgramBuilder(std::string name, SrcLoc loc = SrcLoc::current());
@@ -187,6 +201,12 @@ class ProgramBuilder {
   Tensor output(const std::string& name, ScalarType dtype, std::vector<Ext> shape,
                 std::vector<int64_t> order = {}, SrcLoc loc = SrcLoc::current());
   Scalar scalar(const std::string& name, ScalarType dtype, SrcLoc loc = SrcLoc::current());
+  // The block scales of an operand: an f32 input indexed like the operand (`shape`, the operand's
+  // dims) that stores one scale per block (tensor<f32, shape, block = [...]>, ceil(extent / block)
+  // per axis, in `order`): {1, 128} for DeepSeek-V3's activations [M, K], {128, 128} for its
+  // weights [K, N]. kiln::dot_scaled consumes them (docs/fp8-scaling.md).
+  Tensor scales(const std::string& name, std::vector<Ext> shape, std::vector<int64_t> block,
+                std::vector<int64_t> order = {}, SrcLoc loc = SrcLoc::current());
 
   // The parallel loop over output tiles. The body gets one Coord per dim.
   template <typename F>
@@ -203,6 +223,21 @@ class ProgramBuilder {
     std::vector<Dim> ds(tileDims);
     beginTiles(ds, &batch, loc);
     callWithCoords(body, ds.size(), &batch);
+    endTiles();
+  }
+
+  // The tile loop over ragged groups: the body runs for every group g of `groups` (its Index g
+  // first, then one Coord per dim), and inside group g, `ragged.dim` is the range that group owns
+  // (Ragged): the loop's tiles of it start at the group's start and stop at its end, or a p.reduce
+  // over it iterates only that range. MoE's forward pass (groups of rows, B per group):
+  //   p.tile_grouped(G, Ragged::byOffsets(M, offs), {M, N}, [&](Index g, Coord m, Coord n) {
+  //     ... dot(A(m, k), B(g, k, n), acc) ... C(m, n) = ...; });
+  template <typename F>
+  void tile_grouped(const Dim& groups, const Ragged& ragged, std::initializer_list<Dim> tileDims, F&& body,
+                    SrcLoc loc = SrcLoc::current()) {
+    std::vector<Dim> ds(tileDims);
+    beginTiles(ds, &groups, loc, &ragged);
+    callWithCoords(body, ds.size(), &groups);
     endTiles();
   }
 
@@ -235,7 +270,7 @@ class ProgramBuilder {
 
  private:
   struct State;
-  void beginTiles(const std::vector<Dim>& ds, const Dim* batch, const SrcLoc& loc);
+  void beginTiles(const std::vector<Dim>& ds, const Dim* batch, const SrcLoc& loc, const Ragged* ragged = nullptr);
   void endTiles();
   std::vector<ir::Value*> tileArgs() const;
   // Calls the tile-loop body with its coords (1 to 3), after the batch index when there is one.
@@ -305,6 +340,12 @@ Tile min(const Operand& x, const Dim& dim);
 Tile mean(const Operand& x, const Dim& dim);
 // acc + a @ b, f32 accumulation.
 Tile dot(const Operand& a, const Operand& b, const Operand& acc);
+// acc + a @ b with block scales (tile.dot_scaled): the partial sums over each slice of `blockK`
+// along K are multiplied by aScale[m, slice] * bScale[slice, n] and added to acc, as DeepGEMM's
+// FP8 promotion does. aScale / bScale are loads of p.scales tensors at a's / b's indices;
+// blockK = 0 takes their block along K (which must then agree).
+Tile dot_scaled(const Operand& a, const Operand& aScale, const Operand& b, const Operand& bScale, const Operand& acc,
+                int64_t blockK = 0);
 // x * scales broadcast: scales are f32 [M] (per row), [N] (per column) or a scalar (per block).
 Tile scale(const Operand& x, const Operand& scales);
 

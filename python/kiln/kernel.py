@@ -139,11 +139,13 @@ Error = _kiln.Error
 
 class _Arg:
     """One argument of the program, as a call checks it."""
-    __slots__ = ("name", "kind", "dtype", "shape", "order", "torch_dtype", "torch_type", "_strides")
+    __slots__ = ("name", "kind", "dtype", "shape", "order", "block", "torch_dtype", "torch_type", "_strides")
 
     def __init__(self, a: dict):
         self.name, self.kind, self.dtype = a["name"], a["kind"], a["dtype"]
         self.shape, self.order = list(a["shape"]), list(a["order"])
+        # A block tensor (block scales) holds ceil(extent / block) elements along each axis.
+        self.block = list(a.get("block") or [1] * len(self.shape))
         self.torch_dtype = next((k for k, v in _TORCH_DTYPES.items() if v == self.dtype), None)
         self.torch_type = None  # the torch.dtype itself, looked up on the first call
         self._strides = {}      # shape -> strides: a warm call computes none
@@ -211,6 +213,7 @@ class Kernel:
             names = ", ".join(a.name for a in self._args)
             raise Error(f"{self.module.name} takes {len(self._args)} arguments ({names}); got {len(args)}")
         found = dict(dims) if dims else {}
+        blocked = []  # block tensors' axes, checked once every dim is known
         align = self._alignments()
         ptrs, scalars, device = [], [], None
         for spec, x in zip(self._args, args):
@@ -232,11 +235,7 @@ class Kernel:
             shape = x.shape
             if len(shape) != len(spec.shape):
                 raise Error(f"{spec.name} has shape {list(shape)}; the program declares {spec.shape}")
-            for ext, n in zip(spec.shape, shape):
-                want = found.setdefault(ext, n) if isinstance(ext, str) else ext
-                if want != n:
-                    raise Error(f"{spec.name} has shape {list(shape)}, but {ext} = {want} "
-                                f"(from another argument or dims=); the program declares {spec.shape}")
+            _match_shape(spec, shape, found, blocked)
             if x.stride() != spec.strides(shape):
                 raise Error(f"{spec.name} has strides {x.stride()}; the kernel reads it dense, with strides "
                             f"{spec.strides(shape)} (call .contiguous(){', or transpose' if spec.order else ''})")
@@ -246,6 +245,7 @@ class Kernel:
                 raise Error(f"{spec.name}'s address is not {need}-byte aligned, as the kernel reads it "
                             "(a view at an offset? call .clone())")
             ptrs.append(ptr)
+        _check_blocked(blocked, found)
         if stream is None:  # torch's current stream as a handle, without making a torch.cuda.Stream
             stream = torch._C._cuda_getCurrentRawStream(torch.cuda.current_device() if device is None else device.index)
         elif not isinstance(stream, int):
@@ -269,6 +269,32 @@ class Kernel:
         self._k.launch(ptrs, [], dims, torch._C._cuda_getCurrentRawStream(device_index))
 
 
+def _match_shape(spec: "_Arg", shape, found: dict, blocked: list):
+    """Checks a tensor's shape against its declaration, learning dims from it; a block tensor's
+    blocked axes (ceil(extent / block) long) are left to _check_blocked."""
+    if len(shape) != len(spec.shape):
+        raise Error(f"{spec.name} has shape {list(shape)}; the program declares {spec.shape}")
+    for ext, n, b in zip(spec.shape, shape, spec.block):
+        if b > 1:
+            blocked.append((spec, ext, n, b, list(shape)))
+            continue
+        want = found.setdefault(ext, n) if isinstance(ext, str) else ext
+        if want != n:
+            raise Error(f"{spec.name} has shape {list(shape)}, but {ext} = {want} "
+                        f"(from another argument or dims=); the program declares {spec.shape}")
+
+
+def _check_blocked(blocked: list, found: dict):
+    for spec, ext, n, b, shape in blocked:
+        extent = found.get(ext) if isinstance(ext, str) else ext
+        if extent is None:
+            raise Error(f"{spec.name} holds one scale per {b} of {ext}, so its shape cannot give {ext}: pass dims=")
+        if n != -(-extent // b):
+            raise Error(f"{spec.name} has shape {shape}, but it holds one scale per block of {b} along {ext} = "
+                        f"{extent}: that axis must be ceil({extent} / {b}) = {-(-extent // b)} "
+                        f"(the program declares {spec.shape} in blocks of {spec.block})")
+
+
 def interpret(program, dims: Optional[Mapping[str, int]] = None, **arrays):
     """Runs the program on the CPU with exact dtype semantics (the tile-IR interpreter). `arrays`
     are numpy arrays (any float dtype) in the tensors' logical shapes, rounded once to their
@@ -277,7 +303,7 @@ def interpret(program, dims: Optional[Mapping[str, int]] = None, **arrays):
     module = _module(program)
     found = dict(dims) if dims else {}
     specs = {a["name"]: _Arg(a) for a in module.arguments()}
-    tensors, scalars = {}, {}
+    tensors, scalars, blocked = {}, {}, []
     for name, value in arrays.items():
         spec = specs.get(name)
         if spec is None:
@@ -286,10 +312,10 @@ def interpret(program, dims: Optional[Mapping[str, int]] = None, **arrays):
             scalars[name] = float(value)
             continue
         a = np.asarray(value, dtype=np.float64)
-        for ext, n in zip(spec.shape, a.shape):
-            if isinstance(ext, str) and found.setdefault(ext, n) != n:
-                raise Error(f"{name} has shape {list(a.shape)}, but {ext} = {found[ext]}")
+        if a.ndim == len(spec.shape):  # else the interpreter says what the rank should be
+            _match_shape(spec, a.shape, found, blocked)
         tensors[name] = np.ascontiguousarray(a.transpose(_storage_axes(spec, a.ndim))).tobytes()
+    _check_blocked(blocked, found)
     out = _kiln.interpret(module, found, tensors, scalars)
     results = {}
     for name, raw in out.items():

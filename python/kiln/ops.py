@@ -5,13 +5,14 @@ torch.library custom ops, torch.ops.kiln.gemm / scaled_mm / grouped_mm, with fak
 implementations, so torch.compile graphs hold them without breaks."""
 
 import atexit
+import os
 from typing import Optional
 
 import torch
 
 from . import _kiln
 from .kernel import Error, _TORCH_DTYPES, _gpu_target, compile
-from .programs import gemm_program, grouped_mm_program, scaled_mm_program
+from .programs import gemm_program, grouped_mm_program, ragged_mm_program, scaled_mm_program
 
 _PROGRAMS: dict = {}  # (kind, dtypes, layout) -> Module
 _PICKS: dict = {}     # (program key, device, dims) -> Kernel: a warm call's one lookup
@@ -104,8 +105,6 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out_dtype: Optional[torch.dtype] = No
 
 def _scale_vector(s: torch.Tensor, n: int, what: str) -> torch.Tensor:
     """A tensorwise (one element) or rowwise/columnwise ([n, 1] / [1, n]) f32 scale as [n]."""
-    if s.dtype != torch.float32:
-        raise Error(f"{what} is {s.dtype}; scales are float32")
     if s.numel() == 1:
         return s.reshape(1).expand(n).contiguous()  # tensorwise: one small copy
     if s.numel() != n or not s.is_contiguous():
@@ -113,30 +112,75 @@ def _scale_vector(s: torch.Tensor, n: int, what: str) -> torch.Tensor:
     return s.reshape(n)
 
 
+def _m_major(s: torch.Tensor) -> torch.Tensor:
+    """A 2-D tensor with its first axis contiguous (strides (1, rows)): a view when it is, else one
+    small copy."""
+    return s if s.stride(0) == 1 and (s.shape[1] == 1 or s.stride(1) == s.shape[0]) else s.t().contiguous().t()
+
+
+def _scales(scale_a: torch.Tensor, scale_b: torch.Tensor, M: int, N: int, K: int, force: Optional[str] = None):
+    """The scaling mode torch._scaled_mm's scale shapes ask for, and the scales as Kiln's program
+    of that mode takes them (kiln.programs.scaled_mm_program):
+      tensorwise   scale_a, scale_b with one element each
+      rowwise      scale_a [M] / [M, 1] (or one element), scale_b [N] / [1, N] (or one element)
+      block_1x128_128x128  scale_a [M, ceil(K/128)] (M-major, torch's strides (1, M)); scale_b
+                   [roundup(ceil(K/128), 4), ceil(N/128)] with strides (1, rows) as torch and
+                   cuBLASLt take it, or DeepGEMM's contiguous [ceil(N/128), ceil(K/128)]
+      block_1x128_1x128    scale_a as above; scale_b [N, ceil(K/128)] with strides (1, N)
+    Argument errors name the argument. force="rowwise" takes tensorwise scales as vectors."""
+    for name, t in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if t.dtype != torch.float32:
+            raise Error(f"{name} is {t.dtype}; scales are float32")
+        if t.device != scale_a.device:
+            raise Error(f"{name} is on {t.device}, scale_a on {scale_a.device}")
+    kb, nb = -(-K // 128), -(-N // 128)
+    kb4 = -(-kb // 4) * 4
+    sb = tuple(scale_b.shape)
+    if scale_a.numel() == 1 and scale_b.numel() == 1 and force != "rowwise":
+        return "tensorwise", scale_a.reshape(1), scale_b.reshape(1)
+    if scale_b.dim() == 2 and sb in ((kb, nb), (kb4, nb)) and scale_b.stride(0) == 1:  # torch / cuBLASLt
+        mode, b = "block_1x128_128x128", scale_b[:kb]
+    elif scale_b.dim() == 2 and sb == (nb, kb) and scale_b.is_contiguous():             # DeepGEMM's sfb
+        mode, b = "block_1x128_128x128", scale_b.t()
+    elif scale_b.dim() == 2 and sb == (N, kb) and scale_b.stride(0) == 1:               # torch's 1x128
+        mode, b = "block_1x128_1x128", scale_b.t()
+    else:
+        return "rowwise", _scale_vector(scale_a, M, "scale_a"), _scale_vector(scale_b, N, "scale_b")
+    if scale_a.dim() != 2 or tuple(scale_a.shape) != (M, kb):
+        raise Error(f"scale_a has shape {list(scale_a.shape)}: with scale_b's {mode} scales it must be [M, ceil(K/128)] "
+                    f"= [{M}, {kb}], one scale per row and 128 columns of a")
+    a = _m_major(scale_a)
+    if mode == "block_1x128_128x128":
+        b = b if b.stride(0) == 1 and (nb == 1 or b.stride(1) == kb) else b.t().contiguous().t()  # rows of kb
+    return mode, a, b.contiguous() if mode == "block_1x128_1x128" else b
+
+
 def scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
               bias: Optional[torch.Tensor] = None, scale_result: Optional[torch.Tensor] = None,
               out_dtype: Optional[torch.dtype] = None, use_fast_accum: bool = False) -> torch.Tensor:
-    """torch._scaled_mm: a float8_e4m3fn [M, K] row-major, b [K, N] column-major (K-major),
-    tensorwise or rowwise float32 scales, optional bias [N] in out_dtype (default bfloat16).
-    use_fast_accum is accepted and ignored: Kiln sums FP8 products in f32 every K step (cuBLASLt's
-    default), which is at least as accurate. scale_result (FP8 outputs) is not supported."""
+    """torch._scaled_mm: a float8 (e4m3fn or e5m2) [M, K] row-major, b [K, N] column-major
+    (K-major), scales in any of torch's modes (tensorwise, rowwise, DeepSeek-V3's blockwise
+    1x128 x 128x128 and 1x128 x 1x128: _scales says the shapes), optional bias [N] (rowwise and
+    tensorwise), out_dtype bfloat16 (default) or float32. use_fast_accum is accepted and ignored:
+    Kiln sums FP8 products in f32 every K step (cuBLASLt's default), which is at least as accurate.
+    scale_result (FP8 outputs) is not supported."""
     warm_key = ("scaled_mm", a.dtype, b.dtype, a.shape, b.shape, a.stride(), b.stride(), scale_a.dtype, scale_a.shape,
                 scale_a.stride(), scale_b.dtype, scale_b.shape, scale_b.stride(), out_dtype, a.device,
                 None if bias is None else (bias.dtype, bias.shape, bias.stride()), scale_result is None)
     warm = _WARM.get(warm_key)
     if warm is not None:
-        kernel, dims, (M, N), out_dt = warm
+        kernel, dims, (M, N), out_dt, scaling = warm
         out = torch.empty((M, N), dtype=out_dt, device=a.device)
-        args = [a, b, _scale_vector(scale_a, M, "scale_a"), _scale_vector(scale_b, N, "scale_b")]
-        if bias is not None:
-            args.append(bias)
-        args.append(out)
+        _, sa, sb = _scales(scale_a, scale_b, M, N, dims["K"], scaling)
+        args = [a, b, sa, sb] + ([bias] if bias is not None else []) + [out]
         kernel._launch_checked(args, dims, a.device.index)
         return out
     if scale_result is not None:
         raise Error("scaled_mm: scale_result (an FP8 output) is not supported; use a bfloat16 or float32 out_dtype")
-    if a.dtype != torch.float8_e4m3fn or b.dtype != torch.float8_e4m3fn:
-        raise Error(f"scaled_mm multiplies float8_e4m3fn operands; got {a.dtype} and {b.dtype}")
+    fp8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+    for name, t in (("a", a), ("b", b)):
+        if t.dtype not in fp8:
+            raise Error(f"scaled_mm: {name} is {t.dtype}; it multiplies float8_e4m3fn or float8_e5m2 operands")
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise Error(f"scaled_mm multiplies a [M, K] by b [K, N]; got {list(a.shape)} and {list(b.shape)}")
     if not _b_kmajor(b):
@@ -145,37 +189,107 @@ def scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: 
     out_dtype = out_dtype or torch.bfloat16
     M, K = a.shape
     N = b.shape[1]
-    key = ("scaled_mm", out_dtype, None if bias is None else bias.dtype)
-    build = lambda: scaled_mm_program(_kiln_dtype(out_dtype, "out_dtype"),  # noqa: E731
-                                      None if bias is None else _kiln_dtype(bias.dtype, "bias"))
-    out = torch.empty((M, N), dtype=out_dtype, device=a.device)
-    args = [a, b, _scale_vector(scale_a, M, "scale_a"), _scale_vector(scale_b, N, "scale_b")]
-    if bias is not None:
-        args.append(bias)
+    scaling, sa, sb = _scales(scale_a, scale_b, M, N, K)
+    if bias is not None and scaling.startswith("block"):
+        raise Error(f"scaled_mm: bias with {scaling} scales is not supported; add it to the output")
     dims = {"M": M, "N": N, "K": K}
-    kernel = _kernel(key, build, dims, a.device)
+
+    def kernel_for(mode):
+        key = ("scaled_mm", mode, a.dtype, b.dtype, out_dtype, None if bias is None else bias.dtype)
+        build = lambda: scaled_mm_program(_kiln_dtype(out_dtype, "out_dtype"),  # noqa: E731
+                                          None if bias is None else _kiln_dtype(bias.dtype, "bias"), mode,
+                                          _kiln_dtype(a.dtype, "a"), _kiln_dtype(b.dtype, "b"))
+        return _kernel(key, build, dims, a.device)
+    try:
+        kernel = kernel_for(scaling)
+    except Error:
+        if scaling != "tensorwise":
+            raise
+        # Where no kernel applies tensorwise scales yet, the rowwise one takes them as vectors.
+        scaling, sa, sb = "rowwise", _scale_vector(scale_a, M, "scale_a"), _scale_vector(scale_b, N, "scale_b")
+        kernel = kernel_for(scaling)
+    out = torch.empty((M, N), dtype=out_dtype, device=a.device)
+    args = [a, b, sa, sb] + ([bias] if bias is not None else [])
     kernel(*args, out)  # checks every argument, then launches
-    _remember(warm_key, (kernel, dims, (M, N), out_dtype))
+    _remember(warm_key, (kernel, dims, (M, N), out_dtype, scaling))
     return out
 
 
-def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, align: int = 64) -> torch.Tensor:
-    """torch._grouped_mm's 2D x 3D case: a [M, K] holds the groups' rows back to back, b [G, K, N],
-    offs int32 [G] the cumulative row ends. Every group's rows must be a multiple of `align`
-    (checked here, which reads offs on the host: a synchronisation)."""
-    if a.dim() != 2 or b.dim() != 3 or a.shape[1] != b.shape[1] or offs.shape != (b.shape[0],):
-        raise Error(f"grouped_mm takes a [M, K], b [G, K, N] and offs [G]; got {list(a.shape)}, {list(b.shape)}, "
-                    f"{list(offs.shape)}")
+def _check_offsets(offs: torch.Tensor, groups: int, extent: int, dim: str):
+    """The offsets' shape and dtype, always; their values too when they are on the host (no
+    synchronisation) or when KILN_CHECK_OFFSETS=1 asks for the device-to-host copy."""
+    if offs.dtype != torch.int32 or offs.dim() != 1 or offs.shape[0] != groups:
+        raise Error(f"grouped_mm: offs must be int32 [G] = [{groups}] (each group's cumulative end along {dim}); "
+                    f"got {offs.dtype} {list(offs.shape)}")
+    if offs.is_cuda and os.environ.get("KILN_CHECK_OFFSETS") != "1":
+        return
+    ends = offs.tolist()
+    for g, e in enumerate(ends):
+        if e < 0 or e > extent:
+            raise Error(f"grouped_mm: offs must lie in [0, {dim}] = [0, {extent}]: group {g} ends at {e}")
+        if g and e < ends[g - 1]:
+            raise Error(f"grouped_mm: offs must not decrease: group {g} ends at {e}, before group {g - 1}'s end "
+                        f"{ends[g - 1]}")
+
+
+_RAGGED_UNAVAILABLE: dict = {}  # program key -> why no kernel compiles for it (asked once per key)
+
+
+def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, align: int = 64,
+               out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    """torch._grouped_mm with offsets (int32 [G], each group's cumulative end):
+      a [M, K] (row-major) x b [G, K, N] -> [M, N]: rows offs[g-1]:offs[g] of a times b[g] (MoE);
+      a [M, K] x b [K, N] (2D x 2D) -> [G, M, N]: columns offs[g-1]:offs[g] of a times those rows of
+      b (weight gradients; a is x.t() of a row-major [K, M]).
+    Rows (columns) past offs[-1] belong to no group: those output rows are left unwritten (2D x 3D)
+    and an empty group gives zeros (2D x 2D). Groups are scheduled on the device from the offsets,
+    with no synchronisation, where Kiln has a kernel for ragged groups; until then groups along M
+    whose sizes are multiples of `align` rows run the aligned kernel (which reads offs on the host)."""
+    if a.dim() != 2 or offs.dim() != 1 or b.dim() not in (2, 3):
+        raise Error(f"grouped_mm takes a [M, K] with b [G, K, N] or [K, N], and offs [G]; got {list(a.shape)}, "
+                    f"{list(b.shape)}, {list(offs.shape)}")
+    if b.dtype != a.dtype:
+        raise Error(f"grouped_mm: b is {b.dtype}, a is {a.dtype}; they must match")
+    M, K = a.shape
+    along = "M" if b.dim() == 3 else "K"
+    G = b.shape[0] if along == "M" else offs.shape[0]
+    if (b.shape[1] if along == "M" else b.shape[0]) != K:
+        raise Error(f"grouped_mm: a is [M, K] = {list(a.shape)} but b is {list(b.shape)}: their K differ")
+    _check_offsets(offs, G, M if along == "M" else K, along)
+    N = b.shape[-1]
+    out_dtype = out_dtype or (a.dtype if along == "M" else torch.float32)
+    b_kmajor = along == "M" and b.stride(1) == 1 and b.stride(2) == K
+    key = ("ragged_mm", along, a.dtype, out_dtype, b_kmajor)
+    dims = {"G": G, "M": M, "N": N, "K": K}
+    out = torch.empty((M, N) if along == "M" else (G, M, N), dtype=out_dtype, device=a.device)
+    if key not in _RAGGED_UNAVAILABLE:
+        build = lambda: ragged_mm_program(_kiln_dtype(a.dtype, "a"), _kiln_dtype(out_dtype, "out_dtype"),  # noqa
+                                          along, b_kmajor)
+        try:
+            kernel = _kernel(key, build, dims, a.device)
+        except Error as e:  # no strategy lowers ragged groups on this device yet
+            _RAGGED_UNAVAILABLE[key] = str(e)
+        else:
+            kernel(a, b, offs, out)
+            return out
+    if along == "K" or out_dtype != a.dtype:
+        raise Error(f"grouped_mm: no kernel runs these groups on {a.device} yet: {_RAGGED_UNAVAILABLE[key]}")
+    return _aligned_grouped_mm(a, b.contiguous(), offs, align, out)
+
+
+def _aligned_grouped_mm(a, b, offs, align, out):
+    """Groups along M whose sizes are multiples of `align`, through per-row group ids (which reads
+    offs on the host: a synchronisation)."""
     M, K = a.shape
     G, _, N = b.shape
     ends = offs.tolist()
     if any(e % align for e in ends) or ends[-1] != M or sorted(ends) != ends:
-        raise Error(f"grouped_mm: offs {ends} must rise to M = {M} in multiples of {align} rows")
+        raise Error(f"grouped_mm: offs {ends} must rise to M = {M} in multiples of {align} rows (the aligned kernel; "
+                    f"no ragged kernel runs here yet: {_RAGGED_UNAVAILABLE.get(('ragged_mm', 'M', a.dtype, a.dtype, False), '')})")
     rows = torch.arange(M, device=a.device, dtype=torch.int32)
     group_ids = torch.searchsorted(offs.to(torch.int32), rows, right=True).to(torch.int32)
     key = ("grouped_mm", a.dtype, align)
     build = lambda: grouped_mm_program(_kiln_dtype(a.dtype, "a"), align)  # noqa: E731
-    out = torch.empty((M, N), dtype=a.dtype, device=a.device)
     _kernel(key, build, {"G": G, "M": M, "N": N, "K": K}, a.device)(a, b, group_ids, out)
     return out
 
@@ -210,4 +324,6 @@ def _grouped_mm_op(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> torc
 
 @_grouped_mm_op.register_fake
 def _(a, b, offs):
+    if b.dim() == 2:
+        return a.new_empty((offs.shape[0], a.shape[0], b.shape[1]), dtype=torch.float32)
     return a.new_empty((a.shape[0], b.shape[2]), dtype=a.dtype)

@@ -23,24 +23,74 @@ def gemm_program(a, b, c, b_kmajor: bool = False, bias=None) -> _kiln.Module:
     return p.finish()
 
 
-def scaled_mm_program(c, bias=None) -> _kiln.Module:
-    """FP8 e4m3: C = (A @ B) * scale_a[M] * scale_b[N] (+ bias[N]), B K-major, as torch._scaled_mm."""
-    p = _kiln.Program("kiln_scaled_mm")
+SCALINGS = ("tensorwise", "rowwise", "block_1x128_128x128", "block_1x128_1x128")
+
+
+def scaled_mm_program(c, bias=None, scaling: str = "rowwise", a=_kiln.dtype.f8e4m3, b=_kiln.dtype.f8e4m3) -> _kiln.Module:
+    """FP8 (e4m3 or e5m2 operands): C = A @ B with B K-major and the scales of `scaling` (ops/fp8_programs.h, the
+    layouts torch._scaled_mm takes): tensorwise scale_a, scale_b [1], applied once after the K
+    loop; rowwise scale_a [M], scale_b [N] (+ bias[N]); blockwise scale_a [M, K] in blocks of
+    [1, 128] stored M-major, and scale_b [K, N] in blocks of [128, 128] (stored [N/128][K/128]) or
+    of [128, 1] (stored [K/128][N]), applied to each 128-wide slice of K before it is summed."""
+    if scaling not in SCALINGS:
+        raise _kiln.Error(f"scaling {scaling!r} is not one of {', '.join(SCALINGS)}")
+    f32 = _kiln.dtype.f32
+    p = _kiln.Program("kiln_scaled_mm" if scaling == "rowwise" else f"kiln_scaled_mm_{scaling}")
     M, N, K = p.dims("M", "N", "K")
-    A = p.input("A", _kiln.dtype.f8e4m3, [M, K])
-    B = p.input("B", _kiln.dtype.f8e4m3, [K, N], [0, 1])
-    SA = p.input("scale_a", _kiln.dtype.f32, [M])
-    SB = p.input("scale_b", _kiln.dtype.f32, [N])
+    A = p.input("A", a, [M, K])
+    B = p.input("B", b, [K, N], [0, 1])
+    if scaling == "tensorwise":
+        SA, SB = p.input("scale_a", f32, [1]), p.input("scale_b", f32, [1])
+    elif scaling == "rowwise":
+        SA, SB = p.input("scale_a", f32, [M]), p.input("scale_b", f32, [N])
+    else:
+        SA = p.scales("scale_a", [M, K], [1, 128], [0, 1])
+        SB = (p.scales("scale_b", [K, N], [128, 128], [0, 1]) if scaling == "block_1x128_128x128"
+              else p.scales("scale_b", [K, N], [128, 1]))
     Bias = p.input("bias", bias, [N]) if bias is not None else None
     C = p.output("C", c, [M, N])
 
     def body(m, n):
-        acc = p.reduce(K, p.zeros(_kiln.dtype.f32, [m, n]), lambda k, acc: _kiln.dot(A[m, k], B[k, n], acc))
-        acc = _kiln.scale(_kiln.scale(acc, SA[m]), SB[n])
+        zero = p.zeros(f32, [m, n])
+        if scaling.startswith("block"):
+            acc = p.reduce(K, zero, lambda k, acc: _kiln.dot_scaled(A[m, k], SA[m, k], B[k, n], SB[k, n], acc))
+        else:
+            acc = p.reduce(K, zero, lambda k, acc: _kiln.dot(A[m, k], B[k, n], acc))
+            acc = (_kiln.scale(acc, SA.item() * SB.item()) if scaling == "tensorwise"
+                   else _kiln.scale(_kiln.scale(acc, SA[m]), SB[n]))
         if Bias is not None:
-            acc = acc + _kiln.cast(_kiln.dtype.f32, Bias[n])
-        C[m, n] = acc if c == _kiln.dtype.f32 else _kiln.cast(c, acc)
+            acc = acc + _kiln.cast(f32, Bias[n])
+        C[m, n] = acc if c == f32 else _kiln.cast(c, acc)
     p.tile([M, N], body)
+    return p.finish()
+
+
+def ragged_mm_program(dtype, out, along: str = "M", b_kmajor: bool = True) -> _kiln.Module:
+    """Ragged groups given by offsets (torch._grouped_mm's `offs`, cumulative ends): along M,
+    C[rows of g] = A[rows of g] @ B[g] with A [M, K], B [G, K, N] (K-major when b_kmajor), C [M, N];
+    along K (weight gradients), C[g] = A[:, ks of g] @ B[ks of g, :] with A [M, K] (M contiguous,
+    x.t() of a row-major [K, M]), B [K, N], C [G, M, N]. Rows (or columns) past the last offset are
+    not computed (tile_ops.h, "Ragged groups")."""
+    f32 = _kiln.dtype.f32
+    p = _kiln.Program(f"kiln_ragged_mm_{along.lower()}")
+    G, M, N, K = p.dims("G", "M", "N", "K")
+    if along == "M":
+        A = p.input("A", dtype, [M, K])
+        B = p.input("B", dtype, [G, K, N], [1, 2, 0] if b_kmajor else [])
+    else:
+        A = p.input("A", dtype, [M, K], [0, 1])
+        B = p.input("B", dtype, [K, N])
+    offs = p.input("offsets", _kiln.dtype.i32, [G])
+    C = p.output("C", out, [M, N] if along == "M" else [G, M, N])
+
+    def body(g, m, n):
+        if along == "M":
+            acc = p.reduce(K, p.zeros(f32, [m, n]), lambda k, acc: _kiln.dot(A[m, k], B[g, k, n], acc))
+            C[m, n] = acc if out == f32 else _kiln.cast(out, acc)
+        else:
+            acc = p.reduce(K, p.zeros(f32, [m, n]), lambda k, acc: _kiln.dot(A[m, k], B[k, n], acc))
+            C[g, m, n] = acc if out == f32 else _kiln.cast(out, acc)
+    p.tile_grouped(G, M if along == "M" else K, offs, [M, N], body)
     return p.finish()
 
 

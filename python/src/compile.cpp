@@ -39,7 +39,7 @@ Target targetNamed(const std::string& name) {
 }
 
 // The program's arguments in launch order: {name, kind (input, output, scalar), dtype, shape (dim
-// names and numbers), order}.
+// names and numbers), order, block}.
 nb::list arguments(const ir::Module& m) {
   nb::list out;
   for (const auto& op : programOf(m).body().operations()) {
@@ -60,6 +60,8 @@ nb::list arguments(const ir::Module& m) {
     if (const ir::Attribute* o = t.param("order"))
       if (auto ints = o->asInts()) order = *ints;
     a["order"] = order;
+    // A block tensor's block per axis (its shape is ceil(extent / block)); empty: none.
+    a["block"] = t.param("block") ? ir::blockOf(t) : std::vector<int64_t>{};
     out.append(a);
   }
   return out;
@@ -108,11 +110,12 @@ std::map<std::string, nb::bytes> interpret(const ir::Module& m, const std::map<s
     if (!op->is("tile.input") && !op->is("tile.output")) continue;
     const std::string name = op->stringAttr("name");
     const ir::Type& t = op->result()->type();
-    std::vector<int64_t> shape;
-    for (const auto& e : t.shape()) {
+    std::vector<int64_t> shape, block = ir::blockOf(t);  // a block tensor holds ceil(extent / block) per axis
+    for (size_t a = 0; a < t.rank(); ++a) {
+      const ir::Extent& e = t.shape()[a];
       auto d = dims.find(e.sym);
       if (e.isSymbolic() && d == dims.end()) throw ir::Error({}, "dim " + e.sym + " of tensor " + name + " is not given");
-      shape.push_back(e.isSymbolic() ? d->second : e.value);
+      shape.push_back(ir::storedExtent(e.isSymbolic() ? d->second : e.value, block[a]));
     }
     interp::HostTensor h = interp::makeHostTensor(t.elem(), shape);
     auto given = tensors.find(name);

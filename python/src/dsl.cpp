@@ -104,7 +104,8 @@ void bindDsl(nb::module_& m) {
   nb::class_<Tensor>(m, "Tensor")
       .def_prop_ro("name", &Tensor::name)
       .def("__getitem__", [](const Tensor& t, nb::handle key) { return TensorAccess(t, indices(key)).load(); })
-      .def("__setitem__", [](const Tensor& t, nb::handle key, const Tile& v) { TensorAccess(t, indices(key)) = v; });
+      .def("__setitem__", [](const Tensor& t, nb::handle key, const Tile& v) { TensorAccess(t, indices(key)) = v; })
+      .def("item", [](const Tensor& t) { return t.item(); });
 
   nb::class_<ProgramBuilder>(m, "Program")
       .def(nb::init<std::string>(), nb::arg("name"))
@@ -124,6 +125,23 @@ void bindDsl(nb::module_& m) {
       }, nb::arg("name"), nb::arg("dtype"), nb::arg("shape"), nb::arg("order") = std::vector<int64_t>{})
       .def("scalar", [](ProgramBuilder& p, const std::string& name, ScalarType dtype) { return p.scalar(name, dtype); },
            nb::arg("name"), nb::arg("dtype") = ScalarType::F32)
+      .def("scales", [](ProgramBuilder& p, const std::string& name, const std::vector<std::variant<Dim, int64_t>>& shape,
+                        std::vector<int64_t> block, std::vector<int64_t> order) {
+        return p.scales(name, extents(shape), std::move(block), std::move(order));
+      }, nb::arg("name"), nb::arg("shape"), nb::arg("block"), nb::arg("order") = std::vector<int64_t>{})
+      // The ragged tile loop (ProgramBuilder::tile_grouped): body(g, coords...) for every group g;
+      // bounds="offsets" (cumulative ends) or "counts" (the masked layout) of `ragged` per group.
+      .def("tile_grouped", [](ProgramBuilder& p, const Dim& groups, const Dim& ragged, const Tensor& bounds,
+                              const std::vector<Dim>& dims, const nb::callable& body, const std::string& kind) {
+        if (kind != "offsets" && kind != "counts") throw nb::value_error("bounds must be 'offsets' or 'counts'");
+        Ragged r = kind == "offsets" ? Ragged::byOffsets(ragged, bounds) : Ragged::byCounts(ragged, bounds);
+        switch (dims.size()) {
+          case 1: p.tile_grouped(groups, r, {dims[0]}, [&](Index g, Coord a) { body(g, a); }); break;
+          case 2: p.tile_grouped(groups, r, {dims[0], dims[1]}, [&](Index g, Coord a, Coord b) { body(g, a, b); }); break;
+          default: throw nb::value_error("Program.tile_grouped takes 1 or 2 dims");
+        }
+      }, nb::arg("groups"), nb::arg("ragged"), nb::arg("bounds"), nb::arg("dims"), nb::arg("body"),
+         nb::arg("kind") = "offsets")
       .def("tile", [](ProgramBuilder& p, const std::vector<Dim>& dims, const nb::callable& body) {
         switch (dims.size()) {
           case 1: p.tile({dims[0]}, [&](Coord a) { body(a); }); break;
@@ -150,6 +168,9 @@ void bindDsl(nb::module_& m) {
       .def("finish", [](ProgramBuilder& p) { return p.finish(); });
 
   m.def("dot", [](const Num& a, const Num& b, const Num& acc) { return dot(operand(a), operand(b), operand(acc)); });
+  m.def("dot_scaled", [](const Num& a, const Num& sa, const Num& b, const Num& sb, const Num& acc, int64_t blockK) {
+    return dot_scaled(operand(a), operand(sa), operand(b), operand(sb), operand(acc), blockK);
+  }, nb::arg("a"), nb::arg("a_scale"), nb::arg("b"), nb::arg("b_scale"), nb::arg("acc"), nb::arg("block_k") = 0);
   m.def("cast", [](ScalarType t, const Num& x) { return cast(t, operand(x)); });
   m.def("scale", [](const Num& x, const Num& s) { return scale(operand(x), operand(s)); });
   m.def("maximum", [](const Num& a, const Num& b) { return kiln::max(operand(a), operand(b)); });

@@ -89,6 +89,7 @@ runtime::KernelSignature signatureOf(const ir::Operation& program, const LaunchI
       tp.dtype = t.elem();
       tp.shape = t.shape();
       if (const ir::Attribute* o = t.param("order")) tp.order = o->asInts().value_or(std::vector<int64_t>{});
+      if (t.param("block")) tp.block = ir::blockOf(t);
       tp.alignBytes = static_cast<int>(align.count(tp.name) ? align[tp.name] : 16);
       tp.output = op->is("tile.output");
       sig.tensors.push_back(std::move(tp));

@@ -118,6 +118,33 @@ Tensor ProgramBuilder::output(const std::string& name, ScalarType dtype, std::ve
   return declareTensor(*this, "tile.output", name, dtype, shape, std::move(order), loc);
 }
 
+Tensor ProgramBuilder::scales(const std::string& name, std::vector<Ext> shape, std::vector<int64_t> block,
+                              std::vector<int64_t> order, SrcLoc loc) {
+  if (st_->forTiles) fail(loc, "declare scales '" + name + "' before the tile loop");
+  if (block.size() != shape.size())
+    fail(loc, "scales '" + name + "' need one block extent per axis of " + std::to_string(shape.size()) + ", got " +
+                  std::to_string(block.size()));
+  Shape s;
+  for (const auto& e : shape) s.push_back(e.e);
+  Operation* op =
+      emit(loc, "tile.input", {}, {types::tensor(ScalarType::F32, s, std::move(order), std::move(block))}, {{"name", name}});
+  op->result()->setNameHint(name);
+  return Tensor(op->result(), this, name);
+}
+
+Tile Tensor::item(SrcLoc loc) const {
+  ProgramBuilder& pb = *pb_;
+  const Type& t = value_->type();
+  for (const auto& e : t.shape())
+    if (e != Extent::of(int64_t{1}))
+      pb.fail(loc, "item() reads the one element of a tensor with one element; '" + name_ + "' is " + t.str() +
+                       ": declare it with shape {1} (a tensorwise scale)");
+  std::vector<Value*> ops{value_};
+  for (size_t i = 0; i < t.rank(); ++i)
+    ops.push_back(pb.emit(loc, "arith.constant", {}, {types::index()}, {{"value", int64_t{0}}})->result());
+  return Tile(pb.emit(loc, "tile.load_scalar", ops, {Type::scalar(t.elem())})->result(), &pb);
+}
+
 Scalar ProgramBuilder::scalar(const std::string& name, ScalarType dtype, SrcLoc loc) {
   if (st_->forTiles) fail(loc, "declare scalar '" + name + "' before the tile loop");
   Operation* op = emit(loc, "tile.scalar", {}, {Type::scalar(dtype)}, {{"name", name}});
@@ -125,15 +152,22 @@ Scalar ProgramBuilder::scalar(const std::string& name, ScalarType dtype, SrcLoc 
   return Scalar{op->result(), this};
 }
 
-void ProgramBuilder::beginTiles(const std::vector<Dim>& ds, const Dim* batch, const SrcLoc& loc) {
+void ProgramBuilder::beginTiles(const std::vector<Dim>& ds, const Dim* batch, const SrcLoc& loc, const Ragged* ragged) {
   if (st_->forTiles) fail(loc, "tile loops do not nest: a program has one p.tile loop");
   if (ds.empty() || ds.size() > 3) fail(loc, "p.tile takes one to three dims");
   std::vector<std::string> names;
   for (const auto& d : ds) names.push_back(d.name);
   std::vector<NamedAttr> attrs{{"dims", Attribute::strings(names)}};
   if (batch) attrs.push_back({"batch", batch->name});
+  std::vector<Value*> operands;
+  if (ragged) {
+    if (!ragged->bounds.value()) fail(loc, "the ragged groups' bounds tensor is empty: pass a p.input");
+    attrs.push_back({"ragged", ragged->dim.name});
+    attrs.push_back({"bounds", ragged->offsets ? "offsets" : "counts"});
+    operands.push_back(ragged->bounds.value());
+  }
   st_->b.setLoc(at(loc));
-  Operation* op = st_->b.create("tile.for_tiles", {}, {}, attrs, 1);
+  Operation* op = st_->b.create("tile.for_tiles", operands, {}, attrs, 1);
   Block* body = op->region(0).addBlock();
   if (batch) body->addArgument(types::index(), "b");
   for (const auto& d : ds) {
@@ -155,6 +189,11 @@ void ProgramBuilder::endTiles() {
   st_->b.setLoc(st_->forTiles->loc());
   st_->b.create("tile.yield", {}, {});
   st_->b.setInsertionPointToEnd(&st_->program->body());
+  // A ragged loop's rules involve its body (a reduce over the ragged dim): check them now, at the
+  // user's p.tile_grouped line, rather than at finish().
+  DiagnosticEngine diag;
+  if (st_->forTiles->numOperands() > 0 && !st_->forTiles->info()->verify(*st_->forTiles, diag))
+    throw Error(diag.diagnostics());
 }
 
 void ProgramBuilder::noteAssign(Tile* handle, Value* oldValue) {

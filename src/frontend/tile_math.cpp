@@ -207,24 +207,75 @@ Tile cast(ScalarType dtype, const Operand& x) {
   return Tile(pb.emit(x.loc, "tile.cast", {v}, {v->type().withElem(dtype)})->result(), &pb);
 }
 
+// The rules of a matrix product in the user's words: x [M, K] times y [K, N] into c, an f32
+// [M, N] accumulator (the ops' verifiers say the same in the IR's words).
+static void checkMatmul(ProgramBuilder& pb, const SrcLoc& loc, const char* what, const Value* x, const Value* y,
+                        const Value* c) {
+  const Type &ta = x->type(), &tb = y->type(), &tc = c->type();
+  const std::string w = what;
+  if (ta.rank() != 2 || tb.rank() != 2 || tc.rank() != 2)
+    pb.fail(loc, w + " multiplies [M, K] by [K, N] into an [M, N] accumulator; got " + ta.str() + ", " + tb.str() +
+                     " and " + tc.str());
+  if (ta.shape()[1] != tb.shape()[0])
+    pb.fail(loc, w + ": a spans " + shapeStr(ta.shape()) + " and b spans " + shapeStr(tb.shape()) +
+                     ", so their inner dims differ; a's second dim must be b's first");
+  if (tc.elem() != ScalarType::F32)
+    pb.fail(loc, w + " accumulates in f32, but the accumulator is " + tc.str() + "; start it with p.zeros(kiln::f32, ...)");
+  if (tc.shape()[0] != ta.shape()[0] || tc.shape()[1] != tb.shape()[1])
+    pb.fail(loc, w + ": the accumulator spans " + shapeStr(tc.shape()) + " but a @ b spans [" + ta.shape()[0].str() +
+                     ", " + tb.shape()[1].str() + "]");
+}
+
 Tile dot(const Operand& a, const Operand& b, const Operand& acc) {
   ProgramBuilder& pb = *builderOf(a, &b, &acc);
   Value* x = valueOf(pb, a, ScalarType::BF16);
   Value* y = valueOf(pb, b, ScalarType::BF16);
   Value* c = valueOf(pb, acc, ScalarType::F32);
-  const Type &ta = x->type(), &tb = y->type(), &tc = c->type();
-  if (ta.rank() != 2 || tb.rank() != 2 || tc.rank() != 2)
-    pb.fail(a.loc, "dot multiplies [M, K] by [K, N] into an [M, N] accumulator; got " + ta.str() + ", " + tb.str() +
-                       " and " + tc.str());
-  if (ta.shape()[1] != tb.shape()[0])
-    pb.fail(a.loc, "dot: a spans " + shapeStr(ta.shape()) + " and b spans " + shapeStr(tb.shape()) +
-                       ", so their inner dims differ; a's second dim must be b's first");
-  if (tc.elem() != ScalarType::F32)
-    pb.fail(a.loc, "dot accumulates in f32, but the accumulator is " + tc.str() + "; start it with p.zeros(kiln::f32, ...)");
-  if (tc.shape()[0] != ta.shape()[0] || tc.shape()[1] != tb.shape()[1])
-    pb.fail(a.loc, "dot: the accumulator spans " + shapeStr(tc.shape()) + " but a @ b spans [" + ta.shape()[0].str() +
-                       ", " + tb.shape()[1].str() + "]");
-  return Tile(pb.emit(a.loc, "tile.dot", {x, y, c}, {tc})->result(), &pb);
+  checkMatmul(pb, a.loc, "dot", x, y, c);
+  return Tile(pb.emit(a.loc, "tile.dot", {x, y, c}, {c->type()})->result(), &pb);
+}
+
+namespace {
+
+// The block along K of the p.scales tensor a scale operand is loaded from: 0 when it is not a
+// load, or its tensor has no block (then the caller must say block_k).
+int64_t scaleBlockK(const Value* scale, const Extent& k) {
+  const Operation* load = scale->definingOp();
+  if (!load || !load->is("tile.load") || !load->operand(0)->type().param("block")) return 0;
+  std::vector<int64_t> block = blockOf(load->operand(0)->type());
+  for (unsigned i = 1; i < load->numOperands(); ++i)
+    if (load->operand(i)->type().isKind("coord") && load->operand(i)->type().shape()[0] == k) return block[i - 1];
+  return 0;
+}
+
+}  // namespace
+
+Tile dot_scaled(const Operand& a, const Operand& aScale, const Operand& b, const Operand& bScale, const Operand& acc,
+                int64_t blockK) {
+  ProgramBuilder& pb = *builderOf(a, &aScale, &b);
+  Value* x = valueOf(pb, a, ScalarType::BF16);
+  Value* y = valueOf(pb, b, ScalarType::BF16);
+  Value* sx = valueOf(pb, aScale, ScalarType::F32);
+  Value* sy = valueOf(pb, bScale, ScalarType::F32);
+  Value* c = valueOf(pb, acc, ScalarType::F32);
+  checkMatmul(pb, a.loc, "dot_scaled", x, y, c);
+  for (auto [scale, operand, what] : {std::tuple{sx, x, "a"}, std::tuple{sy, y, "b"}})
+    if (scale->type().rank() != 2 || scale->type().shape() != operand->type().shape())
+      pb.fail(a.loc, std::string("dot_scaled: the scales of ") + what + " must be loaded at " + what + "'s indices (" +
+                         shapeStr(operand->type().shape()) + "), got " + scale->type().str());
+  const Extent& k = x->type().shape()[1];
+  if (blockK == 0) {
+    int64_t ka = scaleBlockK(sx, k), kb = scaleBlockK(sy, k);
+    if (ka && kb && ka != kb)
+      pb.fail(a.loc, "dot_scaled: the scales of a change every " + std::to_string(ka) + " along " + k.str() +
+                         " and those of b every " + std::to_string(kb) + "; pass blockK, the slice of " + k.str() +
+                         " whose partial sums are scaled");
+    blockK = ka ? ka : kb;
+    if (blockK == 0)
+      pb.fail(a.loc, "dot_scaled: neither scale is loaded from a p.scales tensor with a block along " + k.str() +
+                         ", so pass blockK, the slice of " + k.str() + " whose partial sums are scaled");
+  }
+  return Tile(pb.emit(a.loc, "tile.dot_scaled", {x, sx, y, sy, c}, {c->type()}, {{"block_k", blockK}})->result(), &pb);
 }
 
 Tile scale(const Operand& x, const Operand& scales) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "interp/element_codec.h"
+#include "interp/tensor_extents.h"
 
 namespace kiln::interp {
 namespace {
@@ -80,15 +81,16 @@ class Binder {
       fail(op.loc()) << "the tensor given for '" << n << "' is null";
       return;
     }
-    std::vector<int64_t> extents;
-    for (const auto& e : type.shape()) extents.push_back(e.isSymbolic() ? ctx_.extents.at(e.sym) : e.value);
+    std::vector<int64_t> logical = *logicalExtents(type, ctx_.extents), extents = storedExtents(type, logical);
     if (t->dtype != type.elem()) {
       fail(op.loc()) << "tensor '" << n << "' is declared " << ir::scalarName(type.elem()) << ", but the tensor given is "
                      << ir::scalarName(t->dtype);
       return;
     }
     if (t->shape != extents) {
-      fail(op.loc()) << "tensor '" << n << "' is declared " << ir::shapeStr(type.shape()) << " = " << listStr(extents)
+      const ir::Attribute* block = type.param("block");
+      fail(op.loc()) << "tensor '" << n << "' is declared " << ir::shapeStr(type.shape())
+                     << (block ? " in blocks of " + block->str() : "") << " = " << listStr(extents)
                      << ", but the tensor given has shape " << listStr(t->shape);
       return;
     }
@@ -101,8 +103,9 @@ class Binder {
     std::vector<int64_t> order;
     if (const ir::Attribute* o = type.param("order")) order = *o->asInts();
     BoundTensor& b = ctx_.tensors[n];
-    b = BoundTensor{n, t->dtype, extents, elementStrides(extents, order), t->bytes.data(), nullptr,
-                    elementBytes(t->dtype)};
+    b = BoundTensor{n, t->dtype, logical, elementStrides(extents, order), type.param("block") ? ir::blockOf(type)
+                                                                                               : std::vector<int64_t>{},
+                    t->bytes.data(), nullptr, elementBytes(t->dtype)};
     if (wide_ && op.is("tile.output")) {
       auto& w = (*wide_)[n];
       w = toDoubles(*t);

@@ -24,7 +24,15 @@ bool chooseBlockSizes(const ir::Operation& program, const std::map<std::string, 
                       ir::DiagnosticEngine& diag) {
   std::set<std::string> tiled, spanned;
   std::map<std::string, int64_t> groupAlign;  // dim -> gcd of the aligns of the group_index ops on it
+  std::map<std::string, int64_t> sliceOf;     // dim -> lcm of the block_k of the tile.dot_scaled ops along it
   program.walk([&](const ir::Operation& op) {
+    if (op.is("tile.dot_scaled")) {
+      const ir::Extent& k = op.operand(0)->type().shape()[1];
+      if (k.isSymbolic()) {
+        int64_t& s = sliceOf[k.sym];
+        s = s ? std::lcm(s, op.intAttr("block_k")) : op.intAttr("block_k");
+      }
+    }
     if (op.is("tile.for_tiles"))
       for (const auto& d : op.stringsAttr("dims")) tiled.insert(d);
     if (op.is("tile.span")) spanned.insert(op.stringAttr("dim"));
@@ -45,6 +53,10 @@ bool chooseBlockSizes(const ir::Operation& program, const std::map<std::string, 
     } else if (spanned.count(dim) && extents.count(dim) && v != extents.at(dim)) {
       ok = diag.error(program.loc()) << "dim '" << dim << "' is spanned whole (tile.span), so its block is the whole dim ("
                                      << extents.at(dim) << "), not " << v;
+    } else if (sliceOf.count(dim) && v % sliceOf[dim] != 0 && v < extents.at(dim)) {
+      ok = diag.error(program.loc()) << "block size " << v << " for dim '" << dim << "' must be a multiple of "
+                                     << sliceOf[dim] << ": tile.dot_scaled scales slices of " << sliceOf[dim]
+                                     << " along it, and a slice may not straddle two blocks";
     } else if (groupAlign.count(dim) && groupAlign[dim] % v != 0) {
       ok = diag.error(program.loc()) << "block size " << v << " for dim '" << dim
                                      << "' must divide the tile.group_index align " << groupAlign[dim];

@@ -9,6 +9,7 @@
 #include "interp/elementwise.h"
 #include "interp/group_ids.h"
 #include "interp/memory_ops.h"
+#include "interp/ragged_groups.h"
 #include "interp/reduce_axis.h"
 #include "interp/scalar_ops.h"
 #include "kiln/ir/op_registry.h"
@@ -100,7 +101,53 @@ bool Executor::runBlock(const ir::Block& block, std::vector<RtValue>* yielded) {
   return true;
 }
 
+// A ragged loop (tile_ops.h, "Ragged groups"): per group, the blocks of the other tiled dims as
+// usual, and those of the ragged dim inside the group's range when the loop tiles it. Instances
+// are numbered in the order they run, for RunOptions::instances.
+bool Executor::runRaggedTiles(const ir::Operation& op) {
+  auto ranges = raggedGroupRanges(op, ctx_);
+  if (!ranges) return false;
+  std::vector<std::string> dims = op.stringsAttr("dims");
+  const ir::Block& body = op.body();
+  const auto& only = ctx_.onlyInstances;
+  int64_t flat = 0;
+  ctx_.raggedDim = op.stringAttr("ragged");
+  for (size_t g = 0; g < ranges->size(); ++g) {
+    ctx_.raggedLo = (*ranges)[g].lo;
+    ctx_.raggedHi = (*ranges)[g].hi;
+    std::vector<int64_t> firsts, counts;  // per tiled dim: the first block's start and the number of blocks
+    int64_t instances = 1;
+    for (const auto& d : dims) {
+      int64_t b = ctx_.blocks.at(d);
+      bool ragged = d == ctx_.raggedDim;
+      firsts.push_back(ragged ? ctx_.raggedLo : 0);
+      counts.push_back(support::ceilDiv(ragged ? ctx_.raggedHi - ctx_.raggedLo : ctx_.extents.at(d), b));
+      instances *= counts.back();
+    }
+    for (int64_t n = 0; n < instances; ++n, ++flat) {
+      if (!only.empty() && !std::binary_search(only.begin(), only.end(), flat)) continue;
+      int64_t rest = n;
+      std::vector<int64_t> blockIdx(dims.size());
+      for (size_t i = dims.size(); i-- > 0;) {
+        blockIdx[i] = rest % counts[i];
+        rest /= counts[i];
+      }
+      set(body.argument(0), Scalar::ofInt(ir::ScalarType::Index, static_cast<int64_t>(g)));
+      for (size_t i = 0; i < dims.size(); ++i) {
+        int64_t b = ctx_.blocks.at(dims[i]);
+        Coord c{firsts[i] + blockIdx[i] * b, b};
+        if (dims[i] == ctx_.raggedDim) c.limit = ctx_.raggedHi;
+        set(body.argument(1 + static_cast<unsigned>(i)), c);
+      }
+      if (!runBlock(body, nullptr)) return false;
+    }
+  }
+  ctx_.raggedDim.clear();
+  return true;
+}
+
 bool Executor::runForTiles(const ir::Operation& op) {
+  if (!op.stringAttr("ragged").empty()) return runRaggedTiles(op);
   std::vector<std::string> dims = op.stringsAttr("dims");
   std::string batch = op.stringAttr("batch");
   int64_t batches = batch.empty() ? 1 : ctx_.extents.at(batch);
@@ -134,12 +181,15 @@ bool Executor::runForTiles(const ir::Operation& op) {
 
 bool Executor::runReduce(const ir::Operation& op) {
   std::string dim = op.stringAttr("dim");
-  int64_t extent = ctx_.extents.at(dim), b = ctx_.blocks.at(dim);
+  int64_t b = ctx_.blocks.at(dim);
+  // A ragged dim iterates the current group's range only, its positions past the range outside.
+  bool ragged = dim == ctx_.raggedDim;
+  int64_t first = ragged ? ctx_.raggedLo : 0, end = ragged ? ctx_.raggedHi : ctx_.extents.at(dim);
   std::vector<RtValue> carried;
   for (const ir::Value* v : op.operands()) carried.push_back(get(v));
   const ir::Block& body = op.body();
-  for (int64_t start = 0; start < extent; start += b) {  // blocks of the dim, increasing
-    set(body.argument(0), Coord{start, b});
+  for (int64_t start = first; start < end; start += b) {  // blocks of the dim, increasing
+    set(body.argument(0), ragged ? Coord{start, b, end} : Coord{start, b});
     for (size_t i = 0; i < carried.size(); ++i) set(body.argument(1 + i), carried[i]);
     if (!runBlock(body, &carried)) return false;
   }
@@ -188,7 +238,7 @@ bool Executor::runMemory(const ir::Operation& op) {
   std::vector<AccessIndex> idx;
   for (unsigned i = 1; i <= numIdx; ++i) {
     const ir::Value* v = op.operand(i);
-    if (v->type().isKind("coord")) idx.push_back({true, coord(v).start, coord(v).size});
+    if (v->type().isKind("coord")) idx.push_back({true, coord(v).start, coord(v).size, coord(v).limit});
     else idx.push_back({false, scalar(v).i, 1});
   }
   if (op.is("tile.load")) {
@@ -202,7 +252,7 @@ bool Executor::runMemory(const ir::Operation& op) {
       if (idx[a].start < 0 || idx[a].start >= t.extents[a])
         return ctx_.diag.error(op.loc()) << "'tile.load_scalar' reads outside tensor '" << t.name << "': index "
                                          << idx[a].start << " on axis " << a << " of extent " << t.extents[a];
-      off += idx[a].start * t.strides[a];
+      off += idx[a].start / (t.block.empty() ? 1 : t.block[a]) * t.strides[a];
     }
     setValues(op.result(), {t.read(off)});
   }
@@ -229,6 +279,10 @@ void Executor::runMath(const ir::Operation& op) {
     }
     case OpKind::Dot:
       set(op.result(), dot(tile(op.operand(0)), tile(op.operand(1)), tile(op.operand(2)), ctx_.arith));
+      return;
+    case OpKind::DotScaled:
+      set(op.result(), dotScaled(tile(op.operand(0)), tile(op.operand(1)), tile(op.operand(2)), tile(op.operand(3)),
+                                 tile(op.operand(4)), op.intAttr("block_k"), ctx_.arith));
       return;
     case OpKind::Cast: {
       const ir::Value* x = op.operand(0);

@@ -21,6 +21,7 @@ class Executor {
   bool runBlock(const ir::Block& block, std::vector<RtValue>* yielded);
   bool runOp(const ir::Operation& op);
   bool runForTiles(const ir::Operation& op);
+  bool runRaggedTiles(const ir::Operation& op);
   bool runReduce(const ir::Operation& op);
   bool runScfFor(const ir::Operation& op);
   bool runScfIf(const ir::Operation& op);

@@ -1,6 +1,8 @@
 // Masked block loads and stores (see memory_ops.h).
 #include "interp/memory_ops.h"
 
+#include <algorithm>
+
 #include "kiln/ir/diagnostics.h"
 
 namespace kiln::interp {
@@ -22,17 +24,18 @@ AccessPlan plan(const BoundTensor& t, const std::vector<AccessIndex>& idx) {
   KILN_ASSERT(idx.size() == t.extents.size(), "access with the wrong number of indices");
   AccessPlan p;
   for (size_t a = 0; a < idx.size(); ++a) {
-    int64_t extent = t.extents[a], stride = t.strides[a];
+    int64_t end = std::min(t.extents[a], idx[a].limit), stride = t.strides[a];
+    int64_t block = t.block.empty() ? 1 : t.block[a];  // a block tensor stores position p at p / block
     if (!idx[a].keepsAxis) {
       int64_t pos = idx[a].start;
-      if (pos < 0 || pos >= extent) p.allOutside = true;
-      else p.base += pos * stride;
+      if (pos < 0 || pos >= end) p.allOutside = true;
+      else p.base += pos / block * stride;
       continue;
     }
     std::vector<int64_t> offs(static_cast<size_t>(idx[a].size));
     for (int64_t r = 0; r < idx[a].size; ++r) {
       int64_t pos = idx[a].start + r;
-      offs[r] = pos >= 0 && pos < extent ? pos * stride : kOutside;
+      offs[r] = pos >= 0 && pos < end ? pos / block * stride : kOutside;
     }
     p.offsets.push_back(std::move(offs));
     p.shape.push_back(idx[a].size);

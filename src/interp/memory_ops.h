@@ -2,6 +2,7 @@
 // tile.load and tile.store: moving a block between a tensor and a tile, masked at the tensor's
 // edges (tile_ops.h: "Elements outside the tensor read as {other}. ... tile.store writes such a
 // block, skipping elements outside the tensor").
+#include <limits>
 #include <vector>
 
 #include "interp/runtime_values.h"
@@ -14,6 +15,7 @@ struct AccessIndex {
   bool keepsAxis;
   int64_t start;
   int64_t size;  // 1 for an integer index
+  int64_t limit = std::numeric_limits<int64_t>::max();  // positions at or past it are outside (Coord::limit)
 };
 
 // The tile at `idx` of `t`, with element type `t.dtype`; positions outside the tensor read `other`

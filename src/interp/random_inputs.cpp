@@ -9,25 +9,17 @@
 #include <thread>
 
 #include "dialects/tile/tile_ops.h"
+#include "interp/tensor_extents.h"
 #include "support/checked_math.h"
 
 namespace kiln::interp {
 namespace {
 
-// Extents of a declared tensor at these dims, or an empty vector when a dim is missing or not
-// positive (run() reports that).
+// Stored extents of a declared tensor at these dims, or an empty vector when a dim is missing or
+// not positive (run() reports that).
 std::vector<int64_t> resolve(const ir::Type& t, const std::map<std::string, int64_t>& dims) {
-  std::vector<int64_t> shape;
-  for (const auto& e : t.shape()) {
-    if (!e.isSymbolic()) {
-      shape.push_back(e.value);
-      continue;
-    }
-    auto it = dims.find(e.sym);
-    if (it == dims.end() || it->second <= 0) return {};
-    shape.push_back(it->second);
-  }
-  return shape;
+  auto logical = logicalExtents(t, dims);
+  return logical ? storedExtents(t, *logical) : std::vector<int64_t>{};
 }
 
 // The tile.group_index op that reads the ids tensor `v`, if any.
@@ -103,6 +95,27 @@ HostTensor poisoned(ir::ScalarType dtype, const std::vector<int64_t>& shape) {
   return t;
 }
 
+// The ragged tile.for_tiles whose group bounds the tensor `v` holds, if any.
+const ir::Operation* raggedLoopBoundedBy(const ir::Value* v) {
+  for (const ir::Use& u : v->uses())
+    if (u.user->is("tile.for_tiles") && u.operandIndex == 0) return u.user;
+  return nullptr;
+}
+
+// Valid bounds for `groups` groups of a dim of `extent` (tile_ops.h, "Ragged groups"): offsets
+// are sorted cut points ending at the extent (groups of random sizes, some possibly empty);
+// counts are uniform in [0, extent].
+std::vector<double> groupBounds(bool offsets, int64_t groups, int64_t extent, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int64_t> pick(0, extent);
+  std::vector<int64_t> v(static_cast<size_t>(groups));
+  for (int64_t& x : v) x = pick(rng);
+  if (offsets) {
+    std::sort(v.begin(), v.end());
+    v.back() = extent;
+  }
+  return std::vector<double>(v.begin(), v.end());
+}
+
 }  // namespace
 
 GeneratedArguments generateArguments(const ir::Operation& program, const std::map<std::string, int64_t>& dims,
@@ -124,17 +137,22 @@ GeneratedArguments generateArguments(const ir::Operation& program, const std::ma
     // An overflowing size is left out like a missing dim: run() reports it, naming the dim.
     if (shape.empty() || !support::checkedProduct(shape)) continue;
     const ir::Operation* group = op->is("tile.input") ? groupIndexReading(op->result()) : nullptr;
+    const ir::Operation* ragged = op->is("tile.input") ? raggedLoopBoundedBy(op->result()) : nullptr;
+    auto raggedExtent = ragged ? dims.find(ragged->stringAttr("ragged")) : dims.end();
     if (op->is("tile.output")) {
       args.tensors[name] = poisoned(t.elem(), shape);
       continue;
     }
     ++input;
-    if (!group && numElements(shape) >= kParallelElements) {
+    const bool bounds = ragged && raggedExtent != dims.end() && raggedExtent->second > 0;
+    if (!group && !bounds && numElements(shape) >= kParallelElements) {
       args.tensors[name] = normalInParallel(t.elem(), shape, seed, input);
       continue;
     }
     std::vector<double> values(static_cast<size_t>(numElements(shape)));
-    if (group) {
+    if (bounds) {
+      values = groupBounds(ragged->stringAttr("bounds") == "offsets", shape[0], raggedExtent->second, rng);
+    } else if (group) {
       values = groupIds(shape[0], group->intAttr("align"), groupCount(*group, dims), rng);
     } else {
       for (double& v : values) v = normal(rng);

@@ -5,6 +5,7 @@
 // scalar argument), a Coord (the block of one dim that a loop instance owns), a Tile (a block of
 // elements), or a tensor argument bound to its storage.
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,10 +35,12 @@ struct Scalar {
 };
 
 // The block [start, start + size) of a dim. `size` is the dim's block size even for the last block,
-// whose positions past the dim's extent are out of range.
+// whose positions past the dim's extent are out of range. In a ragged tile loop the positions at
+// or past `limit` (the end of the instance's group along that dim) are out of range too.
 struct Coord {
   int64_t start = 0;
   int64_t size = 0;
+  int64_t limit = std::numeric_limits<int64_t>::max();
 };
 
 // A block of elements, row-major over `shape`. In Exact mode every value is exactly representable
@@ -53,8 +56,9 @@ using TilePtr = std::shared_ptr<const Tile>;
 struct BoundTensor {
   std::string name;
   ir::ScalarType dtype = ir::ScalarType::F32;
-  std::vector<int64_t> extents;  // dims substituted
-  std::vector<int64_t> strides;  // in elements (elementStrides of the declared order)
+  std::vector<int64_t> extents;  // dims substituted: the logical extents positions are checked against
+  std::vector<int64_t> strides;  // in elements of the storage (elementStrides of the declared order)
+  std::vector<int64_t> block;    // a block tensor's block (position p of axis a is stored at p / block[a]); empty: none
   uint8_t* bytes = nullptr;      // the HostTensor's bytes
   std::vector<double>* wide = nullptr;  // Reference-mode outputs: unrounded values, storage order
   int64_t elemBytes = 0;                // elementBytes(dtype)
@@ -77,6 +81,9 @@ struct RunContext {
   std::map<std::string, BoundTensor> tensors;
   std::unordered_map<const ir::Value*, RtValue> env;
   std::vector<int64_t> onlyInstances;      // sorted; empty: every tile.for_tiles instance runs
+  // In an instance of a ragged tile.for_tiles: the ragged dim and the [lo, hi) its group owns.
+  std::string raggedDim;
+  int64_t raggedLo = 0, raggedHi = 0;
 };
 
 }  // namespace kiln::interp

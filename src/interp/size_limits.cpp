@@ -6,6 +6,7 @@
 #include <cctype>
 #include <optional>
 
+#include "interp/tensor_extents.h"
 #include "support/checked_math.h"
 
 namespace kiln::interp {
@@ -41,21 +42,6 @@ std::optional<int64_t> elementCount(const ir::Shape& shape, const std::vector<in
     n = *next;
   }
   return n;
-}
-
-// Extents of a declared tensor at `dims`; nullopt when a dim is missing or not positive.
-std::optional<std::vector<int64_t>> resolveExtents(const ir::Type& t, const std::map<std::string, int64_t>& dims) {
-  std::vector<int64_t> out;
-  for (const auto& e : t.shape()) {
-    if (!e.isSymbolic()) {
-      out.push_back(e.value);
-      continue;
-    }
-    auto it = dims.find(e.sym);
-    if (it == dims.end() || it->second <= 0) return std::nullopt;
-    out.push_back(it->second);
-  }
-  return out;
 }
 
 const char* kRaiseHint = "use smaller dims, or raise the limit with --max-memory (or KILN_INTERP_MAX_MEMORY)";
@@ -107,8 +93,9 @@ bool checkArgumentSizes(const ir::Operation& program, const std::map<std::string
   for (const auto& op : program.body().operations()) {
     if (!op->is("tile.input") && !op->is("tile.output")) continue;
     const ir::Type& t = op->result()->type();
-    auto extents = resolveExtents(t, dims);
-    if (!extents) continue;
+    auto logical = logicalExtents(t, dims);
+    if (!logical) continue;
+    auto extents = std::optional(storedExtents(t, *logical));  // what a block tensor stores
     std::string name = op->stringAttr("name"), culprit;
     auto elems = elementCount(t.shape(), *extents, culprit);
     int64_t perElement = elementBytes(t.elem()) + kDoublesPerElementBytes;

@@ -108,13 +108,21 @@ std::string Type::str() const {
 }
 
 namespace types {
-Type tensor(ScalarType elem, Shape shape, std::vector<int64_t> order) {
+Type tensor(ScalarType elem, Shape shape, std::vector<int64_t> order, std::vector<int64_t> block) {
   std::vector<NamedAttr> params;
   if (!order.empty()) params.push_back({"order", Attribute::ints(order)});
+  if (!block.empty()) params.push_back({"block", Attribute::ints(block)});
   return Type::make("tensor", elem, std::move(shape), std::move(params));
 }
 Type tile(ScalarType elem, Shape shape) { return Type::make("tile", elem, std::move(shape)); }
 Type coord(std::string dim) { return Type::make("coord", std::nullopt, Shape{Extent::of(std::move(dim))}); }
 }  // namespace types
+
+std::vector<int64_t> blockOf(const Type& t) {
+  std::vector<int64_t> ones(t.rank(), 1);
+  const Attribute* b = t.isKind("tensor") ? t.param("block") : nullptr;
+  auto v = b ? b->asInts() : std::nullopt;
+  return v && v->size() == t.rank() ? *v : ones;
+}
 
 }  // namespace kiln::ir

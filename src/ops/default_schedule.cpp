@@ -40,7 +40,7 @@ std::optional<ir::ScalarType> onlyOutputType(const ir::Operation& program) {
 }
 
 // The pick for a BF16 output, adapted to the program's: the TMA-store epilogue stages 16-bit tiles
-// (sm90_ws_persistent.cpp), so an f32 output is stored from registers, without the options of the
+// (sm90/kernel.cpp), so an f32 output is stored from registers, without the options of the
 // staged epilogue.
 Config forOutput(Config c, ir::ScalarType out) {
   if (out != ir::ScalarType::F32 || c.epilogue != EpilogueStore::Tma) return c;
@@ -55,7 +55,7 @@ Config forOutput(Config c, ir::ScalarType out) {
 
 bool hasMatrixProduct(const ir::Operation& program) {
   bool dot = false;
-  program.walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot"); });
+  program.walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot") || op.is("tile.dot_scaled"); });
   return dot;
 }
 

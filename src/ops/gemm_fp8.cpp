@@ -157,6 +157,9 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
     return false;
   };
   using S = ir::ScalarType;
+  if (p.scaling != Fp8Scaling::Rowwise)
+    return no(fmt::format("it scales rows and columns in the epilogue; {} scaling has no sm90 variant yet",
+                          fp8ScalingName(p.scaling)));
   if (p.a != S::F8E4M3 || p.b != S::F8E4M3)
     return no(fmt::format("A and B must be f8e4m3, not {} and {}", ir::scalarName(p.a), ir::scalarName(p.b)));
   if (p.c != S::BF16) return no(fmt::format("the output must be bf16, not {}", ir::scalarName(p.c)));

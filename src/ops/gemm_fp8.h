@@ -27,6 +27,7 @@
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
 #include "kiln/target.h"
+#include "ops/fp8_programs.h"
 #include "schedule/config.h"
 
 namespace kiln::ops {
@@ -39,6 +40,9 @@ struct Fp8GemmProblem {
   // the sums in the tensor cores' own accumulator (cuBLASLt's FAST_ACCUM): faster, fewer bits kept
   // over long K.
   bool fastAccum = false;
+  // The scaling mode (ops/fp8_programs.h). The registered variants run rowwise scales, applied in
+  // the epilogue; the other modes have no sm90 lowering yet and no variant is eligible for them.
+  Fp8Scaling scaling = Fp8Scaling::Rowwise;
 };
 
 struct Fp8GemmVariant {

@@ -168,9 +168,16 @@ std::optional<ByteRange> checkTensor(const TensorParam& p, const TensorArg& a,
       }
       expected = it->second;
     }
-    if (a.shape[i] == expected) continue;
+    const int64_t block = i < p.block.size() ? p.block[i] : 1;
+    if (a.shape[i] == ir::storedExtent(expected, block)) continue;
     extentsKnown = false;
-    if (e.isSymbolic())
+    if (block > 1)
+      argError(diag, p.name) << fmt::format(
+          "extent {} is {} but the kernel expects {}: one element per block of {} of {} {} (shape {} in blocks of "
+          "[{}])",
+          i, a.shape[i], ir::storedExtent(expected, block), block, e.isSymbolic() ? "dimension '" + e.sym + "' =" : "extent",
+          expected, ir::shapeStr(p.shape), fmt::join(p.block, ", "));
+    else if (e.isSymbolic())
       argError(diag, p.name) << fmt::format(
           "extent {} is {} but dimension '{}' is {} (the kernel expects shape {})", i, a.shape[i],
           e.sym, expected, ir::shapeStr(p.shape));

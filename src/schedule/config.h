@@ -17,7 +17,7 @@ bool validateSm80Multistage(const Config& c, const Target& t, const OperandInfo&
 // narrowest element of the row tensors (OperandInfo::aElemBytes).
 bool validateRowwise(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
                      const ir::Location& loc);
-// The sm90_ws_persistent rules (sm90_config.cpp); validate() dispatches to it.
+// The sm90_ws_persistent rules (sm90/config.cpp); validate() dispatches to it.
 bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
                               const ir::Location& loc);
 // sm90_ws_persistent's shape of a config: warps_m consumer warpgroups (1 to 3) after one producer
@@ -62,7 +62,7 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes);
 // and N multiples of 64. For
 // row-major B the extent is the cluster's bn * cluster_n columns, whose blocks copy a K step's rows
 // within a ring's depth of each other because every stage waits for all of their A pieces. The
-// producer emits the same conditions as kern IR, evaluated per launch (sm90_producer.cpp), and the
+// producer emits the same conditions as kern IR, evaluated per launch (sm90/producer.cpp), and the
 // kernel states them for the runtime, which sets the map's L2 promotion to the fill while the
 // operand streams (KernelParam::stream).
 struct Sm90StreamRule {

@@ -51,7 +51,7 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   // along its output's rows (each tile holds bn columns of a row, never the whole row).
   const Operation *anyDot = nullptr, *rowReduce = nullptr, *span = nullptr;
   program.walk([&](const Operation& op) {
-    if (op.is("tile.dot") && !anyDot) anyDot = &op;
+    if ((op.is("tile.dot") || op.is("tile.dot_scaled")) && !anyDot) anyDot = &op;
     if (op.is("tile.reduce_axis") && !rowReduce) rowReduce = &op;
     if (op.is("tile.span") && !span) span = &op;
   });
@@ -81,6 +81,10 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   }
   if (!g.forTiles) return fail(program.loc()) << who << ": this program has no tile.for_tiles", std::nullopt;
   const Operation& ft = *g.forTiles;
+  if (!ft.stringAttr("ragged").empty())
+    return fail(ft.loc()) << strategy << " does not lower ragged groups (tile.for_tiles {ragged = \""
+                          << ft.stringAttr("ragged") << "\"}): no strategy schedules their tiles yet",
+           std::nullopt;
   g.dimBatch = ft.stringAttr("batch");
   if (!g.dimBatch.empty()) g.batchArg = ft.body().argument(0);
   auto dims = ft.stringsAttr("dims");

@@ -2,7 +2,7 @@
 
 #include "schedule/rowwise/rowwise.h"
 #include "schedule/sm80_multistage.h"
-#include "schedule/sm90_ws_persistent.h"
+#include "schedule/sm90/lower.h"
 
 namespace kiln {
 

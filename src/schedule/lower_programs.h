@@ -31,7 +31,7 @@ struct StrategyLowering {
 bool lowerPrograms(ir::Module& m, const StrategyLowering& s, ir::DiagnosticEngine& diag,
                    const Config* given = nullptr);
 
-// The strategies' lowerings (sm80_multistage.cpp, sm90_ws_persistent.cpp, rowwise/rowwise.cpp),
+// The strategies' lowerings (sm80_multistage.cpp, sm90/lower.cpp, rowwise/rowwise.cpp),
 // by pass name; nullptr for any other pass.
 const StrategyLowering* findLowering(std::string_view pass);
 

@@ -1,6 +1,6 @@
 // The strategies' option tables (contract in options.h). A strategy's rules beyond one key's range
 // (how keys combine, what a target allows) are its validator's: sm80 in config.cpp, sm90 in
-// sm90_config.cpp, rowwise in rowwise/rowwise_config.cpp.
+// sm90/config.cpp, rowwise in rowwise/rowwise_config.cpp.
 #include "schedule/options.h"
 
 #include <algorithm>

@@ -12,7 +12,7 @@
 #include "schedule/rowwise/rowwise.h"
 #include "schedule/sm80_multistage.h"
 #include "schedule/sm90/passes.h"
-#include "schedule/sm90_ws_persistent.h"
+#include "schedule/sm90/lower.h"
 
 namespace kiln::pipeline {
 
@@ -32,6 +32,11 @@ const std::vector<transforms::PassInfo>& allPasses() {
          "write the TMA-store epilogue's protocol around each staged box (kern.stage_begin .. kern.stage_end): "
          "the slot wait (derived from the boxes' order), the named barriers, the proxy fence and the TMA store",
          sm90::stageEpiloguePass},
+        {"sm90-promote-fp8",
+         "rewrite each K loop whose wgmmas carry {accumulate = \"promote\" | \"promote_pairs\"} (fp8_accum): every K "
+         "step's FP8 wgmmas sum from zero into fresh registers, added to the f32 accumulators once their group is "
+         "waited for (pairs: two steps in flight), each stage released in its own step",
+         sm90::promoteFp8Pass},
         {"lower-rowwise",
          "lower each tile.program to a kern.kernel with the rowwise strategy for memory-bound programs (rows of "
          "threads, 16-byte vectors, shuffle reductions; the program's {target, config} attributes pick the target "
@@ -81,6 +86,7 @@ std::vector<std::string> pipelineSteps(std::string_view strategy) {
         "lower-sm90-ws-persistent",  // tile -> kern: TMA ring, mbarriers, wgmma, one CTA-wide persistent
                                      // tile loop with role-tagged regions, fused epilogue
         "sm90-stage-epilogue",       // epilogue=tma: each staged box's slot wait, barriers, fence, store
+        "sm90-promote-fp8",          // fp8_accum=promote(_pairs): each K step's FP8 sums added in f32
         "partition-roles",           // one persistent tile loop per role
         "remove-residual-loop",      // drop the residual shared loop when it does no observable work
         "expand-tile-loop",          // the tile scheduler as kern IR: each role's loop over its units

@@ -28,6 +28,15 @@
 //                                      it overflows or underflows f32)
 //          acc = acc + p             (one f32 add, round to nearest even; never fused)
 //    Blocks of K are visited in increasing order, so the order is the same for any block size.
+//  * (*) tile.dot_scaled {block_k = g} (DeepGEMM's and CUTLASS's blockwise promotion): for every
+//    (i, j) and every slice of g positions of the K block (from its start, in increasing order;
+//    the last may be shorter), with k0 the slice's first position:
+//        p  = 0; for k in the slice, increasing: p = p + a[i][k] * b[k][j]   (f32, as tile.dot)
+//        s  = a_scale[i][k0] * b_scale[k0][j]                               (one f32 multiply)
+//        acc = fma(p, s, acc)                                               (one f32 rounding)
+//    K blocks must be multiples of g (the block of K the interpreter picks is the whole dim;
+//    RunOptions::blockSizes for K must be a multiple of g). A block tensor's element (i, j) is
+//    its stored element (i / block0, j / block1).
 //  * (*) tile.reduce_axis: sum keeps one f32 accumulator, starts from the first element and adds
 //    the others one f32 add at a time, in increasing position along the dim; max / min combine in
 //    that order by the IEEE maximum / minimum above; the result is rounded once to its element

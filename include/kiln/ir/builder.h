@@ -17,6 +17,8 @@ class OpBuilder {
   void setInsertionPoint(Operation* before);   // insert before `before`
   void setInsertionPointAfter(Operation* after);
   Block* insertionBlock() const { return block_; }
+  // The op new ops go before (nullptr: the end of the block).
+  Operation* insertionOp() const { return pos_ == block_->operations().end() ? nullptr : pos_->get(); }
   void setLoc(Location l) { loc_ = std::move(l); }
   const Location& loc() const { return loc_; }
 

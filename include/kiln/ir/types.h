@@ -5,6 +5,8 @@
 // type: a kind name with an optional element type, an optional shape and named parameters, written
 // `kind<elem, [shape], key = value, ...>`. Dialects give the kinds their meaning:
 //   tensor<bf16, [M, K]>            a global-memory operand with symbolic dims (tile dialect)
+//   tensor<f32, [M, K], block = [1, 128]>   one stored element per 1x128 block of [M, K]: the
+//                                   block scales of an FP8 operand, indexed like the operand
 //   tile<f32, [M, N]>               a block of values spanning program dims M and N (the schedule
 //                                   picks the block sizes later)
 //   coord<[M]>                      the current block coordinate along dim M inside a tile loop
@@ -88,9 +90,19 @@ inline Type i32() { return Type::scalar(ScalarType::I32); }
 inline Type i64() { return Type::scalar(ScalarType::I64); }
 inline Type index() { return Type::scalar(ScalarType::Index); }
 inline Type f32() { return Type::scalar(ScalarType::F32); }
-Type tensor(ScalarType elem, Shape shape, std::vector<int64_t> order = {});
+Type tensor(ScalarType elem, Shape shape, std::vector<int64_t> order = {}, std::vector<int64_t> block = {});
 Type tile(ScalarType elem, Shape shape);
 Type coord(std::string dim);
 }  // namespace types
+
+// The block of a tensor type: how many logical positions along each axis one stored element
+// covers (its `block` parameter; all ones when it has none, or for a type that is not a tensor).
+// A tensor<f32, [M, K], block = [1, 128]> is indexed like an [M, K] tensor, and position (i, j)
+// reads the stored element (i, j / 128) of an [M, ceil(K / 128)] array laid out in `order`.
+std::vector<int64_t> blockOf(const Type& tensor);
+// The stored extent of an axis of `extent` logical positions in blocks of `block`: ceil(e / b).
+inline int64_t storedExtent(int64_t extent, int64_t block) {
+  return block <= 1 ? extent : extent / block + (extent % block != 0 ? 1 : 0);
+}
 
 }  // namespace kiln::ir

@@ -31,6 +31,7 @@ struct TensorParam {
   std::vector<int64_t> order;  // dims fastest-varying first; empty = row-major
   int alignBytes = 16;         // the base pointer and every row start are aligned to this
   bool output = false;
+  std::vector<int64_t> block;  // a block tensor's block per axis (its extents are ceil(shape / block)); empty: none
 };
 
 struct ScalarParam {

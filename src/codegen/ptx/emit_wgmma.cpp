@@ -56,6 +56,11 @@ bool emitWgmmaDesc(KernelEmitter& e, const Operation& op) {
 }
 
 bool emitWgmma(KernelEmitter& e, const Operation& op) {
+  // The request is numerics (the program asked for f32 sums), so it never becomes the fast form.
+  if (op.attr("accumulate"))
+    return e.fail(op, "{accumulate = \"" + op.stringAttr("accumulate") +
+                          "\"} asks for FP8 sums promoted to f32 registers, which sm90-promote-fp8 writes into the K "
+                          "loop; run that pass first (the sm90 pipeline does), on a K loop of the shape it rewrites");
   auto shape = op.intsAttr("shape");
   std::string ab = op.stringAttr("ab");
   std::string d = "{";

@@ -24,6 +24,19 @@ Value* KernBuilder::constant(const Type& t, Attribute value) {
   return c;
 }
 
+void KernBuilder::adoptVisibleConstants() {
+  const Operation* stop = insertionOp();
+  for (Block* blk = insertionBlock(); blk;) {
+    for (const auto& op : blk->operations()) {
+      if (op.get() == stop) break;
+      if (op->is("arith.constant") && op->attr("value"))
+        constants_.emplace(std::make_tuple(blk, op->result()->type().str(), op->attr("value")->str()), op->result());
+    }
+    stop = blk->parentOp();
+    blk = stop ? stop->parentBlock() : nullptr;
+  }
+}
+
 Value* KernBuilder::intBin(const std::string& name, Value* a, Value* b) {
   auto x = intConstant(a), y = intConstant(b);
   // Identities: a + 0, 0 + b, a - 0, a * 1, 1 * b, a / 1.

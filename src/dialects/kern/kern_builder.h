@@ -50,6 +50,11 @@ class KernBuilder : public ir::OpBuilder {
   ir::Value* f32(double v) { return constant(ir::types::f32(), v); }
   ir::Value* i1(bool v) { return constant(ir::types::i1(), v); }
   ir::Value* constant(const ir::Type& t, ir::Attribute value);
+  // Takes the constants visible at the insertion point as its own (the first of each type and value
+  // in its block before it, and in each enclosing block before the op that holds it), as the builder
+  // that made them would share them: a pass that writes ops where a strategy's builder wrote them
+  // then shares the same constants, and makes the others where that builder would have.
+  void adoptVisibleConstants();
   // The integer value of an arith.constant, if v is one.
   static std::optional<int64_t> intConstant(const ir::Value* v);
 

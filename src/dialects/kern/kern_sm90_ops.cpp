@@ -258,6 +258,16 @@ bool verifyWgmma(const Operation& op, DiagnosticEngine& d) {
   // The 8-bit forms have no transpose: both operands K-major.
   if (fp8 && (tb->asBool() || (ta && ta->asBool())))
     return d.error(op.loc()) << "'kern.wgmma' of FP8 operands reads both K-major: {trans_a} and {trans_b} must be false";
+  // {accumulate}: the program's FP8 numerics (fp8_accum), which sm90-promote-fp8 writes into the
+  // K loop and removes; only FP8 sums accumulate in the tensor cores' narrow accumulator.
+  if (const Attribute* acc = op.attr("accumulate")) {
+    if (!acc->isString() || (acc->asString() != "promote" && acc->asString() != "promote_pairs"))
+      return d.error(op.loc()) << "'kern.wgmma' {accumulate} is \"promote\" or \"promote_pairs\" (FP8 sums added "
+                                  "to f32 registers per K step, or per pair of steps)";
+    if (!fp8)
+      return d.error(op.loc()) << "'kern.wgmma' {accumulate} promotes FP8 sums; wgmma of " << ab
+                               << " sums in f32 already";
+  }
   size_t nacc = size_t(shape[1] / 2);
   bool ok = op.numOperands() == 3 + nacc && op.numResults() == nacc && op.operand(0)->type().isScalar(ScalarType::I1) &&
             op.operand(1)->type().isScalar(ScalarType::I64) && op.operand(2)->type().isScalar(ScalarType::I64);

@@ -139,7 +139,7 @@ bool verifyArg(const Operation& op, DiagnosticEngine& d) {
                                << "' has an invalid order: it must list each axis 0.." << t.rank() - 1
                                << " once, fastest first";
   }
-  return true;
+  return verifyTensorBlock(op, d);
 }
 
 bool verifyDim(const Operation& op, DiagnosticEngine& d) {
@@ -172,7 +172,7 @@ bool verifyForTiles(const Operation& op, DiagnosticEngine& d) {
     if (body.argument(a++)->type() != types::coord(dim))
       return d.error(op.loc()) << "'tile.for_tiles' argument for dim '" << dim << "' must be coord<[" << dim << "]>";
   if (body.back()->numOperands() != 0) return d.error(op.loc()) << "'tile.for_tiles' body yields nothing";
-  return true;
+  return verifyRaggedTiles(op, d);
 }
 
 bool verifyReduce(const Operation& op, DiagnosticEngine& d) {
@@ -268,25 +268,7 @@ bool verifyGroupIndex(const Operation& op, DiagnosticEngine& d) {
 // ---- math ----
 
 bool verifyDot(const Operation& op, DiagnosticEngine& d) {
-  const Type &a = op.operand(0)->type(), &b = op.operand(1)->type(), &c = op.operand(2)->type();
-  const Type& r = op.result()->type();
-  if (!isTile(a) || !isTile(b) || !isTile(c) || a.rank() != 2 || b.rank() != 2 || c.rank() != 2)
-    return d.error(op.loc()) << "'tile.dot' multiplies rank-2 tiles: a [M, K], b [K, N], acc [M, N]";
-  auto mmaType = [](ScalarType t) { return t == ScalarType::BF16 || t == ScalarType::F16 || isFp8(t); };
-  if (!mmaType(a.elem()) || !mmaType(b.elem()))
-    return d.error(op.loc()) << "'tile.dot' operands must be bf16, f16, f8e4m3 or f8e5m2, got "
-                             << scalarName(a.elem()) << " and " << scalarName(b.elem());
-  if (a.elem() != b.elem() && !(isFp8(a.elem()) && isFp8(b.elem())))
-    return d.error(op.loc()) << "'tile.dot' operands must have one element type (FP8 formats may mix), got "
-                             << scalarName(a.elem()) << " and " << scalarName(b.elem());
-  if (c.elem() != ScalarType::F32) return d.error(op.loc()) << "'tile.dot' accumulates in f32; the accumulator is " << c.str();
-  if (a.shape()[1] != b.shape()[0])
-    return d.error(op.loc()) << "'tile.dot' inner dims differ: a is " << shapeStr(a.shape()) << ", b is " << shapeStr(b.shape());
-  if (c.shape()[0] != a.shape()[0] || c.shape()[1] != b.shape()[1])
-    return d.error(op.loc()) << "'tile.dot' accumulator " << shapeStr(c.shape()) << " does not match a " << shapeStr(a.shape())
-                             << " times b " << shapeStr(b.shape());
-  if (r != c) return d.error(op.loc()) << "'tile.dot' result must have the accumulator's type " << c.str();
-  return true;
+  return verifyMatmul(op, *op.operand(0), *op.operand(1), *op.operand(2), d);
 }
 
 bool verifyConstant(const Operation& op, DiagnosticEngine& d) {
@@ -361,6 +343,29 @@ bool verifyScale(const Operation& op, DiagnosticEngine& d) {
 
 }  // namespace
 
+bool verifyMatmul(const Operation& op, const Value& av, const Value& bv, const Value& accv, DiagnosticEngine& d) {
+  const Type &a = av.type(), &b = bv.type(), &c = accv.type();
+  const Type& r = op.result()->type();
+  const std::string n = "'" + op.name() + "'";
+  if (!isTile(a) || !isTile(b) || !isTile(c) || a.rank() != 2 || b.rank() != 2 || c.rank() != 2)
+    return d.error(op.loc()) << n << " multiplies rank-2 tiles: a [M, K], b [K, N], acc [M, N]";
+  auto mmaType = [](ScalarType t) { return t == ScalarType::BF16 || t == ScalarType::F16 || isFp8(t); };
+  if (!mmaType(a.elem()) || !mmaType(b.elem()))
+    return d.error(op.loc()) << n << " operands must be bf16, f16, f8e4m3 or f8e5m2, got " << scalarName(a.elem())
+                             << " and " << scalarName(b.elem());
+  if (a.elem() != b.elem() && !(isFp8(a.elem()) && isFp8(b.elem())))
+    return d.error(op.loc()) << n << " operands must have one element type (FP8 formats may mix), got "
+                             << scalarName(a.elem()) << " and " << scalarName(b.elem());
+  if (c.elem() != ScalarType::F32) return d.error(op.loc()) << n << " accumulates in f32; the accumulator is " << c.str();
+  if (a.shape()[1] != b.shape()[0])
+    return d.error(op.loc()) << n << " inner dims differ: a is " << shapeStr(a.shape()) << ", b is " << shapeStr(b.shape());
+  if (c.shape()[0] != a.shape()[0] || c.shape()[1] != b.shape()[1])
+    return d.error(op.loc()) << n << " accumulator " << shapeStr(c.shape()) << " does not match a " << shapeStr(a.shape())
+                             << " times b " << shapeStr(b.shape());
+  if (r != c) return d.error(op.loc()) << n << " result must have the accumulator's type " << c.str();
+  return true;
+}
+
 std::string coordDim(const Value* v) {
   const Type& t = v->type();
   if (!t.isKind("coord") || t.rank() != 1 || !t.shape()[0].isSymbolic()) return {};
@@ -429,8 +434,9 @@ void registerTileDialect(OpRegistry& r) {
   r.add({name, nops, nres, nreg, traits, hook, summary, words(attrs)});
 #include "tile_ops.def"
 #undef TILE_OP
-  // tensor<e, [dims], order = [...]>: the layout of a global tensor; tile and coord take none.
-  r.addTypeKind("tensor", {"order"});
+  // tensor<e, [dims], order = [...], block = [...]>: the layout of a global tensor and the blocks
+  // one stored element covers (tile_scaled_ops.cpp); tile and coord take none.
+  r.addTypeKind("tensor", {"order", "block"});
   r.addTypeKind("tile", {});
   r.addTypeKind("coord", {});
 }

@@ -9,6 +9,17 @@
 //    and in any order. Its block arguments are an `index` for the batch (when given) and one
 //    coord<[D]> per tiled dim: the block of that dim the instance owns. Block sizes are chosen by
 //    the schedule; the program's meaning does not depend on them.
+//  * Ragged groups. tile.for_tiles(%bounds) {batch = "G", ragged = "D", bounds = "offsets"|"counts",
+//    dims = [...]} runs its body for every group g in [0, G) (its index argument is g), and in
+//    group g dim D means the range [lo_g, hi_g): with offsets (an i32/i64 tensor [G] of the groups'
+//    cumulative ends, torch._grouped_mm's `offs`) lo_g = offsets[g-1] (0 for g = 0) and hi_g =
+//    offsets[g]; with counts (DeepGEMM's masked layout) lo_g = 0 and hi_g = counts[g]. When the
+//    loop tiles D, the group's tiles start at lo_g (lo_g, lo_g + block, ...) and positions at or
+//    past hi_g are outside, like positions past a tensor's end: loads read {other}, stores skip
+//    them. When a tile.reduce in the body iterates D, it iterates the blocks of [lo_g, hi_g) the
+//    same way. Positions of D past the last group (offsets) or past a group's count are never
+//    computed, so outputs there keep what they held. Bounds must satisfy 0 <= lo_g <= hi_g <=
+//    extent(D) (offsets non-decreasing): a program given others is in error.
 //  * tile.reduce(%init...) {dim = "K"} iterates the blocks of K in increasing order; its body gets
 //    coord<[K]> and the carried values, and yields the next carried values.
 //  * tile.load(%t, %i...) reads the block selected by its indices: a coord<[D]> index selects the
@@ -21,6 +32,18 @@
 //    group of its first row. Rows of one group must be contiguous and each group's row count a
 //    multiple of A (checked at run time by the interpreter); schedules must pick BM dividing A.
 //  * tile.dot(a: [M, K], b: [K, N], acc: f32 [M, N]) = acc + a @ b, exact products summed in f32.
+//  * Block tensors. tensor<f32, [M, K], block = [1, 128]> (inputs only) is indexed like any [M, K]
+//    tensor, but stores one element per block: ceil(extent / block) per axis, laid out in `order`;
+//    logical position (i, j) reads stored element (i / 1, j / 128). This is how a program takes
+//    the block scales of an FP8 operand (docs/fp8-scaling.md: 1x128, 128x128, ...).
+//  * tile.dot_scaled(a [M, K], a_scale [M, K], b [K, N], b_scale [K, N], acc f32 [M, N])
+//    {block_k = g}: the block-scaled product of FP8 recipes. The K block it gets (its tile.reduce's)
+//    is cut into slices of g positions from the block's start; for every output (i, j), slice by
+//    slice in increasing order, with k0 the slice's first position:
+//        p   = a[i, s] . b[s, j]                       (as tile.dot: f32 sums, from zero)
+//        acc = fma(p, f32(a_scale[i, k0] * b_scale[k0, j]), acc)   (one rounding)
+//    so a slice's partial sums are scaled once before they join the f32 accumulator. Schedules
+//    must use K blocks that are multiples of g, so that slices start at multiples of g.
 //  * Elementwise ops take two tiles of one type, or a tile and a scalar of its element type.
 //    Float math is in f32 semantics for f32 tiles; narrower floats compute in f32 and round once.
 //  * tile.cast rounds to nearest even (saturating for FP8, as the hardware's satfinite conversion).

@@ -21,6 +21,20 @@ bool hasDim(const std::vector<std::string>& dims, const std::string& d);
 // tile.reduce loop of the program iterates it; only whole dims may be spanned and reduced along.
 std::string blockedBy(const ir::Operation& op, const std::string& dim);
 
+// The operand rules tile.dot and tile.dot_scaled share: a [M, K] times b [K, N] into an f32 acc
+// [M, N] that the result repeats, MMA element types (FP8 formats may mix).
+bool verifyMatmul(const ir::Operation& op, const ir::Value& a, const ir::Value& b, const ir::Value& acc,
+                  ir::DiagnosticEngine& d);
+
+// tile_scaled_ops.cpp: the block-scaled matrix product and the `block` of tensor arguments.
+bool verifyDotScaled(const ir::Operation& op, ir::DiagnosticEngine& d);
+// The `block` parameter of a tensor argument's type (tile.input / tile.output), if it has one.
+bool verifyTensorBlock(const ir::Operation& arg, ir::DiagnosticEngine& d);
+
+// tile_group_ops.cpp: a tile.for_tiles over groups of a ragged dim ({ragged, bounds} and its
+// bounds operand); called by verifyForTiles once the rest of the loop is known good.
+bool verifyRaggedTiles(const ir::Operation& forTiles, ir::DiagnosticEngine& d);
+
 // tile_row_ops.cpp: spans, positions, reductions along a dim, comparisons, selection, pow.
 bool verifySpan(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyIota(const ir::Operation& op, ir::DiagnosticEngine& d);

@@ -38,10 +38,10 @@ class Analysis {
   bool findLoop() {
     const Operation& p = *rp_.program;
     const Operation* dot = nullptr;
-    p.walk([&](const Operation& op) { dot = dot ? dot : op.is("tile.dot") ? &op : nullptr; });
+    p.walk([&](const Operation& op) { dot = dot ? dot : op.is("tile.dot") || op.is("tile.dot_scaled") ? &op : nullptr; });
     if (dot)
-      return fail(*dot) << kWho << " lowers programs without a matrix product; this 'tile.dot' is a GEMM, which "
-                                   "sm80_multistage and sm90_ws_persistent lower";
+      return fail(*dot) << kWho << " lowers programs without a matrix product; this '" << dot->name()
+                        << "' is a GEMM, which sm80_multistage and sm90_ws_persistent lower";
     for (const auto& op : p.body().operations()) {
       if (op->is("tile.scalar")) rp_.space[op->result()] = Space::Scalar;
       if (op->is("tile.input") || op->is("tile.output") || op->is("tile.scalar")) continue;

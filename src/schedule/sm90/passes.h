@@ -10,4 +10,9 @@ namespace kiln::sm90 {
 // gets its slot wait, barriers, fence and TMA store. False after a diagnostic.
 bool stageEpiloguePass(ir::Module& m, ir::DiagnosticEngine& diag);
 
+// sm90-promote-fp8 (promote_fp8.cpp): each K loop whose wgmmas carry {accumulate = "promote" |
+// "promote_pairs"} sums every K step from zero into fresh registers added to its f32 accumulators;
+// a loop of another shape is kept (and its marked wgmmas refused by the PTX emitter). Never fails.
+bool promoteFp8Pass(ir::Module& m, ir::DiagnosticEngine& diag);
+
 }  // namespace kiln::sm90

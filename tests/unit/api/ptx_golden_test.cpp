@@ -9,7 +9,9 @@
 //   KILN_UPDATE_PTX_GOLDEN=1 build/tests/kiln_unit_tests --gtest_filter='PtxGolden.*'
 //
 // A mismatch names every subject whose code changed, so the diff of the PTX can be looked at
-// with `kiln compile` before the file is refreshed.
+// with `kiln compile` before the file is refreshed, or with KILN_PTX_GOLDEN_DUMP=DIR, which writes
+// each subject's PTX and launch contract (the hashed text) to DIR/<subject>.ptx: dump before and
+// after a change and diff the folders.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -139,7 +141,14 @@ TEST(PtxGolden, EveryPinnedKernelIsUnchanged) {
       now.push_back({s.name, "refused"});
       continue;
     }
-    now.push_back({s.name, backend::toHex(backend::Sha256::of(withoutLocations(r->ptx) + "\n--launch--\n" + launchText(r->launch)))});
+    const std::string text = withoutLocations(r->ptx) + "\n--launch--\n" + launchText(r->launch);
+    if (const char* dir = std::getenv("KILN_PTX_GOLDEN_DUMP"); dir && *dir) {
+      std::string file = s.name;
+      for (char& ch : file)
+        if (ch == ' ' || ch == '/') ch = '_';
+      std::ofstream(std::string(dir) + "/" + file + ".ptx") << text;
+    }
+    now.push_back({s.name, backend::toHex(backend::Sha256::of(text))});
   }
   if (const char* u = std::getenv("KILN_UPDATE_PTX_GOLDEN"); u && *u && std::string(u) != "0") {
     std::ofstream out(kGoldenPath);

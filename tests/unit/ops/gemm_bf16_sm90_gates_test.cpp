@@ -196,7 +196,7 @@ TEST(GemmBf16Sm90Gates, EveryVariantAssemblesSpillFreeOnHgmmaAndTma) {
     // With cluster_m=2 each block's producer holds two copies of its half of the B loads (one per
     // cluster rank), all multicast; with cluster_n=cn, cn copies of its piece of the A load, all
     // multicast; with both, four of each; and a clustered kernel opens and closes with a cluster barrier.
-    // l2_hint=reuse: an operand whose copies cover whole 128-byte L2 fills (here both) may stream (sm90_producer.cpp); each of its copies then exists twice,
+    // l2_hint=reuse: an operand whose copies cover whole 128-byte L2 fills (here both) may stream (sm90/producer.cpp); each of its copies then exists twice,
     // evict_first and plain, picked per launch.
     int bBoxes = j.kMajor ? 1 : c.bn / 64;
     bool cluster = c.clusterM * c.clusterN > 1;

@@ -1,4 +1,4 @@
-// sm90_ws_persistent's config rules (sm90_config.cpp): the shape it derives and each exact message.
+// sm90_ws_persistent's config rules (sm90/config.cpp): the shape it derives and each exact message.
 #include <gtest/gtest.h>
 
 #include <initializer_list>

@@ -151,34 +151,13 @@ class Block {
                n == "arith.shli" || n == "arith.shrui") {
       const Lanes &a = get(op.operand(0)), &b = get(op.operand(1));
       Lanes& r = set(op.result());
-      for (int t = 0; t < T_; ++t) {
-        int64_t x = asI(a[t], rt), y = asI(b[t], rt), z = 0;
-        if (n == "arith.addi") z = x + y;
-        else if (n == "arith.subi") z = x - y;
-        else if (n == "arith.muli") z = x * y;
-        else if (n == "arith.divsi") z = y ? x / y : 0;
-        else if (n == "arith.remsi") z = y ? x % y : 0;
-        else if (n == "arith.divui" || n == "arith.remui") z = unsignedDivRem(x, y, rt, n == "arith.remui");
-        else if (n == "arith.minsi") z = std::min(x, y);
-        else if (n == "arith.maxsi") z = std::max(x, y);
-        else if (n == "arith.andi") z = x & y;
-        else if (n == "arith.ori") z = x | y;
-        else if (n == "arith.shli") z = x << y;
-        else if (n == "arith.shrui") z = logicalShiftRight(x, y, rt);
-        else z = x ^ y;
-        r[t] = fromI(z, rt);
-      }
+      for (int t = 0; t < T_; ++t) r[t] = fromI(simIntOp(n, asI(a[t], rt), asI(b[t], rt), rt), rt);
     } else if (n == "arith.cmpi") {
       const Type& ot = op.operand(0)->type();
       const Lanes &a = get(op.operand(0)), &b = get(op.operand(1));
       std::string p = op.stringAttr("pred");
       Lanes& r = set(op.result());
-      for (int t = 0; t < T_; ++t) {
-        int64_t x = asI(a[t], ot), y = asI(b[t], ot);
-        bool z = p == "eq" ? x == y : p == "ne" ? x != y : p == "slt" ? x < y : p == "sle" ? x <= y
-               : p == "sgt" ? x > y : p == "sge" ? x >= y : uint64_t(x) < uint64_t(y);
-        r[t] = z;
-      }
+      for (int t = 0; t < T_; ++t) r[t] = simCmpi(p, asI(a[t], ot), asI(b[t], ot));
     } else if (n == "arith.cmpf") {
       const Lanes &a = get(op.operand(0)), &b = get(op.operand(1));
       Lanes& r = set(op.result());
@@ -191,18 +170,7 @@ class Block {
       const Type& from = op.operand(0)->type();
       const Lanes& a = get(op.operand(0));
       Lanes& r = set(op.result());
-      for (int t = 0; t < T_; ++t) {
-        uint64_t x = a[t];
-        if (from.isScalar(ScalarType::F32) && rt.isScalar(ScalarType::BF16)) r[t] = floatToBf16Bits(asF(x));
-        else if (from.isScalar(ScalarType::F32) && rt.isScalar(ScalarType::F16)) r[t] = floatToF16Bits(asF(x));
-        else if (from.isScalar(ScalarType::BF16) && rt.isScalar(ScalarType::F32)) r[t] = fromF(bf16BitsToFloat(uint16_t(x)));
-        else if (from.isScalar(ScalarType::F16) && rt.isScalar(ScalarType::F32)) r[t] = fromF(f16BitsToFloat(uint16_t(x)));
-        else if (rt.isScalar(ScalarType::F32) && (from.isScalar(ScalarType::I32) || from.isScalar(ScalarType::I64)))
-          r[t] = fromF(float(asI(x, from)));
-        else if (from.isScalar(ScalarType::F32) || rt.isScalar(ScalarType::F32))
-          throw std::runtime_error("unsupported cast " + from.str() + " -> " + rt.str());
-        else r[t] = fromI(asI(x, from), rt);
-      }
+      for (int t = 0; t < T_; ++t) r[t] = simCast(from, rt, a[t]);
     } else if (n.rfind("arith.", 0) == 0 || n.rfind("math.", 0) == 0) {
       floatOp(op);
     } else if (n == "scf.for") {

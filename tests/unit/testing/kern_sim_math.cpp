@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kiln/float_formats.h"
+#include "tests/unit/testing/sim_values.h"
 
 namespace kiln::testing {
 using ir::ScalarType;
@@ -36,6 +37,19 @@ bool simCmpf(const std::string& p, float x, float y) {
   if (p == "le") return x <= y;
   if (p == "gt") return x > y;
   return x >= y;
+}
+
+uint64_t simCast(const ir::Type& from, const ir::Type& to, uint64_t x) {
+  using namespace simvalues;
+  if (from.isScalar(ScalarType::F32) && to.isScalar(ScalarType::BF16)) return floatToBf16Bits(asF(x));
+  if (from.isScalar(ScalarType::F32) && to.isScalar(ScalarType::F16)) return floatToF16Bits(asF(x));
+  if (from.isScalar(ScalarType::BF16) && to.isScalar(ScalarType::F32)) return fromF(bf16BitsToFloat(uint16_t(x)));
+  if (from.isScalar(ScalarType::F16) && to.isScalar(ScalarType::F32)) return fromF(f16BitsToFloat(uint16_t(x)));
+  if (to.isScalar(ScalarType::F32) && (from.isScalar(ScalarType::I32) || from.isScalar(ScalarType::I64)))
+    return fromF(float(asI(x, from)));
+  if (from.isScalar(ScalarType::F32) || to.isScalar(ScalarType::F32))
+    throw std::runtime_error("unsupported cast " + from.str() + " -> " + to.str());
+  return fromI(asI(x, from), to);
 }
 
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// The scalar float math and the packing of narrow elements that the kern simulator (kern_sim.h)
+// The scalar float math, casts and the packing of narrow elements that the kern simulator (kern_sim.h)
 // runs, written from the op definitions (kern_ops.h, core_ops.def) rather than from the compiler's
 // lowering: every function is the exact one (std::exp2 for ex2.approx, ...), so the simulator
 // checks a kernel's algorithm -- which values meet where -- and the hardware's approximations are
@@ -19,6 +19,9 @@ namespace kiln::testing {
 float simFloatOp(const std::string& name, float x, float y);
 // arith.cmpf {pred}: IEEE, false with a NaN operand except ne.
 bool simCmpf(const std::string& pred, float x, float y);
+// arith.cast of a value's bits from `from` to `to` (integers of any width, f32 to and from bf16 and
+// f16, integers to f32); throws for another pair.
+uint64_t simCast(const ir::Type& from, const ir::Type& to, uint64_t bits);
 // kern.cvt_pack of `v` (1, 2 or 4 values) into `elem`: the word's or the element's bits.
 uint64_t simPack(ir::ScalarType elem, const std::vector<float>& v);
 // kern.cvt_unpack: the n elements (1, 2 or 4) of `bits`, lowest first.

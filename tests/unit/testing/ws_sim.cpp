@@ -62,11 +62,8 @@ void Agent::exec(const Operation& op, const Mask& m) {
     const Type& ot = op.operand(0)->type();
     std::string p = op.stringAttr("pred");
     Lanes r = Lanes(size_t(T));
-    for (int t = 0; t < T; ++t) {
-      int64_t x = asI(get(op.operand(0))[size_t(t)], ot), y = asI(get(op.operand(1))[size_t(t)], ot);
-      r[size_t(t)] = p == "eq" ? x == y : p == "ne" ? x != y : p == "slt" ? x < y : p == "sle" ? x <= y
-                     : p == "sgt" ? x > y : p == "sge" ? x >= y : uint64_t(x) < uint64_t(y);
-    }
+    for (int t = 0; t < T; ++t)
+      r[size_t(t)] = simCmpi(p, asI(get(op.operand(0))[size_t(t)], ot), asI(get(op.operand(1))[size_t(t)], ot));
     set(op.result()) = r;
   } else if (n == "arith.select") {
     Lanes r = Lanes(size_t(T));
@@ -87,22 +84,8 @@ void Agent::exec(const Operation& op, const Mask& m) {
   } else if (n.rfind("arith.", 0) == 0 && n.back() == 'i') {
     Lanes r = Lanes(size_t(T));
     for (int t = 0; t < T; ++t) {
-      int64_t x = asI(get(op.operand(0))[size_t(t)], rt), y = asI(get(op.operand(1))[size_t(t)], rt), z = 0;
-      if (n == "arith.addi") z = x + y;
-      else if (n == "arith.subi") z = x - y;
-      else if (n == "arith.muli") z = x * y;
-      else if (n == "arith.divsi") z = y ? x / y : 0;
-      else if (n == "arith.remsi") z = y ? x % y : 0;
-      else if (n == "arith.divui" || n == "arith.remui") z = unsignedDivRem(x, y, rt, n == "arith.remui");
-      else if (n == "arith.minsi") z = std::min(x, y);
-      else if (n == "arith.maxsi") z = std::max(x, y);
-      else if (n == "arith.andi") z = x & y;
-      else if (n == "arith.ori") z = x | y;
-      else if (n == "arith.xori") z = x ^ y;
-      else if (n == "arith.shli") z = x << y;
-      else if (n == "arith.shrui") z = logicalShiftRight(x, y, rt);
-      else throw std::runtime_error("the simulator does not run '" + n + "'");
-      r[size_t(t)] = fromI(z, rt);
+      int64_t x = asI(get(op.operand(0))[size_t(t)], rt), y = asI(get(op.operand(1))[size_t(t)], rt);
+      r[size_t(t)] = fromI(simIntOp(n, x, y, rt), rt);
     }
     set(op.result()) = r;
   } else if (n == "arith.addf" || n == "arith.mulf") {  // split-K's sums; the epilogue's scales and biases

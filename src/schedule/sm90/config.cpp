@@ -1,7 +1,9 @@
-// Config rules of the sm90_ws_persistent strategy (contract in sm90_ws_persistent.h).
+// Config rules of the sm90_ws_persistent strategy (contract in schedule/config.h): the shape a
+// config gives the kernel, the operands' L2 streaming rules, and what the strategy accepts.
 #include <algorithm>
 
 #include "schedule/config.h"
+#include "schedule/sm90/geometry.h"
 
 namespace kiln {
 
@@ -33,14 +35,14 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   // warpgroups cooperate, a whole tile each when they take turns), one 64-column box of its
   // columns (all of the tile's, or with warps_n its share) per slot.
   if (c.epilogue == EpilogueStore::Tma) {
-    const bool pingpong = c.consumers == Consumers::Pingpong;
+    const sm90::Geometry geo = sm90::geometryOf(c);
     // store_pieces: a slot holds one row piece of a box.
     int pieces = std::max(1, c.storePieces);
-    int rowsStaged = groups * (pingpong ? c.bm : c.bm / c.warpsM) / pieces;
-    s.cSlots = std::max(1, std::min(c.storeSlots ? c.storeSlots : 2, c.bn / c.warpsN / 64 * pieces));
-    // The staged output is 16-bit (bf16 or f16, sm90_ws_persistent.cpp), whatever A and B are.
+    int rowsStaged = groups * geo.rowsPerConsumer / pieces;
+    s.cSlots = geo.cSlots;
+    // The staged output is 16-bit (bf16 or f16, sm90/kernel.cpp), whatever A and B are.
     s.cBytes = int64_t(rowsStaged) * 64 * s.cSlots * 2;
-    if (c.reuseStage) s.ringBoxes = std::max(0, c.bn / 64 - s.cSlots);
+    s.ringBoxes = geo.ringBoxes;
   }
   s.barrierOffset = s.cOffset + s.cBytes;
   // Full and empty barriers, 8 bytes each per stage; with ping-pong two more that pass the turn
@@ -76,66 +78,70 @@ Sm90Streams sm90Streams(const Config& c, int64_t m, int64_t n, int64_t k, bool b
   return {r.a.holds(m, n, k), r.b.holds(m, n, k)};
 }
 
-bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
-                              const ir::Location& loc) {
-  size_t errors = diag.errorCount();
-  const char* who = "sm90_ws_persistent";
-  if (!t.wgmma || !t.tma || !t.setmaxnreg) {
-    diag.error(loc) << "strategy " << who << " needs wgmma, TMA and setmaxnreg, which " << t.name
-                    << " does not have (use sm_90a)";
-    return false;
-  }
-  // One K step is one 128-byte swizzled row of each operand: 64 16-bit or 128 FP8 elements.
+namespace {
+
+const char* kWho = "sm90_ws_persistent";
+
+// One K step is one 128-byte swizzled row of each operand: 64 16-bit or 128 FP8 elements;
+// fp8_accum=promote / promote_pairs sums FP8 wgmma in registers.
+void operandRules(const Config& c, const OperandInfo& ops, ir::DiagnosticEngine& diag, const ir::Location& loc) {
   if (ops.aElemBytes != ops.bElemBytes || (ops.aElemBytes != 2 && ops.aElemBytes != 1))
-    diag.error(loc) << who << " multiplies 16-bit operands (bf16 or f16) or FP8 operands (f8e4m3, f8e5m2)";
+    diag.error(loc) << kWho << " multiplies 16-bit operands (bf16 or f16) or FP8 operands (f8e4m3, f8e5m2)";
   else if (c.bk * ops.aElemBytes != 128)
-    diag.error(loc) << "bk=" << c.bk << " is not supported by " << who << ": use bk=" << 128 / ops.aElemBytes
+    diag.error(loc) << "bk=" << c.bk << " is not supported by " << kWho << ": use bk=" << 128 / ops.aElemBytes
                     << " (one 128-byte swizzled row of " << (ops.aElemBytes == 2 ? "16-bit" : "FP8")
                     << " elements per TMA box row)";
-  // fp8_accum=promote / promote_pairs: a K step's (or two steps') sums beside the accumulators.
   const bool promote = c.fp8Accum != Fp8Accum::Fast;
-  const int sumSets = c.fp8Accum == Fp8Accum::PromotePairs ? 2 : promote ? 1 : 0;
   const char* accumName = fp8AccumName(c.fp8Accum);
   if (promote && ops.aElemBytes != 1)
     diag.error(loc) << "fp8_accum=" << accumName << " sums FP8 wgmma in registers; this program's operands are "
                     << "16-bit, whose wgmma sums in f32 already: leave fp8_accum=fast";
   if (promote && c.reuseStage)
-    diag.error(loc) << "fp8_accum=" << accumName << " with reuse_stage=true is not supported by " << who
+    diag.error(loc) << "fp8_accum=" << accumName << " with reuse_stage=true is not supported by " << kWho
                     << " (each K step gives its stage back once its sums are added)";
+}
+
+// swap_ab (docs/sm90-strategy.md, "Swapped operands"): a warpgroup's rows of the tile are wgmma's
+// N (a multiple of 8 up to 256), its columns (all of the tile's, or with warps_n a share) its m64
+// blocks, staged transposed by stmatrix .trans for the TMA store.
+void swappedTileRules(const Config& c, ir::DiagnosticEngine& diag, const ir::Location& loc) {
+  const bool pingpong = c.consumers == Consumers::Pingpong;
+  if (c.warpsN > 1 && c.warpsM * c.warpsN <= 3 && c.bn % (64 * c.warpsN) != 0)
+    diag.error(loc) << "bn=" << c.bn << " does not split into warps_n=" << c.warpsN
+                    << " consumer warpgroups of whole m64 wgmma blocks: use a multiple of " << 64 * c.warpsN;
+  int rows = pingpong ? c.bm : c.warpsM >= 1 ? c.bm / c.warpsM : 0;
+  if (c.warpsM >= 1 && (c.bm % c.warpsM != 0 || rows % 8 != 0 || rows < 8 || rows > 256))
+    diag.error(loc) << "bm=" << c.bm << " with swap_ab=true gives each of " << (pingpong ? 1 : c.warpsM)
+                    << " consumer warpgroup(s) " << (pingpong ? "the whole tile" : "an equal share of its rows")
+                    << ", which must be a multiple of 8 from 8 to 256 rows (wgmma's N)";
+  else if (c.bm / c.clusterN > 256)
+    diag.error(loc) << "bm=" << c.bm << " is more rows than a TMA box of A holds (256"
+                    << (c.clusterN > 1 ? " per cluster_n piece" : "") << ")";
+  if (c.bn % 64 != 0 || c.bn < 64 || c.bn > 256)
+    diag.error(loc) << "bn=" << c.bn << " with swap_ab=true is not whole m64 wgmma blocks: use 64, 128, 192 or 256";
+  if (c.epilogue != EpilogueStore::Tma || c.stageStore != StageStore::Stmatrix)
+    diag.error(loc) << "swap_ab=true holds the tile transposed in registers and stages it through stmatrix .trans: "
+                       "add epilogue=tma stage_store=stmatrix";
+  if (c.reuseStage) diag.error(loc) << "reuse_stage=true with swap_ab=true is not supported by " << kWho;
+  if (c.clusterN > 1 && c.bm % (8 * c.clusterN) != 0)
+    diag.error(loc) << "bm=" << c.bm << " does not split into cluster_n=" << c.clusterN
+                    << " pieces of A on the 128-byte swizzle's 8-row period: use a multiple of " << 8 * c.clusterN;
+}
+
+// The consumer warpgroups and the tile they share: warps_m x warps_n of them (or two taking turns),
+// each of whole m64 wgmma blocks, and a ring of at least two stages.
+void tileRules(const Config& c, ir::DiagnosticEngine& diag, const ir::Location& loc) {
   if (c.warpsM < 1 || c.warpsN < 1 || c.warpsM * c.warpsN > 3)
-    diag.error(loc) << "warps_m=" << c.warpsM << " warps_n=" << c.warpsN << " is not supported by " << who
+    diag.error(loc) << "warps_m=" << c.warpsM << " warps_n=" << c.warpsN << " is not supported by " << kWho
                     << ": they count consumer warpgroups along the tile's rows and columns, 1 to 3 in all";
-  bool pingpong = c.consumers == Consumers::Pingpong;
+  const bool pingpong = c.consumers == Consumers::Pingpong;
   if (pingpong && (c.warpsM != 2 || c.warpsN != 1))
     diag.error(loc) << "consumers=pingpong alternates tiles between two consumer warpgroups: use warps_m=2 warps_n=1";
   if (c.warpsN > 1 && !c.swapAB)
     diag.error(loc) << "warps_n=" << c.warpsN << " splits the tile's columns between consumer warpgroups in m64 "
                     << "wgmma blocks, which are columns only with swapped operands: add swap_ab=true or use warps_n=1";
   if (c.swapAB) {
-    // swap_ab (docs/sm90-strategy.md, "Swapped operands"): a warpgroup's rows of the tile are
-    // wgmma's N (a multiple of 8 up to 256), its columns (all of the tile's, or with warps_n a
-    // share) its m64 blocks, staged transposed by stmatrix .trans for the TMA store.
-    if (c.warpsN > 1 && c.warpsM * c.warpsN <= 3 && c.bn % (64 * c.warpsN) != 0)
-      diag.error(loc) << "bn=" << c.bn << " does not split into warps_n=" << c.warpsN
-                      << " consumer warpgroups of whole m64 wgmma blocks: use a multiple of " << 64 * c.warpsN;
-    int rows = pingpong ? c.bm : c.warpsM >= 1 ? c.bm / c.warpsM : 0;
-    if (c.warpsM >= 1 && (c.bm % c.warpsM != 0 || rows % 8 != 0 || rows < 8 || rows > 256))
-      diag.error(loc) << "bm=" << c.bm << " with swap_ab=true gives each of " << (pingpong ? 1 : c.warpsM)
-                      << " consumer warpgroup(s) " << (pingpong ? "the whole tile" : "an equal share of its rows")
-                      << ", which must be a multiple of 8 from 8 to 256 rows (wgmma's N)";
-    else if (c.bm / c.clusterN > 256)
-      diag.error(loc) << "bm=" << c.bm << " is more rows than a TMA box of A holds (256"
-                      << (c.clusterN > 1 ? " per cluster_n piece" : "") << ")";
-    if (c.bn % 64 != 0 || c.bn < 64 || c.bn > 256)
-      diag.error(loc) << "bn=" << c.bn << " with swap_ab=true is not whole m64 wgmma blocks: use 64, 128, 192 or 256";
-    if (c.epilogue != EpilogueStore::Tma || c.stageStore != StageStore::Stmatrix)
-      diag.error(loc) << "swap_ab=true holds the tile transposed in registers and stages it through stmatrix .trans: "
-                         "add epilogue=tma stage_store=stmatrix";
-    if (c.reuseStage)
-      diag.error(loc) << "reuse_stage=true with swap_ab=true is not supported by " << who;
-    if (c.clusterN > 1 && c.bm % (8 * c.clusterN) != 0)
-      diag.error(loc) << "bm=" << c.bm << " does not split into cluster_n=" << c.clusterN
-                      << " pieces of A on the 128-byte swizzle's 8-row period: use a multiple of " << 8 * c.clusterN;
+    swappedTileRules(c, diag, loc);
   } else {
     if (pingpong && (c.bm % 64 != 0 || c.bm > 128))
       diag.error(loc) << "bm=" << c.bm << " is not a tile one consumer warpgroup can own with consumers=pingpong"
@@ -145,49 +151,58 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                       << " consumer warpgroups of 64 or 128 rows (m64 wgmma blocks)";
   }
   if (c.bn % 16 != 0 || c.bn < 16 || c.bn > 256)
-    diag.error(loc) << "bn=" << c.bn << " is not supported by " << who
+    diag.error(loc) << "bn=" << c.bn << " is not supported by " << kWho
                     << ": use a multiple of 16 up to 256 (wgmma N <= 256, in the 16 x 16 blocks of the epilogue)";
   if (c.epilogue == EpilogueStore::Tma && c.bn < 64)
     diag.error(loc) << "epilogue=tma stores 64-column boxes, and bn=" << c.bn << " has none: use epilogue=direct";
-  if (c.stages < 2)
-    diag.error(loc) << "stages=" << c.stages << " is too few: " << who << " needs at least 2";
-  if (diag.errorCount() == errors) {
-    // A consumer thread holds rows x bn / 128 f32 accumulators; 56 registers beside them hold
-    // addresses, descriptors and the epilogue: 128 fit in the 232 setmaxnreg gives two consumer
-    // warpgroups, 96 in the 152 of three.
-    int rows = pingpong ? c.bm : c.bm / c.warpsM, cols = c.bn / c.warpsN;
-    int regs = sm90Shape(c, ops.aElemBytes).regsConsumer;
-    // With swapped operands a warpgroup's share is not whole m64 blocks (192 x 192 in two: 144).
-    // fp8_accum=promote's K-step sums live only inside the K loop, where the epilogue's registers
-    // are free: the accumulators and sums may take all but 40 of the registers.
-    int maxAcc = promote ? (regs ? regs : 255) - 40 : regs ? (c.swapAB ? regs - 56 : std::min(128, regs - 56)) : 128;
-    int perThread = rows * cols / 128 * (1 + sumSets);
-    if (perThread > maxAcc)
-      diag.error(loc) << "bm=" << c.bm << " bn=" << c.bn << " gives each consumer thread " << perThread
-                      << " f32 accumulators"
-                      << (promote ? std::string(" (with fp8_accum=") + accumName + "'s K-step sums)" : std::string())
-                      << "; at most " << maxAcc << " fit in its " << (regs ? regs : 255)
-                      << " registers (use a smaller tile"
-                      << (pingpong || c.warpsM * c.warpsN == 3 ? "" : " or more consumer warpgroups") << ")";
-  }
+  if (c.stages < 2) diag.error(loc) << "stages=" << c.stages << " is too few: " << kWho << " needs at least 2";
+}
+
+// A consumer thread holds rows x bn / 128 f32 accumulators; 56 registers beside them hold
+// addresses, descriptors and the epilogue: 128 fit in the 232 setmaxnreg gives two consumer
+// warpgroups, 96 in the 152 of three.
+void registerRule(const Config& c, const OperandInfo& ops, ir::DiagnosticEngine& diag, const ir::Location& loc) {
+  const bool pingpong = c.consumers == Consumers::Pingpong;
+  const bool promote = c.fp8Accum != Fp8Accum::Fast;
+  // fp8_accum=promote / promote_pairs: a K step's (or two steps') sums beside the accumulators.
+  const int sumSets = c.fp8Accum == Fp8Accum::PromotePairs ? 2 : promote ? 1 : 0;
+  int rows = pingpong ? c.bm : c.bm / c.warpsM, cols = c.bn / c.warpsN;
+  int regs = sm90Shape(c, ops.aElemBytes).regsConsumer;
+  // With swapped operands a warpgroup's share is not whole m64 blocks (192 x 192 in two: 144).
+  // fp8_accum=promote's K-step sums live only inside the K loop, where the epilogue's registers
+  // are free: the accumulators and sums may take all but 40 of the registers.
+  int maxAcc = promote ? (regs ? regs : 255) - 40 : regs ? (c.swapAB ? regs - 56 : std::min(128, regs - 56)) : 128;
+  int perThread = rows * cols / 128 * (1 + sumSets);
+  if (perThread > maxAcc)
+    diag.error(loc) << "bm=" << c.bm << " bn=" << c.bn << " gives each consumer thread " << perThread
+                    << " f32 accumulators"
+                    << (promote ? std::string(" (with fp8_accum=") + fp8AccumName(c.fp8Accum) + "'s K-step sums)"
+                                : std::string())
+                    << "; at most " << maxAcc << " fit in its " << (regs ? regs : 255) << " registers (use a smaller tile"
+                    << (pingpong || c.warpsM * c.warpsN == 3 ? "" : " or more consumer warpgroups") << ")";
+}
+
+// split_k, stream_k and clusters: the units of the persistent loop and the blocks that share
+// operands.
+void schedulerRules(const Config& c, ir::DiagnosticEngine& diag, const ir::Location& loc) {
   // split_k: the K slices of a tile are separate units of the persistent loop, so clusters (which
   // walk tile pairs) and slices do not combine.
   if (c.splitK > 64)
-    diag.error(loc) << "split_k=" << c.splitK << " is more slices than " << who
+    diag.error(loc) << "split_k=" << c.splitK << " is more slices than " << kWho
                     << " takes (at most 64; a slice should keep several K steps)";
   bool multicast = c.clusterM * c.clusterN > 1;
   if (c.splitK > 1 && multicast)
     diag.error(loc) << "split_k=" << c.splitK << " with cluster_m=" << c.clusterM << " cluster_n=" << c.clusterN
-                    << " is not supported by " << who
+                    << " is not supported by " << kWho
                     << ": split K slices across blocks, or share an operand within a cluster, not both";
   // stream_k: a block's run of K steps may start and end inside tiles, so the units are not whole
   // tiles (split_k's slices, ping-pong's alternating tiles). A cluster walks the runs as one: its
   // blocks take the same units of cluster tiles, each its sub-tile.
   if (c.streamK && c.splitK > 1)
-    diag.error(loc) << "stream_k=" << c.streamK << " with split_k=" << c.splitK << " is not supported by " << who
+    diag.error(loc) << "stream_k=" << c.streamK << " with split_k=" << c.splitK << " is not supported by " << kWho
                     << ": stream-K already splits the K steps of the tail tiles; use one or the other";
-  if (c.streamK && pingpong)
-    diag.error(loc) << "stream_k=" << c.streamK << " with consumers=pingpong is not supported by " << who
+  if (c.streamK && c.consumers == Consumers::Pingpong)
+    diag.error(loc) << "stream_k=" << c.streamK << " with consumers=pingpong is not supported by " << kWho
                     << ": use consumers=cooperative";
   // Clusters: pairs of CTAs along M that share (multicast) the B tile, 2 or 4 CTAs along N that
   // share the A tile, or 2 x 2 CTAs that share both (each A tile along its row of the cluster, each
@@ -195,12 +210,38 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   bool pairM = c.clusterM == 2 && c.clusterN == 1, rowN = c.clusterM == 1 && (c.clusterN == 2 || c.clusterN == 4);
   bool square = c.clusterM == 2 && c.clusterN == 2;
   if (multicast && !pairM && !rowN && !square)
-    diag.error(loc) << "cluster_m=" << c.clusterM << " cluster_n=" << c.clusterN << " is not supported by " << who
+    diag.error(loc) << "cluster_m=" << c.clusterM << " cluster_n=" << c.clusterN << " is not supported by " << kWho
                     << ": use cluster_m=2 cluster_n=1 (two CTAs along M sharing the B tile through TMA multicast), "
                        "cluster_m=1 with cluster_n=2 or 4 (CTAs along N sharing the A tile), cluster_m=2 "
                        "cluster_n=2 (both), or no cluster";
+}
+
+// reuse_stage: the ring stage a tile's K loop read last holds the boxes past the own slots until
+// the next tile's first K step, so every tile of a block must run a whole K loop in the same ring
+// (no slices, no runs that start inside a tile, no tile pairs or turns).
+void reuseStageRules(const Config& c, ir::DiagnosticEngine& diag, const ir::Location& loc) {
+  if (!c.reuseStage) return;
+  if (c.epilogue != EpilogueStore::Tma)
+    diag.error(loc) << "reuse_stage=true stages boxes of the TMA-store epilogue in the ring; it needs epilogue=tma";
+  if (c.consumers == Consumers::Pingpong || c.splitK > 1 || c.streamK)
+    diag.error(loc) << "reuse_stage=true is supported by " << kWho
+                    << " only with consumers=cooperative, split_k=1 and stream_k=0"
+                    << " (the ring stage a tile read last must be its own until the next tile starts)";
+  // The boxes past the slots, (bn / 64 - 2) x bm x 128 bytes, always fit in a B stage (bn x 128
+  // bytes) of a tile whose accumulators fit (bm x bn <= 16384 x warps_m; the builder asserts it).
+  if (c.bn <= 128)
+    diag.error(loc) << "reuse_stage=true has nothing to do at bn=" << c.bn
+                    << ": the two staging slots of a warpgroup already hold every 64-column box";
+  else if (c.bn % 64 != 0)
+    diag.error(loc) << "reuse_stage=true stages whole 64-column boxes in the B ring, which bn=" << c.bn
+                    << " does not split into: use a multiple of 64";
+}
+
+// The epilogue's stores: direct from registers, or staged for TMA (slots, pieces, stmatrix, the
+// ring stage).
+void epilogueRules(const Config& c, ir::DiagnosticEngine& diag, const ir::Location& loc) {
   if (c.epilogue == EpilogueStore::Smem)
-    diag.error(loc) << "epilogue=smem is not supported by " << who << " yet; use epilogue=direct or epilogue=tma";
+    diag.error(loc) << "epilogue=smem is not supported by " << kWho << " yet; use epilogue=direct or epilogue=tma";
   if (c.stageStore == StageStore::Stmatrix && c.epilogue != EpilogueStore::Tma)
     diag.error(loc) << "stage_store=stmatrix writes the tile staged for the TMA store; it needs epilogue=tma";
   if (c.storeSlots != 0 && c.epilogue != EpilogueStore::Tma)
@@ -216,27 +257,26 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
                       << " rows into pieces of whole 8-row stmatrix blocks: use a divisor of " << rows / 8;
   }
   if (c.storeSlots == 1 && c.reuseStage)
-    diag.error(loc) << "store_slots=1 with reuse_stage=true is not supported by " << who
+    diag.error(loc) << "store_slots=1 with reuse_stage=true is not supported by " << kWho
                     << ": the ring stage holds only the boxes past two slots";
-  // reuse_stage: the ring stage a tile's K loop read last holds the boxes past the own slots until
-  // the next tile's first K step, so every tile of a block must run a whole K loop in the same
-  // ring (no slices, no runs that start inside a tile, no tile pairs or turns).
-  if (c.reuseStage) {
-    if (c.epilogue != EpilogueStore::Tma)
-      diag.error(loc) << "reuse_stage=true stages boxes of the TMA-store epilogue in the ring; it needs epilogue=tma";
-    if (pingpong || c.splitK > 1 || c.streamK)
-      diag.error(loc) << "reuse_stage=true is supported by " << who
-                      << " only with consumers=cooperative, split_k=1 and stream_k=0"
-                      << " (the ring stage a tile read last must be its own until the next tile starts)";
-    // The boxes past the slots, (bn / 64 - 2) x bm x 128 bytes, always fit in a B stage (bn x 128
-    // bytes) of a tile whose accumulators fit (bm x bn <= 16384 x warps_m; the builder asserts it).
-    if (c.bn <= 128)
-      diag.error(loc) << "reuse_stage=true has nothing to do at bn=" << c.bn
-                      << ": the two staging slots of a warpgroup already hold every 64-column box";
-    else if (c.bn % 64 != 0)
-      diag.error(loc) << "reuse_stage=true stages whole 64-column boxes in the B ring, which bn=" << c.bn
-                      << " does not split into: use a multiple of 64";
+  reuseStageRules(c, diag, loc);
+}
+
+}  // namespace
+
+bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
+                              const ir::Location& loc) {
+  size_t errors = diag.errorCount();
+  if (!t.wgmma || !t.tma || !t.setmaxnreg) {
+    diag.error(loc) << "strategy " << kWho << " needs wgmma, TMA and setmaxnreg, which " << t.name
+                    << " does not have (use sm_90a)";
+    return false;
   }
+  operandRules(c, ops, diag, loc);
+  tileRules(c, diag, loc);
+  if (diag.errorCount() == errors) registerRule(c, ops, diag, loc);
+  schedulerRules(c, diag, loc);
+  epilogueRules(c, diag, loc);
   if (diag.errorCount() != errors) return false;
   Sm90Shape s = sm90Shape(c, ops.aElemBytes);
   if (s.smemBytes > t.maxSmemPerBlock)

@@ -1,0 +1,218 @@
+// The ragged and masked layouts of kiln_grouped_bench (see grouped_ragged.h).
+#include "bench/grouped_ragged.h"
+
+#include <cublasLt.h>
+
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+
+#include "bench/bench_rows.h"
+#include "bench/bench_support.h"
+#include "bench/fp8_scaled.h"
+#include "kiln/kernel.h"
+#include "kiln/resource_report.h"
+#include "kiln/runtime/driver.h"
+#include "kiln/target.h"
+#include "ops/grouped_programs.h"
+#include "schedule/config.h"
+
+namespace kiln::bench {
+
+std::vector<int> moeRows(int groups, int lo, int hi, uint64_t seed) {
+  // splitmix64, written the same in bench/grouped_torch.py, so both time the same groups.
+  std::vector<int> rows(static_cast<size_t>(groups));
+  for (int& r : rows) {
+    uint64_t z = (seed += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    r = int(lo / 16 + z % uint64_t(hi / 16 - lo / 16 + 1)) * 16;
+  }
+  return rows;
+}
+
+GroupLayout layoutOf(const RaggedOptions& o) {
+  GroupLayout l;
+  l.G = int(o.rows.size());
+  l.total = std::accumulate(o.rows.begin(), o.rows.end(), 0);
+  l.Mbuf = o.masked ? l.G * o.maxRows : l.total;
+  for (int g = 0, end = 0; g < l.G; ++g) {
+    l.starts.push_back(o.masked ? g * o.maxRows : end);
+    end += o.rows[size_t(g)];
+    l.rows.push_back(o.rows[size_t(g)]);
+    l.bounds.push_back(o.masked ? o.rows[size_t(g)] : end);
+  }
+  return l;
+}
+
+int GroupLayout::groupOf(int m) const {
+  for (int g = 0; g < G; ++g)
+    if (m >= starts[size_t(g)] && m < starts[size_t(g)] + rows[size_t(g)]) return g;
+  return -1;
+}
+
+namespace {
+
+// The largest error of 64 sampled outputs of the bf16 C against fp64 sums of A_g · B_g, relative to
+// the terms' size; `rowOf(m)` gives A's row and B's group of output row m (-1: owned by no group).
+double sampleError(const std::vector<uint16_t>& A, const std::vector<uint16_t>& Bt, const std::vector<uint16_t>& C,
+                   int rows, int N, int K, const std::function<std::pair<long, int>(int)>& rowOf) {
+  std::mt19937_64 rng(7);
+  double worst = 0;
+  for (int s = 0; s < 64; ++s) {
+    int m = int(rng() % uint64_t(rows)), n = int(rng() % uint64_t(N));
+    auto [arow, g] = rowOf(m);
+    if (g < 0) continue;
+    double exact = 0, terms = 0;
+    for (int k = 0; k < K; ++k) {
+      double t = double(bf16ToFloat(A[size_t(arow) * K + k])) * bf16ToFloat(Bt[(size_t(g) * N + n) * K + k]);
+      exact += t, terms += t * t;
+    }
+    double got = bf16ToFloat(C[size_t(m) * N + n]);
+    worst = std::max(worst, std::isfinite(got) ? std::abs(got - exact) / std::max({std::sqrt(terms), std::abs(exact), 1e-30})
+                                               : INFINITY);
+  }
+  return worst;
+}
+
+}  // namespace
+
+nlohmann::json runRagged(const RaggedOptions& o) {
+  if (o.fp8) return runRaggedFp8(o);
+  using L = ops::GroupedGemmSpec::Layout;
+  runtime::Driver* drv = driverOrExplain("kiln_grouped_bench");
+  if (!drv) std::exit(3);
+  runtime::Context ctx = runtime::Context::primary(*drv);
+  Target target = Target::byName("sm_90a").value();
+  const GroupLayout lay = layoutOf(o);
+  const int G = lay.G, N = o.N, K = o.K, total = lay.total, Mbuf = lay.Mbuf;
+  const std::vector<int>& starts = lay.starts;
+  auto rowOf = [&](int m) -> std::pair<long, int> { return {m, lay.groupOf(m)}; };
+  std::printf("[%s BF16: G=%d, rows", o.masked ? "masked" : "ragged", G);
+  for (int r : o.rows) std::printf(" %d", r);
+  std::printf(" (%d in all), N=%d, K=%d]\n", total, N, K);
+  nlohmann::json row = {{"layout", o.masked ? "masked" : "ragged"}, {"fp8", false}, {"rows", o.rows}, {"N", N},
+                        {"K", K}, {"total_rows", total}, {"kiln", nlohmann::json::array()}};
+  const double flops = 2.0 * double(total) * N * K;
+  auto tf = [&](double ms) { return ms > 0 ? flops / ms / 1e9 : 0.0; };
+
+  // BF16 operands, B stored [G][N][K] (K-major).
+  auto A = randomBf16(size_t(Mbuf) * K, 1), Bt = randomBf16(size_t(G) * N * K, 2);
+  DeviceBuffer dA(A.size() * 2), dB(Bt.size() * 2), dC(size_t(Mbuf) * N * 2), dR(size_t(Mbuf) * N * 2),
+      dBounds(size_t(G) * 4), dD(size_t(total) * N * 2);
+  check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
+  check(cudaMemcpy(dB.ptr, Bt.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
+  check(cudaMemcpy(dBounds.ptr, lay.bounds.data(), dBounds.bytes, cudaMemcpyHostToDevice), "copy bounds");
+
+  cublasHandle_t h;
+  check(cublasCreate(&h), "cublasCreate");
+  const float alpha = 1.0f, beta = 0.0f;
+  auto* a16 = static_cast<uint16_t*>(dA.ptr);
+  auto* b16 = static_cast<uint16_t*>(dB.ptr);
+  // One cublasGemmEx per group: C_gᵀ (N x m_g) = B_g (stored [N][K], op T) · A_gᵀ (K x m_g).
+  auto perGroup = [&](cudaStream_t st) {
+    check(cublasSetStream(h, st), "cublasSetStream");
+    for (int g = 0; g < G; ++g)
+      if (o.rows[size_t(g)] > 0)
+        check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, o.rows[size_t(g)], K, &alpha, b16 + size_t(g) * N * K,
+                           CUDA_R_16BF, K, a16 + size_t(starts[size_t(g)]) * K, CUDA_R_16BF, K, &beta,
+                           static_cast<uint16_t*>(dR.ptr) + size_t(starts[size_t(g)]) * N, CUDA_R_16BF, N,
+                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+              "cublasGemmEx");
+  };
+  poisonBf16(dR, nullptr);
+  perGroup(nullptr);
+  check(cudaDeviceSynchronize(), "cuBLAS per group");
+  std::vector<uint16_t> ref(size_t(Mbuf) * N);
+  check(cudaMemcpy(ref.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy reference");
+  double refErr = sampleError(A, Bt, ref, Mbuf, N, K, rowOf);
+  std::printf("  cuBLAS, one call per group: sampled against fp64, err %.1e%s\n", refErr,
+              refErr <= 2e-2 ? "" : " -- BAD: no figures are trusted");
+  row["reference_sample_err"] = refErr;
+
+  // cuBLAS's grouped-batched GEMM: one group per expert, pointer arrays in device memory.
+  std::vector<cublasOperation_t> ta(size_t(G), CUBLAS_OP_T), tb(size_t(G), CUBLAS_OP_N);
+  std::vector<int> ms(size_t(G), N), ns(o.rows), ks(size_t(G), K), lda(size_t(G), K), ldb(size_t(G), K), ldc(size_t(G), N),
+      sizes(size_t(G), 1);
+  std::vector<float> alphas(size_t(G), 1.0f), betas(size_t(G), 0.0f);
+  std::vector<const void*> pa(static_cast<size_t>(G)), pb(static_cast<size_t>(G));
+  std::vector<void*> pc(static_cast<size_t>(G));
+  for (int g = 0; g < G; ++g) {
+    pa[size_t(g)] = b16 + size_t(g) * N * K;
+    pb[size_t(g)] = a16 + size_t(starts[size_t(g)]) * K;
+    pc[size_t(g)] = static_cast<uint16_t*>(dC.ptr) + size_t(starts[size_t(g)]) * N;
+  }
+  DeviceBuffer dPa(size_t(G) * 8), dPb(size_t(G) * 8), dPc(size_t(G) * 8);
+  check(cudaMemcpy(dPa.ptr, pa.data(), dPa.bytes, cudaMemcpyHostToDevice), "copy pointers");
+  check(cudaMemcpy(dPb.ptr, pb.data(), dPb.bytes, cudaMemcpyHostToDevice), "copy pointers");
+  check(cudaMemcpy(dPc.ptr, pc.data(), dPc.bytes, cudaMemcpyHostToDevice), "copy pointers");
+  auto grouped = [&](cudaStream_t st) {
+    check(cublasSetStream(h, st), "cublasSetStream");
+    check(cublasGemmGroupedBatchedEx(h, ta.data(), tb.data(), ms.data(), ns.data(), ks.data(), alphas.data(),
+                                     static_cast<const void* const*>(dPa.ptr), CUDA_R_16BF, lda.data(),
+                                     static_cast<const void* const*>(dPb.ptr), CUDA_R_16BF, ldb.data(), betas.data(),
+                                     static_cast<void* const*>(dPc.ptr), CUDA_R_16BF, ldc.data(), G, sizes.data(),
+                                     CUBLAS_COMPUTE_32F),
+          "cublasGemmGroupedBatchedEx");
+  };
+  std::optional<std::string> groupedStatus = guardedRow([&] {
+    CheckedRun c = checkBf16Output(grouped, dC, ref);
+    if (!c.ok) throw std::runtime_error("wrong output, rel err " + std::to_string(c.cmp.relFrobenius));
+  });
+  // The same total work as one dense GEMM: [total, K] x [K, N] (the first expert's B).
+  auto dense = [&](cudaStream_t st) {
+    check(cublasSetStream(h, st), "cublasSetStream");
+    check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, total, K, &alpha, b16, CUDA_R_16BF, K, a16, CUDA_R_16BF, K, &beta,
+                       dD.ptr, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmEx (dense)");
+  };
+  std::vector<std::function<void(cudaStream_t)>> baselines = {perGroup, dense};
+  if (!groupedStatus) baselines.push_back(grouped);
+  std::vector<double> baseMs = alternatingMediansMs(baselines, o.warmup, o.reps, nullptr);
+  row["cublas_per_group_ms"] = baseMs[0];
+  row["cublas_dense_same_work_ms"] = baseMs[1];
+  row["cublas_grouped_batched_ms"] = groupedStatus ? nlohmann::json(nullptr) : nlohmann::json(baseMs[2]);
+  row["cublas_grouped_batched_status"] = groupedStatus.value_or("ok");
+  std::printf("  cuBLAS one call per group %.4f ms %.0f TFLOP/s; dense GEMM of the same work %.4f ms %.0f TFLOP/s; "
+              "grouped-batched %s\n",
+              baseMs[0], tf(baseMs[0]), baseMs[1], tf(baseMs[1]),
+              groupedStatus ? groupedStatus->c_str()
+                            : (std::to_string(baseMs[2]) + " ms, " + std::to_string(int(tf(baseMs[2]))) + " TFLOP/s").c_str());
+  // Kiln's ragged program. Arguments: A, B, [scale_a, scale_b,] offsets or counts, C.
+  auto program = ops::groupedGemmProgram({o.masked ? L::Masked : L::Offsets, ir::ScalarType::BF16, ir::ScalarType::BF16},
+                                         o.masked ? "masked_grouped_gemm" : "ragged_grouped_gemm");
+  std::map<std::string, int64_t> dims{{"G", G}, {"M", o.masked ? o.maxRows : total}, {"N", N}, {"K", K}};
+  for (const std::string& line : o.configs) {
+    ir::DiagnosticEngine diag;
+    auto config = Config::parse(line, diag);
+    auto kernel = config ? Kernel::build(*program, target, *config, diag) : std::nullopt;
+    if (!kernel) {
+      std::printf("  Kiln %s: not built: %s", line.c_str(), diag.str().c_str());
+      row["kiln"].push_back({{"config", line}, {"correct", false}, {"status", unsupportedStatus(diag.str())}});
+      continue;
+    }
+    const std::vector<uint64_t> ptrs = {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dBounds.ptr), uint64_t(dC.ptr)};
+    auto run = [&](cudaStream_t st) { kernel->launch(ctx, st, ptrs, {}, dims); };
+    double ms = 0;
+    CheckedRun checked;
+    std::optional<std::string> status = unsupportedShape(*kernel, ptrs, {}, dims);
+    if (!status)
+      status = guardedRow([&] {
+        checked = checkBf16Output(run, dC, ref);
+        if (checked.ok) ms = medianMs(run, o.warmup, o.reps, nullptr);
+      });
+    nlohmann::json k = {{"config", line}, {"correct", checked.ok}, {"status", status.value_or("ok")},
+                        {"rel_err", checked.cmp.relFrobenius}, {"ms", ms}, {"tflops", tf(ms)},
+                        {"vs_cublas_grouped", !groupedStatus && ms > 0 ? baseMs[2] / ms : 0.0},
+                        {"vs_dense_same_work", ms > 0 ? baseMs[1] / ms : 0.0}};
+    std::printf("  Kiln %s: %s %.4f ms %.0f TFLOP/s (%.2fx the dense GEMM of the same work)\n", line.c_str(),
+                status ? status->c_str() : checked.ok ? "ok" : "BAD", ms, tf(ms), ms > 0 ? baseMs[1] / ms : 0.0);
+    row["kiln"].push_back(k);
+  }
+  cublasDestroy(h);
+  return row;
+}
+
+}  // namespace kiln::bench

@@ -1,0 +1,45 @@
+#pragma once
+// kiln_grouped_bench's ragged and masked layouts (docs/grouped-gemm.md): MoE groups of different
+// row counts, given by offsets (torch._grouped_mm's contiguous layout) or by counts (DeepGEMM's
+// masked layout), against cuBLAS's grouped-batched GEMM (cublasGemmGroupedBatchedEx, one group per
+// expert), cuBLAS one call per group, and the same total work as one dense GEMM (cuBLAS and the
+// gemm_bf16 family's pick); Kiln's ragged programs are ops/grouped_programs.h's. FP8 (--fp8):
+// DeepSeek-V3's block scales, against the same total work as one dense cuBLASLt blockwise GEMM,
+// with DeepGEMM's published H800 figures for orientation.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kiln::bench {
+
+struct RaggedOptions {
+  bool masked = false;       // counts (the masked layout) instead of offsets
+  bool fp8 = false;          // e4m3 with 1x128 x 128x128 block scales instead of bf16
+  std::vector<int> rows;     // each group's rows (masked: each group's count, out of maxRows)
+  int maxRows = 0;           // masked: the rows each group's A holds
+  int N = 4096, K = 7168;
+  std::vector<std::string> configs;  // Kiln schedules to try
+  int warmup = 5, reps = 30;
+};
+
+// Where each group's rows lie in A and C: back to back (offsets) or at g * maxRows (masked).
+struct GroupLayout {
+  int G = 0, total = 0, Mbuf = 0;  // groups, rows owned in all, rows of A and C
+  std::vector<int> starts, rows;
+  std::vector<int32_t> bounds;     // the offsets or counts the program takes
+  int groupOf(int m) const;        // -1: a row no group owns
+};
+GroupLayout layoutOf(const RaggedOptions& o);
+
+// The MoE shape: 8 experts of 512..2048 rows (uniform, multiples of 16, from `seed`, by
+// splitmix64: bench/grouped_torch.py draws the same).
+std::vector<int> moeRows(int groups, int lo, int hi, uint64_t seed);
+
+// Runs the layout, prints a line per kernel, and returns the JSON row (grouped_ragged_fp8.cpp
+// for o.fp8).
+nlohmann::json runRagged(const RaggedOptions& o);
+nlohmann::json runRaggedFp8(const RaggedOptions& o);
+
+}  // namespace kiln::bench

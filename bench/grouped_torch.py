@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""torch._grouped_mm at kiln_grouped_bench's ragged shape, and the same total work as one dense mm.
+
+Run it in the same device call as the Kiln benchmark (shared/BENCH.md: ratios from one run only):
+
+  build/bench/kiln_grouped_bench --layout ragged --json kiln.json
+  python3 bench/grouped_torch.py --kiln kiln.json --json torch.json
+
+The groups are kiln_grouped_bench's: 8 experts of 512..2048 rows (multiples of 16, drawn with
+splitmix64 from seed 41, as bench/grouped_ragged.cpp draws them), N = 4096, K = 7168, BF16 in and
+out, A [rows, K] row-major, B [G, K, N] K-major (the transposed view of a contiguous [G, N, K], as
+torch._grouped_mm's CUTLASS kernel reads it), offsets int32 cumulative ends. The timed output is
+checked against a loop of torch.mm per group first (relative Frobenius error under 1e-2); times are
+the median of --reps CUDA-event timings with L2 flushed (a 256 MB write) before each. With --kiln,
+Kiln's best correct ragged kernel against torch._grouped_mm. Writes JSON; exits 3 without a GPU or
+torch.
+"""
+import argparse
+import json
+import sys
+
+MASK = (1 << 64) - 1
+
+
+def moe_rows(groups, lo, hi, seed):
+    """bench/grouped_ragged.cpp's moeRows: splitmix64 draws, multiples of 16 in [lo, hi]."""
+    rows = []
+    for _ in range(groups):
+        seed = (seed + 0x9E3779B97F4A7C15) & MASK
+        z = seed
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        z ^= z >> 31
+        rows.append((lo // 16 + z % (hi // 16 - lo // 16 + 1)) * 16)
+    return rows
+
+
+def median_ms(torch, fn, reps, warmup, flush):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        flush.zero_()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", help="each expert's rows, comma-separated (default: kiln_grouped_bench's draw)")
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--k", type=int, default=7168)
+    ap.add_argument("--kiln", help="kiln_grouped_bench's JSON, to print the ratio")
+    ap.add_argument("--json", default="grouped_torch.json")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    args = ap.parse_args()
+    try:
+        import torch
+    except ImportError as e:
+        print(f"grouped_torch.py: needs torch: {e}", file=sys.stderr)
+        return 3
+    if not torch.cuda.is_available():
+        print("grouped_torch.py: needs a GPU: torch.cuda.is_available() is false", file=sys.stderr)
+        return 3
+    rows = [int(r) for r in args.rows.split(",")] if args.rows else moe_rows(8, 512, 2048, 41)
+    G, N, K, total = len(rows), args.n, args.k, sum(rows)
+    torch.manual_seed(0)
+    a = torch.randn(total, K, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(G, N, K, device="cuda", dtype=torch.bfloat16).transpose(-2, -1)  # [G, K, N], K-major
+    offs = torch.cumsum(torch.tensor(rows, device="cuda", dtype=torch.int32), 0, dtype=torch.int32)
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    want, start = [], 0
+    for g, r in enumerate(rows):
+        want.append(a[start:start + r] @ b[g])
+        start += r
+    want = torch.cat(want).double()
+    flops = 2.0 * total * N * K
+    entry = {"rows": rows, "N": N, "K": K, "total_rows": total, "torch": torch.__version__}
+    try:
+        got = torch._grouped_mm(a, b, offs=offs).double()
+        err = float((got - want).norm() / want.norm())
+        ok = err < 1e-2
+        ms = median_ms(torch, lambda: torch._grouped_mm(a, b, offs=offs), args.reps, args.warmup, flush) if ok else 0.0
+        entry["grouped_mm"] = {"ms": ms, "tflops": flops / ms / 1e9 if ms else 0.0, "rel_err": err, "correct": ok}
+    except Exception as e:  # an older torch, or a layout its kernel refuses
+        entry["grouped_mm"] = {"error": str(e), "correct": False}
+    dense_b = b[0]
+    ms = median_ms(torch, lambda: a @ dense_b, args.reps, args.warmup, flush)
+    entry["dense_same_work"] = {"ms": ms, "tflops": flops / ms / 1e9}
+    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}; rows {rows} ({total}), N={N}, K={K}")
+    gm = entry["grouped_mm"]
+    print("torch._grouped_mm: " + (f"{gm['ms']:.4f} ms {gm['tflops']:.0f} TFLOP/s (rel err {gm['rel_err']:.1e})"
+                                   if gm.get("correct") else f"BAD or unavailable: {gm.get('error', gm)}"))
+    print(f"torch.mm of the same work: {ms:.4f} ms {flops / ms / 1e9:.0f} TFLOP/s")
+    if args.kiln and gm.get("correct"):
+        for r in json.load(open(args.kiln)).get("ragged", []):
+            if r["layout"] == "ragged" and not r["fp8"] and r["rows"] == rows:
+                best = [k["ms"] for k in r["kiln"] if k.get("correct") and k.get("ms")]
+                if best:
+                    entry["kiln_vs_grouped_mm"] = gm["ms"] / min(best)
+                    print(f"Kiln's best ragged kernel: {entry['kiln_vs_grouped_mm']:.2f}x torch._grouped_mm")
+                else:
+                    print("Kiln: no correct ragged kernel in " + args.kiln)
+    json.dump({"gpu": torch.cuda.get_device_name(), "results": [entry]}, open(args.json, "w"), indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

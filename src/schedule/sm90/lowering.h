@@ -1,0 +1,158 @@
+#pragma once
+// Internal to the sm90_ws_persistent lowering (lower.cpp): the values its builders share, each
+// built once and read-only after, and the builders of the kernel's parts.
+//
+//   Request   what was asked: the analyzed program, its options, the target, their Geometry;
+//   Kernel    the kernel-wide IR values: parameters, shared-memory buffers and barriers, K steps
+//             (kernel.cpp builds them before the tile loop);
+//   Unit      the tile loop body's values: which unit of work (tile, K slice or run of K steps)
+//             and the ring position its K loop starts at (lower.cpp, at the top of the body).
+//
+// Each builder takes the ones it reads, with the KernBuilder that writes (its insertion point is
+// where the part goes) and, where it can refuse the program, the diagnostics.
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dialects/kern/kern_builder.h"
+#include "schedule/config.h"
+#include "schedule/gemm_analysis.h"
+#include "schedule/sm90/geometry.h"
+
+namespace kiln::sm90 {
+
+struct Request {
+  const GemmProgram& g;
+  const Config& c;
+  const Target& target;
+  const Geometry& geo;
+
+  bool batched() const { return !g.dimBatch.empty(); }
+  int elemBytes() const { return ir::bitWidth(g.abType) / 8; }  // A's (and B's but FP8 e4m3 x e5m2)
+};
+
+// The kernel's parameters: the program's tensors and scalars (args) and dims by name (two
+// namespaces: a tensor and a dim may share a name), and those the strategy adds.
+struct Params {
+  std::map<std::string, ir::Value*> args, dims;
+  ir::Value *tmA = nullptr, *tmB = nullptr;  // the operands' tensor maps
+  ir::Value* tmC = nullptr;                  // epilogue=tma: the output's
+  // split_k, stream_k: the runtime's workspace (flags, partial sums).
+  ir::Value *wsFlags = nullptr, *wsPartials = nullptr;
+  ir::Value *dimM = nullptr, *dimN = nullptr, *dimK = nullptr;
+};
+
+// Shared memory: the operand rings and their mbarrier rings, the output staging.
+struct Buffers {
+  ir::Value *sA = nullptr, *sB = nullptr;      // [stages, rows, 64] 128B-swizzled
+  ir::Value *full = nullptr, *empty = nullptr;  // one mbarrier per stage each
+  ir::Value* turn = nullptr;  // consumers=pingpong: turn[wg] completes when wg may start its K loop
+  ir::Value* sC = nullptr;    // epilogue=tma: per consumer warpgroup, cSlots boxes of its rows x 64
+  // reuse_stage: a view of the B ring, [stages * warps_m, bn / warps_m, 64]: slot s * warps_m + wg
+  // holds warpgroup wg's boxes past the slots in ring stage s.
+  ir::Value* sR = nullptr;
+};
+
+struct Kernel {
+  Params params;
+  Buffers smem;
+  ir::Value* tid = nullptr;     // kern.thread_id
+  ir::Value* rank = nullptr;    // in a cluster: the block's rank (kern.cluster_rank)
+  ir::Value* ktiles = nullptr;  // ceil(K / bk): a tile's K steps
+  ir::Value* ksteps = nullptr;  // a unit's K steps: ktiles, or split_k's ceil(ktiles / S)
+};
+
+// Per unit (the tile loop's body): its tile's origin and batch; split_k's (tile, split) and
+// stream_k's peers; its K steps from kbase (null: from 0); and the ring position its K loop starts
+// at. Both roles derive the position from the unit's ordinal, so they agree without talking.
+struct Unit {
+  ir::Value *iter = nullptr, *m0 = nullptr, *n0 = nullptr, *batch = nullptr;
+  ir::Value *tile = nullptr, *split = nullptr;  // split_k
+  ir::Value* peers = nullptr;                   // stream_k: the blocks whose sums this unit adds
+  ir::Value *kbase = nullptr, *ksteps = nullptr;
+  ir::Value *stage0 = nullptr, *phase0 = nullptr;
+};
+
+// Where a consumer warpgroup stands: its lane, its warp among the consumer warps, its index, and
+// where its operands start in a stage: its first row of A (its share of the tile's rows), its
+// first column of the tile and its first B stage row (with warps_n: its columns').
+struct Warpgroup {
+  ir::Value *lane = nullptr, *cwarp = nullptr, *wg = nullptr;
+  ir::Value *rowA = nullptr, *colB = nullptr, *rowB = nullptr;
+};
+
+// kernel.cpp: the kernel op with its parameters, launch contract and attributes, an empty body.
+struct KernelOp {
+  std::unique_ptr<ir::Operation> op;
+  Params params;
+};
+std::optional<KernelOp> createKernel(const ir::Operation& program, const Request& r, ir::DiagnosticEngine& diag);
+// The shared memory, the barriers' initialization and the cluster barrier, at the kernel's top.
+Kernel buildKernelValues(KernBuilder& b, const Request& r, Params params);
+
+// (stage, phase) after one more step of a ring of `stages`: the phase flips when the stage wraps.
+std::pair<ir::Value*, ir::Value*> nextStage(KernBuilder& b, ir::Value* stage, ir::Value* phase, int stages);
+
+// producer.cpp: one elected thread waits for a free stage, arms its full barrier with the stage's
+// bytes and issues the TMA copies of A and B for each K step of the unit.
+void buildProducer(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u);
+// consumer.cpp: waits for each full stage, runs the wgmma of the K step, keeps one wgmma group in
+// flight while releasing the previous stage, then runs the fused epilogue. False after a
+// diagnostic from the epilogue.
+bool buildConsumer(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, ir::DiagnosticEngine& diag);
+
+// Inside the consumer role (consumer.cpp, k_loop.cpp, epilogue.cpp, split_handover.cpp):
+// the named barrier of consumer warpgroup wg's 128 threads (0 is kern.barrier's);
+ir::Value* groupBarrier(KernBuilder& b, ir::Value* wg);
+// whether this thread is its warpgroup's first, the one that issues and waits for TMA stores;
+ir::Value* isElected(KernBuilder& b);
+// gives stage s back to the producers: to this block's, and in a cluster to every peer's too, whose
+// multicast also overwrites this block's copy of the stage (after the warp's wgmma_wait retired the
+// groups that read it);
+void releaseStage(KernBuilder& b, const Request& r, const Kernel& k, ir::Value* s);
+// the unit's K loop (k_loop.cpp): per K step the wait for its stage, its wgmmas into the carried
+// accumulators from acc0 (firstIgnoresAcc: the first step's scale_d is kt != 0) and their commit,
+// one group kept in flight while the previous stage goes back (reuse_stage: and in the first step
+// the previous tile's last stage, prevLast, once the elected thread saw its stores read it). The
+// accumulators after it and the stage of its last step;
+struct KLoop {
+  std::vector<ir::Value*> acc;
+  ir::Value* last = nullptr;
+};
+KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w,
+                 ir::Value* isLane0, const std::vector<ir::Value*>& acc0, bool firstIgnoresAcc, ir::Value* elected,
+                 ir::Value* prevLast);
+// split_k / stream_k (split_handover.cpp): after the unit's K loop, with its sums `out`: a unit that
+// does not finish its tile hands them over; the one that does adds its peers' and calls `epilogue`
+// on the totals. False if that did;
+bool buildSplitEpilogue(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, ir::Value* wg,
+                        const std::vector<ir::Value*>& out,
+                        const std::function<bool(const std::vector<ir::Value*>&)>& epilogue);
+// epilogue_loads=early: the loads that preloadEpilogue made, per unit of the epilogue (the whole
+// warpgroup tile for epilogue=direct; for epilogue=tma each box or box piece, then the columns
+// past the last whole box), each a map from load op to its values.
+using EarlyLoads = std::vector<std::map<const ir::Operation*, std::vector<ir::Value*>>>;
+// epilogue.cpp: the fused epilogue of one tile's accumulators `out` for the warpgroup; reuse_stage:
+// ringStage is the ring stage the tile's K loop read last, which holds the boxes past the staging
+// slots; epilogue_loads=early: `early` holds the loads preloadEpilogue made with the same
+// arguments. False after a diagnostic for an epilogue op it cannot lower.
+struct EpilogueInputs {
+  const std::vector<ir::Value*>& out;
+  ir::Value* ringStage = nullptr;
+  EarlyLoads* early = nullptr;
+};
+bool buildEpilogue(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w,
+                   const EpilogueInputs& in, ir::DiagnosticEngine& diag);
+// and the epilogue's loads of vectors and scalars (sm80::preloadEpilogue) at the insertion point,
+// for buildEpilogue to use (epilogue_loads=early). False after a diagnostic.
+bool preloadEpilogue(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w,
+                     EarlyLoads& early, ir::DiagnosticEngine& diag);
+// epilogue_loads=prefetch: the lines of global memory the epilogue's vector and scalar loads will
+// read for the tile (sm80::prefetchEpilogue), prefetched into L1 at the insertion point by the
+// warpgroup's 128 threads. False after a diagnostic.
+bool prefetchEpilogue(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w,
+                      ir::DiagnosticEngine& diag);
+
+}  // namespace kiln::sm90

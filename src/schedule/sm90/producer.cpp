@@ -1,0 +1,265 @@
+// The sm90 producer role: TMA loads into the stage ring (PTX ISA, "cp.async.bulk.tensor",
+// "mbarrier"). As kern IR, for each tile (inside the role's tile loop after partition-roles):
+//
+//   if warp == 0 && lane == 0:                 (one thread issues every copy)
+//     for kt in 0 .. ksteps-1  carrying (s, ph) from the tile's (stage0, phase0):
+//       mbarrier_wait(empty[s], ph ^ 1)        the consumers released stage s (a fresh barrier
+//                                              passes parity 1 at once: the ring starts empty)
+//       mbarrier_arrive_expect_tx(full[s], A box + B boxes bytes)
+//       tma_load(A: k = (kbase + kt)*bk, m0)  tma_load(B: ...)  -> stage s, completing on full[s]
+//                                              (kbase: split_k's first K step of the unit, else 0)
+//       (s, ph) = next(s, ph)
+//
+// Copies past M, N or K are filled with zeros by TMA and still count their full bytes, so ragged
+// tiles need nothing special here. A grouped GEMM's B copies take the tile's group, ids[m0], read
+// once per tile before the K loop, as their third coordinate (docs/sm90-strategy.md, "Grouped GEMM").
+//
+// l2_hint=reuse: an operand that no other block reads is loaded L2 evict_first, so streaming it
+// (52 MB of B at 64x5120x5120) does not evict what L2 holds: in a model, the next layer's inputs; in
+// the benchmark, the dirty lines of its L2 flush (ncu: 21 MB of them written back during one
+// 64x5120x5120 GEMM; 1.6 MB with B loaded evict_first). Each A tile is read by the ceil(N / bn) blocks
+// of its tile row; each B tile by the ceil(M / (bm * cluster_m)) of its tile column (a cluster reads
+// it once and multicasts). One more condition: an L2 miss fills more than the sectors asked for when
+// the tensor map promotes fills (256 bytes, as CUTLASS's maps do), so a copy of 128-byte rows would
+// also bring in the next 128 bytes, which this block reads one K step later (A, K-major B) or
+// another block reads (row-major B at bn = 64); evict_first would drop them before that read and
+// fetch them twice (the H200: 2-4x slower at 8192x64x4096). So a streamed operand's map fills
+// 128-byte lines, and an operand streams only when a K step's copies cover whole lines (config.h,
+// Sm90StreamRule; the blocks of a cluster_n cluster copy the same K step within the ring's depth of
+// each other, as every stage waits for all of their A pieces). The runtime sets the map's promotion
+// to the fill while the operand streams (KernelParam::stream); the kernel decides from the launch's
+// M, N and K; sm90Streams (config.h) is the same rule on the host, for the heuristic.
+//
+// cluster_m=2 (docs/sm90-strategy.md, "Clusters and multicast"): the two blocks of a cluster run
+// this for M-adjacent tiles that share the B tile. Each loads its own A box and half of the B stage
+// with {multicast = 0b11}, which lands at the same offset in both blocks and completes its bytes on
+// both blocks' full[s]; so full[s] still expects A box + whole B stage bytes. A producer thus
+// overwrites stage s in both blocks, and empty[s] counts the releases of both blocks' consumers
+// (each consumer warp arrives on its own and on the peer's, after its wgmma reads of the stage are
+// complete), so the peer's reads of the stage are done before this block's multicast writes into
+// it. The waits stay at CTA scope (k_loop.cpp, issueKStep). A peer's complete-tx may reach full[s] before this
+// block's expect_tx of the same phase; the tx-count is then transiently negative, and the phase
+// still cannot complete before the local arrival (PTX ISA, "mbarrier": tx-count range).
+//
+// cluster_n=cn (2 or 4): the same protocol with the operands' roles swapped. The cn blocks run this
+// for N-adjacent tiles that share the A tile; block r loads rows [r bm/cn, (r+1) bm/cn) of the A
+// stage with {multicast = 2^cn - 1} and its own whole B stage, and empty[s] counts the releases of
+// all cn blocks' consumers. bm is a multiple of 64, so the pieces (16 rows or more) start on the
+// 128-byte swizzle's 8-row period and each lands swizzled exactly as a whole-box copy would have
+// placed those rows.
+#include <functional>
+
+#include "schedule/sm90/lowering.h"
+
+namespace kiln::sm90 {
+using namespace ir;
+
+std::pair<Value*, Value*> nextStage(KernBuilder& b, Value* stage, Value* phase, int stages) {
+  Value* s1 = b.addConst(stage, 1);
+  Value* wrap = b.cmp("eq", s1, b.i32(stages));
+  return {b.select(wrap, b.i32(0), s1), b.select(wrap, b.intBin("arith.xori", phase, b.i32(1)), phase)};
+}
+
+namespace {
+
+// l2_hint=reuse: whether each operand streams (config.h, Sm90StreamRule) for this launch's M, N
+// and K. Null: never, for this config.
+struct Streams {
+  Value *a = nullptr, *b = nullptr;
+};
+Streams streamPredicates(KernBuilder& b, const Request& r, const Kernel& k) {
+  const Params& p = k.params;
+  Sm90StreamRules rules = sm90StreamRules(r.c, r.g.bKMajor, r.elemBytes(), ir::bitWidth(r.g.bType) / 8);
+  auto streams = [&](const Sm90StreamRule& rule, const char* name) -> Value* {
+    if (!rule.possible) return nullptr;
+    Value* cond = b.cmp("sle", rule.boundDim == 'N' ? p.dimN : p.dimM, b.i32(rule.bound));
+    if (rule.rowMultiple > 1) {
+      KILN_ASSERT((rule.rowMultiple & (rule.rowMultiple - 1)) == 0, "sm90: a fill is a power of two of elements");
+      Value* row = rule.rowDim == 'K' ? p.dimK : p.dimN;
+      cond = b.andi(cond, b.cmp("eq", b.andi(row, b.i32(rule.rowMultiple - 1)), b.i32(0)));
+    }
+    return b.named(cond, name);
+  };
+  Streams st;
+  st.a = streams(rules.a, "stream_a");
+  st.b = streams(rules.b, "stream_b");
+  return st;
+}
+
+// Grouped GEMM: the tile's group, the id of its first row (tile.group_index; every row of the tile
+// has it, as bm * cluster_m divides {align}). An id outside [0, G) puts every B box out of the
+// map's bounds, so TMA fills B with zeros, as the sm80 path zero-fills its copies. Null otherwise.
+Value* tileGroup(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u) {
+  const Operation* gi = r.g.groupIndex;
+  if (!gi) return nullptr;
+  b.setLoc(gi->loc());
+  Value* ids = k.params.args.at(r.g.groupIds->definingOp()->stringAttr("name"));
+  Value* at = b.ptrAdd(ids, b.cast(u.m0, types::i64()));
+  Value* id = b.op1("kern.ld_global", {at, b.cmp("slt", u.m0, k.params.dimM)}, Type::scalar(r.g.groupIds->type().elem()));
+  Value* group = b.named(b.cast(id, types::i32()), "group");
+  b.setLoc(r.g.reduce->loc());
+  return group;
+}
+
+// The TMA copies of one K step into stage s: A's box (or with cluster_n its piece), B's boxes (or
+// with cluster_m its half), each completing on full[s].
+class StageCopies {
+ public:
+  StageCopies(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Streams& st, Value* group,
+              Value* s, Value* k0)
+      : b_(b), r_(r), k_(k), u_(u), st_(st), group_(group), s_(s), k0_(k0) {}
+
+  // The operand a cluster shares is copied in pieces, one per rank; the other whole (A first).
+  void issue() {
+    const Config& c = r_.c;
+    if (c.clusterN == 1) loadA(0, 1);
+    // The TMA destination row is a compile-time displacement, so the rank picks one of the
+    // cluster's copies of the loads: if rank == 0 {..} else if rank == 1 {..} ... else {..}.
+    if (r_.geo.clustered()) byRank(0);
+    if (c.clusterM == 1) loadB(0, 1);
+  }
+
+ private:
+  std::vector<Value*> coords(Value* inner, Value* outer) const {
+    std::vector<Value*> v = {inner, outer};
+    if (r_.batched()) v.push_back(u_.batch);
+    return v;
+  }
+  // Grouped: B's coordinates end with the tile's group.
+  std::vector<Value*> coordsB(Value* inner, Value* outer) const {
+    std::vector<Value*> v = coords(inner, outer);
+    if (group_) v.push_back(group_);
+    return v;
+  }
+  int64_t everyone() const { return (int64_t{1} << r_.geo.clusterSize) - 1; }
+
+  // mask: the cluster's blocks the box is multicast to (0: this block's only).
+  void load(Value* map, Value* buf, const std::vector<Value*>& xy, int64_t row, int64_t mask = 0) {
+    std::vector<Value*> ops = {map, buf, s_, k_.smem.full, s_};
+    ops.insert(ops.end(), xy.begin(), xy.end());
+    std::vector<NamedAttr> attrs = {{"row", row}};
+    if (mask) attrs.push_back({"multicast", mask});
+    if (Value* stream = map == k_.params.tmA ? st_.a : st_.b) {
+      ops.push_back(stream);
+      attrs.push_back({"stream", true});
+    }
+    b_.create("kern.tma_load", ops, {}, attrs);
+  }
+
+  // The A stage, or (cluster_n=cn) piece `piece` of its cn row ranges, multicast to every block.
+  // mask (0: every block of the cluster): the blocks a piece goes to.
+  void loadA(int piece, int pieces, int64_t mask = 0) {
+    b_.setLoc(r_.g.loadA->loc());
+    int64_t rows = r_.c.bm / pieces;
+    KILN_ASSERT(rows % 8 == 0, "sm90: an A piece starts on the 128-byte swizzle's 8-row period");
+    load(k_.params.tmA, k_.smem.sA, coords(k0_, b_.addConst(u_.m0, rows * piece)), rows * piece,
+         pieces > 1 ? (mask ? mask : everyone()) : 0);
+  }
+
+  // The B stage, or (cluster_m=2) half `half` of it, multicast to both blocks of the cluster (in a
+  // 2 x 2 cluster, to the blocks `to` of its column).
+  void loadB(int half, int halves, int64_t to = 0) {
+    const Config& c = r_.c;
+    b_.setLoc(r_.g.loadB->loc());
+    int64_t mask = halves > 1 ? (to ? to : everyone()) : 0;
+    if (r_.g.bKMajor) {
+      int64_t rows = c.bn / halves;
+      load(k_.params.tmB, k_.smem.sB, coordsB(k0_, b_.addConst(u_.n0, rows * half)), rows * half, mask);
+      return;
+    }
+    // Row-major B: boxes of 64 columns (128 bytes) x bk rows, side by side in the stage (the last
+    // one whole even where bn is not a multiple of 64); in a cluster each block loads rows
+    // [h bk/2, (h+1) bk/2) of every box.
+    int64_t rows = c.bk / halves;
+    for (int j = 0; j < (c.bn + 63) / 64; ++j)
+      load(k_.params.tmB, k_.smem.sB, coordsB(b_.addConst(u_.n0, 64 * j), b_.addConst(k0_, rows * half)),
+           int64_t(j) * c.bk + rows * half, mask);
+  }
+
+  // Rank r's copies. In a 2 x 2 cluster block r = (r % 2 along M, r / 2 along N) copies piece
+  // r / 2 of its A stage to its row of the cluster (the blocks of its M index) and half r % 2 of
+  // its B stage to its column (the blocks of its N index).
+  void piece(int rank) {
+    const Config& c = r_.c;
+    if (c.clusterM > 1 && c.clusterN > 1) {
+      int rm = rank % c.clusterM, rn = rank / c.clusterM;
+      int64_t row = 0, column = 0;
+      for (int j = 0; j < c.clusterN; ++j) row |= int64_t{1} << (rm + c.clusterM * j);
+      for (int i = 0; i < c.clusterM; ++i) column |= int64_t{1} << (i + c.clusterM * rn);
+      loadA(rn, c.clusterN, row);
+      loadB(rm, c.clusterM, column);
+      return;
+    }
+    c.clusterN > 1 ? loadA(rank, c.clusterN) : loadB(rank, c.clusterM);
+  }
+
+  void byRank(int rank) {
+    if (rank + 1 == r_.geo.clusterSize) return piece(rank);
+    Operation* test = b_.create("scf.if", {b_.cmp("eq", k_.rank, b_.i32(rank))}, {}, {}, 2);
+    InsertionGuard inner(b_);
+    b_.setInsertionPointToEnd(test->region(0).addBlock());
+    piece(rank);
+    b_.create("scf.yield", {}, {});
+    b_.setInsertionPointToEnd(test->region(1).addBlock());
+    byRank(rank + 1);
+    b_.create("scf.yield", {}, {});
+  }
+
+  KernBuilder& b_;
+  const Request& r_;
+  const Kernel& k_;
+  const Unit& u_;
+  const Streams& st_;
+  Value* group_;
+  Value *s_, *k0_;
+};
+
+// The bytes a stage's copies deliver: whole boxes, zero-filled past the tensor's edges (a
+// row-major B's last box is 64 columns wide whatever bn is).
+int64_t stageTxBytes(const Request& r) {
+  const Config& c = r.c;
+  int64_t bRows = r.g.bKMajor ? c.bn : (c.bn + 63) / 64 * 64;
+  return (c.bm + bRows) * c.bk * r.elemBytes();
+}
+
+// The elected thread's K loop over the unit's K steps, carrying the ring position.
+void buildCopyLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Streams& st, Value* group) {
+  const Config& c = r.c;
+  Operation* loop = b.create("scf.for", {b.i32(0), u.ksteps, b.i32(1), u.stage0, u.phase0},
+                             {types::i32(), types::i32()}, {}, 1);
+  Block* body = loop->region(0).addBlock();
+  Value* kt = body->addArgument(types::i32(), "kt");
+  Value* s = body->addArgument(types::i32(), "s");
+  Value* ph = body->addArgument(types::i32(), "ph");
+  InsertionGuard inner(b);
+  b.setInsertionPointToEnd(body);
+  b.create("kern.mbarrier_wait", {k.smem.empty, s, b.intBin("arith.xori", ph, b.i32(1))}, {});
+  b.create("kern.mbarrier_arrive_expect_tx", {k.smem.full, s}, {}, {{"bytes", stageTxBytes(r)}});
+  Value* k0 = b.named(b.mulConst(u.kbase ? b.add(u.kbase, kt) : kt, c.bk), "k0");
+  StageCopies(b, r, k, u, st, group, s, k0).issue();
+  b.setLoc(r.g.reduce->loc());
+  auto [s1, ph1] = nextStage(b, s, ph, c.stages);
+  b.create("scf.yield", {s1, ph1}, {});
+}
+
+}  // namespace
+
+void buildProducer(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u) {
+  Value* warp = b.named(b.op1("kern.warp_id", {}, types::i32()), "warp");
+  Value* lane = b.named(b.op1("kern.lane_id", {}, types::i32()), "lane");
+  Value* leader = b.andi(b.cmp("eq", warp, b.i32(0)), b.cmp("eq", lane, b.i32(0)));
+  Operation* ifOp = b.create("scf.if", {leader}, {}, {}, 2);
+  Block* thenB = ifOp->region(0).addBlock();
+  Block* elseB = ifOp->region(1).addBlock();
+  InsertionGuard guard(b);
+  b.setInsertionPointToEnd(elseB);
+  b.create("scf.yield", {}, {});
+  b.setInsertionPointToEnd(thenB);
+  b.setLoc(r.g.reduce->loc());
+  const Streams st = streamPredicates(b, r, k);
+  Value* group = tileGroup(b, r, k, u);
+  buildCopyLoop(b, r, k, u, st, group);
+  b.create("scf.yield", {}, {});
+}
+
+}  // namespace kiln::sm90

@@ -1,0 +1,106 @@
+// The tuning cache's JSON: keys and entries round-trip, and a missing field or one of the wrong
+// type or value is named in the sentence that rejects it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "ops/tuning_cache.h"
+#include "tests/unit/ops/tuning_samples.h"
+
+namespace kiln::ops {
+namespace {
+using nlohmann::json;
+
+// ---- JSON ---------------------------------------------------------------------------------------
+
+TEST(TuningCacheJson, RoundTrips) {
+  std::string why;
+  auto e = tunedEntryFromJson(toJson(sampleEntry()), why);
+  ASSERT_TRUE(e) << why;
+  EXPECT_EQ(*e, sampleEntry());
+  auto k = tuningKeyFromJson(toJson(sampleKey()), why);
+  ASSERT_TRUE(k) << why;
+  EXPECT_EQ(*k, sampleKey());
+  auto d = deviceIdentityFromJson(toJson(sampleKey().device), why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(*d, sampleKey().device);
+  // Integral times are numbers too.
+  json j = toJson(sampleEntry());
+  j["microseconds"] = 400;
+  ASSERT_TRUE(tunedEntryFromJson(j, why)) << why;
+}
+
+TEST(TuningCacheJson, MissingFieldsAreNamed) {
+  for (const char* name : {"config", "microseconds", "dims", "candidatesTimed", "candidatesTotal", "tuneSeconds",
+                           "date", "source"}) {
+    json j = toJson(sampleEntry());
+    ASSERT_EQ(j.erase(name), 1u) << name;
+    std::string why;
+    EXPECT_FALSE(tunedEntryFromJson(j, why)) << name;
+    EXPECT_EQ(why, fmt::format("the field '{}' is missing", name));
+  }
+  for (const char* name : {"programHash", "target", "device", "kilnVersion", "bucket"}) {
+    json j = toJson(sampleKey());
+    ASSERT_EQ(j.erase(name), 1u) << name;
+    std::string why;
+    EXPECT_FALSE(tuningKeyFromJson(j, why)) << name;
+    EXPECT_EQ(why, fmt::format("the field '{}' is missing", name));
+  }
+  json j = toJson(sampleKey());
+  j["device"].erase("smCount");
+  std::string why;
+  EXPECT_FALSE(tuningKeyFromJson(j, why));
+  EXPECT_EQ(why, "the field 'device.smCount' is missing");
+}
+
+TEST(TuningCacheJson, WrongTypesAndValuesAreNamed) {
+  const std::pair<std::function<void(json&)>, std::string> entryCases[] = {
+      {[](json& j) { j["config"] = 5; }, "the field 'config' is a number, not a string"},
+      {[](json& j) { j["microseconds"] = "fast"; }, "the field 'microseconds' is a string, not a number"},
+      {[](json& j) { j["microseconds"] = -1.5; }, "the field 'microseconds' is -1.5; it cannot be negative"},
+      {[](json& j) { j["microseconds"] = NAN; }, "the field 'microseconds' is not a finite number"},
+      {[](json& j) { j["dims"] = json::array({1, 2}); }, "the field 'dims' is an array, not an object"},
+      {[](json& j) { j["dims"]["M"] = 4096.5; }, "the field 'dims.M' is a number with a fraction, not an integer"},
+      {[](json& j) { j["dims"]["M"] = UINT64_MAX; },
+       "the field 'dims.M' is 18446744073709551615, outside [-9223372036854775808, 9223372036854775807]"},
+      {[](json& j) { j["candidatesTimed"] = int64_t(1) << 40; },
+       "the field 'candidatesTimed' is 1099511627776, outside [-2147483648, 2147483647]"},
+      {[](json& j) { j["candidatesTotal"] = true; }, "the field 'candidatesTotal' is a boolean, not an integer"},
+      {[](json& j) { j["candidatesTimed"] = 49; },
+       "the fields 'candidatesTimed' (49) and 'candidatesTotal' (48) do not satisfy 0 <= timed <= total"},
+      {[](json& j) { j["date"] = nullptr; }, "the field 'date' is null, not a string"},
+      {[](json& j) { j["source"] = "guessed"; }, "the field 'source' is \"guessed\", not \"tuned\" or \"pretuned\""},
+      {[](json& j) { j = json::array(); }, "the entry is an array, not an object"},
+  };
+  for (const auto& [damage, want] : entryCases) {
+    json j = toJson(sampleEntry());
+    damage(j);
+    std::string why;
+    EXPECT_FALSE(tunedEntryFromJson(j, why)) << want;
+    EXPECT_EQ(why, want);
+  }
+  const std::pair<std::function<void(json&)>, std::string> keyCases[] = {
+      {[](json& j) { j["device"]["smCount"] = "132"; }, "the field 'device.smCount' is a string, not an integer"},
+      {[](json& j) { j["device"] = "H200"; }, "the field 'device' is a string, not an object"},
+      {[](json& j) { j["bucket"]["M"] = int64_t(1) << 33; },
+       "the field 'bucket.M' is 8589934592, outside [-2147483648, 2147483647]"},
+      {[](json& j) { j["target"] = json::object(); }, "the field 'target' is an object, not a string"},
+  };
+  for (const auto& [damage, want] : keyCases) {
+    json j = toJson(sampleKey());
+    damage(j);
+    std::string why;
+    EXPECT_FALSE(tuningKeyFromJson(j, why)) << want;
+    EXPECT_EQ(why, want);
+  }
+  std::string why;
+  json pretuned = toJson(sampleEntry());
+  pretuned["source"] = "pretuned";
+  EXPECT_TRUE(tunedEntryFromJson(pretuned, why)) << why;
+}
+
+}  // namespace
+}  // namespace kiln::ops
