@@ -56,6 +56,27 @@ std::vector<double> groupIds(int64_t rows, int64_t align, int64_t groups, std::m
   return ids;
 }
 
+// The ragged tile.for_tiles whose group bounds the tensor `v` holds, if any.
+const ir::Operation* raggedLoopBoundedBy(const ir::Value* v) {
+  for (const ir::Use& u : v->uses())
+    if (u.user->is("tile.for_tiles") && u.operandIndex == 0) return u.user;
+  return nullptr;
+}
+
+// Valid bounds for `groups` groups of a dim of `extent` (tile_ops.h, "Ragged groups"): offsets
+// are sorted cut points ending at the extent (groups of random sizes, some possibly empty);
+// counts are uniform in [0, extent].
+std::vector<double> groupBounds(bool offsets, int64_t groups, int64_t extent, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int64_t> pick(0, extent);
+  std::vector<int64_t> v(static_cast<size_t>(groups));
+  for (int64_t& x : v) x = pick(rng);
+  if (offsets) {
+    std::sort(v.begin(), v.end());
+    v.back() = extent;
+  }
+  return std::vector<double>(v.begin(), v.end());
+}
+
 // SplitMix64's finalizer: a well-mixed 64-bit hash, so that neighbouring chunks get unrelated seeds.
 uint64_t mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -93,27 +114,6 @@ HostTensor poisoned(ir::ScalarType dtype, const std::vector<int64_t>& shape) {
   setElement(t, 0, std::numeric_limits<double>::quiet_NaN());
   for (size_t at = e; at < t.bytes.size(); at += e) std::memcpy(t.bytes.data() + at, t.bytes.data(), e);
   return t;
-}
-
-// The ragged tile.for_tiles whose group bounds the tensor `v` holds, if any.
-const ir::Operation* raggedLoopBoundedBy(const ir::Value* v) {
-  for (const ir::Use& u : v->uses())
-    if (u.user->is("tile.for_tiles") && u.operandIndex == 0) return u.user;
-  return nullptr;
-}
-
-// Valid bounds for `groups` groups of a dim of `extent` (tile_ops.h, "Ragged groups"): offsets
-// are sorted cut points ending at the extent (groups of random sizes, some possibly empty);
-// counts are uniform in [0, extent].
-std::vector<double> groupBounds(bool offsets, int64_t groups, int64_t extent, std::mt19937_64& rng) {
-  std::uniform_int_distribution<int64_t> pick(0, extent);
-  std::vector<int64_t> v(static_cast<size_t>(groups));
-  for (int64_t& x : v) x = pick(rng);
-  if (offsets) {
-    std::sort(v.begin(), v.end());
-    v.back() = extent;
-  }
-  return std::vector<double>(v.begin(), v.end());
 }
 
 }  // namespace

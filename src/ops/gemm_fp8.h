@@ -40,8 +40,9 @@ struct Fp8GemmProblem {
   // the sums in the tensor cores' own accumulator (cuBLASLt's FAST_ACCUM): faster, fewer bits kept
   // over long K.
   bool fastAccum = false;
-  // The scaling mode (ops/fp8_programs.h). The registered variants run rowwise scales, applied in
-  // the epilogue; the other modes have no sm90 lowering yet and no variant is eligible for them.
+  // The scaling mode (ops/fp8_programs.h). Rowwise and tensorwise scales apply in the epilogue, on
+  // any variant; blockwise ones per K step as its sums are promoted, on the variants that promote
+  // (fastAccum is then ignored: the scales need each step's sums in f32).
   Fp8Scaling scaling = Fp8Scaling::Rowwise;
 };
 

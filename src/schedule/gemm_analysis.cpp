@@ -139,11 +139,11 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
     return fail(red.loc()) << who << ": the accumulator must start from a tile.constant", std::nullopt;
   g.accInit = init->attr("value")->asNumber();
 
-  // The reduce body: exactly load A, load B, dot, yield.
+  // The reduce body: exactly load A, load B, dot (or dot_scaled and the loads of its scales), yield.
   const Block& rb = red.body();
   for (const auto& op : rb.operations()) {
     if (op->is("tile.load")) continue;
-    if (op->is("tile.dot")) {
+    if (op->is("tile.dot") || op->is("tile.dot_scaled")) {
       if (g.dot) return fail(op->loc()) << who << " with one tile.dot per K step; found two", std::nullopt;
       g.dot = op.get();
       continue;
@@ -155,11 +155,12 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   }
   if (!g.dot) return fail(red.loc()) << who << ": the tile.reduce has no tile.dot", std::nullopt;
   const Operation& dot = *g.dot;
-  if (dot.operand(2) != rb.argument(1) || rb.back()->operand(0) != dot.result())
+  const bool scaled = dot.is("tile.dot_scaled");  // (a, a_scale, b, b_scale, acc)
+  if (dot.operand(scaled ? 4 : 2) != rb.argument(1) || rb.back()->operand(0) != dot.result())
     return fail(dot.loc()) << who << ": the tile.dot must accumulate into the carried value and be yielded",
            std::nullopt;
   g.loadA = dot.operand(0)->definingOp();
-  g.loadB = dot.operand(1)->definingOp();
+  g.loadB = dot.operand(scaled ? 2 : 1)->definingOp();
   if (!g.loadA || !g.loadA->is("tile.load") || !g.loadB || !g.loadB->is("tile.load"))
     return fail(dot.loc()) << who << ": both tile.dot operands must come straight from tile.load", std::nullopt;
   for (const Operation* ld : {g.loadA, g.loadB}) {
@@ -220,6 +221,8 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   } else {
     return fail(g.loadB->loc()) << strategy << " needs B row-major or K-major, got " << tB.str(), std::nullopt;
   }
+
+  if (scaled && !analyzeScaledDot(g, strategy, diag)) return std::nullopt;
 
   // Parameters: tensors, then scalars, then dims.
   for (const auto& op : program.body().operations())

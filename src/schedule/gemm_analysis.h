@@ -27,6 +27,9 @@
 // outermost, loaded as tile.load(%B, %g, %k, %n). A is never indexed by the group. Not batched.
 //
 // FP8: A and B both f8e4m3 / f8e5m2; B must then be K-major (ldmatrix has no 8-bit .trans).
+//
+// Block-scaled (sm90_ws_persistent): tile.dot_scaled(%a, %sa, %b, %sb, %c) {block_k} in place of
+// the dot, %sa and %sb loaded from block-tensor inputs at A's and B's indices (gemm_scales.cpp).
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +62,11 @@ struct GemmProgram {
   const ir::Value* groupIds = nullptr;
   int64_t groupAlign = 0;
   bool bGrouped = false;
+  // tile.dot_scaled (gemm_scales.cpp): the loads of A's and B's block scales, each indexed as its
+  // operand's load, and the width of the K slices they scale (0: a plain tile.dot).
+  const ir::Operation* loadScaleA = nullptr;
+  const ir::Operation* loadScaleB = nullptr;
+  int64_t blockK = 0;
   double accInit = 0.0;
   // Ops of the for_tiles body after the reduce, in order, excluding the final tile.yield.
   std::vector<const ir::Operation*> epilogue;
@@ -70,6 +78,9 @@ struct GemmProgram {
   };
   std::vector<Param> params;
 };
+
+// The checks and fields of a tile.dot_scaled K loop (gemm_scales.cpp): false after a diagnostic.
+bool analyzeScaledDot(GemmProgram& g, const std::string& strategy, ir::DiagnosticEngine& diag);
 
 // Returns nullopt after reporting why the program is not a GEMM this strategy can lower.
 std::optional<GemmProgram> analyzeGemm(const ir::Operation& program, const std::string& strategy,
