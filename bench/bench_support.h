@@ -34,7 +34,8 @@ struct DeviceBuffer {
 enum class Float16 { BF16, F16 };
 float float16ToFloat(uint16_t bits, Float16 f);
 
-// Host data (bit patterns) drawn from N(0, 1) with a fixed seed, never zeros.
+// Host data (bit patterns) drawn from N(0, 1) with a fixed seed, never zeros; from 4M elements on,
+// drawn in chunks on every core (bench_support.cpp says how), the same values on any machine.
 std::vector<uint16_t> randomFloat16(size_t n, uint64_t seed, Float16 f);
 inline std::vector<uint16_t> randomBf16(size_t n, uint64_t seed) { return randomFloat16(n, seed, Float16::BF16); }
 // FP8 E4M3 host data (bit patterns) drawn from N(0, 1) with a fixed seed, rounded once through Kiln's
@@ -72,6 +73,15 @@ std::vector<double> alternatingMediansMs(const std::vector<std::function<void(cu
 // format f, f32 accumulation, through cublasGemmEx.
 void cublasGemm16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,
                   cudaStream_t s, Float16 f);
+// The same in any of the four layouts, with leading dimensions: A row-major [M][lda] or
+// column-major (element (m, k) at m + k * lda), B row-major [K][ldb] or K-major (element (k, n) at
+// k + n * ldb), C row-major [M][ldc]; a leading dimension of 0 is the dense one.
+struct GemmLayout {
+  bool aColMajor = false, bKMajor = false;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+};
+void cublasGemmLayout(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C,
+                      const GemmLayout& l, cudaStream_t s, Float16 f);
 inline void cublasGemmBf16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,
                            cudaStream_t s) {
   cublasGemm16(h, M, N, K, A, B, C, bKMajor, s, Float16::BF16);

@@ -104,7 +104,14 @@ Strategy sm80Strategy() {
                      "warps along N (the warp tile is bn / warps_n columns)"),
            namedOption("frag_prefetch", "mainloop", &Config::fragPrefetch, kFragPrefetch, FragPrefetch::A,
                        "first-k-step fragments loaded before a K tile's barrier and carried across it: A's, or none"),
-           rasterOption(), groupMOption()}};
+           intOption("align_a", "mainloop", &Config::alignA, 1, 16, 16,
+                     "bytes A's address and rows are aligned to: cp.async of 16, 8 or 4 bytes, below 4 by element"),
+           intOption("align_b", "mainloop", &Config::alignB, 1, 16, 16,
+                     "bytes B's address and rows are aligned to: cp.async of 16, 8 or 4 bytes, below 4 by element"),
+           rasterOption(), groupMOption(),
+           intOption("align_c", "epilogue", &Config::alignC, 1, 16, 16,
+                     "bytes the output's address and rows are aligned to: stores of element pairs, or of one element "
+                     "when a pair is wider")}};
 }
 
 Strategy sm90Strategy() {
@@ -126,6 +133,10 @@ Strategy sm90Strategy() {
        intOption("split_k", "scheduler", &Config::splitK, 1, 256, 1, "K slices of a tile, summed through a workspace"),
        intOption("stream_k", "scheduler", &Config::streamK, 0, 2, 0,
                  "the last 1 or 2 waves' tiles shared out as equal runs of K steps, one per block (0: off)"),
+       intOption("blocks_per_sm", "scheduler", &Config::blocksPerSm, 0, 2, 0,
+                 "blocks of the persistent grid per SM: 2 puts two one-consumer-warpgroup blocks on each SM "
+                 "(128 registers a thread, half the shared memory each), one block's prologue and epilogue "
+                 "beside the other's K loop (0: one)"),
        intOption("cluster_m", "cluster", &Config::clusterM, 1, 16, 1, "blocks of a cluster along M (sharing B by multicast)"),
        intOption("cluster_n", "cluster", &Config::clusterN, 1, 16, 1, "blocks of a cluster along N (sharing A by multicast)"),
        namedOption("epilogue", "epilogue", &Config::epilogue, kEpilogues, EpilogueStore::Direct,
