@@ -96,7 +96,8 @@ bool checkGemmShaped(const Operation& program, const std::string& strategy, Diag
 }
 
 // The one tile.for_tiles over [M, N] (and its batch dim).
-bool findTileLoop(const Operation& program, GemmProgram& g, const std::string& who, DiagnosticEngine& diag) {
+bool findTileLoop(const Operation& program, GemmProgram& g, const std::string& who, const std::string& strategy,
+                  DiagnosticEngine& diag) {
   for (const auto& op : program.body().operations()) {
     if (!op->is("tile.for_tiles")) continue;
     if (g.forTiles) return diag.error(op->loc()) << who << " with one tile.for_tiles; this program has two";
@@ -105,9 +106,8 @@ bool findTileLoop(const Operation& program, GemmProgram& g, const std::string& w
   if (!g.forTiles) return diag.error(program.loc()) << who << ": this program has no tile.for_tiles";
   const Operation& ft = *g.forTiles;
   if (!ft.stringAttr("ragged").empty())
-    return fail(ft.loc()) << strategy << " does not lower ragged groups (tile.for_tiles {ragged = \""
-                          << ft.stringAttr("ragged") << "\"}): no strategy schedules their tiles yet",
-           std::nullopt;
+    return diag.error(ft.loc()) << strategy << " does not lower ragged groups (tile.for_tiles {ragged = \""
+                                << ft.stringAttr("ragged") << "\"}): no strategy schedules their tiles yet";
   g.dimBatch = ft.stringAttr("batch");
   if (!g.dimBatch.empty()) g.batchArg = ft.body().argument(0);
   auto dims = ft.stringsAttr("dims");
@@ -233,12 +233,16 @@ bool checkOperandTypes(const Operation& program, GemmProgram& g, const std::stri
                                     << scalarName(ta) << " x " << scalarName(tb);
   g.abType = ta;
   g.bType = tb;
+  // A tensor map's strides are positive: one matrix repeated for every batch (a stride 0) has none.
   if (sm90)
-    for (const auto& op : program.body().operations())
-      if ((op->is("tile.input") || op->is("tile.output")) && op->result()->type().param("strides"))
-        return diag.error(op->loc()) << strategy << " addresses dense tensors only, and '" << op->stringAttr("name")
-                                     << "' is strided (" << op->result()->type().str()
-                                     << "); compile it with strategy=sm80_multistage";
+    for (const auto& op : program.body().operations()) {
+      const Attribute* st = op->is("tile.input") || op->is("tile.output") ? op->result()->type().param("strides") : nullptr;
+      for (const Attribute& e : st ? st->asArray() : Attribute::Array{})
+        if (e.isInt() && e.asInt() == 0)
+          return diag.error(op->loc()) << strategy << " reads '" << op->stringAttr("name")
+                                       << "' through a tensor map, whose strides are positive; its stride 0 (one "
+                                          "matrix for every batch) has none: compile it with strategy=sm80_multistage";
+    }
   const Type& tA = g.tensorA->type();
   const Type& tB = g.tensorB->type();
   std::optional<int> axA = contiguousMatrixAxis(tA), axB = contiguousMatrixAxis(tB);
@@ -286,7 +290,7 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   GemmProgram g;
   g.program = &program;
   const std::string who = strategy + " lowers GEMM-shaped programs";
-  bool ok = checkGemmShaped(program, strategy, diag) && findTileLoop(program, g, who, diag) &&
+  bool ok = checkGemmShaped(program, strategy, diag) && findTileLoop(program, g, who, strategy, diag) &&
             scanTileBody(g, who, strategy, diag) && scanReduceBody(g, who, strategy, diag) &&
             checkOperandLoads(g, who, strategy, diag) && checkOperandTypes(program, g, strategy, diag) &&
             collectParams(program, g, strategy, diag);

@@ -63,7 +63,7 @@ std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r,
       store = op;
     }
   ScalarType ce = store ? store->operand(0)->type().elem() : ScalarType::F32;
-  if (!store || (ce != ScalarType::BF16 && ce != ScalarType::F16) || !isRowMajorMatrix(store->operand(0)->type())) {
+  if (!store || (ce != ScalarType::BF16 && ce != ScalarType::F16) || contiguousMatrixAxis(store->operand(0)->type()) != 1) {
     diag.error(store ? store->loc() : program.loc())
         << c.strategy << " with epilogue=tma stores a row-major bf16 or f16 output tile; use epilogue=direct";
     return std::nullopt;
@@ -129,12 +129,19 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
   launch.params = sig.names;
   launch.threads = shape.threads;
   launch.smemBytes = shape.smemBytes;
-  // 16-byte rows for TMA: A's and a K-major B's K, a row-major B's and the 16-bit output's N.
-  launch.divisibility = {{g.dimK, 16 / eb}, {g.dimN, g.bKMajor ? 8 : 16 / eb}};
+  // 16-byte rows for TMA: a dense A's and K-major B's K, a row-major B's N (a strided operand's
+  // leading dimension the runtime checks, by the tensor map's stride rule); the output's N a
+  // multiple of the rows align_c promises (16 bytes, or with epilogue=direct a pair or an element).
+  for (const auto& [access, elem] : {std::pair{g.accessA, g.abType}, std::pair{g.accessB, g.bType}})
+    if (!access.strided && access.ld.isSymbolic()) launch.requireMultiple(access.ld.sym, 16 / (bitWidth(elem) / 8));
   launch.alignment = {{t.nameA, 16}, {t.nameB, 16}};
   for (const Operation* op : g.epilogue)
-    if (op->is("tile.store"))
-      launch.alignment.push_back({tensorName(op->operand(0)), 2 * bitWidth(op->operand(0)->type().elem()) / 8});
+    if (op->is("tile.store")) {
+      const Type& ct = op->operand(0)->type();
+      const int ceb = bitWidth(ct.elem()) / 8, align = std::min(c.alignC, 16);
+      launch.requireMultiple(ct.shape()[ct.rank() - 1].sym, std::max(1, align / ceb));
+      launch.alignment.push_back({tensorName(op->operand(0)), align >= 2 * ceb ? 2 * ceb : ceb});
+    }
   launch.grid = {gridAxis(r)};
   launch.persistent = true;
   if (r.geo.clustered()) launch.cluster = std::array<int64_t, 3>{r.geo.clusterSize, 1, 1};
