@@ -251,7 +251,8 @@ def scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: 
     except Error:
         if scaling != "tensorwise":
             raise
-        # Where no kernel applies tensorwise scales yet, the rowwise one takes them as vectors.
+        # Where no kernel applies tensorwise scales (a target whose family has none), the rowwise
+        # one takes them as vectors.
         scaling, sa, sb = "rowwise", _scale_vector(scale_a, M, "scale_a"), _scale_vector(scale_b, N, "scale_b")
         kernel = kernel_for(scaling)
     out = torch.empty((M, N), dtype=out_dtype, device=a.device)

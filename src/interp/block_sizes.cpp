@@ -2,6 +2,7 @@
 #include "interp/block_sizes.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -30,7 +31,10 @@ bool chooseBlockSizes(const ir::Operation& program, const std::map<std::string, 
       const ir::Extent& k = op.operand(0)->type().shape()[1];
       if (k.isSymbolic()) {
         int64_t& s = sliceOf[k.sym];
-        s = s ? std::lcm(s, op.intAttr("block_k")) : op.intAttr("block_k");
+        int64_t b = op.intAttr("block_k");
+        // The lcm of the slices, saturated: no block size is a multiple of an overflowing one.
+        int64_t step = s ? b / std::gcd(s, b) : b;
+        s = s == 0 ? b : s > std::numeric_limits<int64_t>::max() / step ? std::numeric_limits<int64_t>::max() : s * step;
       }
     }
     if (op.is("tile.for_tiles"))

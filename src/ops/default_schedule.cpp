@@ -99,6 +99,14 @@ Config alignedTo(Config c, const GemmProblem& p) {
   return c;
 }
 
+// What gemm_fp8's eligibility needs of an FP8 program's scales: blockwise (tile.dot_scaled) per
+// column of B or per block of columns; the epilogue's scales (rowwise, tensorwise) run anywhere.
+Fp8Scaling scalingOf(const GemmProgram& g) {
+  if (!g.blockK) return Fp8Scaling::Rowwise;
+  return blockOf(g.loadScaleB->operand(0)->type()).back() == 1 ? Fp8Scaling::Block1x128x1x128
+                                                               : Fp8Scaling::Block1x128x128x128;
+}
+
 bool hasMatrixProduct(const ir::Operation& program) {
   bool dot = false;
   program.walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot") || op.is("tile.dot_scaled"); });
@@ -173,6 +181,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
     p.b = g->bType;
     p.c = familyOut;
     p.strided = layout.strided;
+    p.scaling = scalingOf(*g);
     auto pick = selectGemmFp8(p, t, quiet);
     if (!pick) return fallback(program, firstMessage(quiet));
     return {forOutput(pick->variant->config, *out),
@@ -239,6 +248,7 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
       p.b = g->bType;
       p.c = familyOut;
       p.strided = layout.strided;
+      p.scaling = scalingOf(*g);
       for (const auto& v : gemmFp8Variants())
         if (v.eligible(p, t)) ranked.push_back({forOutput(v.config, *out), "gemm_fp8", v.name, v.preference(p, t)});
     } else {

@@ -157,8 +157,10 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
     return false;
   };
   using S = ir::ScalarType;
-  if (p.scaling != Fp8Scaling::Rowwise)
-    return no(fmt::format("it scales rows and columns in the epilogue; {} scaling has no sm90 variant yet",
+  const bool blockwise = p.scaling == Fp8Scaling::Block1x128x128x128 || p.scaling == Fp8Scaling::Block1x128x1x128;
+  if (blockwise && config.fp8Accum == Fp8Accum::Fast)
+    return no(fmt::format("it sums K steps in the tensor cores (fast accumulation); {} scales apply as each K step's "
+                          "sums are promoted",
                           fp8ScalingName(p.scaling)));
   if (p.a != S::F8E4M3 || p.b != S::F8E4M3)
     return no(fmt::format("A and B must be f8e4m3, not {} and {}", ir::scalarName(p.a), ir::scalarName(p.b)));
@@ -168,7 +170,12 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
   if (p.k % 16 != 0) return no(fmt::format("K = {} is not a multiple of 16 (16-byte FP8 rows for TMA)", p.k));
   if (p.n % 8 != 0) return no(fmt::format("N = {} is not a multiple of 8 (16-byte rows of the bf16 output)", p.n));
   if (!t.wgmma || !t.tma) return no(t.name + " has no wgmma / TMA (the FP8 variants need sm_90a)");
-  if ((config.fp8Accum == Fp8Accum::Fast) != p.fastAccum)
+  // 1x128 x 1x128: a scale of B per column, kept in registers through its K step; two steps in
+  // flight spill at the registered tiles (the gates test assembles every eligible one).
+  if (p.scaling == Fp8Scaling::Block1x128x1x128 && config.fp8Accum == Fp8Accum::PromotePairs)
+    return no("it keeps two K steps in flight, and with a scale of B per column (1x128 x 1x128) both steps' scales "
+              "do not fit in registers; it needs single steps (fp8_accum=promote)");
+  if ((config.fp8Accum == Fp8Accum::Fast) != p.fastAccum && !blockwise)
     return no(p.fastAccum ? "it promotes each K step's sums (the problem asks for fast accumulation)"
                           : "it accumulates in the tensor cores across K steps (fast accumulation, not asked for)");
   int64_t smem = sm90Shape(config, 1).smemBytes;

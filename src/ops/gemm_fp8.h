@@ -41,8 +41,9 @@ struct Fp8GemmProblem {
   // over long K.
   bool fastAccum = false;
   bool strided = false;  // some tensor argument is strided (the variants address dense tensors)
-  // The scaling mode (ops/fp8_programs.h). The registered variants run rowwise scales, applied in
-  // the epilogue; the other modes have no sm90 lowering yet and no variant is eligible for them.
+  // The scaling mode (ops/fp8_programs.h). Rowwise and tensorwise scales apply in the epilogue, on
+  // any variant; blockwise ones per K step as its sums are promoted, on the variants that promote
+  // (fastAccum is then ignored: the scales need each step's sums in f32).
   Fp8Scaling scaling = Fp8Scaling::Rowwise;
 };
 

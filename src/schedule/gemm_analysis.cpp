@@ -166,12 +166,12 @@ bool scanTileBody(GemmProgram& g, const std::string& who, const std::string& str
   return true;
 }
 
-// The reduce body: exactly load A, load B, dot, yield.
+// The reduce body: exactly load A, load B, dot (or dot_scaled and the loads of its scales), yield.
 bool scanReduceBody(GemmProgram& g, const std::string& who, const std::string& strategy, DiagnosticEngine& diag) {
   const Block& rb = g.reduce->body();
   for (const auto& op : rb.operations()) {
     if (op->is("tile.load") || op->is("tile.yield")) continue;
-    if (op->is("tile.dot")) {
+    if (op->is("tile.dot") || op->is("tile.dot_scaled")) {
       if (g.dot) return diag.error(op->loc()) << who << " with one tile.dot per K step; found two";
       g.dot = op.get();
       continue;
@@ -181,10 +181,11 @@ bool scanReduceBody(GemmProgram& g, const std::string& who, const std::string& s
   }
   if (!g.dot) return diag.error(g.reduce->loc()) << who << ": the tile.reduce has no tile.dot";
   const Operation& dot = *g.dot;
-  if (dot.operand(2) != rb.argument(1) || rb.back()->operand(0) != dot.result())
+  const bool scaled = dot.is("tile.dot_scaled");  // (a, a_scale, b, b_scale, acc)
+  if (dot.operand(scaled ? 4 : 2) != rb.argument(1) || rb.back()->operand(0) != dot.result())
     return diag.error(dot.loc()) << who << ": the tile.dot must accumulate into the carried value and be yielded";
   g.loadA = dot.operand(0)->definingOp();
-  g.loadB = dot.operand(1)->definingOp();
+  g.loadB = dot.operand(scaled ? 2 : 1)->definingOp();
   if (!g.loadA || !g.loadA->is("tile.load") || !g.loadB || !g.loadB->is("tile.load"))
     return diag.error(dot.loc()) << who << ": both tile.dot operands must come straight from tile.load";
   return true;
@@ -293,6 +294,7 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   bool ok = checkGemmShaped(program, strategy, diag) && findTileLoop(program, g, who, strategy, diag) &&
             scanTileBody(g, who, strategy, diag) && scanReduceBody(g, who, strategy, diag) &&
             checkOperandLoads(g, who, strategy, diag) && checkOperandTypes(program, g, strategy, diag) &&
+            (!g.dot->is("tile.dot_scaled") || analyzeScaledDot(g, strategy, diag)) &&
             collectParams(program, g, strategy, diag);
   if (!ok) return std::nullopt;
   return g;

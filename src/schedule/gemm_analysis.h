@@ -32,7 +32,11 @@
 //
 // Strided operands (tensor<..., strides = [...]>, dialects/tile/tensor_layout.h): sm80_multistage
 // addresses A, B, C and the epilogue's tensors through their strides (a leading dimension, a batch
-// or group stride, 0 for one matrix shared by every batch); sm90_ws_persistent takes dense tensors.
+// or group stride, 0 for one matrix shared by every batch); sm90_ws_persistent through its tensor
+// maps' strides (no stride 0).
+//
+// Block-scaled (sm90_ws_persistent): tile.dot_scaled(%a, %sa, %b, %sb, %c) {block_k} in place of
+// the dot, %sa and %sb loaded from block-tensor inputs at A's and B's indices (gemm_scales.cpp).
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,6 +79,11 @@ struct GemmProgram {
   const ir::Value* groupIds = nullptr;
   int64_t groupAlign = 0;
   bool bGrouped = false;
+  // tile.dot_scaled (gemm_scales.cpp): the loads of A's and B's block scales, each indexed as its
+  // operand's load, and the width of the K slices they scale (0: a plain tile.dot).
+  const ir::Operation* loadScaleA = nullptr;
+  const ir::Operation* loadScaleB = nullptr;
+  int64_t blockK = 0;
   double accInit = 0.0;
   // Ops of the for_tiles body after the reduce, in order, excluding the final tile.yield.
   std::vector<const ir::Operation*> epilogue;
@@ -86,6 +95,9 @@ struct GemmProgram {
   };
   std::vector<Param> params;
 };
+
+// The checks and fields of a tile.dot_scaled K loop (gemm_scales.cpp): false after a diagnostic.
+bool analyzeScaledDot(GemmProgram& g, const std::string& strategy, ir::DiagnosticEngine& diag);
 
 // Returns nullopt after reporting why the program is not a GEMM this strategy can lower.
 std::optional<GemmProgram> analyzeGemm(const ir::Operation& program, const std::string& strategy,

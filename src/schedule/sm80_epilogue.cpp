@@ -413,6 +413,7 @@ class Epilogue {
   }
 
   bool lower(const Operation& op) {
+    if (op.is("arith.constant")) return true;  // an index of a load (position) or a scalar operand (value)
     auto k = tile::kindOf(op);
     if (!k) return unsupported(op);
     ScalarType relem = op.numResults() ? op.result()->type().elem() : ScalarType::F32;
@@ -470,7 +471,7 @@ class Epilogue {
     auto it = values_.find(v);
     if (it != values_.end()) return it->second;
     const Operation* d = v->definingOp();
-    if (d && d->is("tile.constant")) {  // defined before the K loop
+    if (d && (d->is("tile.constant") || d->is("arith.constant"))) {  // defined before the K loop, or a scalar
       ScalarType e = v->type().elem();
       return values_[v] = EpiValue{Kind::Scalar, e, {round(b_.f32(d->attr("value")->asNumber()), e)}};
     }

@@ -234,6 +234,29 @@ bool verifyWgmmaDesc(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
+// The scales of a K loop's promotion: in the body of the loop whose wgmmas carry {accumulate}, one
+// f32 per accumulator the loop carries (its f32 block arguments), before the step's wgmmas.
+bool verifyPromoteScales(const Operation& op, DiagnosticEngine& d) {
+  if (!requireInKernel(op, d)) return false;
+  const Operation* loop = op.parentOp();
+  const Block* body = op.parentBlock();
+  bool marked = false;
+  if (loop && loop->is("scf.for"))
+    for (const auto& other : body->operations()) marked |= other->is("kern.wgmma") && other->attr("accumulate") != nullptr;
+  if (!marked)
+    return d.error(op.loc()) << "'kern.promote_scales' belongs in the body of a K loop (scf.for) whose wgmmas carry "
+                                "{accumulate}: sm90-promote-fp8 applies it as it promotes their sums";
+  size_t accumulators = 0;
+  for (size_t i = 1; i < body->numArguments(); ++i) accumulators += body->argument(unsigned(i))->type().isScalar(ScalarType::F32);
+  if (op.numOperands() != accumulators)
+    return d.error(op.loc()) << "'kern.promote_scales' takes one f32 factor per accumulator the loop carries ("
+                             << accumulators << "), got " << op.numOperands();
+  for (const Value* v : op.operands())
+    if (!v->type().isScalar(ScalarType::F32))
+      return d.error(op.loc()) << "'kern.promote_scales' factors are f32, got " << v->type().str();
+  return true;
+}
+
 bool verifyWgmma(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;
   auto shape = op.intsAttr("shape");

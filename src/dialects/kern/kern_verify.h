@@ -30,6 +30,7 @@ bool verifyTmaLoad(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyPrefetchTensormap(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyWgmmaDesc(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyWgmma(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyPromoteScales(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyWgmmaWait(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyStShared(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyTmaStore(const ir::Operation& op, ir::DiagnosticEngine& d);

@@ -2,6 +2,8 @@
 // "wgmma.commit_group", "wgmma.wait_group"; descriptors in wgmma_desc.h). As kern IR, per unit:
 //
 //   for kt in 0 .. ksteps-1  carrying (acc, s, ph, prev) from (acc0, stage0, phase0, -):
+//     if copier: copies(kt, s, ph)             producer.cpp: a free stage s, its TMA copies
+//                                              (sm90-warp-specialize moves them to the producer)
 //     mbarrier_wait(full[s], ph)               TMA has landed stage s
 //     wgmma_fence                              the accumulators were last written by other code
 //     for kk in 0 .. bk/kstep-1, for each m64 block i:   (kstep: 16 for 16-bit operands, 32 for FP8)
@@ -19,7 +21,8 @@
 // fp8_accum=promote / promote_pairs (FP8 operands): the loop is written as above, its wgmmas marked
 // {accumulate = "promote" | "promote_pairs"}; the pass sm90-promote-fp8 (promote_fp8.cpp) makes
 // each K step sum from zero into fresh registers added to the f32 accumulators once its group is
-// waited for.
+// waited for. tile.dot_scaled: each step starts with its block scales' factors (slice_scales.cpp),
+// which that pass multiplies the sums by as it adds them.
 #include "schedule/sm90/lowering.h"
 #include "target/wgmma_desc.h"
 
@@ -37,6 +40,12 @@ void releaseStage(KernBuilder& b, const Request& r, const Kernel& k, Value* s) {
 }
 
 namespace {
+
+// The most scale elements (per thread and K step) whose addresses are made once, before the K loop:
+// 1x128 x 128x128 at 128- and 64-column tiles needs 3 to 5, and their pointers then cost a few
+// registers; a 160-column tile (its n8 groups in one of two scale blocks, per thread: 20) or per-
+// column scales would hold 40 or more registers through the loop and spill.
+constexpr int kHoistedScaleLoads = 8;
 
 // The attributes of one K step's wgmmas: wgmma's A is the warpgroup's own operand (A's rows, or with
 // swap_ab B's columns), its B the one the warpgroups share.
@@ -126,8 +135,13 @@ void releasePreviousTileStage(KernBuilder& b, const Request& r, const Kernel& k,
 
 }  // namespace
 
-KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w, Value* isLane0,
-                 const std::vector<Value*>& acc0, bool firstIgnoresAcc, Value* elected, Value* prevLast) {
+KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w, Value* copier,
+                 Value* isLane0, const std::vector<Value*>& acc0, bool firstIgnoresAcc, Value* elected,
+                 Value* prevLast) {
+  // tile.dot_scaled: the thread's scale elements (slice_scales.cpp), their addresses made before
+  // the loop when they are few (their 64-bit pointers live through it), else in each K step.
+  const bool hoist = r.g.blockK && sliceScaleLoads(r) <= kHoistedScaleLoads;
+  const SliceScales hoisted = hoist ? prepareSliceScales(b, r, k, u, w) : SliceScales{};
   Value* zero = b.i32(0);
   std::vector<Value*> forOps = {zero, u.ksteps, b.i32(1)};
   forOps.insert(forOps.end(), acc0.begin(), acc0.end());
@@ -147,6 +161,14 @@ KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
   {
     InsertionGuard guard(b);
     b.setInsertionPointToEnd(body);
+    // The step's copies, by one thread (sm90-warp-specialize gives them to the producer role).
+    b.ifThen(copier, [&] { buildCopies(b, r, k, u, kt, s, ph); });
+    b.setLoc(r.g.reduce->loc());
+    // tile.dot_scaled: the step's factors first, for sm90-promote-fp8 (slice_scales.cpp).
+    if (r.g.blockK) {
+      const SliceScales scales = hoist ? hoisted : prepareSliceScales(b, r, k, u, w);
+      b.create("kern.promote_scales", buildSliceScales(b, scales, u.kbase ? b.add(u.kbase, kt) : kt), {});
+    }
     // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
     issueKStep(b, r, k, w, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; }, acc);
     b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});

@@ -27,6 +27,14 @@
 //     kern.wgmma_wait {pending = 0}
 //     scf.if %lane0 { REST }                          (every stage went back in its own step)
 //
+// Block scales (tile.dot_scaled): the lowering starts the fast loop's body with the step's scale
+// computation, pure ops of %kt and values from outside the loop, ending in kern.promote_scales(%f..)
+// (one factor per accumulator). Each promoted step gets a copy of them for its own K step (2 kt,
+// 2 kt + 1 in a pair, 2 (ksteps / 2) + kt in the tail): the loads issued before its wait for the
+// stage, the products (arith.mulf) once its sums are waited for, so only the loaded scales live
+// across the wgmmas; and it adds its sums as %acc = fma(sums, %f, %acc): the slice's partial sums
+// scaled once, in f32.
+//
 // Every read of a step's sums waits for its group inside the same iteration: ptxas does not follow
 // wgmma.wait_group across a back edge, and a pipeline that carries a step in flight into the next
 // iteration gets every wgmma of the kernel serialized (C7514); issuing deeper than pairs within an
@@ -75,6 +83,8 @@ struct KLoop {
   std::vector<Operation*> next;         // the next ring position's arithmetic
   Operation* tail = nullptr;            // scf.if lane0 { RELEASE(last) REST } after the loop
   std::string mode;                     // "promote" | "promote_pairs"
+  std::vector<Operation*> prologue;     // block scales: the ops before the wait, ending in ...
+  Operation* scales = nullptr;          // ... kern.promote_scales (null: plain promotion)
 };
 
 bool isConstant(const Value* v, int64_t want) {
@@ -101,6 +111,18 @@ bool usesAny(const Operation& op, const std::vector<const Value*>& vs) {
 bool matchStep(Block& body, KLoop& k, Block::iterator& it) {
   Value *s = body.argument(unsigned(k.n + 1)), *ph = body.argument(unsigned(k.n + 2));
   auto end = body.operations().end();
+  // Block scales: pure ops that read no carried value but %kt, then kern.promote_scales.
+  std::vector<const Value*> carried;
+  for (size_t i = 1; i < body.numArguments(); ++i) carried.push_back(body.argument(unsigned(i)));
+  for (; it != end && !(*it)->is("kern.mbarrier_wait") && !k.scales; ++it) {
+    Operation* op = it->get();
+    bool pure = op->info() && op->info()->has(ir::kPure) && op->numRegions() == 0;
+    if (op->is("kern.promote_scales") && op->numOperands() == k.n) k.scales = op;
+    else if (!pure) return false;
+    if (usesAny(*op, carried)) return false;
+    k.prologue.push_back(op);
+  }
+  if (!k.prologue.empty() && !k.scales) return false;
   if (it == end || !(*it)->is("kern.mbarrier_wait") || (*it)->numOperands() != 3 || (*it)->operand(1) != s ||
       (*it)->operand(2) != ph)
     return false;
@@ -250,11 +272,12 @@ class Rewrite {
     Value *s = fast.operand(unsigned(3 + k_.n)), *ph = fast.operand(unsigned(4 + k_.n));
     std::vector<Value*> r;
     if (k_.mode == "promote_pairs") {
-      r = loopOf(b_.div(ksteps, b_.i32(2)), 2, acc, s, ph);
+      Value* pairs = b_.div(ksteps, b_.i32(2));
+      r = loopOf(pairs, 2, acc, s, ph, k_.scales ? b_.i32(0) : nullptr);
       acc.assign(r.begin(), r.begin() + long(k_.n));
-      r = loopOf(b_.rem(ksteps, b_.i32(2)), 1, acc, r[k_.n], r[k_.n + 1]);
+      r = loopOf(b_.rem(ksteps, b_.i32(2)), 1, acc, r[k_.n], r[k_.n + 1], k_.scales ? b_.mulConst(pairs, 2) : nullptr);
     } else {
-      r = loopOf(ksteps, 1, acc, s, ph);
+      r = loopOf(ksteps, 1, acc, s, ph, k_.scales ? b_.i32(0) : nullptr);
     }
     for (size_t i = 0; i < k_.n; ++i) {
       r[i]->setNameHint(fast.result(unsigned(i))->nameHint());
@@ -271,7 +294,9 @@ class Rewrite {
 
  private:
   // A loop of `count` iterations of `steps` K steps each, from ring position (s, ph); its results.
-  std::vector<Value*> loopOf(Value* count, int steps, const std::vector<Value*>& accIn, Value* s, Value* ph) {
+  // Block scales: its iteration i runs the fast loop's K steps first + steps i + j.
+  std::vector<Value*> loopOf(Value* count, int steps, const std::vector<Value*>& accIn, Value* s, Value* ph,
+                             Value* first) {
     std::vector<Value*> operands = {b_.i32(0), count, b_.i32(1)};
     step_ = operands[2];
     operands.insert(operands.end(), accIn.begin(), accIn.end());
@@ -282,7 +307,7 @@ class Rewrite {
     types.push_back(ir::types::i32());
     Operation* loop = b_.create("scf.for", operands, types, {}, 1);
     Block* body = loop->region(0).addBlock();
-    body->addArgument(ir::types::i32(), "kt");  // unused: the ring position is carried
+    Value* iv = body->addArgument(ir::types::i32(), "kt");  // the ring position is carried; scales read it
     std::vector<Value*> acc;
     for (size_t i = 0; i < accIn.size(); ++i) acc.push_back(body->addArgument(ir::types::f32(), "acc"));
     s = body->addArgument(ir::types::i32(), "s");
@@ -290,8 +315,10 @@ class Rewrite {
     ir::InsertionGuard guard(b_);
     b_.setInsertionPointToEnd(body);
     std::vector<std::vector<Value*>> sums;
+    std::vector<std::unordered_map<const Value*, Value*>> scaleMaps(static_cast<size_t>(steps));
     std::vector<Value*> stages;
     for (int i = 0; i < steps; ++i) {
+      if (first) scaleMaps[size_t(i)] = stepScales(b_.addConst(b_.add(first, b_.mulConst(iv, steps)), i));
       sums.push_back(issueStep(s, ph));
       stages.push_back(s);
       std::tie(s, ph) = nextPosition(s, ph);
@@ -299,8 +326,13 @@ class Rewrite {
     for (int i = 0; i < steps; ++i) {
       b_.setLoc(k_.wait1->loc());
       b_.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t(steps - 1 - i)}});
-      for (size_t j = 0; j < acc.size(); ++j)
-        acc[j] = b_.named(b_.fbin("arith.addf", acc[j], sums[size_t(i)][j]), "acc");
+      std::vector<Value*> factors = first ? stepFactors(scaleMaps[size_t(i)]) : std::vector<Value*>{};
+      for (size_t j = 0; j < acc.size(); ++j) {
+        Value* sum = sums[size_t(i)][j];
+        acc[j] = b_.named(first ? b_.op1("arith.fmaf", {sum, factors[j], acc[j]}, ir::types::f32())
+                                : b_.fbin("arith.addf", acc[j], sum),
+                          "acc");
+      }
       release(stages[size_t(i)]);
     }
     std::vector<Value*> yields = acc;
@@ -312,12 +344,36 @@ class Rewrite {
     return out;
   }
 
+  // The fast loop's scale computation for K step `kt`, but its products: the loads, issued before
+  // the step's wait for its stage. Its value map, for stepFactors.
+  std::unordered_map<const Value*, Value*> stepScales(Value* kt) {
+    std::unordered_map<const Value*, Value*> map = {{k_.loop->body().argument(0), kt}};
+    b_.setLoc(k_.scales->loc());
+    for (Operation* op : k_.prologue)
+      if (op != k_.scales && !op->is("arith.mulf")) copy(*op, map);
+    return map;
+  }
+
+  // The products of the step's scales (after its wgmmas, where the sums are added, so that only the
+  // loaded scales live across them): its factors, one per accumulator.
+  std::vector<Value*> stepFactors(std::unordered_map<const Value*, Value*>& map) {
+    b_.setLoc(k_.scales->loc());
+    for (Operation* op : k_.prologue)
+      if (op->is("arith.mulf")) copy(*op, map);
+    std::vector<Value*> f;
+    for (Value* v : k_.scales->operands()) f.push_back(map.count(v) ? map.at(v) : v);
+    return f;
+  }
+
   // One K step at (s, ph) into fresh sums: the fast step's ops, its wgmmas unmarked, each chain's
   // first from kern.undef with scale_d = false. The sums.
   std::vector<Value*> issueStep(Value* s, Value* ph) {
     Block& fastBody = k_.loop->body();
     std::unordered_map<const Value*, Value*> map = {{fastBody.argument(unsigned(k_.n + 1)), s},
                                                     {fastBody.argument(unsigned(k_.n + 2)), ph}};
+    // A constant of the block scales' ops that the step uses too is the builder's here as well.
+    for (Operation* op : k_.prologue)
+      if (op->is("arith.constant")) map[op->result()] = b_.constant(op->result()->type(), *op->attr("value"));
     // The wait and the fence, then (as the lowering's issueKStep made them) true, false, the sums.
     copy(*k_.step[0], map);
     copy(*k_.step[1], map);

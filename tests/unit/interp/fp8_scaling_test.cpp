@@ -162,6 +162,49 @@ TEST(InterpFp8Scaling, KBlocksThatAreMultiplesOfTheSliceGiveTheSameBitsOthersAre
       << error;
 }
 
+// Slices whose least common multiple overflows int64 saturate instead of wrapping: no K block is a
+// multiple of it, and the override is refused with the saturated value, not undefined behaviour.
+// (Computed scales, not loads of block tensors, so the verifier has no block to hold them to.)
+TEST(InterpFp8Scaling, SlicesWhoseLcmOverflowsRefuseEveryKBlockOverride) {
+  const std::string text = R"(tile.program() {sym_name = "p", dims = ["M", "N", "K"]} {
+  %A = tile.input() {name = "A"} : tensor<f8e4m3, [M, K]>
+  %B = tile.input() {name = "B"} : tensor<f8e4m3, [K, N]>
+  %S = tile.input() {name = "S"} : tensor<f32, [M, K]>
+  %T = tile.input() {name = "T"} : tensor<f32, [K, N]>
+  %C = tile.output() {name = "C"} : tensor<f32, [M, N]>
+  tile.for_tiles() {dims = ["M", "N"]} {
+  ^bb0(%m: coord<[M]>, %n: coord<[N]>):
+    %z = tile.constant() {value = 0.0} : tile<f32, [M, N]>
+    %r = tile.reduce(%z) {dim = "K"} : tile<f32, [M, N]> {
+    ^bb0(%k: coord<[K]>, %c: tile<f32, [M, N]>):
+      %a = tile.load(%A, %m, %k) : tile<f8e4m3, [M, K]>
+      %b = tile.load(%B, %k, %n) : tile<f8e4m3, [K, N]>
+      %s0 = tile.load(%S, %m, %k) : tile<f32, [M, K]>
+      %t0 = tile.load(%T, %k, %n) : tile<f32, [K, N]>
+      %s = tile.abs(%s0) : tile<f32, [M, K]>
+      %t = tile.abs(%t0) : tile<f32, [K, N]>
+      %d = tile.dot_scaled(%a, %s, %b, %t, %c) {block_k = 4294967311} : tile<f32, [M, N]>
+      %e = tile.dot_scaled(%a, %s, %b, %t, %d) {block_k = 4294967357} : tile<f32, [M, N]>
+      tile.yield(%e)
+    }
+    tile.store(%C, %m, %n, %r)
+    tile.yield()
+  }
+})";
+  auto mod = parseProgram(text);
+  ASSERT_TRUE(mod);
+  HostTensor A = makeHostTensor(ScalarType::F8E4M3, {2, 300}), B = makeHostTensor(ScalarType::F8E4M3, {300, 2});
+  HostTensor S = makeHostTensor(ScalarType::F32, {2, 300}), T = makeHostTensor(ScalarType::F32, {300, 2});
+  HostTensor C = poisonedTensor(ScalarType::F32, {2, 2});
+  RunRequest req{{{"M", 2}, {"N", 2}, {"K", 300}}, {{"A", &A}, {"B", &B}, {"S", &S}, {"T", &T}, {"C", &C}}, {}};
+  RunOptions opts;
+  opts.blockSizes = {{"K", 128}};
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(run(programOf(*mod), req, diag, opts));
+  EXPECT_NE(diag.str().find("block size 128 for dim 'K' must be a multiple of 9223372036854775807"), std::string::npos)
+      << diag.str();
+}
+
 TEST(InterpFp8Scaling, AScaleTensorOfTheWrongStoredShapeIsRefusedByName) {
   std::mt19937_64 rng(13);
   Problem s{4, 4, 300};

@@ -39,6 +39,17 @@ TEST(GemmFp8Gates, EligibilitySaysWhatToChange) {
   fast.fastAccum = true;
   EXPECT_FALSE(v.eligible(fast, Target::sm90a(), &why));
   EXPECT_EQ(why, "it promotes each K step's sums (the problem asks for fast accumulation)");
+  Fp8GemmProblem scaled{4096, 4096, 4096};
+  scaled.scaling = Fp8Scaling::Tensorwise;
+  EXPECT_TRUE(v.eligible(scaled, Target::sm90a(), &why)) << why;
+  scaled.scaling = Fp8Scaling::Block1x128x128x128;
+  EXPECT_TRUE(v.eligible(scaled, Target::sm90a(), &why)) << why;  // it promotes
+  const Fp8GemmVariant* fastacc = findGemmFp8Variant("fp8_gemm_sm90_128x256x128_s4_tma_fastacc");
+  ASSERT_TRUE(fastacc);
+  scaled.fastAccum = true;  // ignored: block scales need each step's sums promoted
+  EXPECT_FALSE(fastacc->eligible(scaled, Target::sm90a(), &why));
+  EXPECT_EQ(why, "it sums K steps in the tensor cores (fast accumulation); block_1x128_128x128 scales apply as each "
+                 "K step's sums are promoted");
   for (const Target& t : {Target::sm80(), Target::sm90(), Target::sm120()}) {
     EXPECT_FALSE(v.eligible({4096, 4096, 4096}, t, &why)) << t.name;
     EXPECT_NE(why.find("wgmma"), std::string::npos) << why;
@@ -173,6 +184,32 @@ constexpr Recorded kRecorded[] = {
     {"2026-12-02-h200-closing", "fp8_fast.json", 0.97, 0.98, 6, false},
     {"2026-12-02-h200-closing", "pairs_heldout.json", 0.98, 0.99, 8, false},
 };
+
+// Every variant eligible for block scales compiles the blockwise programs (both modes) for sm_90a
+// and assembles without spills or a stack frame, its K steps' promotion scaled by FFMAs.
+TEST(GemmFp8Gates, BlockwiseVariantsAssembleSpillFree) {
+  int checked = 0;
+  for (Fp8Scaling mode : {Fp8Scaling::Block1x128x128x128, Fp8Scaling::Block1x128x1x128}) {
+    auto program = fp8GemmProgram({mode}, "fp8_blockwise");
+    Fp8GemmProblem p{4096, 4096, 4096};
+    p.scaling = mode;
+    for (const auto& v : gemmFp8Variants()) {
+      if (!v.eligible(p, Target::sm90a())) continue;
+      SCOPED_TRACE(v.name + " " + std::string(fp8ScalingName(mode)));
+      ir::DiagnosticEngine diag;
+      auto r = kiln::compile(*program, Target::sm90a(), v.config, diag);
+      ASSERT_TRUE(r) << diag.str();
+      EXPECT_NE(r->ptx.find("fma.rn.f32"), std::string::npos);
+      auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
+      ASSERT_TRUE(cubin) << diag.str();
+      const auto& report = cubin->resources.begin()->second;
+      EXPECT_EQ(report.stackFrameBytes, 0);
+      EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0);
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 7);  // the promoting variants; with per-column B scales, the single-step ones
+}
 
 TEST(GemmFp8Gates, HeuristicPicksNearTheMeasuredBestOnTheH200) {
   std::set<std::tuple<int64_t, int64_t, int64_t, bool>> judged, unjudged;  // (M, N, K, fast)

@@ -63,6 +63,43 @@ TEST(Sm90Fp8Functional, PromotedSumsInRegisters) {
   check(kFp8 + "fp8_accum=promote bm=192 bn=96 stages=3 warps_m=3", fp8(200, 200, 400, 3));
 }
 
+// Tensorwise scales (ops/fp8_programs.h): the product of the two one-element scales, read once per
+// tile, multiplies the f32 sums in the epilogue, with fast and promoted sums, stored through TMA and
+// from registers.
+TEST(Sm90Fp8Functional, TensorwiseScalesFoldIntoTheEpilogue) {
+  Problem p = fp8(136, 200, 272, 3);
+  p.tensorwise = true;
+  check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2", p);
+  check(kFp8 + "fp8_accum=promote_pairs bm=128 bn=128 stages=3 warps_m=2", p);
+  check(kFp8 + "fp8_accum=promote epilogue_loads=early bm=64 bn=128 stages=4 warps_m=1", p);
+  check("strategy=sm90_ws_persistent bk=128 bm=128 bn=128 stages=3 warps_m=2 warps_n=1", p);
+}
+
+// Block scales (tile.dot_scaled, 1x128 x 128x128 and 1x128 x 1x128): each K step is one slice of
+// 128, its sums multiplied by its rows' and columns' scales as they are promoted (slice_scales.cpp,
+// sm90-promote-fp8). Single steps and pairs (an odd K step count ends in a single step), ragged M,
+// N and K, 128x160 tiles (columns past a 128-wide scale block), three warpgroups, ping-pong, K
+// slices and stream-K runs (their K steps from kbase), clusters.
+TEST(Sm90Fp8Functional, BlockScalesPerSliceOfK) {
+  for (int mode : {1, 2}) {
+    auto bw = [&](int64_t m, int64_t n, int64_t k, uint32_t blocks) {
+      Problem p = fp8(m, n, k, blocks);
+      p.blockwise = mode;
+      return p;
+    };
+    check(kFp8 + "fp8_accum=promote bm=128 bn=128 stages=3 warps_m=2", bw(136, 200, 400, 3));
+    check(kFp8 + "fp8_accum=promote_pairs bm=128 bn=128 stages=3 warps_m=2", bw(136, 200, 400, 3));
+    check(kFp8 + "fp8_accum=promote bm=128 bn=160 stages=3 warps_m=2", bw(136, 328, 272, 3));
+    check(kFp8 + "fp8_accum=promote bm=192 bn=96 stages=3 warps_m=3", bw(200, 200, 272, 3));
+    check(kFp8 + "fp8_accum=promote bm=64 bn=64 stages=4 warps_m=2 consumers=pingpong", bw(136, 200, 400, 2));
+    check(kFp8 + "fp8_accum=promote_pairs bm=64 bn=128 stages=4 warps_m=1 split_k=2", bw(72, 200, 656, 4));
+    check(kFp8 + "fp8_accum=promote bm=128 bn=128 stages=3 warps_m=2 stream_k=1", bw(264, 264, 656, 5));
+    check(kFp8 + "fp8_accum=promote_pairs bm=128 bn=128 stages=3 warps_m=2 cluster_m=2", bw(264, 200, 400, 4));
+    check("strategy=sm90_ws_persistent bk=128 warps_n=1 fp8_accum=promote bm=64 bn=128 stages=4 warps_m=1",
+          bw(72, 200, 272, 3));
+  }
+}
+
 // fp8_accum=promote_pairs: two K steps in flight, the first's sums added while the second's
 // wgmmas run; an odd K step count ends in a loop of one single step (3 K steps: one pair and the
 // tail; 2: the pair alone; 5 with a ring of 3: the pairs wrap the ring), and split-K slices and

@@ -12,6 +12,7 @@
 #include "kiln/kernel.h"
 #include "kiln/program_builder.h"
 #include "kiln/target.h"
+#include "ops/fp8_programs.h"
 #include "schedule/config.h"
 #include "tests/unit/testing/seeded_inputs.h"
 #include "tests/unit/testing/ws_sim.h"
@@ -52,7 +53,11 @@ void check(const std::string& configText, const Problem& p,
            const std::function<void(ir::Operation& kernel)>& mutate, const std::string& expectError,
            std::vector<int64_t>* evictFirstBytes, CacheLines* lines) {
   Config config = Config::parse(configText);
-  auto program = p.fp8     ? examples::fp8RowwiseGemm()
+  const ops::Fp8Scaling blockMode =
+      p.blockwise == 1 ? ops::Fp8Scaling::Block1x128x128x128 : ops::Fp8Scaling::Block1x128x1x128;
+  auto program = p.blockwise    ? ops::fp8GemmProgram({blockMode}, "fp8_blockwise")
+                 : p.tensorwise ? ops::fp8GemmProgram({ops::Fp8Scaling::Tensorwise}, "fp8_tensorwise")
+                 : p.fp8     ? examples::fp8RowwiseGemm()
                  : p.scaled  ? scaledGemm()
                  : p.f16   ? examples::gemmF16(p.kMajor)
                  : p.batch ? examples::batchedGemm()
@@ -94,6 +99,24 @@ void check(const std::string& configText, const Problem& p,
   std::vector<float> rowScale(size_t(p.m)), colBias(size_t(p.n));
   for (int64_t i = 0; i < p.m; ++i) rowScale[size_t(i)] = 0.5f + float(i % 97) * 0.01f;
   for (int64_t j = 0; j < p.n; ++j) colBias[size_t(j)] = p.fp8 ? 0.6f + float(j % 89) * 0.01f : float(j % 89) * 0.05f - 2.2f;
+  // Problem::blockwise: scale_a stored [K/128][M], scale_b [N/128][K/128] (mode 1) or [K/128][N] (mode 2),
+  // every block's value distinct over periods no tile is a multiple of.
+  const int64_t kb = (p.k + 127) / 128, nbk = (p.n + 127) / 128;
+  auto blockA = [&](int64_t i, int64_t s) { return 0.5f + float((i * 7 + s * 13) % 97) * 0.01f; };
+  auto blockB = [&](int64_t s, int64_t j) {
+    return p.blockwise == 1 ? 0.6f + float(((j / 128) * 5 + s * 3) % 89) * 0.01f : 0.6f + float((j * 3 + s * 11) % 89) * 0.01f;
+  };
+  if (p.blockwise) {
+    rowScale.assign(size_t(kb * p.m), 0);
+    colBias.assign(size_t(p.blockwise == 1 ? nbk * kb : kb * p.n), 0);
+    for (int64_t s = 0; s < kb; ++s) {
+      for (int64_t i = 0; i < p.m; ++i) rowScale[size_t(s * p.m + i)] = blockA(i, s);
+      if (p.blockwise == 1)
+        for (int64_t c = 0; c < nbk; ++c) colBias[size_t(c * kb + s)] = blockB(s, c * 128);
+      else
+        for (int64_t j = 0; j < p.n; ++j) colBias[size_t(s * p.n + j)] = blockB(s, j);
+    }
+  }
   bool vectors = p.scaled || p.fp8;
   uint64_t ds = vectors ? mem.add(bytesOf(rowScale)) : 0, dbias = vectors ? mem.add(bytesOf(colBias)) : 0;
   uint64_t dids = p.groups ? mem.add(bytesOf(ids)) : 0;
@@ -179,11 +202,15 @@ void check(const std::string& configText, const Problem& p,
           continue;
         }
         const size_t b0 = size_t(group * p.k * p.n);
-        for (int64_t kk = 0; kk < p.k; ++kk)
-          acc += operand(true, a0 + size_t(i * p.k + kk)) *
-                 operand(false, b0 + size_t(p.kMajor || p.fp8 ? j * p.k + kk : kk * p.n + j));
+        for (int64_t kk = 0; kk < p.k; ++kk) {
+          double t = operand(true, a0 + size_t(i * p.k + kk)) *
+                     operand(false, b0 + size_t(p.kMajor || p.fp8 ? j * p.k + kk : kk * p.n + j));
+          // Problem::blockwise: each slice of 128 along K scaled by its own blocks' scales.
+          acc += p.blockwise ? t * double(blockA(i, kk / 128)) * double(blockB(kk / 128, j)) : t;
+        }
         if (p.scaled) acc = acc * rowScale[size_t(i)] + colBias[size_t(j)];
-        if (p.fp8) acc = acc * rowScale[size_t(i)] * colBias[size_t(j)];
+        if (p.tensorwise) acc = acc * double(rowScale[0] * colBias[0]);  // the one element of each
+        else if (p.fp8 && !p.blockwise) acc = acc * rowScale[size_t(i)] * colBias[size_t(j)];
         double got = decode(c[size_t((bi * p.m + i) * p.n + j)]);  // BF16 for every program but FP16's
         // One rounding of the output (8 significant bits in BF16, 11 in FP16) and f32 sums.
         double tol = std::fabs(acc) / (p.f16 ? 1024 : 128) + 1e-3 * std::sqrt(double(p.k));

@@ -24,6 +24,12 @@ struct Problem {
   bool scaled = false;
   // examples::fp8RowwiseGemm: e4m3 A and K-major B, C = (A·B) scaled by scale_a[M] and scale_b[N].
   bool fp8 = false;
+  // With fp8: the tensorwise program instead (ops/fp8_programs.h): C = (A·B) x f32(scale_a x scale_b),
+  // scale_a and scale_b one element each.
+  bool tensorwise = false;
+  // With fp8: the blockwise program (ops/fp8_programs.h) instead: 1 for 1x128 x 128x128 scales, 2 for
+  // 1x128 x 1x128, each block its own scale, applied to each 128-wide slice of K's sums.
+  int blockwise = 0;
   // > 0: examples::groupedGemm with G = groups, B [G][K][N]: rows in blocks of 64 (its align), block
   // i of group (i * 3 + 1) % (groups + 1), so one group id in G + 1 is out of range (B reads zeros).
   int64_t groups = 0;

@@ -97,6 +97,12 @@ void Agent::exec(const Operation& op, const Mask& m) {
       r[size_t(t)] = fromF(add ? x + y : x * y);
     }
     set(op.result()) = r;
+  } else if (n == "arith.fmaf") {  // block scales: a K step's sums times its factor, added once rounded
+    Lanes r = Lanes(size_t(T));
+    for (int t = 0; t < T; ++t)
+      r[size_t(t)] = fromF(std::fma(asF(get(op.operand(0))[size_t(t)]), asF(get(op.operand(1))[size_t(t)]),
+                                    asF(get(op.operand(2))[size_t(t)])));
+    set(op.result()) = r;
   } else if (n == "scf.for") {
     int64_t lb = uniform(op.operand(0), m), ub = uniform(op.operand(1), m), step = uniform(op.operand(2), m);
     const ir::Block& body = op.body();

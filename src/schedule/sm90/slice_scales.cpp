@@ -1,0 +1,166 @@
+// Block scales in the sm90 consumer's K loop (tile.dot_scaled; docs/fp8-scaling.md). With bk =
+// block_k, K step kt of a unit is one slice of K: the factor each accumulator's sums of that step
+// are multiplied by is scale_a at the accumulator's row times scale_b at its column, for the
+// slice. The lowering writes them at the start of the fast K loop's body, before the step's wait
+// for its stage, so their loads are in flight while the stage lands and the wgmmas run:
+//
+//   before the loop: for each row r the thread's accumulators hold, and each column block c:
+//     pa_r = scale_a + off(row r, K block 0)   pb_c = scale_b + off(K block 0, col c)   (+ in-bounds)
+//   for kt ...:
+//     kb   = (kbase + kt) / (scale block along K / bk)           (the slice's stored K index)
+//     a_r  = ld.global(pa_r + kb * strideK_a)   b_c = ld.global(pb_c + kb * strideK_b)
+//     f_rc = a_r * b_c                                        (one f32 multiply per distinct pair)
+//     kern.promote_scales(f of accumulator 0, f of accumulator 1, ...)
+//     ... the step (wait, wgmmas) ...
+//
+// and sm90-promote-fp8 adds each step's sums as fma(sums, f, acc). The accumulator layout (PTX ISA,
+// "Matrix Fragments for wgmma.mma_async", D): in m64 block i, register 4j + e of warp v's lane l
+// holds row 64 i + 16 v + l / 4 + 8 (e >= 2), column 8 j + 2 (l % 4) + (e & 1) of the warpgroup's
+// share of the tile. A scale tensor's element for a position is its block's stored element,
+// (position / block) per axis in the tensor's storage order; rows and columns past the tensor
+// read 0 (their sums are zero-filled and never stored).
+#include <map>
+#include <set>
+
+#include "schedule/sm90/lowering.h"
+
+namespace kiln::sm90 {
+using namespace ir;
+
+namespace {
+
+// The position each index of `load` selects: the batch, the row or column given, or (the K coord)
+// null: the K part of the address is the loop's.
+std::vector<Value*> positionsOf(const Request& r, const Unit& u, const Operation& load, Value* row, Value* col) {
+  const GemmProgram& g = r.g;
+  const Operation& ft = *g.forTiles;
+  const unsigned first = g.batchArg ? 1 : 0;
+  std::vector<Value*> pos;
+  for (unsigned i = 1; i < load.numOperands(); ++i) {
+    const Value* v = load.operand(i);
+    pos.push_back(v == g.batchArg ? u.batch : v == ft.body().argument(first) ? row
+                                            : v == ft.body().argument(first + 1) ? col
+                                                                                 : nullptr);
+  }
+  return pos;
+}
+
+// One scale's element for a fixed row (or column), before the K loop: the pointer of its K block 0,
+// whether the row is inside the tensor, and the element stride of the K axis.
+SliceScales::Load prepareLoad(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Operation& load,
+                              Value* row, Value* col) {
+  const Value* t = load.operand(0);
+  const Type& type = t->type();
+  const std::vector<int64_t> block = blockOf(type);
+  const std::vector<Value*> pos = positionsOf(r, u, load, row, col);
+  std::vector<Value*> stored;
+  for (size_t a = 0; a < type.rank(); ++a) {
+    const Extent& e = type.shape()[a];
+    Value* ext = e.isSymbolic() ? k.params.dims.at(e.sym) : b.i32(e.value);
+    stored.push_back(block[a] == 1 ? ext : b.div(b.addConst(ext, block[a] - 1), b.i32(block[a])));
+  }
+  std::vector<int64_t> order;
+  if (const Attribute* o = type.param("order")) order = *o->asInts();
+  for (size_t a = type.rank(); a-- > 0 && order.size() < type.rank();) order.push_back(int64_t(a));
+  SliceScales::Load l;
+  Value* offset = b.i64(0);
+  Value* stride = b.i64(1);
+  for (int64_t a : order) {
+    Value* p = pos[size_t(a)];
+    if (!p) {  // the K axis: its stride, and how many K steps one stored element covers
+      l.kStride = stride;
+      l.kPerStep = block[size_t(a)] / r.c.bk;
+    } else {
+      const Extent& e = type.shape()[size_t(a)];
+      Value* in = b.cmp("slt", p, e.isSymbolic() ? k.params.dims.at(e.sym) : b.i32(e.value));
+      l.ok = l.ok ? b.andi(l.ok, in) : in;
+      Value* idx = block[size_t(a)] == 1 ? p : b.div(p, b.i32(block[size_t(a)]));
+      offset = b.intBin("arith.addi", offset, b.intBin("arith.muli", b.cast(idx, types::i64()), stride));
+    }
+    stride = b.intBin("arith.muli", stride, b.cast(stored[size_t(a)], types::i64()));
+  }
+  l.ptr = b.ptrAdd(k.params.args.at(t->definingOp()->stringAttr("name")), offset);
+  return l;
+}
+
+}  // namespace
+
+bool checkSliceScales(const GemmProgram& g, const Config& c, DiagnosticEngine& diag) {
+  if (!g.blockK) return true;
+  if (c.fp8Accum == Fp8Accum::Fast)
+    return diag.error(g.dot->loc()) << c.strategy << " applies block scales as each K step's sums are promoted to f32: "
+                                                     "use fp8_accum=promote or promote_pairs, not fast";
+  if (c.bk != g.blockK)
+    return diag.error(g.dot->loc()) << "tile.dot_scaled {block_k = " << g.blockK << "} scales slices of " << g.blockK
+                                    << " along " << g.dimK << ", but " << c.strategy
+                                    << " scales one K step at a time and its K steps are bk=" << c.bk
+                                    << ": make them equal (FP8 K steps are 128: scale blocks of 128 along "
+                                    << g.dimK << ")";
+  if (c.swapAB)
+    return diag.error(g.dot->loc()) << c.strategy << " does not apply block scales with swapped operands; use "
+                                                     "swap_ab=false";
+  return true;
+}
+
+namespace {
+
+// Which of the thread's columns share scale_b's element: all of the tile's when a block of bN
+// columns holds the tile (bN a multiple of bn: tiles start at multiples of bn); with bN a multiple
+// of 8 (an n8 group in one block), those in one block when bn is a multiple of bN (and the
+// warpgroup's columns start at 0), else those of one n8 group; else each column its own.
+int64_t colKey(const Request& r, int j, int e) {
+  const Config& c = r.c;
+  const int64_t bN = blockOf(r.g.loadScaleB->operand(0)->type()).back();
+  if (bN % c.bn == 0) return 0;
+  if (bN % 8 != 0) return 8 * j + (e & 1);
+  return c.bn % bN == 0 && c.warpsN == 1 ? 8 * j / bN : 8 * j;
+}
+
+}  // namespace
+
+int sliceScaleLoads(const Request& r) {
+  std::set<int64_t> cols;
+  for (int a = 0; a < r.geo.accPerBlock; ++a) cols.insert(colKey(r, a / 4, a % 4));
+  return 2 * r.geo.wgmmaBlocks + int(cols.size());
+}
+
+SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w) {
+  const Geometry& geo = r.geo;
+  Value* v = b.rem(w.cwarp, b.i32(4));
+  Value* rowBase = b.add(b.add(u.m0, w.rowA), b.add(b.mulConst(v, 16), b.div(w.lane, b.i32(4))));
+  Value* colBase = b.add(b.add(u.n0, w.colB), b.mulConst(b.rem(w.lane, b.i32(4)), 2));
+  SliceScales s;
+  std::map<std::pair<int, int>, int> rows;  // (m64 block, half) -> its scale_a load
+  std::map<int64_t, int> cols;              // column key -> its scale_b load
+  for (int i = 0; i < geo.wgmmaBlocks; ++i)
+    for (int a = 0; a < geo.accPerBlock; ++a) {
+      const int j = a / 4, e = a % 4, h = e >= 2 ? 1 : 0;
+      auto [ra, newRow] = rows.try_emplace({i, h}, int(s.loads.size()));
+      if (newRow) s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleA, b.addConst(rowBase, 64 * i + 8 * h), nullptr));
+      auto [cb, newCol] = cols.try_emplace(colKey(r, j, e), int(s.loads.size()));
+      if (newCol) s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleB, nullptr, b.addConst(colBase, 8 * j + (e & 1))));
+      s.factorOf.push_back({ra->second, cb->second});
+    }
+  return s;
+}
+
+std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value* kstep) {
+  std::vector<Value*> loaded;
+  std::map<int64_t, Value*> kidx;  // K steps per stored element -> the step's stored K index (i64)
+  for (const SliceScales::Load& l : s.loads) {
+    Value*& ki = kidx[l.kPerStep];
+    if (!ki) ki = b.cast(l.kPerStep == 1 ? kstep : b.div(kstep, b.i32(l.kPerStep)), types::i64());
+    Value* p = b.ptrAdd(l.ptr, b.intBin("arith.muli", ki, l.kStride));
+    loaded.push_back(b.op1("kern.ld_global", {p, l.ok}, types::f32(), {{"other", 0.0}}));
+  }
+  std::map<std::pair<int, int>, Value*> factor;
+  std::vector<Value*> out;
+  for (auto [a, c] : s.factorOf) {
+    Value*& f = factor[{a, c}];
+    if (!f) f = b.named(b.fbin("arith.mulf", loaded[size_t(a)], loaded[size_t(c)]), "sf");
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace kiln::sm90
