@@ -16,8 +16,7 @@
 // column (j, e % 2)'s. Narrow-float math is done in f32 and rounded once to the op's element type.
 // Loads and stores are predicated on the element being inside the tensor; a pair of adjacent
 // columns is stored with one 4-byte (bf16/f16) or 8-byte (f32) store, which needs rows aligned to
-// a pair (a launch requirement, compile.h), or with align_c below a pair (an odd N) one element
-// at a time. Tensors are addressed by their layout: dense, or strided (a leading dimension).
+// a pair (compile.h), or with align_c below a pair (an odd N) one element at a time. Dense or strided.
 #include <map>
 
 #include "dialects/tile/tensor_layout.h"
