@@ -12,9 +12,9 @@
 //    config is adapted to the problem (configFor: align_a / align_b / align_c lowered to what the
 //    rows allow, so an odd K or N gets narrower copies or element loads and element stores), except
 //    that a variant too large for the element loads' registers is not eligible when they are
-//    needed. The sm90 variants need A row-major, A's and B's rows 16-byte aligned and no stride 0;
-//    an output whose rows are not 16-byte aligned (an odd N) gets the direct epilogue with align_c
-//    lowered, except on swap_ab variants, which store through TMA (gemm_bf16_sm90.h).
+//    needed. The sm90 variants need A's and B's rows 16-byte aligned and no stride 0; an output
+//    whose rows are not 16-byte aligned (an odd N) gets the direct epilogue with align_c lowered;
+//    swap_ab variants take neither a column-major A nor such an output (gemm_bf16_sm90.h).
 //    Pointer alignment is part of the launch contract the runtime checks (kiln/compile.h); the
 //    problem's alignments assume 16-byte aligned base addresses.
 //  * preference(): a documented heuristic, higher is better, the product of

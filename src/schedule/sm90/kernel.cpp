@@ -22,7 +22,8 @@ namespace {
 
 std::string tensorName(const Value* tensor) { return tensor->definingOp()->stringAttr("name"); }
 
-// The tensor maps: dims fastest first. A [M][K]: box (64 of K, bm rows). B K-major [N][K]: (64 of K,
+// The tensor maps: dims fastest first. A [M][K]: box (64 of K, bm rows); column-major A [K][M]:
+// (64 of M, bk rows), bm / 64 boxes per stage. B K-major [N][K]: (64 of K,
 // bn rows). B row-major [K][N]: (64 of N, bk rows), ceil(bn / 64) boxes per stage. With cluster_m=2
 // each block loads half of the B stage and multicasts it: K-major B splits the bn rows (box 64 x
 // bn/2), row-major B the bk rows of every 64-column box (box 64 x bk/2). With cluster_n=cn each
@@ -49,7 +50,10 @@ std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r,
   TensorMaps t;
   t.nameA = tensorName(g.tensorA);
   t.nameB = tensorName(g.tensorB);
-  t.mapA = kern::tmapType(g.abType, withBatch({c.bk, c.bm / c.clusterN}), t.nameA, 128);
+  // A column-major [K][M]: boxes of 64 of M (128 bytes) x bk rows, bm / 64 per stage (as a
+  // row-major B's); with cluster_n each block loads bk / cn rows of every box.
+  t.mapA = g.aColMajor ? kern::tmapType(g.abType, withBatch({64, c.bk / c.clusterN}), t.nameA, 128)
+                       : kern::tmapType(g.abType, withBatch({c.bk, c.bm / c.clusterN}), t.nameA, 128);
   t.mapB = g.bKMajor ? kern::tmapType(g.bType, withGroup({c.bk, c.bn / c.clusterM}), t.nameB, 128)
                      : kern::tmapType(g.bType, withGroup({64, c.bk / c.clusterM}), t.nameB, 128);
   if (c.epilogue != EpilogueStore::Tma) return t;
@@ -157,6 +161,9 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
   // l2_hint=reuse: when each operand streams, for the runtime to set its map's L2 promotion to the
   // fill (KernelParam::stream); the producer emits the same rule (producer.cpp).
   Sm90StreamRules rules = sm90StreamRules(c, g.bKMajor, eb, bitWidth(g.bType) / 8);
+  // A column-major A (rows M long, copied as bm / 64 boxes) never streams: the rule is stated for
+  // K-contiguous rows (config.h).
+  if (g.aColMajor) rules.a.possible = false;
   for (const auto& [map, rule] : {std::pair{"tmap_" + t.nameA, rules.a}, std::pair{"tmap_" + t.nameB, rules.b}})
     if (rule.possible)
       launch.streams.push_back({map, rule.boundDim == 'N' ? g.dimN : g.dimM, rule.bound,

@@ -121,8 +121,13 @@ TEST(GemmBf16Sm90Gates, EligibleOnlyOnSm90a) {
   EXPECT_EQ(why, "A's rows are aligned to 8 bytes (K = 60 or its leading dimension); TMA needs 16");
   GemmProblem colMajorA{64, 64, 64};
   colMajorA.aRowMajor = false;
+  for (const GemmVariant* v : sm90Variants()) {
+    EXPECT_EQ(v->eligible(colMajorA, Target::sm90a(), &why), !v->config.swapAB) << v->name << ": " << why;
+    if (v->config.swapAB) EXPECT_EQ(why, "A is column-major; swap_ab reads A K-major (wgmma's B operand)");
+  }
+  colMajorA.alignA = 8;
   EXPECT_FALSE(sm90Variants().front()->eligible(colMajorA, Target::sm90a(), &why));
-  EXPECT_EQ(why, "A is column-major; the sm90 variants read A row-major (K contiguous)");
+  EXPECT_EQ(why, "A's rows are aligned to 8 bytes (M = 64 or its leading dimension); TMA needs 16");
   GemmProblem shared{64, 64, 64};
   shared.strided = shared.zeroStride = true;
   EXPECT_FALSE(sm90Variants().front()->eligible(shared, Target::sm90a(), &why));
