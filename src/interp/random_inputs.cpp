@@ -154,20 +154,21 @@ GeneratedArguments generateArguments(const ir::Operation& program, const std::ma
     const ir::Operation* group = op->is("tile.input") ? groupIndexReading(op->result()) : nullptr;
     const ir::Operation* ragged = op->is("tile.input") ? raggedLoopBoundedBy(op->result()) : nullptr;
     auto raggedExtent = ragged ? dims.find(ragged->stringAttr("ragged")) : dims.end();
-    if (op->is("tile.output")) {
-      args.tensors[name] = t.param("strides") ? makeStridedHostTensor(t.elem(), shape, std::vector<double>(
-                                                    static_cast<size_t>(*elements), std::numeric_limits<double>::quiet_NaN()))
-                                              : poisoned(t.elem(), shape);
+    const bool strided = t.param("strides") != nullptr;
+    if (op->is("tile.output") && !strided) {
+      args.tensors[name] = poisoned(t.elem(), shape);
       continue;
     }
-    ++input;
+    if (op->is("tile.input")) ++input;
     const bool bounds = ragged && raggedExtent != dims.end() && raggedExtent->second > 0;
-    if (!group && !bounds && !t.param("strides") && numElements(shape) >= kParallelElements) {
+    if (op->is("tile.input") && !strided && !group && !bounds && numElements(shape) >= kParallelElements) {
       args.tensors[name] = normalInParallel(t.elem(), shape, seed, input);
       continue;
     }
     std::vector<double> values(static_cast<size_t>(*elements));
-    if (bounds) {
+    if (op->is("tile.output")) {
+      std::fill(values.begin(), values.end(), std::numeric_limits<double>::quiet_NaN());
+    } else if (bounds) {
       values = groupBounds(ragged->stringAttr("bounds") == "offsets", shape[0], raggedExtent->second, rng);
     } else if (group) {
       values = groupIds(shape[0], group->intAttr("align"), groupCount(*group, dims), rng);

@@ -53,6 +53,14 @@ Config forOutput(Config c, ir::ScalarType out) {
   return c;
 }
 
+// What gemm_fp8's eligibility needs of an FP8 program's scales: blockwise (tile.dot_scaled) per
+// column of B or per block of columns; the epilogue's scales (rowwise, tensorwise) run anywhere.
+Fp8Scaling scalingOf(const GemmProgram& g) {
+  if (!g.blockK) return Fp8Scaling::Rowwise;
+  return blockOf(g.loadScaleB->operand(0)->type()).back() == 1 ? Fp8Scaling::Block1x128x1x128
+                                                               : Fp8Scaling::Block1x128x128x128;
+}
+
 // A tensor argument's extent or stride at these dims (0 for a dim not given).
 int64_t valueOf(const ir::Extent& e, const std::map<std::string, int64_t>& dims) {
   if (!e.isSymbolic()) return e.value;
@@ -97,14 +105,6 @@ Config alignedTo(Config c, const GemmProblem& p) {
   c.alignB = std::min(c.alignB, p.alignB);
   c.alignC = std::min(c.alignC, p.alignC);
   return c;
-}
-
-// What gemm_fp8's eligibility needs of an FP8 program's scales: blockwise (tile.dot_scaled) per
-// column of B or per block of columns; the epilogue's scales (rowwise, tensorwise) run anywhere.
-Fp8Scaling scalingOf(const GemmProgram& g) {
-  if (!g.blockK) return Fp8Scaling::Rowwise;
-  return blockOf(g.loadScaleB->operand(0)->type()).back() == 1 ? Fp8Scaling::Block1x128x1x128
-                                                               : Fp8Scaling::Block1x128x128x128;
 }
 
 bool hasMatrixProduct(const ir::Operation& program) {
@@ -180,8 +180,8 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
     p.a = g->abType;
     p.b = g->bType;
     p.c = familyOut;
-    p.strided = layout.strided;
     p.scaling = scalingOf(*g);
+    p.strided = layout.strided;
     auto pick = selectGemmFp8(p, t, quiet);
     if (!pick) return fallback(program, firstMessage(quiet));
     return {forOutput(pick->variant->config, *out),
@@ -247,8 +247,8 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
       p.a = g->abType;
       p.b = g->bType;
       p.c = familyOut;
-      p.strided = layout.strided;
       p.scaling = scalingOf(*g);
+      p.strided = layout.strided;
       for (const auto& v : gemmFp8Variants())
         if (v.eligible(p, t)) ranked.push_back({forOutput(v.config, *out), "gemm_fp8", v.name, v.preference(p, t)});
     } else {

@@ -30,13 +30,13 @@
 // FP8: A and B both f8e4m3 / f8e5m2; A row-major and B K-major (ldmatrix has no 8-bit .trans;
 // wgmma reads 8-bit operands K-major only; cuBLASLt's FP8 layouts on Hopper are the same "TN").
 //
+// Block-scaled (sm90_ws_persistent): tile.dot_scaled(%a, %sa, %b, %sb, %c) {block_k} in place of
+// the dot, %sa and %sb loaded from block-tensor inputs at A's and B's indices (gemm_scales.cpp).
+//
 // Strided operands (tensor<..., strides = [...]>, dialects/tile/tensor_layout.h): sm80_multistage
 // addresses A, B, C and the epilogue's tensors through their strides (a leading dimension, a batch
 // or group stride, 0 for one matrix shared by every batch); sm90_ws_persistent through its tensor
 // maps' strides (no stride 0).
-//
-// Block-scaled (sm90_ws_persistent): tile.dot_scaled(%a, %sa, %b, %sb, %c) {block_k} in place of
-// the dot, %sa and %sb loaded from block-tensor inputs at A's and B's indices (gemm_scales.cpp).
 #include <optional>
 #include <string>
 #include <vector>
