@@ -81,7 +81,10 @@ runtime::KernelSignature signatureOf(const ir::Operation& program, const LaunchI
   sig.dims = program.stringsAttr("dims");
   std::map<std::string, int64_t> align;
   for (const auto& p : launch.params)
-    if (p.kind == KernelParam::Kind::Pointer) align[p.name] = p.alignment;
+    if (p.kind == KernelParam::Kind::Pointer) align[p.name] = std::max(align[p.name], p.alignment);
+  // A tensor read or written through a tensor map has its address and every row 16-byte aligned.
+  for (const auto& p : launch.params)
+    if (p.kind == KernelParam::Kind::TensorMap) align[p.tensor] = std::max<int64_t>(align[p.tensor], 16);
   for (const auto& op : program.body().operations()) {
     if (op->is("tile.input") || op->is("tile.output")) {
       const ir::Type& t = op->result()->type();
@@ -155,12 +158,18 @@ runtime::TensorMapDesc tensorMapDescFor(const KernelParam& param, const runtime:
     auto it = e.isSymbolic() ? dims.find(e.sym) : dims.end();
     shape.push_back(e.isSymbolic() ? (it == dims.end() ? 0 : it->second) : e.value);
   }
-  // A strided tensor's axes go fastest first by their strides at these dims (the unit one first).
+  // A strided tensor's map lists its axes as a row-major one's would be, the unit-stride axis first
+  // (the box is in the kernel's order: the contiguous axis, the other matrix axis, the batch), each
+  // with the stride the dims give it.
   std::vector<int64_t> order = runtime::dimOrder(t);
   std::vector<int64_t> strides = runtime::contiguousStrides(shape, order);
   if (!t.strides.empty()) {
     strides = runtime::paramStrides(t, dims);
-    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return strides[size_t(x)] < strides[size_t(y)]; });
+    order.clear();
+    for (size_t a = 0; a < t.strides.size(); ++a)
+      if (!t.strides[a].isSymbolic() && t.strides[a].value == 1) order.push_back(int64_t(a));
+    for (int64_t a = int64_t(t.strides.size()) - 1; a >= 0; --a)
+      if (a != order[0]) order.push_back(a);
   }
   int64_t bytes = ir::bitWidth(t.dtype) / 8;
   for (size_t k = 0; k < order.size(); ++k) {

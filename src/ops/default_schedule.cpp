@@ -88,7 +88,10 @@ void layoutOf(const GemmProgram& g, const ir::Operation& program, const std::map
   for (const auto& op : program.body().operations()) {
     if (!op->is("tile.input") && !op->is("tile.output")) continue;
     const ir::Type& t = op->result()->type();
-    if (t.param("strides")) p.strided = true;
+    if (const ir::Attribute* st = t.param("strides")) {
+      p.strided = true;
+      for (const ir::Attribute& e : st->asArray()) p.zeroStride |= e.isInt() && e.asInt() == 0;
+    }
     if (!op->is("tile.output") || contiguousMatrixAxis(t) != 1) continue;
     const int eb = ir::bitWidth(t.elem()) / 8;
     p.alignC = std::min({base(op->result()), rowAlignment(valueOf(matrixAccess(t).ld, dims), eb),

@@ -107,6 +107,18 @@ bool registerLoadsFit(const Config& c, const GemmProblem& p) {
 
 Config GemmVariant::configFor(const GemmProblem& p) const {
   Config c = config;
+  if (c.strategy == "sm90_ws_persistent") {
+    // Output rows a TMA store cannot address: stored from registers, in pairs or one by one.
+    if (p.alignC >= 16) return c;
+    const Config plain;
+    c.epilogue = EpilogueStore::Direct;
+    c.reuseStage = plain.reuseStage;
+    c.storeSlots = plain.storeSlots;
+    c.storePieces = plain.storePieces;
+    c.stageStore = plain.stageStore;
+    c.alignC = p.alignC;
+    return c;
+  }
   if (c.strategy != "sm80_multistage") return c;
   c.alignA = std::min(c.alignA, p.alignA);
   c.alignB = std::min(c.alignB, p.alignB);

@@ -12,7 +12,9 @@
 //    config is adapted to the problem (configFor: align_a / align_b / align_c lowered to what the
 //    rows allow, so an odd K or N gets narrower copies or element loads and element stores), except
 //    that a variant too large for the element loads' registers is not eligible when they are
-//    needed. The sm90 variants need A row-major, dense tensors and 16-byte rows (gemm_bf16_sm90.h).
+//    needed. The sm90 variants need A's and B's rows 16-byte aligned and no stride 0; an output
+//    whose rows are not 16-byte aligned (an odd N) gets the direct epilogue with align_c lowered;
+//    swap_ab variants take neither a column-major A nor such an output (gemm_bf16_sm90.h).
 //    Pointer alignment is part of the launch contract the runtime checks (kiln/compile.h); the
 //    problem's alignments assume 16-byte aligned base addresses.
 //  * preference(): a documented heuristic, higher is better, the product of
@@ -47,7 +49,8 @@ struct GemmProblem {
   bool aRowMajor = true;
   bool bKMajor = false;
   bool cRowMajor = true;
-  bool strided = false;  // some tensor argument is strided (a leading dimension, a batch stride)
+  bool strided = false;     // some tensor argument is strided (a leading dimension, a batch stride)
+  bool zeroStride = false;  // ... with a stride 0 (one matrix for every batch), which no tensor map has
   // The bytes each matrix's rows are aligned to (a power of two, at most 16), from its row length
   // or leading dimension (and for C its N: a pair of elements must not straddle a row's end).
   int alignA = 16, alignB = 16, alignC = 16;

@@ -328,13 +328,15 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
   double bytes = 2.0 * (double(p.m) * p.k + double(p.k) * p.n + double(p.m) * p.n);
   int64_t sms = std::max(1, t.referenceSms);
+  Sm90Streams streams = sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2);
+  if (!p.aRowMajor) streams.a = false;  // a column-major A never streams (sm90/kernel.cpp)
   TileWork w{c,
              p,
              ceilDiv(p.m, c.bm) * ceilDiv(p.n, c.bn),
              sms,
              kStreamingSmsToSaturate * double(sms),
              flops / bytes < kH200FlopsPerByte,
-             sm90Streams(c, p.m, p.n, p.k, p.bKMajor, 2, 2),
+             streams,
              t.referenceClustersOf4};
   return 2.0 * tileShapeScore(c, p, t) * twinTerms(c, p, t) * memoryTerm(w) * splitTerm(w) * streamKTerm(w) *
          pitchTerm(w) * computeIntensityTerm(w);

@@ -26,8 +26,10 @@
 // M those heights fit). Every variant loads a read-once operand L2 evict_first (l2_hint=reuse)
 // through 128-byte L2 fills.
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
-//    + TMA (sm_90a); N % 8 == 0 (16-byte global strides for TMA, for either B layout); shared
-//    memory fits.
+//    + TMA (sm_90a); A's and B's rows 16-byte aligned (a dense A's K or M, B's K or N, or their
+//    leading dimensions: TMA's global strides), no stride 0; a column-major A, or an output whose
+//    rows are not 16-byte aligned, only without swap_ab (configFor gives the latter the direct
+//    epilogue); shared memory fits.
 //  * preference (higher is better): the sm80 heuristic's tile shape terms (tileShapeScore: useful
 //    * waves * intensity) times 2 (wgmma's rate is twice mma.sync's, so on sm_90a a Hopper schedule
 //    beats any sm80 one), times factors measured on the H200 (docs/performance.md): 0.97 for the

@@ -25,10 +25,18 @@ bool sm90Eligible(const GemmVariant& v, const GemmProblem& p, const Target& t, s
   };
   // The problem checks of every variant (commonEligible) have passed.
   if (!t.wgmma || !t.tma) return no(t.name + " has no wgmma / TMA (the sm90 variants need sm_90a)");
-  if (!p.aRowMajor) return no("A is column-major; the sm90 variants read A row-major (K contiguous)");
-  if (p.strided) return no("a tensor is strided; the sm90 variants address dense tensors");
-  if (p.k % 8 != 0) return no(fmt::format("K = {} is not a multiple of 8 (16-byte TMA strides)", p.k));
-  if (p.n % 8 != 0) return no(fmt::format("N = {} is not a multiple of 8 (16-byte TMA strides)", p.n));
+  if (!p.aRowMajor && v.config.swapAB)
+    return no("A is column-major; swap_ab reads A K-major (wgmma's B operand)");
+  if (p.zeroStride) return no("a tensor has a stride 0 (one matrix for every batch), which no tensor map has");
+  if (p.alignA < 16)
+    return no(fmt::format("A's rows are aligned to {} bytes ({} = {} or its leading dimension); TMA needs 16", p.alignA,
+                          p.aRowMajor ? "K" : "M", p.aRowMajor ? p.k : p.m));
+  if (p.alignB < 16)
+    return no(fmt::format("B's rows are aligned to {} bytes ({} = {} or its leading dimension); TMA needs 16", p.alignB,
+                          p.bKMajor ? "K" : "N", p.bKMajor ? p.k : p.n));
+  if (p.alignC < 16 && v.config.swapAB)
+    return no(fmt::format("the output's rows are aligned to {} bytes (N = {}); swap_ab stores through TMA, which needs 16",
+                          p.alignC, p.n));
   int64_t smem = sm90Shape(v.config, 2).smemBytes;
   if (smem > t.maxSmemPerBlock)
     return no(fmt::format("needs {} bytes of shared memory; {} allows {}", smem, t.name, t.maxSmemPerBlock));

@@ -224,7 +224,7 @@ bool checkOperandLoads(GemmProgram& g, const std::string& who, const std::string
 }
 
 // Element types, then A's and B's layouts: which axis is contiguous, and whether the strategy
-// addresses it (sm90_ws_persistent: dense, A row-major; FP8: A row-major, B K-major).
+// addresses it (FP8: A row-major, B K-major; sm90_ws_persistent: no stride 0).
 bool checkOperandTypes(const Operation& program, GemmProgram& g, const std::string& strategy, DiagnosticEngine& diag) {
   const bool sm90 = strategy == "sm90_ws_persistent";
   ScalarType ta = g.tensorA->type().elem(), tb = g.tensorB->type().elem();
@@ -234,20 +234,24 @@ bool checkOperandTypes(const Operation& program, GemmProgram& g, const std::stri
                                     << scalarName(ta) << " x " << scalarName(tb);
   g.abType = ta;
   g.bType = tb;
+  // A tensor map's strides are positive: one matrix repeated for every batch (a stride 0) has none.
   if (sm90)
-    for (const auto& op : program.body().operations())
-      if ((op->is("tile.input") || op->is("tile.output")) && op->result()->type().param("strides"))
-        return diag.error(op->loc()) << strategy << " addresses dense tensors only, and '" << op->stringAttr("name")
-                                     << "' is strided (" << op->result()->type().str()
-                                     << "); compile it with strategy=sm80_multistage";
+    for (const auto& op : program.body().operations()) {
+      const Attribute* st = op->is("tile.input") || op->is("tile.output") ? op->result()->type().param("strides") : nullptr;
+      for (const Attribute& e : st ? st->asArray() : Attribute::Array{})
+        if (e.isInt() && e.asInt() == 0)
+          return diag.error(op->loc()) << strategy << " reads '" << op->stringAttr("name")
+                                       << "' through a tensor map, whose strides are positive; its stride 0 (one "
+                                          "matrix for every batch) has none: compile it with strategy=sm80_multistage";
+    }
   const Type& tA = g.tensorA->type();
   const Type& tB = g.tensorB->type();
   std::optional<int> axA = contiguousMatrixAxis(tA), axB = contiguousMatrixAxis(tB);
-  if (!axA || (*axA == 0 && (sm90 || g.fp8)))
+  if (!axA || (*axA == 0 && g.fp8))
     return diag.error(g.loadA->loc())
            << strategy << " needs A row-major [" << g.dimM << ", " << g.dimK << "] (K contiguous)"
-           << (sm90   ? ""
-               : !axA ? " or column-major (M contiguous), with any batch axis outermost"
+           << (!axA  ? " or column-major (M contiguous), with any batch axis outermost"
+               : sm90 ? " for FP8 operands: wgmma reads 8-bit operands K-major only"
                       : " for FP8 operands: ldmatrix .trans has no 8-bit form")
            << "; got " << tA.str();
   g.aColMajor = *axA == 0;

@@ -35,7 +35,8 @@
 //
 // Strided operands (tensor<..., strides = [...]>, dialects/tile/tensor_layout.h): sm80_multistage
 // addresses A, B, C and the epilogue's tensors through their strides (a leading dimension, a batch
-// or group stride, 0 for one matrix shared by every batch); sm90_ws_persistent takes dense tensors.
+// or group stride, 0 for one matrix shared by every batch); sm90_ws_persistent through its tensor
+// maps' strides (no stride 0).
 #include <optional>
 #include <string>
 #include <vector>

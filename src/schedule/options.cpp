@@ -149,6 +149,9 @@ Strategy sm90Strategy() {
                  "epilogue=tma staging slots per consumer warpgroup (0: two, or one at bn=64)"),
        intOption("store_pieces", "epilogue", &Config::storePieces, 0, 4, 0,
                  "with swap_ab, row pieces each staged box goes out in (0: one)"),
+       intOption("align_c", "epilogue", &Config::alignC, 1, 16, 16,
+                 "bytes the output's address and rows are aligned to: below 16 (an N off 8 elements), "
+                 "epilogue=direct stores pairs or single elements"),
        namedOption("epilogue_loads", "epilogue", &Config::epilogueLoads, kEpilogueLoads, EpilogueLoads::Late,
                    "when the epilogue's vector and scalar loads are issued: after the K loop, before it, or "
                    "prefetched into L1 before it"),

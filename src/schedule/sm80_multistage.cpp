@@ -63,17 +63,6 @@ namespace {
 
 std::string argName(const Value* tensor) { return tensor->definingOp()->stringAttr("name"); }
 
-// `dim` % `multiple` == 0 in the contract, once per dim (the strictest asked).
-void requireMultiple(kern::KernelLaunch& launch, const std::string& dim, int64_t multiple) {
-  if (multiple <= 1) return;
-  for (auto& [d, m] : launch.divisibility)
-    if (d == dim) {
-      if (multiple % m == 0) m = multiple;
-      return;
-    }
-  launch.divisibility.push_back({dim, multiple});
-}
-
 // What the kernel asks of its operands (Config::alignA / alignB / alignC): each pointer aligned to
 // the widest access the kernel makes to it, and, for a dense tensor, its rows too, through the dim
 // that is its row length (a strided tensor's leading dimension the runtime checks with the
@@ -84,7 +73,7 @@ bool operandRequirements(const GemmProgram& g, const Config& config, kern::Kerne
     const int eb = bitWidth(tensor->type().elem()) / 8;
     const int width = std::min(align, 16) >= 4 ? std::min(align, 16) : eb;  // below 4 bytes: by element
     launch.alignment.push_back({argName(tensor), width});
-    if (!access.strided && access.ld.isSymbolic()) requireMultiple(launch, access.ld.sym, width / eb);
+    if (!access.strided && access.ld.isSymbolic()) launch.requireMultiple(access.ld.sym, width / eb);
   };
   operand(g.tensorA, g.accessA, config.alignA);
   operand(g.tensorB, g.accessB, config.alignB);
@@ -99,7 +88,7 @@ bool operandRequirements(const GemmProgram& g, const Config& config, kern::Kerne
     const int width = std::min(config.alignC, 16) >= 2 * eb ? 2 * eb : eb;  // pairs, or one element
     launch.alignment.push_back({argName(op->operand(0)), width});
     // A pair must not straddle a row's end, dense or strided.
-    requireMultiple(launch, t.shape()[t.rank() - 1].sym, width / eb);
+    launch.requireMultiple(t.shape()[t.rank() - 1].sym, width / eb);
   }
   return true;
 }

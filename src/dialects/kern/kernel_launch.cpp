@@ -70,6 +70,16 @@ std::vector<ir::NamedAttr> kernelAttributes(const KernelLaunch& l, std::vector<i
   return attrs;
 }
 
+void KernelLaunch::requireMultiple(const std::string& dim, int64_t multiple) {
+  if (multiple <= 1) return;
+  for (auto& [d, m] : divisibility)
+    if (d == dim) {
+      if (multiple % m == 0) m = multiple;
+      return;
+    }
+  divisibility.push_back({dim, multiple});
+}
+
 KernelLaunch kernelLaunchOf(const ir::Operation& k) {
   KernelLaunch l;
   l.name = k.stringAttr("sym_name");

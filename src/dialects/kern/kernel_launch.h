@@ -53,6 +53,10 @@ struct KernelLaunch {
   std::optional<std::array<int64_t, 2>> workspace;  // bytes of ws_flags, ws_partials per unit
   bool workspacePerBlock = false;
   std::vector<Stream> streams;
+
+  // Adds `dim` % `multiple` == 0 to the requirements, once per dim (the strictest asked: a multiple
+  // that the one already there divides replaces it); multiples up to 1 ask nothing.
+  void requireMultiple(const std::string& dim, int64_t multiple);
 };
 
 // The kern.kernel attributes of `l`, in the order the kernel prints them, with `provenance` (what

@@ -281,6 +281,11 @@ void epilogueRules(const Config& c, ir::DiagnosticEngine& diag, const ir::Locati
       diag.error(loc) << "store_pieces=" << c.storePieces << " does not cut a warpgroup's " << rows
                       << " rows into pieces of whole 8-row stmatrix blocks: use a divisor of " << rows / 8;
   }
+  if (c.alignC != 16 && (c.alignC < 1 || (c.alignC & (c.alignC - 1))))
+    diag.error(loc) << "align_c=" << c.alignC << " is not a power of two: use 1, 2, 4, 8 or 16";
+  else if (c.alignC < 16 && c.epilogue == EpilogueStore::Tma)
+    diag.error(loc) << "align_c=" << c.alignC << " describes output rows a TMA store cannot address (its strides are "
+                    << "multiples of 16 bytes); use epilogue=direct";
   if (c.storeSlots == 1 && c.reuseStage)
     diag.error(loc) << "store_slots=1 with reuse_stage=true is not supported by " << kWho
                     << ": the ring stage holds only the boxes past two slots";

@@ -60,6 +60,7 @@ std::vector<NamedAttr> wgmmaAttrs(const Request& r) {
     attrs.push_back({"trans_b", false});
     attrs.push_back({"trans_a", !g.bKMajor});
   } else {
+    if (g.aColMajor) attrs.push_back({"trans_a", true});
     attrs.push_back({"trans_b", !g.bKMajor});
   }
   // fp8_accum=promote / promote_pairs: the program's FP8 numerics, for sm90-promote-fp8.
@@ -90,7 +91,15 @@ void issueKStep(KernBuilder& b, const Request& r, const Kernel& k, const Warpgro
   // Descriptors of the stage's operands for k step kk: A's rows `row` on from rowA (K-major),
   // and B's columns from 64 j past the warpgroup's (K-major B: its rows; row-major B: its box j,
   // whose K rows follow one another, the next box LBO further).
+  // A column-major: its m64 block `row` / 64 is the stage's box of those 64 columns, whose K rows
+  // follow one another from row (row / 64) bk = row (bk is 64 for 16-bit operands; the
+  // warpgroup's first row rowA is a multiple of 64 too), MN-major as a row-major B's.
   auto descA = [&](int kk, int64_t row) {
+    KILN_ASSERT(!g.aColMajor || c.bk == 64, "sm90: a column-major A's boxes are 64 K rows");
+    if (g.aColMajor)
+      return b.op1("kern.wgmma_desc", {k.smem.sA, s, w.rowA}, types::i64(),
+                   {{"row", row / 64 * c.bk + kStep * kk}, {"col", int64_t{0}}, {"major", "mn"},
+                    {"lbo", wgmma::mnMajorLbo(c.bk)}, {"sbo", wgmma::kMnMajorSbo}});
     return b.op1("kern.wgmma_desc", {k.smem.sA, s, w.rowA}, types::i64(),
                  {{"row", row}, {"col", int64_t(kStep * kk)}, {"major", "k"}, {"lbo", wgmma::kKMajorLbo},
                   {"sbo", wgmma::kKMajorSbo}});

@@ -24,7 +24,8 @@ namespace {
 
 std::string tensorName(const Value* tensor) { return tensor->definingOp()->stringAttr("name"); }
 
-// The tensor maps: dims fastest first. A [M][K]: box (64 of K, bm rows). B K-major [N][K]: (64 of K,
+// The tensor maps: dims fastest first. A [M][K]: box (64 of K, bm rows); column-major A [K][M]:
+// (64 of M, bk rows), bm / 64 boxes per stage. B K-major [N][K]: (64 of K,
 // bn rows). B row-major [K][N]: (64 of N, bk rows), ceil(bn / 64) boxes per stage. With cluster_m=2
 // each block loads half of the B stage and multicasts it: K-major B splits the bn rows (box 64 x
 // bn/2), row-major B the bk rows of every 64-column box (box 64 x bk/2). With cluster_n=cn each
@@ -51,7 +52,10 @@ std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r,
   TensorMaps t;
   t.nameA = tensorName(g.tensorA);
   t.nameB = tensorName(g.tensorB);
-  t.mapA = kern::tmapType(g.abType, withBatch({c.bk, c.bm / c.clusterN}), t.nameA, 128);
+  // A column-major [K][M]: boxes of 64 of M (128 bytes) x bk rows, bm / 64 per stage (as a
+  // row-major B's); with cluster_n each block loads bk / cn rows of every box.
+  t.mapA = g.aColMajor ? kern::tmapType(g.abType, withBatch({64, c.bk / c.clusterN}), t.nameA, 128)
+                       : kern::tmapType(g.abType, withBatch({c.bk, c.bm / c.clusterN}), t.nameA, 128);
   t.mapB = g.bKMajor ? kern::tmapType(g.bType, withGroup({c.bk, c.bn / c.clusterM}), t.nameB, 128)
                      : kern::tmapType(g.bType, withGroup({64, c.bk / c.clusterM}), t.nameB, 128);
   if (c.epilogue != EpilogueStore::Tma) return t;
@@ -65,7 +69,7 @@ std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r,
       store = op;
     }
   ScalarType ce = store ? store->operand(0)->type().elem() : ScalarType::F32;
-  if (!store || (ce != ScalarType::BF16 && ce != ScalarType::F16) || !isRowMajorMatrix(store->operand(0)->type())) {
+  if (!store || (ce != ScalarType::BF16 && ce != ScalarType::F16) || contiguousMatrixAxis(store->operand(0)->type()) != 1) {
     diag.error(store ? store->loc() : program.loc())
         << c.strategy << " with epilogue=tma stores a row-major bf16 or f16 output tile; use epilogue=direct";
     return std::nullopt;
@@ -131,12 +135,19 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
   launch.params = sig.names;
   launch.threads = shape.threads;
   launch.smemBytes = shape.smemBytes;
-  // 16-byte rows for TMA: A's and a K-major B's K, a row-major B's and the 16-bit output's N.
-  launch.divisibility = {{g.dimK, 16 / eb}, {g.dimN, g.bKMajor ? 8 : 16 / eb}};
+  // 16-byte rows for TMA: a dense A's and K-major B's K, a row-major B's N (a strided operand's
+  // leading dimension the runtime checks, by the tensor map's stride rule); the output's N a
+  // multiple of the rows align_c promises (16 bytes, or with epilogue=direct a pair or an element).
+  for (const auto& [access, elem] : {std::pair{g.accessA, g.abType}, std::pair{g.accessB, g.bType}})
+    if (!access.strided && access.ld.isSymbolic()) launch.requireMultiple(access.ld.sym, 16 / (bitWidth(elem) / 8));
   launch.alignment = {{t.nameA, 16}, {t.nameB, 16}};
   for (const Operation* op : g.epilogue)
-    if (op->is("tile.store"))
-      launch.alignment.push_back({tensorName(op->operand(0)), 2 * bitWidth(op->operand(0)->type().elem()) / 8});
+    if (op->is("tile.store")) {
+      const Type& ct = op->operand(0)->type();
+      const int ceb = bitWidth(ct.elem()) / 8, align = std::min(c.alignC, 16);
+      launch.requireMultiple(ct.shape()[ct.rank() - 1].sym, std::max(1, align / ceb));
+      launch.alignment.push_back({tensorName(op->operand(0)), align >= 2 * ceb ? 2 * ceb : ceb});
+    }
   launch.grid = {gridAxis(r)};
   launch.persistent = true;
   // blocks_per_sm=2: two blocks per SM (the config's rules checked they fit).
@@ -154,6 +165,9 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
   // l2_hint=reuse: when each operand streams, for the runtime to set its map's L2 promotion to the
   // fill (KernelParam::stream); the producer emits the same rule (producer.cpp).
   Sm90StreamRules rules = sm90StreamRules(c, g.bKMajor, eb, bitWidth(g.bType) / 8);
+  // A column-major A (rows M long, copied as bm / 64 boxes) never streams: the rule is stated for
+  // K-contiguous rows (config.h).
+  if (g.aColMajor) rules.a.possible = false;
   for (const auto& [map, rule] : {std::pair{"tmap_" + t.nameA, rules.a}, std::pair{"tmap_" + t.nameB, rules.b}})
     if (rule.possible)
       launch.streams.push_back({map, rule.boundDim == 'N' ? g.dimN : g.dimM, rule.bound,

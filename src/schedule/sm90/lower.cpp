@@ -159,6 +159,13 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   const int eb = bitWidth(g->abType) / 8;
   if (!validate(config, target, OperandInfo{eb, bitWidth(g->bType) / 8}, diag, program.loc())) return nullptr;
   if (!checkHandOver(*g, config, diag) || !sm90::checkSliceScales(*g, config, diag)) return nullptr;
+  // swap_ab makes A wgmma's B operand, read K-major from its own boxes: a column-major A would need
+  // the transposed-B form and its own staging, which are not lowered.
+  if (g->aColMajor && config.swapAB) {
+    diag.error(g->loadA->loc()) << config.strategy << " with swap_ab=true reads A K-major; A is column-major ("
+                                << g->tensorA->type().str() << "): use swap_ab=false";
+    return nullptr;
+  }
   const sm90::Geometry geo = sm90::geometryOf(config);
   const sm90::Request r{*g, config, target, geo};
   auto kernel = sm90::createKernel(program, r, diag);

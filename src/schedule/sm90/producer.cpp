@@ -73,6 +73,7 @@ struct Streams {
 Streams streamPredicates(KernBuilder& b, const Request& r, const Kernel& k) {
   const Params& p = k.params;
   Sm90StreamRules rules = sm90StreamRules(r.c, r.g.bKMajor, r.elemBytes(), ir::bitWidth(r.g.bType) / 8);
+  if (r.g.aColMajor) rules.a.possible = false;  // as the launch contract says (kernel.cpp)
   auto streams = [&](const Sm90StreamRule& rule, const char* name) -> Value* {
     if (!rule.possible) return nullptr;
     Value* cond = b.cmp("sle", rule.boundDim == 'N' ? p.dimN : p.dimM, b.i32(rule.bound));
@@ -153,6 +154,17 @@ class StageCopies {
   // mask (0: every block of the cluster): the blocks a piece goes to.
   void loadA(int piece, int pieces, int64_t mask = 0) {
     b_.setLoc(r_.g.loadA->loc());
+    if (r_.g.aColMajor) {
+      // Column-major A: boxes of 64 of M (128 bytes) x bk K rows side by side in the stage, box j
+      // from stage row j bk (as a row-major B's); with cluster_n, piece p is K rows
+      // [p bk/cn, (p+1) bk/cn) of every box.
+      int64_t rows = r_.c.bk / pieces;
+      KILN_ASSERT(rows % 8 == 0, "sm90: an A piece starts on the 128-byte swizzle's 8-row period");
+      for (int j = 0; j < r_.c.bm / 64; ++j)
+        load(k_.params.tmA, k_.smem.sA, coords(b_.addConst(u_.m0, 64 * j), b_.addConst(k0_, rows * piece)),
+             int64_t(j) * r_.c.bk + rows * piece, pieces > 1 ? (mask ? mask : everyone()) : 0);
+      return;
+    }
     int64_t rows = r_.c.bm / pieces;
     KILN_ASSERT(rows % 8 == 0, "sm90: an A piece starts on the 128-byte swizzle's 8-row period");
     load(k_.params.tmA, k_.smem.sA, coords(k0_, b_.addConst(u_.m0, rows * piece)), rows * piece,

@@ -8,6 +8,8 @@
 //     ldmatrix (LDSM.16.MT88.4) as B's are, the same HMMAs;
 //   * rows aligned to 4 bytes: every bk = 64 variant on sm_90a, spill-free, four LDGSTS where a
 //     16-byte row copy had one.
+//   * a column-major A on the Hopper variants (TMA boxes over [K][M], wgmma's transposed A): every
+//     sm90 variant eligible for it, spill-free, with as many wgmma in its K loop as row-major A's.
 // Needs nvJitLink and a SASS disassembler (skips, saying why, without one).
 #include <gtest/gtest.h>
 
@@ -125,6 +127,38 @@ TEST(GemmBf16LayoutGates, AdaptedVariantsAssembleSpillFreeWithTheirInstructionMi
       EXPECT_EQ(countPrefix(o.loop, "LDGSTS"), 4 * chunks) << what;
     }
     if (j.aCol) EXPECT_EQ(countPrefix(o.loop, "LDSM.16.MT88.4"), ldsm) << what;  // A and B both transposed
+  }
+}
+
+TEST(GemmBf16LayoutGates, HopperVariantsTakeAColumnMajorASpillFree) {
+  {
+    ir::DiagnosticEngine diag;
+    if (!backend::sassStats({}, diag) && diag.str().find("install") != std::string::npos)
+      GTEST_SKIP() << "no SASS disassembler: " << diag.str();
+  }
+  GemmProblem colMajorA;
+  colMajorA.m = colMajorA.n = colMajorA.k = 4096;
+  colMajorA.aRowMajor = false;
+  std::vector<Job> jobs;
+  for (const auto& v : gemmBf16Variants())
+    if (v.config.strategy == "sm90_ws_persistent" && v.eligible(colMajorA, Target::sm90a()))
+      for (bool aCol : {true, false}) jobs.push_back({&v, Target::sm90a(), aCol, 16});
+  ASSERT_GE(jobs.size(), 20u);
+  std::vector<Outcome> outcomes(jobs.size());
+  auto worker = [&](size_t first) {
+    for (size_t i = first; i < jobs.size(); i += 2) outcomes[i] = runJob(jobs[i]);
+  };
+  auto other = std::async(std::launch::async, worker, 1);
+  worker(0);
+  other.get();
+  for (size_t i = 0; i < jobs.size(); i += 2) {  // (column-major, row-major) pairs
+    std::string what = jobs[i].variant->name + ", column-major A";
+    ASSERT_TRUE(outcomes[i].ok && outcomes[i + 1].ok) << what << ": " << outcomes[i].errors << outcomes[i + 1].errors;
+    EXPECT_EQ(outcomes[i].report.stackFrameBytes, 0) << what;
+    EXPECT_EQ(outcomes[i].report.spillStoreBytes, 0) << what;
+    EXPECT_EQ(outcomes[i].report.spillLoadBytes, 0) << what;
+    EXPECT_GT(countPrefix(outcomes[i].loop, "HGMMA"), 0) << what;
+    EXPECT_EQ(countPrefix(outcomes[i].loop, "HGMMA"), countPrefix(outcomes[i + 1].loop, "HGMMA")) << what;
   }
 }
 

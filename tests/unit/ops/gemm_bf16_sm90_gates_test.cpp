@@ -110,18 +110,46 @@ TEST(GemmBf16Sm90Gates, EligibleOnlyOnSm90a) {
     }
   }
   std::string why;
-  EXPECT_FALSE(sm90Variants().front()->eligible(GemmProblem{64, 60, 64}, Target::sm90a(), &why));
-  EXPECT_EQ(why, "N = 60 is not a multiple of 8 (16-byte TMA strides)");
-  EXPECT_FALSE(sm90Variants().front()->eligible(GemmProblem{64, 64, 60}, Target::sm90a(), &why));
-  EXPECT_EQ(why, "K = 60 is not a multiple of 8 (16-byte TMA strides)");
+  // The problem's row alignments come from its dims (the family's layoutOf): here, set by hand.
+  GemmProblem oddB{64, 60, 64};
+  oddB.alignB = 8;
+  EXPECT_FALSE(sm90Variants().front()->eligible(oddB, Target::sm90a(), &why));
+  EXPECT_EQ(why, "B's rows are aligned to 8 bytes (N = 60 or its leading dimension); TMA needs 16");
+  GemmProblem oddK{64, 64, 60};
+  oddK.alignA = 8;
+  EXPECT_FALSE(sm90Variants().front()->eligible(oddK, Target::sm90a(), &why));
+  EXPECT_EQ(why, "A's rows are aligned to 8 bytes (K = 60 or its leading dimension); TMA needs 16");
   GemmProblem colMajorA{64, 64, 64};
   colMajorA.aRowMajor = false;
+  for (const GemmVariant* v : sm90Variants()) {
+    EXPECT_EQ(v->eligible(colMajorA, Target::sm90a(), &why), !v->config.swapAB) << v->name << ": " << why;
+    if (v->config.swapAB) EXPECT_EQ(why, "A is column-major; swap_ab reads A K-major (wgmma's B operand)");
+  }
+  colMajorA.alignA = 8;
   EXPECT_FALSE(sm90Variants().front()->eligible(colMajorA, Target::sm90a(), &why));
-  EXPECT_EQ(why, "A is column-major; the sm90 variants read A row-major (K contiguous)");
+  EXPECT_EQ(why, "A's rows are aligned to 8 bytes (M = 64 or its leading dimension); TMA needs 16");
+  GemmProblem shared{64, 64, 64};
+  shared.strided = shared.zeroStride = true;
+  EXPECT_FALSE(sm90Variants().front()->eligible(shared, Target::sm90a(), &why));
+  EXPECT_EQ(why, "a tensor has a stride 0 (one matrix for every batch), which no tensor map has");
+  // A strided problem with 16-byte rows, and an output with odd rows: eligible (odd rows get the
+  // direct epilogue, configFor), except on a swap_ab variant.
   GemmProblem strided{64, 64, 64};
   strided.strided = true;
-  EXPECT_FALSE(sm90Variants().front()->eligible(strided, Target::sm90a(), &why));
-  EXPECT_EQ(why, "a tensor is strided; the sm90 variants address dense tensors");
+  EXPECT_TRUE(sm90Variants().front()->eligible(strided, Target::sm90a(), &why)) << why;
+  GemmProblem oddC{64, 61, 64};
+  oddC.bKMajor = true;
+  oddC.alignB = 16;
+  oddC.alignC = 2;
+  for (const GemmVariant* v : sm90Variants()) {
+    bool ok = v->eligible(oddC, Target::sm90a(), &why);
+    EXPECT_EQ(ok, !v->config.swapAB) << v->name << ": " << why;
+    if (ok) {
+      Config c = v->configFor(oddC);
+      EXPECT_EQ(c.epilogue, EpilogueStore::Direct) << v->name;
+      EXPECT_EQ(c.alignC, 2) << v->name;
+    }
+  }
 }
 
 TEST(GemmBf16Sm90Gates, SelectionPrefersHopperSchedulesOnSm90a) {

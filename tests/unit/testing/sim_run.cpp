@@ -1,4 +1,5 @@
-// One program in the kern simulator against the interpreter (contract in sim_run.h).
+// One program in the kern simulator (or, for sm90_ws_persistent, the warp-specialized one) against
+// the interpreter (contract in sim_run.h).
 #include "tests/unit/testing/sim_run.h"
 
 #include <cstring>
@@ -7,9 +8,11 @@
 #include "kiln/compile.h"
 #include "kiln/interp/interpreter.h"
 #include "kiln/ir/parser.h"
+#include "kiln/kernel.h"
 #include "tests/unit/testing/example_runs.h"
 #include "tests/unit/testing/kern_sim.h"
 #include "tests/unit/testing/sim_values.h"
+#include "tests/unit/testing/ws_sim.h"
 
 namespace kiln::testing {
 
@@ -32,11 +35,22 @@ SimRun simulateAgainstInterpreter(const ir::Module& module, const Config& config
       if (op->is("tile.output") && op->stringAttr("name") == name) std::memset(bytes.data(), 0xFF, bytes.size());
     addr[name] = mem.add(std::move(bytes));
   }
+  // A warp-specialized kernel (sm90_ws_persistent, with tensor maps) runs in ws_sim on a few
+  // persistent blocks; the others in kern_sim over their grid.
+  const bool ws = config.strategy == "sm90_ws_persistent";
+  std::vector<uint64_t> tensors;
+  for (const auto& op : program->body().operations())
+    if (op->is("tile.input") || op->is("tile.output")) tensors.push_back(addr.at(op->stringAttr("name")));
+  const runtime::KernelSignature sig = signatureOf(*program, compiled->launch);
+  WsLaunch wsLaunch;
   SimLaunch launch;
   launch.kernel = kern->body().front();
   launch.timing = timing;
   for (const auto& p : compiled->launch.params) {
-    if (p.kind == KernelParam::Kind::Pointer) launch.args.push_back(addr.at(p.name));
+    if (p.kind == KernelParam::Kind::TensorMap && ws) {
+      launch.args.push_back(wsLaunch.maps.size());
+      wsLaunch.maps.push_back(tensorMapDescFor(p, sig, tensors, dims));
+    } else if (p.kind == KernelParam::Kind::Pointer) launch.args.push_back(addr.at(p.name));
     else if (p.kind == KernelParam::Kind::Dim) launch.args.push_back(uint32_t(int32_t(dims.at(p.name))));
     else if (p.kind == KernelParam::Kind::Scalar && p.elem == ir::ScalarType::F32)
       launch.args.push_back(simvalues::fromF(float(args.request.scalars.at(p.name))));
@@ -46,7 +60,15 @@ SimRun simulateAgainstInterpreter(const ir::Module& module, const Config& config
   }
   auto grid = compiled->launch.gridFor(dims, /*sms=*/4);
   for (int i = 0; i < 3; ++i) launch.grid[i] = uint32_t(grid[size_t(i)]);
-  if (std::string e = simulate(launch, mem); !e.empty()) return {"the simulator stopped: " + e, run.config};
+  if (ws) {
+    wsLaunch.kernel = launch.kernel;
+    wsLaunch.args = launch.args;
+    wsLaunch.blocks = launch.grid[0];
+    if (std::string e = simulateWarpSpecialized(wsLaunch, mem); !e.empty())
+      return {"the simulator stopped: " + e, run.config};
+  } else if (std::string e = simulate(launch, mem); !e.empty()) {
+    return {"the simulator stopped: " + e, run.config};
+  }
   if (!interp::run(*program, args.request, diag)) return {"the interpreter failed: " + diag.str(), run.config};
   for (const auto& op : program->body().operations()) {
     if (!op->is("tile.output")) continue;

@@ -14,6 +14,7 @@
 
 #include "dialects/kern/kern_ops.h"
 #include "kiln/float_formats.h"
+#include "tests/unit/testing/kern_sim_math.h"
 
 namespace kiln::testing {
 using namespace ir;
@@ -325,11 +326,13 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     for (int t = 0; t < T; ++t)
       r[size_t(t)] = get(op.operand(0))[size_t(t)] + uint64_t(int64_t(get(op.operand(1))[size_t(t)]) * eb);
   } else if (n == "kern.cvt_pack") {
+    // A pair, or (an output stored one element at a time) a single element.
     Lanes& r = set(op.result());
-    auto round = op.result()->type().elem() == ScalarType::BF16 ? floatToBf16Bits : floatToF16Bits;
-    for (int t = 0; t < T; ++t)
-      r[size_t(t)] =
-          round(asF(get(op.operand(0))[size_t(t)])) | uint64_t(round(asF(get(op.operand(1))[size_t(t)]))) << 16;
+    for (int t = 0; t < T; ++t) {
+      std::vector<float> v;
+      for (unsigned i = 0; i < op.numOperands(); ++i) v.push_back(asF(get(op.operand(i))[size_t(t)]));
+      r[size_t(t)] = simPack(op.result()->type().elem(), v);
+    }
   } else if (n == "kern.prefetch_global") {
     lanes([&](int t) {
       if (!(get(op.operand(1))[size_t(t)] & 1)) return;
