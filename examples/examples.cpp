@@ -6,6 +6,8 @@ const std::vector<Example>& all() {
   static const std::vector<Example> list = {
       {"gemm_bf16", "C = A·B in BF16 with f32 accumulation", gemmBf16},
       {"gemm_bias_gelu", "C = gelu_tanh(A·B + bias) with a BF16 output", gemmBiasGelu},
+      {"gemm_bias_silu_residual", "C = silu(A·B + bias) + R (a residual read in the epilogue), BF16 out",
+       gemmBiasSiluResidual},
       {"batched_gemm", "C[b] = A[b]·B[b] over a batch dim", batchedGemm},
       {"gemm_kmajor_b", "C = A·B with B stored K-major (transposed)", gemmKMajorB},
       {"gemm_f16", "C = A·B in FP16 with f32 accumulation", [] { return gemmF16(); }},

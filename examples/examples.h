@@ -21,6 +21,7 @@ const Example* find(const std::string& name);
 
 std::unique_ptr<ir::Module> gemmBf16();
 std::unique_ptr<ir::Module> gemmBiasGelu();
+std::unique_ptr<ir::Module> gemmBiasSiluResidual();
 std::unique_ptr<ir::Module> batchedGemm();
 std::unique_ptr<ir::Module> gemmKMajorB();
 std::unique_ptr<ir::Module> gemmF16(bool kMajorB = false);

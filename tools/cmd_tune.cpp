@@ -3,9 +3,13 @@
 //   kiln tune --example gemm_bf16 --dims M=4096,N=4096,K=4096
 //   kiln tune FILE --shapes shapes.txt      one dims line per shape (M=..,N=..,K=..), tuned in turn
 //   kiln tune --list | --clear              the tuning cache's entries
+//   kiln tune --example gemm_bf16 --dims ... --dry-run [--target sm_90a]
+//                                           on the CPU: the candidates compiled and pruned, no GPU
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -24,9 +28,9 @@ namespace {
 
 struct TuneArgs {
   std::string file, example, dims, shapes, target, cacheDir;
-  int finalists = 8, reps = 15, screenReps = 3;
-  double budget = 0;
-  bool exhaustive = false, noCache = false, json = false, list = false, clear = false;
+  int finalists = 8, reps = 15, screenReps = 3, maxCandidates = 0, sms = 0;
+  double budget = 0, screenSeconds = 4;
+  bool exhaustive = false, noCache = false, json = false, list = false, clear = false, dryRun = false;
 };
 
 nlohmann::json toJson(const TuneResult& r, const std::map<std::string, int64_t>& dims) {
@@ -40,7 +44,38 @@ nlohmann::json toJson(const TuneResult& r, const std::map<std::string, int64_t>&
   }
   return {{"dims", dims},         {"config", r.config},       {"us", r.microseconds}, {"why", r.why},
           {"cached", r.fromCache}, {"seconds", r.seconds},    {"verified", r.verified},
-          {"cache_file", r.cacheFile}, {"candidates", cands}};
+          {"cache_file", r.cacheFile}, {"space", r.space}, {"assembled", r.assembled},
+          {"phases", {{"compile", r.compileSeconds}, {"inputs", r.inputSeconds}, {"screen", r.screenSeconds},
+                      {"timing", r.timingSeconds}, {"check", r.checkSeconds}}},
+          {"candidates", cands}};
+}
+
+// Why candidates were dropped, counted by the reason's kind ("spills 96 bytes" counts as "spills").
+std::string dropSummary(const TuneResult& r) {
+  std::map<std::string, int> kinds;
+  for (const auto& c : r.candidates) {
+    if (c.dropped.empty()) continue;
+    std::string kind = c.dropped.substr(0, c.dropped.find_first_of(":(0123456789"));
+    kind.erase(kind.find_last_not_of(' ') + 1);
+    ++kinds[kind];
+  }
+  std::string s;
+  for (const auto& [k, n] : kinds) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", n, k);
+  return s;
+}
+
+// --dry-run: one line per candidate that would be screened, the dropped ones with their reason.
+void printPlan(const TuneResult& r) {
+  for (const auto& c : r.candidates) {
+    if (c.dropped.empty())
+      std::printf("  %3d regs %6lld B  %s\n             (%s)\n", c.registers, static_cast<long long>(c.sharedBytes),
+                  c.config.c_str(), c.origin.c_str());
+    else
+      std::printf("  %12s  %s: %s\n", "dropped", c.origin.c_str(), c.dropped.c_str());
+  }
+  std::string dropped = dropSummary(r);
+  std::printf("%s\n  space: %s\n  compiled in %.1f s; dropped: %s\n", r.why.c_str(),
+              r.space.empty() ? "none" : r.space.c_str(), r.compileSeconds, dropped.empty() ? "none" : dropped.c_str());
 }
 
 void printReport(const TuneResult& r) {
@@ -55,6 +90,7 @@ void printReport(const TuneResult& r) {
   std::printf("schedule %s\n  %.2f us (%s)\n", r.config.c_str(), r.microseconds, r.why.c_str());
   if (!r.verified.empty()) std::printf("  %s\n", r.verified.c_str());
   if (!r.cacheFile.empty()) std::printf("  recorded in %s\n", r.cacheFile.c_str());
+  if (std::string dropped = dropSummary(r); !dropped.empty()) std::printf("  dropped: %s\n", dropped.c_str());
 }
 
 int listOrClear(const TuneArgs& a) {
@@ -93,6 +129,56 @@ std::optional<std::vector<std::string>> shapeLines(const TuneArgs& a) {
   return lines;
 }
 
+TuneOptions optionsOf(const TuneArgs& a) {
+  TuneOptions options;
+  options.finalists = a.finalists;
+  options.reps = a.reps;
+  options.screenReps = a.screenReps;
+  options.screenSeconds = a.screenSeconds;
+  options.exhaustive = a.exhaustive;
+  options.budgetSeconds = a.budget;
+  options.maxCandidates = a.maxCandidates;
+  options.useCache = !a.noCache;
+  options.cacheDir = a.cacheDir;
+  if (!a.json) options.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  return options;
+}
+
+// --dry-run: the candidates for --target (default sm_90a) compiled and pruned on the CPU, per shape.
+int dryRun(const TuneArgs& a, const ir::Module& module, const std::vector<std::string>& lines) {
+  auto target = Target::byName(a.target.empty() ? "sm_90a" : a.target);
+  if (!target) {
+    std::fprintf(stderr, "kiln tune: unknown --target '%s'; known: %s\n", a.target.c_str(), Target::knownNames().c_str());
+    return kUsage;
+  }
+  TuneOptions options = optionsOf(a);
+  nlohmann::json all = nlohmann::json::array();
+  int status = kOk;
+  for (const std::string& line : lines) {
+    ir::DiagnosticEngine diag;
+    auto dims = interp::parseDims(line, diag);
+    if (!dims) {
+      std::fprintf(stderr, "%s", diag.str().c_str());
+      return kUsage;
+    }
+    auto r = planTune(module, *target, *dims, options, diag, a.sms);
+    std::fprintf(stderr, "%s", diag.str().c_str());
+    if (!r) {
+      status = kFailed;
+      continue;
+    }
+    if (a.json) {
+      all.push_back(toJson(*r, *dims));
+    } else {
+      std::printf("plan %s at %s for %s (%d SMs)\n", module.body().front()->stringAttr("sym_name").c_str(), line.c_str(),
+                  target->name.c_str(), a.sms > 0 ? a.sms : target->referenceSms);
+      printPlan(*r);
+    }
+  }
+  if (a.json) std::printf("%s\n", (lines.size() == 1 && all.size() == 1 ? all[0] : all).dump(1).c_str());
+  return status;
+}
+
 int runTune(const TuneArgs& a) {
   if (a.list || a.clear) return listOrClear(a);
   std::string text;
@@ -127,6 +213,7 @@ int runTune(const TuneArgs& a) {
   }
   auto lines = shapeLines(a);
   if (!lines) return kFailed;
+  if (a.dryRun) return dryRun(a, *module, *lines);
   std::string why;
   const runtime::Driver* drv = runtime::Driver::get(&why);
   if (!drv) {
@@ -141,15 +228,7 @@ int runTune(const TuneArgs& a) {
                  a.target.c_str(), ctx.properties().name.c_str(), target ? target->name.c_str() : "no Kiln target");
     return kUsage;
   }
-  TuneOptions options;
-  options.finalists = a.finalists;
-  options.reps = a.reps;
-  options.screenReps = a.screenReps;
-  options.exhaustive = a.exhaustive;
-  options.budgetSeconds = a.budget;
-  options.useCache = !a.noCache;
-  options.cacheDir = a.cacheDir;
-  if (!a.json) options.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  TuneOptions options = optionsOf(a);
   nlohmann::json all = nlohmann::json::array();
   int status = kOk;
   for (const std::string& line : *lines) {
@@ -197,10 +276,25 @@ void registerTuneCommand(CLI::App& app) {
                   "Launches per candidate in the screen that picks the finalists (0: the best ranked are the finalists)")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
+  cmd->add_option("--screen-s", args.screenSeconds,
+                  "Seconds the screen may take: only as many candidates (best ranked first) as fit at the family "
+                  "pick's time are screened. 0: none")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
   cmd->add_option("--budget-s", args.budget,
                   "Seconds for compiling candidates (best ranked first); what compiled by then is timed. 0: none")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
+  cmd->add_option("--max-candidates", args.maxCandidates,
+                  "Candidates compiled at most (the registered variants always; the generated space up to it). "
+                  "0: 256")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  cmd->add_flag("--dry-run", args.dryRun,
+                "No GPU: compile and prune the candidates for --target (default sm_90a) and list them");
+  cmd->add_option("--sms", args.sms, "With --dry-run: the SM count of the device planned for (0: the target's "
+                                     "reference count, 132 for sm_90a)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_flag("--exhaustive", args.exhaustive, "Time every candidate that assembles (ignores the cache)");
   cmd->add_flag("--no-cache", args.noCache, "Measure even when the tuning cache has an entry");
   cmd->add_option("--cache-dir", args.cacheDir, "The tuning cache's folder (default: $KILN_TUNE_DIR, else "

@@ -26,7 +26,7 @@ from . import _kiln
 from ._kiln import (Error, Program, Module, Tile, Tensor, Coord, Dim, Index, Scalar, dot, dot_scaled, cast, scale,
                     maximum, minimum, abs, exp, relu, gelu_tanh, gelu_erf, silu, sigmoid, exp2, log, sqrt, rsqrt,
                     tanh, erf, pow, eq, ne, where, broadcast, sum, max, min, mean, known_targets)
-from .kernel import Kernel, autotune, compile, select, parse, interpret
+from .kernel import Kernel, autotune, plan_tune, compile, select, parse, interpret
 
 dtype = _kiln.dtype
 i1, i32, i64 = dtype.i1, dtype.i32, dtype.i64
@@ -45,7 +45,8 @@ def kernel(fn):
 
 # kiln.abs, pow, sum, max and min stay out of `from kiln import *`: they would hide Python's own.
 __all__ = ["Error", "Program", "Module", "Tile", "Tensor", "Coord", "Dim", "Index", "Scalar", "Kernel", "kernel", "compile",
-           "select", "autotune", "parse", "interpret", "dot", "dot_scaled", "cast", "scale", "maximum", "minimum", "exp", "relu", "gelu_tanh",
+           "select", "autotune", "plan_tune", "parse", "interpret", "dot", "dot_scaled", "cast", "scale", "maximum", "minimum",
+           "exp", "relu", "gelu_tanh",
            "gelu_erf", "silu", "sigmoid", "exp2", "log", "sqrt", "rsqrt", "tanh", "erf", "eq", "ne", "where",
            "broadcast", "mean", "known_targets", "dtype", "i1", "i32", "i64", "f32", "f16", "bf16", "f8e4m3",
            "f8e5m2", "ops"]

@@ -99,23 +99,39 @@ def _cached(module, target: str, config: str, why: str) -> "Kernel":
 
 def autotune(program, dims: Mapping[str, int], *, finalists: int = 8, reps: int = 15, exhaustive: bool = False,
              use_cache: bool = True, budget_s: float = 0.0, cache_dir: Optional[str] = None,
-             progress: bool = False, screen_reps: int = 3) -> dict:
+             progress: bool = False, screen_reps: int = 3, screen_s: float = 4.0, max_candidates: int = 0) -> dict:
     """Searches the program's schedules on the current GPU at `dims` (kiln::tune, docs/tuning.md).
 
-    Every candidate is compiled and assembled on all cores; those that spill or fail are dropped;
-    every other is timed briefly (`screen_reps` launches) and the `finalists` fastest are timed
-    again (L2 flushed before each launch, in alternation, the median of `reps`), and the fastest whose outputs match the reference is recorded in the tuning cache,
-    where kiln.compile(program, dims=...) finds it. A cached winner for the same program, GPU and
-    shape bucket is returned without measuring unless use_cache=False. budget_s bounds the
-    compiling (the best ranked first). Returns {config, us, why, cached, seconds, verified,
-    cache_file, candidates}; raises kiln.Error when no candidate runs and is correct.
+    The candidates (the family's variants, their neighbours and, for a GEMM, a generated space of at
+    most `max_candidates`, 0: 256) are compiled and assembled on all cores; those that spill or fail
+    are dropped; every other is timed briefly (`screen_reps` launches, within about `screen_s`
+    seconds) and the `finalists` fastest are timed again (L2 flushed before each launch, in
+    alternation, the median of `reps`), and the fastest whose outputs match the reference is
+    recorded in the tuning cache, where kiln.compile(program, dims=...) finds it. A cached winner
+    for the same program, GPU and shape bucket is returned without measuring unless
+    use_cache=False. budget_s bounds the compiling (the best ranked first). Returns {config, us,
+    why, cached, seconds, verified, cache_file, space, assembled, phases, candidates}; raises
+    kiln.Error when no candidate runs and is correct.
     """
-    if finalists < 1 or reps < 1 or budget_s < 0 or screen_reps < 0:
-        raise ValueError(f"kiln.autotune: finalists and reps must be at least 1, budget_s and screen_reps not "
-                         f"negative (got finalists={finalists}, reps={reps}, budget_s={budget_s}, "
-                         f"screen_reps={screen_reps})")
+    if finalists < 1 or reps < 1 or budget_s < 0 or screen_reps < 0 or screen_s < 0 or max_candidates < 0:
+        raise ValueError(f"kiln.autotune: finalists and reps must be at least 1, budget_s, screen_reps, screen_s and "
+                         f"max_candidates not negative (got finalists={finalists}, reps={reps}, budget_s={budget_s}, "
+                         f"screen_reps={screen_reps}, screen_s={screen_s}, max_candidates={max_candidates})")
     return _kiln.tune(_module(program), dict(dims), finalists, reps, exhaustive, use_cache, float(budget_s),
-                      cache_dir or "", progress, screen_reps)
+                      cache_dir or "", progress, screen_reps, float(screen_s), max_candidates)
+
+
+def plan_tune(program, dims: Mapping[str, int], *, target: str = "sm_90a", max_candidates: int = 0, sms: int = 0,
+              budget_s: float = 0.0) -> dict:
+    """The first half of kiln.autotune, on the CPU (no GPU needed): the candidates for `target` at
+    `dims` on a device of `sms` SMs (0: the target's reference count), each compiled and assembled
+    on all cores and pruned by what the assembler reports; nothing is timed or recorded. Returns
+    the dict kiln.autotune does, with an empty config; a candidate that would be screened has an
+    empty "dropped". Raises kiln.Error when no family runs the program or a dim is missing."""
+    if max_candidates < 0 or sms < 0 or budget_s < 0:
+        raise ValueError(f"kiln.plan_tune: max_candidates, sms and budget_s must not be negative (got "
+                         f"max_candidates={max_candidates}, sms={sms}, budget_s={budget_s})")
+    return _kiln.plan_tune(_module(program), dict(dims), target, max_candidates, sms, float(budget_s))
 
 
 Error = _kiln.Error

@@ -48,6 +48,15 @@ nb::dict toDict(const TuneResult& r) {
   d["seconds"] = r.seconds;
   d["verified"] = r.verified;
   d["cache_file"] = r.cacheFile;
+  d["space"] = r.space;
+  d["assembled"] = r.assembled;
+  nb::dict phases;
+  phases["compile"] = r.compileSeconds;
+  phases["inputs"] = r.inputSeconds;
+  phases["screen"] = r.screenSeconds;
+  phases["timing"] = r.timingSeconds;
+  phases["check"] = r.checkSeconds;
+  d["phases"] = phases;
   d["candidates"] = cands;
   return d;
 }
@@ -57,7 +66,7 @@ nb::dict toDict(const TuneResult& r) {
 void bindTune(nb::module_& m) {
   m.def("tune", [](const ir::Module& mod, const std::map<std::string, int64_t>& dims, int finalists, int reps,
                    bool exhaustive, bool useCache, double budgetSeconds, const std::string& cacheDir, bool progress,
-                   int screenReps) {
+                   int screenReps, double screenSeconds, int maxCandidates) {
     TuneOptions o;
     o.finalists = finalists;
     o.reps = reps;
@@ -65,6 +74,8 @@ void bindTune(nb::module_& m) {
     o.useCache = useCache;
     o.budgetSeconds = budgetSeconds;
     o.screenReps = screenReps;
+    o.screenSeconds = screenSeconds;
+    o.maxCandidates = maxCandidates;
     o.cacheDir = cacheDir;
     if (progress) o.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
     runtime::Context ctx = currentContext("kiln.autotune");
@@ -78,7 +89,25 @@ void bindTune(nb::module_& m) {
     return toDict(*r);
   }, nb::arg("module"), nb::arg("dims"), nb::arg("finalists"), nb::arg("reps"), nb::arg("exhaustive"),
      nb::arg("use_cache"), nb::arg("budget_s"), nb::arg("cache_dir"), nb::arg("progress"),
-     nb::arg("screen_reps"));
+     nb::arg("screen_reps"), nb::arg("screen_s"), nb::arg("max_candidates"));
+
+  m.def("plan_tune", [](const ir::Module& mod, const std::map<std::string, int64_t>& dims, const std::string& target,
+                        int maxCandidates, int sms, double budgetSeconds) {
+    auto t = Target::byName(target);
+    if (!t) throw ir::Error({}, "kiln.plan_tune: unknown target '" + target + "'; known: " + Target::knownNames());
+    TuneOptions o;
+    o.maxCandidates = maxCandidates;
+    o.budgetSeconds = budgetSeconds;
+    ir::DiagnosticEngine diag;
+    std::optional<TuneResult> r;
+    {
+      nb::gil_scoped_release release;  // seconds of compiling on every core
+      r = planTune(mod, *t, dims, o, diag, sms);
+    }
+    if (!r) throw ir::Error(diag.diagnostics());
+    return toDict(*r);
+  }, nb::arg("module"), nb::arg("dims"), nb::arg("target"), nb::arg("max_candidates"), nb::arg("sms"),
+     nb::arg("budget_s"));
 
   m.def("select_on_device", [](const ir::Module& mod, const std::map<std::string, int64_t>& dims,
                                const std::string& tuningDir) {

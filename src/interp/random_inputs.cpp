@@ -2,8 +2,11 @@
 #include "interp/random_inputs.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <limits>
 #include <random>
+#include <thread>
 
 #include "dialects/tile/tile_ops.h"
 #include "interp/tensor_extents.h"
@@ -74,6 +77,45 @@ std::vector<double> groupBounds(bool offsets, int64_t groups, int64_t extent, st
   return std::vector<double>(v.begin(), v.end());
 }
 
+// SplitMix64's finalizer: a well-mixed 64-bit hash, so that neighbouring chunks get unrelated seeds.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// A large input drawn on every core (the header's contract), straight into its bytes.
+HostTensor normalInParallel(ir::ScalarType dtype, const std::vector<int64_t>& shape, uint64_t seed, uint64_t input) {
+  HostTensor t = makeHostTensor(dtype, shape);
+  const int64_t n = numElements(t), chunks = (n + kChunkElements - 1) / kChunkElements;
+  std::atomic<int64_t> next{0};
+  auto work = [&] {
+    for (int64_t c = next++; c < chunks; c = next++) {
+      std::mt19937_64 rng(mix(seed ^ mix(input * 0x100000000ull + uint64_t(c))));
+      std::normal_distribution<double> normal(0.0, 1.0);
+      for (int64_t i = c * kChunkElements, end = std::min(n, i + kChunkElements); i < end; ++i)
+        setElement(t, i, normal(rng));
+    }
+  };
+  const int64_t threads = std::min<int64_t>(chunks, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (int64_t i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  return t;
+}
+
+// An output poisoned with NaN in every element: the first element's bytes repeated.
+HostTensor poisoned(ir::ScalarType dtype, const std::vector<int64_t>& shape) {
+  HostTensor t = makeHostTensor(dtype, shape);
+  const size_t e = size_t(elementBytes(dtype));
+  if (t.bytes.empty()) return t;
+  setElement(t, 0, std::numeric_limits<double>::quiet_NaN());
+  for (size_t at = e; at < t.bytes.size(); at += e) std::memcpy(t.bytes.data() + at, t.bytes.data(), e);
+  return t;
+}
+
 }  // namespace
 
 GeneratedArguments generateArguments(const ir::Operation& program, const std::map<std::string, int64_t>& dims,
@@ -82,6 +124,7 @@ GeneratedArguments generateArguments(const ir::Operation& program, const std::ma
   args.request.dims = dims;
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
+  uint64_t input = 0;
   for (const auto& op : program.body().operations()) {
     std::string name = op->stringAttr("name");
     if (op->is("tile.scalar")) {
@@ -93,13 +136,21 @@ GeneratedArguments generateArguments(const ir::Operation& program, const std::ma
     std::vector<int64_t> shape = resolve(t, dims);
     // An overflowing size is left out like a missing dim: run() reports it, naming the dim.
     if (shape.empty() || !support::checkedProduct(shape)) continue;
-    std::vector<double> values(static_cast<size_t>(numElements(shape)));
     const ir::Operation* group = op->is("tile.input") ? groupIndexReading(op->result()) : nullptr;
     const ir::Operation* ragged = op->is("tile.input") ? raggedLoopBoundedBy(op->result()) : nullptr;
     auto raggedExtent = ragged ? dims.find(ragged->stringAttr("ragged")) : dims.end();
     if (op->is("tile.output")) {
-      std::fill(values.begin(), values.end(), std::numeric_limits<double>::quiet_NaN());
-    } else if (ragged && raggedExtent != dims.end() && raggedExtent->second > 0) {
+      args.tensors[name] = poisoned(t.elem(), shape);
+      continue;
+    }
+    ++input;
+    const bool bounds = ragged && raggedExtent != dims.end() && raggedExtent->second > 0;
+    if (!group && !bounds && numElements(shape) >= kParallelElements) {
+      args.tensors[name] = normalInParallel(t.elem(), shape, seed, input);
+      continue;
+    }
+    std::vector<double> values(static_cast<size_t>(numElements(shape)));
+    if (bounds) {
       values = groupBounds(ragged->stringAttr("bounds") == "offsets", shape[0], raggedExtent->second, rng);
     } else if (group) {
       values = groupIds(shape[0], group->intAttr("align"), groupCount(*group, dims), rng);

@@ -24,8 +24,15 @@ std::optional<ExpectedOutputs> expectedOutputs(const ir::Operation& program, con
   if (sample) sample->options.maxMemoryBytes = maxMemoryBytes;
   bool sampled = sample && (mode == "sample" || work > kFullVerifyWork) && !sample->options.instances.empty();
   ExpectedOutputs out;
-  GeneratedArguments copy = args;  // the reference must not touch the inputs the GPU got
-  for (auto& [name, t] : copy.tensors) copy.request.tensors[name] = &t;
+  // The reference writes only the outputs, which must not touch what the GPU got: they are
+  // copied; the inputs, which can be gigabytes, are read where they are.
+  GeneratedArguments copy;
+  copy.request = args.request;
+  for (const auto& op : program.body().operations())
+    if (op->is("tile.output") && args.tensors.count(op->stringAttr("name"))) {
+      const std::string name = op->stringAttr("name");
+      copy.request.tensors[name] = &(copy.tensors[name] = args.tensors.at(name));
+    }
   if (!sampled) {
     if (work > kFullVerifyWork)
       std::fprintf(stderr, "kiln run: interpreting the whole problem (%.3g multiply-adds); this can take minutes\n",

@@ -28,6 +28,11 @@ const std::vector<transforms::PassInfo>& allPasses() {
          "lower each tile.program to a kern.kernel with the sm90 warp-specialized persistent wgmma GEMM strategy "
          "(the program's {target, config} attributes pick the target and the schedule)",
          lowerSm90WsPersistentPass},
+        {"sm90-warp-specialize",
+         "move the TMA copies of the consumer's K loop (its copier thread's block) to a producer kern.role whose "
+         "elected thread runs its own copy of the loop control; the consumer warpgroups keep the wgmmas and the "
+         "epilogue",
+         sm90::warpSpecializePass},
         {"sm90-stage-epilogue",
          "write the TMA-store epilogue's protocol around each staged box (kern.stage_begin .. kern.stage_end): "
          "the slot wait (derived from the boxes' order), the named barriers, the proxy fence and the TMA store",
@@ -84,7 +89,8 @@ std::vector<std::string> pipelineSteps(std::string_view strategy) {
     return {
         "verify",                    // the tile program as the user wrote it
         "lower-sm90-ws-persistent",  // tile -> kern: TMA ring, mbarriers, wgmma, one CTA-wide persistent
-                                     // tile loop with role-tagged regions, fused epilogue
+                                     // tile loop with the consumers' role, fused epilogue
+        "sm90-warp-specialize",      // the K loop's copies to a producer role with its own loop
         "sm90-stage-epilogue",       // epilogue=tma: each staged box's slot wait, barriers, fence, store
         "sm90-promote-fp8",          // fp8_accum=promote(_pairs): each K step's FP8 sums added in f32
         "partition-roles",           // one persistent tile loop per role

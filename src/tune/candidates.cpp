@@ -6,10 +6,11 @@
 #include <fmt/format.h>
 
 #include "ops/default_schedule.h"
+#include "tune/gemm_space.h"
 
 namespace kiln::tuning {
 
-std::vector<std::pair<Config, std::string>> neighbours(const Config& c) {
+std::vector<std::pair<Config, std::string>> neighbours(const Config& c, bool epilogueLoads) {
   std::vector<std::pair<Config, std::string>> out;
   auto add = [&](Config n, std::string what) { out.emplace_back(std::move(n), std::move(what)); };
   if (c.strategy != "sm90_ws_persistent" && c.strategy != "sm80_multistage") return out;
@@ -34,12 +35,25 @@ std::vector<std::pair<Config, std::string>> neighbours(const Config& c) {
     n.clusterM = c.clusterM == 1 ? 2 : 1;
     add(n, fmt::format("cluster_m {} -> {}", c.clusterM, n.clusterM));
   }
+  // When the epilogue's vector and scalar loads are issued: after the K loop, before it, or
+  // prefetched into L1 before it.
+  if (epilogueLoads)
+    for (auto [e, name] : {std::pair{EpilogueLoads::Late, "late"}, std::pair{EpilogueLoads::Early, "early"},
+                           std::pair{EpilogueLoads::Prefetch, "prefetch"}}) {
+      if (e == c.epilogueLoads) continue;
+      Config n = c;
+      n.epilogueLoads = e;
+      add(n, std::string("epilogue_loads -> ") + name);
+    }
   return out;
 }
 
 std::vector<Candidate> candidates(const ir::Operation& program, const Target& t,
-                                  const std::map<std::string, int64_t>& dims, std::string* why) {
+                                  const std::map<std::string, int64_t>& dims, std::string* why, int sms, int limit,
+                                  SpaceStats* stats) {
   std::vector<ops::RankedSchedule> ranked = ops::rankedSchedules(program, t, dims, why);
+  if (ranked.empty()) return {};
+  std::optional<GemmShape> gemm = gemmShapeOf(program, t, dims, sms, nullptr);
   std::vector<Candidate> out;
   std::set<std::string> seen;
   auto push = [&](Candidate c) {
@@ -50,10 +64,15 @@ std::vector<Candidate> candidates(const ir::Operation& program, const Target& t,
   int parents = 0;
   for (const auto& r : ranked) {
     if (parents++ >= kNeighbourParents) break;
-    for (auto& [n, what] : neighbours(r.config))
+    for (auto& [n, what] : neighbours(r.config, gemm && gemm->epilogueLoads))
       push({n, fmt::format("neighbour of {}: {}", r.variant, what), r.score * kNeighbourDiscount});
   }
-  std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+  if (gemm)
+    for (Candidate& c : gemmSpace(*gemm, t, std::max(0, limit - int(out.size())), stats)) push(std::move(c));
+  // Ranked by the heuristic, the family's pick first whatever a generated config scores: it is
+  // the schedule the program runs untuned, and the first candidate always compiles (--budget-s).
+  std::stable_sort(out.begin() + 1, out.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "interp/random_inputs.h"
+#include "interp/tile_sampler.h"
 #include "interp/verify_outputs.h"
 #include "kiln/interp/interpreter.h"
 #include "kiln/runtime/memory.h"
@@ -10,11 +11,6 @@
 
 namespace kiln::tuning {
 namespace {
-
-// Output tiles (64 x 64) a large winner is checked on against the fp64 reference: fewer than
-// `kiln run`'s 256, since the check runs inside a search whose time the user waits for; a kernel
-// that is wrong somewhere is nearly always wrong in many tiles, and `kiln run` checks it again.
-constexpr size_t kVerifyTiles = 96;
 
 class GpuMeasurer : public Measurer {
  public:
@@ -73,14 +69,7 @@ class GpuMeasurer : public Measurer {
   std::string verify(const Kernel& kernel, std::string& how) override {
     ir::DiagnosticEngine diag;
     if (!expected_) {
-      // The arguments already live on the host (they were uploaded), so the interpreter's limit,
-      // which guards `kiln run --interpret` against allocating too much, is raised to what a check
-      // of them needs: a copy with the doubles it keeps per element (at most 8 per byte of a
-      // 1-byte element, plus the copy itself).
-      size_t bytes = 0;
-      for (const auto& [name, t] : args_.tensors) bytes += t.bytes.size();
-      const int64_t limit = std::max<int64_t>(interp::kDefaultMaxMemoryBytes, int64_t(bytes) * 10);
-      expected_ = interp::expectedOutputs(program_, args_, dims_, "auto", seed_, diag, limit, kVerifyTiles);
+      expected_ = referenceFor(program_, args_, dims_, seed_, diag);
       if (!expected_) return kNoReference + diag.str();
     }
     how = expected_->how;
@@ -118,6 +107,29 @@ class GpuMeasurer : public Measurer {
 };
 
 }  // namespace
+
+std::optional<interp::ExpectedOutputs> referenceFor(const ir::Operation& program,
+                                                    const interp::GeneratedArguments& args,
+                                                    const std::map<std::string, int64_t>& dims, uint64_t seed,
+                                                    ir::DiagnosticEngine& diag) {
+  // The arguments already live on the host (they were uploaded), so the interpreter's limit, which
+  // guards `kiln run --interpret` against allocating too much, is raised to what a check of them
+  // needs: a copy with the doubles it keeps per element (at most 8 per byte of a 1-byte element,
+  // plus the copy itself).
+  size_t bytes = 0;
+  for (const auto& [name, t] : args.tensors) bytes += t.bytes.size();
+  const int64_t limit = std::max<int64_t>(interp::kDefaultMaxMemoryBytes, int64_t(bytes) * 10);
+  // A tile's work: the product of the dims (a GEMM's multiply-adds) over the tiles there are. The
+  // tiles checked do at most kVerifyTiles tiles of kVerifyTileWork's work.
+  size_t tiles = kVerifyTiles;
+  double work = 1;
+  for (const auto& [d, v] : dims) work *= double(v);
+  if (auto all = interp::sampleTiles(program, dims, 1, seed); all && all->instances > 0) {
+    const double perTile = work / double(all->instances);
+    tiles = std::clamp<size_t>(size_t(double(kVerifyTiles) * kVerifyTileWork / perTile), kMinVerifyTiles, kVerifyTiles);
+  }
+  return interp::expectedOutputs(program, args, dims, "auto", seed, diag, limit, tiles);
+}
 
 std::unique_ptr<Measurer> gpuMeasurer(const runtime::Context& ctx, const ir::Operation& program,
                                       const std::map<std::string, int64_t>& dims, uint64_t seed,

@@ -13,10 +13,33 @@ from kiln import programs
 SMALL = {"M": 256, "N": 256, "K": 256}
 
 
-@pytest.mark.parametrize("bad", [{"finalists": 0}, {"reps": 0}, {"budget_s": -1.0}, {"screen_reps": -1}])
+@pytest.mark.parametrize("bad", [{"finalists": 0}, {"reps": 0}, {"budget_s": -1.0}, {"screen_reps": -1},
+                                 {"screen_s": -1.0}, {"max_candidates": -1}])
 def test_bad_options_are_refused_with_the_values(bad):
-    with pytest.raises(ValueError, match="kiln.autotune: finalists and reps must be at least 1"):
+    with pytest.raises(ValueError, match="kiln.autotune: finalists and reps must be at least 1, budget_s, "):
         kiln.autotune(programs.gemm_program(kiln.bf16, kiln.bf16, kiln.bf16), SMALL, **bad)
+
+
+def test_plan_tune_compiles_and_prunes_on_the_cpu():
+    # sm_80 with the generated space cut to nothing: the registered variants and the neighbours
+    # of the best three, compiled and assembled here, nothing timed.
+    r = kiln.plan_tune(programs.gemm_program(kiln.bf16, kiln.bf16, kiln.bf16), SMALL, target="sm_80",
+                       max_candidates=1)
+    assert r["config"] == "" and r["why"].startswith("planned: ")
+    assert r["assembled"] == len([c for c in r["candidates"] if c["registers"] > 0]) > 20
+    assert r["space"].endswith(" 0 kept") and r["phases"]["compile"] > 0
+    assert any(c["origin"].startswith("neighbour of ") for c in r["candidates"])
+    assert all(c["us"] is None for c in r["candidates"])
+
+
+def test_plan_tune_says_why_no_family_runs_a_program():
+    rows = kiln.parse(open(os.path.join(os.path.dirname(__file__), "..", "lit", "Inputs",
+                                        "gemm_two_outputs.kiln")).read())
+    with pytest.raises(kiln.Error, match="kiln tune: no schedule family runs this program: a GEMM with more than "
+                                          "one output"):
+        kiln.plan_tune(rows, SMALL)
+    with pytest.raises(kiln.Error, match="kiln.plan_tune: unknown target 'sm_99'"):
+        kiln.plan_tune(programs.gemm_program(kiln.bf16, kiln.bf16, kiln.bf16), SMALL, target="sm_99")
 
 
 def test_without_a_gpu_it_says_so(tmp_path):

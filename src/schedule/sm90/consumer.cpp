@@ -1,6 +1,8 @@
 // The sm90 consumer role: wgmma from the stage ring, then the fused epilogue (PTX ISA,
 // "wgmma.mma_async", "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group"; descriptors in
-// wgmma_desc.h). As kern IR, for each tile:
+// wgmma_desc.h). The lowering writes it as the unit's one role, its K loop also issuing the
+// copies from one thread; sm90-warp-specialize moves those to a producer role. As kern IR, for
+// each tile:
 //
 //   acc = 0                                    (N/2 f32 per m64 block, per thread)
 //   the K loop over the unit's K steps         k_loop.cpp: wgmma per stage, one group in flight
@@ -141,7 +143,12 @@ bool buildTile(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u,
   const bool firstIgnoresAcc = g.accInit == 0.0 && r.geo.splits <= 1 && !r.geo.streamK && !promote;
   Value* accInit = firstIgnoresAcc ? b.op1("kern.undef", {}, types::f32()) : b.f32(g.accInit);
   std::vector<Value*> acc0(size_t(r.geo.accumulators()), accInit);
-  const KLoop kl = buildKLoop(b, r, k, u, w, isLane0, acc0, firstIgnoresAcc, elected, prevLast);
+  // The thread that issues the K steps' copies until sm90-warp-specialize gives them to the
+  // producer: the first of the consumer warpgroups, or with ping-pong of the warpgroup whose tile
+  // it is (the turn barriers order the two warpgroups' K loops, so the copies go out in ring order).
+  Value* first = r.geo.pingpong ? b.rem(w.cwarp, b.i32(4)) : w.cwarp;
+  Value* copier = b.andi(b.cmp("eq", first, b.i32(0)), isLane0);
+  const KLoop kl = buildKLoop(b, r, k, u, w, copier, isLane0, acc0, firstIgnoresAcc, elected, prevLast);
   finishKLoop(b, r, k, wg, isLane0, kl.last);
   std::vector<Value*> out;
   for (Value* v : kl.acc) out.push_back(b.named(v, "acc"));

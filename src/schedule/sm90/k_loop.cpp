@@ -2,6 +2,8 @@
 // "wgmma.commit_group", "wgmma.wait_group"; descriptors in wgmma_desc.h). As kern IR, per unit:
 //
 //   for kt in 0 .. ksteps-1  carrying (acc, s, ph, prev) from (acc0, stage0, phase0, -):
+//     if copier: copies(kt, s, ph)             producer.cpp: a free stage s, its TMA copies
+//                                              (sm90-warp-specialize moves them to the producer)
 //     mbarrier_wait(full[s], ph)               TMA has landed stage s
 //     wgmma_fence                              the accumulators were last written by other code
 //     for kk in 0 .. bk/kstep-1, for each m64 block i:   (kstep: 16 for 16-bit operands, 32 for FP8)
@@ -133,8 +135,9 @@ void releasePreviousTileStage(KernBuilder& b, const Request& r, const Kernel& k,
 
 }  // namespace
 
-KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w, Value* isLane0,
-                 const std::vector<Value*>& acc0, bool firstIgnoresAcc, Value* elected, Value* prevLast) {
+KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w, Value* copier,
+                 Value* isLane0, const std::vector<Value*>& acc0, bool firstIgnoresAcc, Value* elected,
+                 Value* prevLast) {
   // tile.dot_scaled: the thread's scale elements (slice_scales.cpp), their addresses made before
   // the loop when they are few (their 64-bit pointers live through it), else in each K step.
   const bool hoist = r.g.blockK && sliceScaleLoads(r) <= kHoistedScaleLoads;
@@ -158,7 +161,10 @@ KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
   {
     InsertionGuard guard(b);
     b.setInsertionPointToEnd(body);
-    // tile.dot_scaled: the step's factors first, for sm90-promote-fp8 (slice_scales.cpp).
+    // The step's copies, by one thread (sm90-warp-specialize gives them to the producer role).
+    b.ifThen(copier, [&] { buildCopies(b, r, k, u, kt, s, ph); });
+    b.setLoc(r.g.reduce->loc());
+    // tile.dot_scaled: the step's factors, for sm90-promote-fp8 (slice_scales.cpp).
     if (r.g.blockK) {
       const SliceScales scales = hoist ? hoisted : prepareSliceScales(b, r, k, u, w);
       b.create("kern.promote_scales", buildSliceScales(b, scales, u.kbase ? b.add(u.kbase, kt) : kt), {});

@@ -1,10 +1,10 @@
 // The sm90_ws_persistent strategy entry (contract in lower.h). It checks the program and the
 // config, creates the kernel with its parameters, shared-memory rings and mbarriers (kernel.cpp),
-// and the one CTA-wide persistent tile loop whose body holds the two role-tagged regions (the
-// producer from producer.cpp, the consumers from consumer.cpp). The strategy's passes then write
-// the staged epilogue's protocol and FP8 promotion (sm90/), partition-roles splits the loop into
-// one loop per role, expand-tile-loop writes the tile scheduler, set-role-registers gives each role
-// its registers (docs/sm90-passes.md).
+// and the one CTA-wide persistent tile loop whose body holds the consumers' role (consumer.cpp),
+// its K loop issuing the copies (producer.cpp) from one thread. The strategy's passes then give
+// the copies a producer role, write the staged epilogue's protocol and FP8 promotion (sm90/);
+// partition-roles splits the loop into one loop per role, expand-tile-loop writes the tile
+// scheduler, set-role-registers gives each role its registers (docs/sm90-passes.md).
 //
 //   kern.kernel {...} {                       kernel.cpp: rings, barriers, their initialization
 //     kern.tile_loop(M, N, batches) {tile = [bm, bn], raster, group_m, cluster?} (iter, m0, n0, batch):
@@ -13,9 +13,10 @@
 //        from kbase = split * ksteps)
 //       (stream_k: kern.tile_loop(M, N, batches, ktiles) {stream_k} (..., kbase, ksteps, done,
 //        peers); each unit runs its ksteps from kbase, and done replaces iter * ksteps above)
-//       kern.role "producer" [warpgroup 0]       { TMA loads }
-//       kern.role "consumer" [warpgroups 1..]    { wgmma; epilogue }   (consumers=pingpong: only
-//                                                 the warpgroup whose turn it is, iter % 2 == wg)
+//       kern.role "consumer" [warpgroups 1..]    { K loop: one thread's TMA loads, wgmma; epilogue }
+//                                                 (consumers=pingpong: only the warpgroup whose
+//                                                 turn it is, iter % 2 == wg)
+//       (sm90-warp-specialize then moves the loads to kern.role "producer" [warpgroup 0])
 //     epilogue=tma: each consumer warpgroup's elected thread waits for its last TMA stores
 //   }
 //   in a cluster: cluster_barrier  (no block exits while a peer may still touch its shared memory)
@@ -121,12 +122,12 @@ sm90::Unit unitOf(KernBuilder& b, const sm90::Request& r, const sm90::Kernel& k,
   return u;
 }
 
-// The roles of one unit. False after a diagnostic from the consumer's epilogue.
-bool buildRoles(KernBuilder& b, const sm90::Request& r, const sm90::Kernel& k, const sm90::Unit& u,
-                DiagnosticEngine& diag) {
+// The unit's one role: the consumer warpgroups, their K loop issuing its copies from one thread
+// (sm90-warp-specialize makes a producer role of those). False after a diagnostic from the
+// epilogue.
+bool buildRole(KernBuilder& b, const sm90::Request& r, const sm90::Kernel& k, const sm90::Unit& u,
+               DiagnosticEngine& diag) {
   bool ok = true;
-  region(b, "kern.role", {{"name", "producer"}, {"warpgroups", Attribute::ints({0, 1})}},
-         [&] { sm90::buildProducer(b, r, k, u); });
   region(b, "kern.role", {{"name", "consumer"}, {"warpgroups", Attribute::ints({1, r.geo.groups})}},
          [&] { ok = sm90::buildConsumer(b, r, k, u, diag); });
   return ok;
@@ -169,7 +170,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
     Block* body = loop->region(0).addBlock();
     b.setInsertionPointToEnd(body);
     const sm90::Unit u = unitOf(b, r, k, *body);
-    if (!buildRoles(b, r, k, u, diag)) return nullptr;
+    if (!buildRole(b, r, k, u, diag)) return nullptr;
   }
   finishKernel(b, r, k);
   return std::move(kernel->op);

@@ -95,12 +95,15 @@ Kernel buildKernelValues(KernBuilder& b, const Request& r, Params params);
 // (stage, phase) after one more step of a ring of `stages`: the phase flips when the stage wraps.
 std::pair<ir::Value*, ir::Value*> nextStage(KernBuilder& b, ir::Value* stage, ir::Value* phase, int stages);
 
-// producer.cpp: one elected thread waits for a free stage, arms its full barrier with the stage's
-// bytes and issues the TMA copies of A and B for each K step of the unit.
-void buildProducer(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u);
-// consumer.cpp: waits for each full stage, runs the wgmma of the K step, keeps one wgmma group in
-// flight while releasing the previous stage, then runs the fused epilogue. False after a
-// diagnostic from the epilogue.
+// producer.cpp: the copies of K step kt into stage s of phase ph, at the insertion point, for the
+// one thread that issues them: the L2 stream predicates and the tile's group (loop-invariant), the
+// wait for a free stage, its full barrier armed with the stage's bytes, the TMA copies of A and B.
+void buildCopies(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, ir::Value* kt, ir::Value* s,
+                 ir::Value* ph);
+// consumer.cpp: the unit's one role (sm90-warp-specialize makes a producer role of its copies): per
+// K step one thread copies the stage, every consumer warp waits for it, runs the wgmma of the K
+// step and keeps one wgmma group in flight while releasing the previous stage; then the fused
+// epilogue. False after a diagnostic from the epilogue.
 bool buildConsumer(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, ir::DiagnosticEngine& diag);
 
 // Inside the consumer role (consumer.cpp, k_loop.cpp, epilogue.cpp, split_handover.cpp):
@@ -112,7 +115,8 @@ ir::Value* isElected(KernBuilder& b);
 // multicast also overwrites this block's copy of the stage (after the warp's wgmma_wait retired the
 // groups that read it);
 void releaseStage(KernBuilder& b, const Request& r, const Kernel& k, ir::Value* s);
-// the unit's K loop (k_loop.cpp): per K step the wait for its stage, its wgmmas into the carried
+// the unit's K loop (k_loop.cpp): per K step the copies by the thread `copier`, the wait for its
+// stage, its wgmmas into the carried
 // accumulators from acc0 (firstIgnoresAcc: the first step's scale_d is kt != 0) and their commit,
 // one group kept in flight while the previous stage goes back (reuse_stage: and in the first step
 // the previous tile's last stage, prevLast, once the elected thread saw its stores read it). The
@@ -141,8 +145,8 @@ struct KLoop {
   ir::Value* last = nullptr;
 };
 KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w,
-                 ir::Value* isLane0, const std::vector<ir::Value*>& acc0, bool firstIgnoresAcc, ir::Value* elected,
-                 ir::Value* prevLast);
+                 ir::Value* copier, ir::Value* isLane0, const std::vector<ir::Value*>& acc0, bool firstIgnoresAcc,
+                 ir::Value* elected, ir::Value* prevLast);
 // split_k / stream_k (split_handover.cpp): after the unit's K loop, with its sums `out`: a unit that
 // does not finish its tile hands them over; the one that does adds its peers' and calls `epilogue`
 // on the totals. False if that did;

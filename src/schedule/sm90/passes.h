@@ -6,6 +6,10 @@
 
 namespace kiln::sm90 {
 
+// sm90-warp-specialize (warp_specialize.cpp): the copies of the consumer's K loop go to a producer
+// role whose elected thread runs its own copy of the loop control. Never fails.
+bool warpSpecializePass(ir::Module& m, ir::DiagnosticEngine& diag);
+
 // sm90-stage-epilogue (stage_epilogue.cpp): each staged box (kern.stage_begin .. kern.stage_end)
 // gets its slot wait, barriers, fence and TMA store. False after a diagnostic.
 bool stageEpiloguePass(ir::Module& m, ir::DiagnosticEngine& diag);

@@ -1,5 +1,8 @@
-// The sm90 producer role: TMA loads into the stage ring (PTX ISA, "cp.async.bulk.tensor",
-// "mbarrier"). As kern IR, for each tile (inside the role's tile loop after partition-roles):
+// The copies of one K step: TMA loads into the stage ring (PTX ISA, "cp.async.bulk.tensor",
+// "mbarrier"). The lowering writes them at the top of the consumer's K loop, issued by one thread
+// (k_loop.cpp); sm90-warp-specialize (warp_specialize.cpp) moves them to the producer role, whose
+// elected thread runs its own copy of the loop. After it, for each tile (inside the role's tile
+// loop after partition-roles):
 //
 //   if warp == 0 && lane == 0:                 (one thread issues every copy)
 //     for kt in 0 .. ksteps-1  carrying (s, ph) from the tile's (stage0, phase0):
@@ -222,44 +225,21 @@ int64_t stageTxBytes(const Request& r) {
   return (c.bm + bRows) * c.bk * r.elemBytes();
 }
 
-// The elected thread's K loop over the unit's K steps, carrying the ring position.
-void buildCopyLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Streams& st, Value* group) {
+}  // namespace
+
+void buildCopies(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, Value* kt, Value* s, Value* ph) {
   const Config& c = r.c;
-  Operation* loop = b.create("scf.for", {b.i32(0), u.ksteps, b.i32(1), u.stage0, u.phase0},
-                             {types::i32(), types::i32()}, {}, 1);
-  Block* body = loop->region(0).addBlock();
-  Value* kt = body->addArgument(types::i32(), "kt");
-  Value* s = body->addArgument(types::i32(), "s");
-  Value* ph = body->addArgument(types::i32(), "ph");
-  InsertionGuard inner(b);
-  b.setInsertionPointToEnd(body);
+  b.setLoc(r.g.reduce->loc());
+  // Loop-invariant (sm90-warp-specialize hoists them before the producer's K loop).
+  const Streams st = streamPredicates(b, r, k);
+  Value* group = tileGroup(b, r, k, u);
+  // The stage is free once its readers released it (a fresh barrier passes parity 1 at once: the
+  // ring starts empty), then armed with the bytes its copies deliver.
   b.create("kern.mbarrier_wait", {k.smem.empty, s, b.intBin("arith.xori", ph, b.i32(1))}, {});
   b.create("kern.mbarrier_arrive_expect_tx", {k.smem.full, s}, {}, {{"bytes", stageTxBytes(r)}});
   Value* k0 = b.named(b.mulConst(u.kbase ? b.add(u.kbase, kt) : kt, c.bk), "k0");
   StageCopies(b, r, k, u, st, group, s, k0).issue();
   b.setLoc(r.g.reduce->loc());
-  auto [s1, ph1] = nextStage(b, s, ph, c.stages);
-  b.create("scf.yield", {s1, ph1}, {});
-}
-
-}  // namespace
-
-void buildProducer(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u) {
-  Value* warp = b.named(b.op1("kern.warp_id", {}, types::i32()), "warp");
-  Value* lane = b.named(b.op1("kern.lane_id", {}, types::i32()), "lane");
-  Value* leader = b.andi(b.cmp("eq", warp, b.i32(0)), b.cmp("eq", lane, b.i32(0)));
-  Operation* ifOp = b.create("scf.if", {leader}, {}, {}, 2);
-  Block* thenB = ifOp->region(0).addBlock();
-  Block* elseB = ifOp->region(1).addBlock();
-  InsertionGuard guard(b);
-  b.setInsertionPointToEnd(elseB);
-  b.create("scf.yield", {}, {});
-  b.setInsertionPointToEnd(thenB);
-  b.setLoc(r.g.reduce->loc());
-  const Streams st = streamPredicates(b, r, k);
-  Value* group = tileGroup(b, r, k, u);
-  buildCopyLoop(b, r, k, u, st, group);
-  b.create("scf.yield", {}, {});
 }
 
 }  // namespace kiln::sm90

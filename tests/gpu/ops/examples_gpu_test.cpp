@@ -133,6 +133,25 @@ TEST(ExamplesGpuSm90, EpilogueVectorsLoadedBeforeTheKLoop) {
   }
 }
 
+// A residual [M, N] read in the epilogue (gemm_bias_silu_residual) under the schedules kiln tune
+// draws from: the TMA-store epilogue (boxes and the columns past them), stored from registers,
+// swapped operands, ping-pong, split-K and stream-K (the finishing block applies the epilogue once),
+// a cluster, and the bias loaded early.
+TEST(ExamplesGpuSm90, AResidualReadInTheEpilogue) {
+  std::string why;
+  if (!testing::needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
+  const std::string base = "strategy=sm90_ws_persistent bk=64 l2_hint=reuse raster=grouped ";
+  for (const char* config : {"bm=128 bn=160 stages=4 warps_m=2 epilogue=tma", "bm=128 bn=128 stages=5 warps_m=2",
+                             "bm=136 bn=128 stages=4 warps_m=1 warps_n=2 swap_ab=true epilogue=tma stage_store=stmatrix",
+                             "bm=128 bn=128 stages=5 warps_m=2 consumers=pingpong epilogue=tma",
+                             "bm=128 bn=128 stages=6 warps_m=2 split_k=3 epilogue=tma",
+                             "bm=128 bn=192 stages=4 warps_m=2 stream_k=1 epilogue=tma",
+                             "bm=128 bn=256 stages=4 warps_m=2 cluster_m=2 epilogue=tma epilogue_loads=early"}) {
+    SCOPED_TRACE(config);
+    matchesTheInterpreter("gemm_bias_silu_residual", base + config);
+  }
+}
+
 std::vector<std::string> exampleNames() {
   std::vector<std::string> names;
   for (const auto& e : examples::all())

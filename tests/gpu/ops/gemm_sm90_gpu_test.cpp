@@ -23,6 +23,7 @@
 #include "tests/gpu/ops/gemm_reference.h"
 #include "tests/unit/testing/output_check.h"
 #include "tests/unit/schedule/sm90_config_draw.h"
+#include "tests/unit/tune/space_kinds.h"
 
 namespace kiln {
 namespace {
@@ -188,6 +189,26 @@ const std::vector<std::string> kSwappedColumnConfigs = {
 
 INSTANTIATE_TEST_SUITE_P(SwappedColumns, GemmSm90GpuConfigs, ::testing::ValuesIn(kSwappedColumnConfigs),
                          testing::ParamName());
+
+// One BF16 config of each kind kiln tune's generated space holds (tests/unit/tune/space_kinds.h,
+// the simulator's set): the screen launches every candidate that assembles, so each kind must be
+// right on the GPU too.
+std::vector<std::string> tunerSpaceKinds() {
+  std::vector<std::string> lines;
+  for (const tuning::SpaceKind& k : tuning::spaceKinds(false))
+    if (!k.shape.fp8) lines.push_back(k.config.str());
+  return lines;
+}
+
+class GemmSm90GpuSpace : public GemmSm90Gpu {};
+
+TEST_P(GemmSm90GpuSpace, MatchesReferenceAndCublas) {
+  matchesReferenceAndCublas(GetParam(), Config::parse(GetParam()), [](bool kMajor) {
+    return kMajor ? examples::gemmKMajorB() : examples::gemmBf16();
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(TunerSpace, GemmSm90GpuSpace, ::testing::ValuesIn(tunerSpaceKinds()), testing::ParamName());
 
 // The FP16 program (examples::gemmF16) through the schedules of registered variants: one and two
 // consumer warpgroups, ping-pong, the TMA store, clusters along M and N, three warpgroups, swapped

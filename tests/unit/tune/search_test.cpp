@@ -167,7 +167,36 @@ TEST(TuneSearch, TheScreenFindsTheFastestOfAllAndTimesOnlyTheFinalistsAgain) {
     eligible += c.dropped.empty() || c.dropped.rfind("screened out", 0) == 0;
   }
   EXPECT_EQ(eligible - screenedOut, 4u);
-  EXPECT_EQ(timed, eligible + 4);  // every one in the screen, the four finalists again
+  // The best ranked once (the screen's time bound), every one in the screen, the four finalists again.
+  EXPECT_EQ(timed, 1 + eligible + 4);
+}
+
+TEST(TuneSearch, TheScreensTimeBoundScreensOnlyTheBestRankedThatFit) {
+  TempDir dir;
+  auto m = examples::gemmBf16();
+  int made = 0;
+  size_t timed = 0;
+  TuneOptions o = optionsFor(dir);
+  o.screenReps = 2;
+  o.screenSeconds = 1e-9;  // no candidate fits: the floor is the finalists' count
+  ir::DiagnosticEngine diag;
+  auto r = search(*m, Target::sm80(), kDevice, kDims, o, allRight(&made, &timed), diag);
+  ASSERT_TRUE(r) << diag.str();
+  size_t over = 0, screenedOut = 0;
+  for (size_t i = 0; i < r->candidates.size(); ++i) {
+    const std::string& d = r->candidates[i].dropped;
+    if (d.rfind("over the screen's time (--screen-s 1e-09: 4 candidates fit at ", 0) == 0) {
+      ++over;
+      EXPECT_GE(i, 4u) << "the best ranked are screened";
+    }
+    screenedOut += d.rfind("screened out", 0) == 0;
+  }
+  EXPECT_GT(over, 10u);
+  EXPECT_EQ(screenedOut, 0u);  // the four that fit are the four finalists
+  EXPECT_EQ(timed, 1u + 4u + 4u);  // the probe of the best ranked, the screen, the finalists
+  EXPECT_GT(r->screenSeconds, 0);
+  EXPECT_GT(r->compileSeconds, 0);
+  EXPECT_GT(r->timingSeconds, 0);
 }
 
 TEST(TuneSearch, AReferenceThatCannotBeComputedStopsTheSearchAndRecordsNothing) {
