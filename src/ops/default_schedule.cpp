@@ -61,6 +61,14 @@ Fp8Scaling scalingOf(const GemmProgram& g) {
                                                                : Fp8Scaling::Block1x128x128x128;
 }
 
+// The rows of the dense problem a family's heuristic weighs: M, or with ragged groups in the
+// masked layout (counts) G x the per-group capacity M, the most rows the groups can hold.
+int64_t problemRows(const GemmProgram& g, int64_t m, const std::map<std::string, int64_t>& dims) {
+  if (!g.raggedBounds || g.raggedOffsets) return m;
+  auto it = dims.find(g.dimGroups);
+  return it == dims.end() ? m : m * it->second;
+}
+
 bool hasMatrixProduct(const ir::Operation& program) {
   bool dot = false;
   program.walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot") || op.is("tile.dot_scaled"); });
@@ -109,7 +117,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
     auto it = dims.find(name);
     return it == dims.end() ? int64_t{0} : it->second;
   };
-  const int64_t m = dim(g->dimM), n = dim(g->dimN), k = dim(g->dimK);
+  const int64_t m = problemRows(*g, dim(g->dimM), dims), n = dim(g->dimN), k = dim(g->dimK);
   const std::string shape = fmt::format("{}={}, {}={}, {}={}", g->dimM, m, g->dimN, n, g->dimK, k);
   auto out = onlyOutputType(program);
   if (!out) return fallback(program, "a GEMM with more than one output");
@@ -125,6 +133,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
     p.b = g->bType;
     p.c = familyOut;
     p.scaling = scalingOf(*g);
+    p.ragged = g->raggedBounds != nullptr;
     auto pick = selectGemmFp8(p, t, quiet);
     if (!pick) return fallback(program, firstMessage(quiet));
     return {forOutput(pick->variant->config, *out),
@@ -137,6 +146,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
   const ir::ScalarType familyIn = f16Operands ? ir::ScalarType::BF16 : g->abType;
   GemmProblem p{m, n, k, familyIn, f16Operands ? familyIn : g->bType, familyOut};
   p.bKMajor = g->bKMajor;
+  p.ragged = g->raggedBounds != nullptr;
   auto pick = selectGemmBf16(p, t, quiet);
   if (!pick) return fallback(program, firstMessage(quiet));
   // A grouped GEMM takes the pick only where its tiles (a pair of them along M, which share B) fit
@@ -176,13 +186,14 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
     if (!out) return say("a GEMM with more than one output");
     const bool otherOutput = *out == ir::ScalarType::F16 || *out == ir::ScalarType::F32;
     const ir::ScalarType familyOut = otherOutput ? ir::ScalarType::BF16 : *out;
-    const int64_t m = dim(g->dimM), n = dim(g->dimN), k = dim(g->dimK);
+    const int64_t m = problemRows(*g, dim(g->dimM), dims), n = dim(g->dimN), k = dim(g->dimK);
     if (g->fp8) {
       Fp8GemmProblem p{m, n, k};
       p.a = g->abType;
       p.b = g->bType;
       p.c = familyOut;
       p.scaling = scalingOf(*g);
+      p.ragged = g->raggedBounds != nullptr;
       for (const auto& v : gemmFp8Variants())
         if (v.eligible(p, t)) ranked.push_back({forOutput(v.config, *out), "gemm_fp8", v.name, v.preference(p, t)});
     } else {
@@ -190,6 +201,7 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
       const ir::ScalarType familyIn = f16Operands ? ir::ScalarType::BF16 : g->abType;
       GemmProblem p{m, n, k, familyIn, f16Operands ? familyIn : g->bType, familyOut};
       p.bKMajor = g->bKMajor;
+      p.ragged = g->raggedBounds != nullptr;
       for (const auto& v : gemmBf16Variants()) {
         if (!v.eligible(p, t)) continue;
         if (g->groupIndex && g->groupAlign % (int64_t(v.config.bm) * v.config.clusterM) != 0) continue;

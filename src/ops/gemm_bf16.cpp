@@ -7,6 +7,7 @@
 
 #include "kiln/program_builder.h"
 #include "ops/select_variant.h"
+#include "schedule/gemm_analysis.h"
 
 namespace kiln::ops {
 
@@ -101,6 +102,9 @@ bool GemmVariant::eligible(const GemmProblem& p, const Target& t, std::string* w
     return false;
   };
   if (!commonEligible(p, why)) return false;
+  if (p.ragged)
+    if (std::string need = raggedWalkConflict(config); !need.empty())
+      return no("the problem has ragged groups, which it cannot walk: they need " + need);
   if (config.strategy == "sm90_ws_persistent") return sm90Eligible(*this, p, t, why);
   if (!p.bKMajor && p.n % 8 != 0)
     return no(fmt::format("N = {} is not a multiple of 8 (16-byte rows of a row-major B)", p.n));

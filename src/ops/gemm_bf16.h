@@ -43,6 +43,10 @@ struct GemmProblem {
   bool aRowMajor = true;
   bool bKMajor = false;
   bool cRowMajor = true;
+  // Ragged groups (tile.for_tiles {ragged = M}; docs/grouped-gemm.md): only the variants that can
+  // walk them (raggedWalkConflict: sm90, raster=row, the direct epilogue, no cluster or split).
+  // m is then the rows of every group together (offsets) or G x the per-group capacity (counts).
+  bool ragged = false;
 };
 
 struct GemmVariant {

@@ -81,10 +81,6 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
   }
   if (!g.forTiles) return fail(program.loc()) << who << ": this program has no tile.for_tiles", std::nullopt;
   const Operation& ft = *g.forTiles;
-  if (!ft.stringAttr("ragged").empty())
-    return fail(ft.loc()) << strategy << " does not lower ragged groups (tile.for_tiles {ragged = \""
-                          << ft.stringAttr("ragged") << "\"}): no strategy schedules their tiles yet",
-           std::nullopt;
   g.dimBatch = ft.stringAttr("batch");
   if (!g.dimBatch.empty()) g.batchArg = ft.body().argument(0);
   auto dims = ft.stringsAttr("dims");
@@ -92,6 +88,7 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
     return fail(ft.loc()) << who << ": tile.for_tiles must tile two dims (M, N), not " << dims.size(), std::nullopt;
   g.dimM = dims[0];
   g.dimN = dims[1];
+  if (!ft.stringAttr("ragged").empty() && !analyzeRagged(g, strategy, diag)) return std::nullopt;
 
   // The body: constant init (and a group index), one reduce, the epilogue, the yield.
   const Block& body = ft.body();
@@ -106,7 +103,7 @@ std::optional<GemmProgram> analyzeGemm(const Operation& program, const std::stri
         return fail(op->loc()) << strategy << " does not lower a batched grouped GEMM (tile.group_index inside a "
                                               "batched tile.for_tiles)",
                std::nullopt;
-      if (op->operand(1) != ft.body().argument(0))
+      if (op->operand(1) != coordArgM(g))
         return fail(op->loc()) << strategy << " reads one group id per block of rows: tile.group_index must be indexed "
                                               "by the "
                                << g.dimM << " coordinate",
