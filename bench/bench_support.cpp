@@ -146,6 +146,21 @@ void cublasGemm16(cublasHandle_t h, int M, int N, int K, const void* A, const vo
         "cublasGemmEx");
 }
 
+void cublasGemmLayout(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C,
+                      const GemmLayout& l, cudaStream_t s, Float16 f) {
+  // Column-major Cᵀ (N x M, ld ldc) = Bᵀ · Aᵀ: a row-major B is column-major N x K (no transpose), a
+  // K-major B column-major K x N (transposed); a row-major A is column-major K x M (no transpose), a
+  // column-major A is M x K (transposed).
+  const float alpha = 1.0f, beta = 0.0f;
+  check(cublasSetStream(h, s), "cublasSetStream");
+  cudaDataType t = f == Float16::BF16 ? CUDA_R_16BF : CUDA_R_16F;
+  const int64_t lda = l.lda ? l.lda : (l.aColMajor ? M : K), ldb = l.ldb ? l.ldb : (l.bKMajor ? K : N);
+  const int64_t ldc = l.ldc ? l.ldc : N;
+  check(cublasGemmEx(h, l.bKMajor ? CUBLAS_OP_T : CUBLAS_OP_N, l.aColMajor ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha,
+                     B, t, int(ldb), A, t, int(lda), &beta, C, t, int(ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx");
+}
+
 CheckedRun checkBf16Output(const std::function<void(cudaStream_t)>& launch, DeviceBuffer& out,
                            const std::vector<uint16_t>& ref) {
   poisonBf16(out, nullptr);

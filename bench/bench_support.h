@@ -72,6 +72,15 @@ std::vector<double> alternatingMediansMs(const std::vector<std::function<void(cu
 // format f, f32 accumulation, through cublasGemmEx.
 void cublasGemm16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,
                   cudaStream_t s, Float16 f);
+// The same in any of the four layouts, with leading dimensions: A row-major [M][lda] or
+// column-major (element (m, k) at m + k * lda), B row-major [K][ldb] or K-major (element (k, n) at
+// k + n * ldb), C row-major [M][ldc]; a leading dimension of 0 is the dense one.
+struct GemmLayout {
+  bool aColMajor = false, bKMajor = false;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+};
+void cublasGemmLayout(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C,
+                      const GemmLayout& l, cudaStream_t s, Float16 f);
 inline void cublasGemmBf16(cublasHandle_t h, int M, int N, int K, const void* A, const void* B, void* C, bool bKMajor,
                            cudaStream_t s) {
   cublasGemm16(h, M, N, K, A, B, C, bKMajor, s, Float16::BF16);

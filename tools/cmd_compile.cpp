@@ -61,6 +61,8 @@ std::string launchText(const LaunchInfo& l) {
                                                                 : "scalar";
     s += fmt::format("param {} {} {}", p.name, kind, ir::scalarName(p.elem));
     if (p.alignment) s += fmt::format(" align={}", p.alignment);
+    if (!p.order.empty()) s += fmt::format(" order=[{}]", fmt::join(p.order, ", "));
+    if (!p.strides.empty()) s += " strides=" + ir::shapeStr(p.strides);
     if (p.kind == KernelParam::Kind::TensorMap) {
       s += fmt::format(" tensor={} box={} swizzle={}", p.tensor, fmt::join(p.box, "x"), p.swizzleBytes);
       if (p.stream)

@@ -20,7 +20,11 @@
 //  * cluster: the thread-block cluster shape (1, 1, 1 when the kernel uses none); a kernel compiled
 //    for clusters is launched with exactly this shape (cuLaunchKernelEx) and cannot run without it;
 //  * divisibility: dims that must be multiples of a value (e.g. K % 8 == 0 so every operand row is
-//    16-byte aligned for cp.async); validate() checks them and says which one fails.
+//    16-byte aligned for cp.async); validate() checks them and says which one fails;
+//  * a strided tensor (tensor<..., strides = [...]>) is addressed through its strides: a stride that
+//    is a dim is a dim parameter like any other, and the runtime checks at launch that the rows do
+//    not overlap, that an output's elements do not share storage and that every row starts at the
+//    pointer's alignment (kiln/runtime/launch_args.h), naming the argument and the stride.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -45,6 +49,11 @@ struct KernelParam {
   Kind kind = Kind::Pointer;
   ir::ScalarType elem = ir::ScalarType::I32;  // pointee type for pointers and tensor maps, the type for scalars/dims
   int64_t alignment = 0;                      // pointers: required byte alignment of the address
+  // Pointers: the layout the kernel addresses the tensor with (its type's, docs/layouts.md): axes
+  // fastest-first when dense (empty: row-major), or one element stride per axis, a dim or a
+  // constant, when strided (a leading dimension, a batch stride; the stride dims are launch dims).
+  std::vector<int64_t> order;
+  ir::Shape strides;
   // Tensor maps: the tensor argument described (its dims fastest-varying first, as TMA counts them),
   // the box copied per TMA load in that order, and the shared-memory swizzle in bytes (0, 32, 64, 128).
   std::string tensor;
@@ -98,7 +107,8 @@ struct LaunchInfo {
 };
 
 // The launch contract as a JSON object: {"kernel", "threads", "dynamic_smem_bytes", "params": [{"name",
-// "kind" (pointer, tensor_map, scalar, dim, workspace), "dtype", pointers' "alignment", tensor maps'
+// "kind" (pointer, tensor_map, scalar, dim, workspace), "dtype", pointers' "alignment" and "order" or
+// "strides" (each stride a dim's name or a number), tensor maps'
 // "tensor", "box", "swizzle_bytes", "stream"}], "grid": [{"constant", "tiles": [{"dim", "tile"}]}]
 // (x, y, z), "cluster", "persistent", "divisibility": [{"dim", "multiple"}], "workspace_unit_bytes",
 // "workspace_per_block"}, with the meanings above.

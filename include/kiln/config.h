@@ -139,6 +139,15 @@ struct Config {
   int storePieces = 0;
   Fp8Accum fp8Accum = Fp8Accum::Fast;
   EpilogueLoads epilogueLoads = EpilogueLoads::Late;
+  // sm80_multistage: the byte alignment the kernel may assume for the base address and every row
+  // start of A, B and the output C (1, 2, 4, 8 or 16; docs/layouts.md). It accesses a tensor in
+  // pieces of at most that many bytes: A and B by cp.async of 16, 8 or 4 bytes, or below 4 bytes
+  // element by element through registers; C by stores of element pairs when align_c covers a pair,
+  // else one element at a time. The launch contract asks exactly that alignment of the pointers and
+  // of the row lengths (a dense tensor's K or N, a strided one's leading dimension).
+  int alignA = 16;
+  int alignB = 16;
+  int alignC = 16;
 
   // ---- rowwise: memory-bound programs, rows of threads (schedule/rowwise/; docs/rowwise-strategy.md).
   int rowThreads = 32;     // row_threads: threads that share one row (1, 2, 4, ..., 1024)

@@ -94,6 +94,25 @@ struct Ext {
   Ext(int v) : e(ir::Extent::of(int64_t{v})) {}
 };
 
+// The strides of a tensor argument in elements, one per axis, for a tensor that is not dense: a
+// slice or a padded buffer whose rows are further apart than they are long (a leading dimension,
+// BLAS's lda), a batch of matrices at any distance from each other (0: one matrix for every batch).
+// Each stride is a Dim (its value given at launch like any dim's) or a constant >= 0; exactly one
+// axis has the constant stride 1, the contiguous one:
+//   p.input("A", bf16, {M, K}, kiln::strides(lda, 1))          row-major, rows lda apart
+//   p.input("A", bf16, {M, K}, kiln::strides(1, lda))          column-major (A^T row-major), lda apart
+//   p.input("B", bf16, {Bt, K, N}, kiln::strides(0, ldb, 1))   one B for every batch
+// A dense transposed tensor needs no strides: give its `order` (axes fastest-first), {0, 1} for a
+// column-major matrix. (docs/layouts.md)
+struct Strides {
+  explicit Strides(std::vector<Ext> s) : v(std::move(s)) {}
+  std::vector<Ext> v;
+};
+template <typename... E>
+Strides strides(E... e) {
+  return Strides(std::vector<Ext>{Ext(e)...});
+}
+
 // One index of a tensor access: a coord (selects a block) or an index (selects one position).
 // The default argument records where in the user's code the access was written.
 struct Idx {
@@ -195,11 +214,17 @@ class ProgramBuilder {
   Dim dim(const Name& name);
 
   // Arguments, in the order the kernel takes them. `order` lists axes fastest-first (default:
-  // row-major); {0, 1} for a [K, N] tensor means it is stored K-major (transposed).
+  // row-major); {0, 1} for a [K, N] tensor means it is stored K-major (transposed), for an [M, K]
+  // one column-major.
   Tensor input(const std::string& name, ScalarType dtype, std::vector<Ext> shape,
                std::vector<int64_t> order = {}, SrcLoc loc = SrcLoc::current());
   Tensor output(const std::string& name, ScalarType dtype, std::vector<Ext> shape,
                 std::vector<int64_t> order = {}, SrcLoc loc = SrcLoc::current());
+  // The same for a strided tensor (kiln::strides above).
+  Tensor input(const std::string& name, ScalarType dtype, std::vector<Ext> shape, Strides strides,
+               SrcLoc loc = SrcLoc::current());
+  Tensor output(const std::string& name, ScalarType dtype, std::vector<Ext> shape, Strides strides,
+                SrcLoc loc = SrcLoc::current());
   Scalar scalar(const std::string& name, ScalarType dtype, SrcLoc loc = SrcLoc::current());
   // The block scales of an operand: an f32 input indexed like the operand (`shape`, the operand's
   // dims) that stores one scale per block (tensor<f32, shape, block = [...]>, ceil(extent / block)

@@ -36,8 +36,12 @@ struct Selection {
 };
 
 // `program`: a module holding one verified tile.program. `dims`: the values of its dims (those not
-// given count as 0, which no variant runs: the default is picked).
-Selection select(const ir::Module& program, const Target& target, const std::map<std::string, int64_t>& dims);
+// given count as 0, which no variant runs: the default is picked). The pick fits the rows the
+// dims give (an odd K or N, a leading dimension: docs/layouts.md) and assumes every tensor's base
+// address 16-byte aligned; `baseAlignment` (tensor name -> bytes, a power of two) says otherwise
+// for a tensor at an offset (a slice of a larger buffer).
+Selection select(const ir::Module& program, const Target& target, const std::map<std::string, int64_t>& dims,
+                 const std::map<std::string, int>& baseAlignment = {});
 
 // The same on the GPU `ctx` holds, with measurements first (docs/tuning.md): the winner `kiln tune`
 // recorded for this program, device and shape bucket in the tuning cache (`tuningDir`, empty: the

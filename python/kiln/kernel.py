@@ -139,11 +139,12 @@ Error = _kiln.Error
 
 class _Arg:
     """One argument of the program, as a call checks it."""
-    __slots__ = ("name", "kind", "dtype", "shape", "order", "block", "torch_dtype", "torch_type", "_strides")
+    __slots__ = ("name", "kind", "dtype", "shape", "order", "layout", "block", "torch_dtype", "torch_type", "_strides")
 
     def __init__(self, a: dict):
         self.name, self.kind, self.dtype = a["name"], a["kind"], a["dtype"]
         self.shape, self.order = list(a["shape"]), list(a["order"])
+        self.layout = list(a.get("strides", []))  # a strided tensor's strides: dim names and numbers
         # A block tensor (block scales) holds ceil(extent / block) elements along each axis.
         self.block = list(a.get("block") or [1] * len(self.shape))
         self.torch_dtype = next((k for k, v in _TORCH_DTYPES.items() if v == self.dtype), None)
@@ -163,6 +164,27 @@ class _Arg:
         if len(self._strides) < 64:  # a bounded memo: shapes vary with the batch
             self._strides[tuple(shape)] = tuple(strides)
         return tuple(strides)
+
+    def bind_strides(self, shape, strides, found: dict) -> None:
+        """A strided argument's strides: its stride dims take the tensor's values (found), its
+        constant strides must be the tensor's. An axis of extent 1 is never stepped: any stride."""
+        for axis, (want, n, got) in enumerate(zip(self.layout, shape, strides)):
+            if isinstance(want, str):
+                if n == 1:
+                    continue
+                bound = found.setdefault(want, got)
+                if bound != got:
+                    raise Error(f"{self.name} has strides {tuple(strides)}: its stride {want} is {got}, but {want} = "
+                                f"{bound} (from another argument or dims=); the program declares strides {self.layout}")
+            elif n != 1 and want != got:
+                raise Error(f"{self.name} has strides {tuple(strides)}; the program declares strides {self.layout}, "
+                            f"so axis {axis}'s stride must be {want}")
+
+    def storage(self, dims: dict):
+        """(strides, elements) of a strided argument's storage at these dims."""
+        shape = [dims[e] if isinstance(e, str) else e for e in self.shape]
+        strides = [dims[s] if isinstance(s, str) else s for s in self.layout]
+        return strides, 1 + sum((n - 1) * s for n, s in zip(shape, strides))
 
 
 class Kernel:
@@ -236,9 +258,12 @@ class Kernel:
             if len(shape) != len(spec.shape):
                 raise Error(f"{spec.name} has shape {list(shape)}; the program declares {spec.shape}")
             _match_shape(spec, shape, found, blocked)
-            if x.stride() != spec.strides(shape):
+            if spec.layout:
+                spec.bind_strides(shape, x.stride(), found)
+            elif x.stride() != spec.strides(shape):
                 raise Error(f"{spec.name} has strides {x.stride()}; the kernel reads it dense, with strides "
-                            f"{spec.strides(shape)} (call .contiguous(){', or transpose' if spec.order else ''})")
+                            f"{spec.strides(shape)} (call .contiguous(){', or transpose' if spec.order else ''}, "
+                            "or declare it strided: strides=[...])")
             ptr = x.data_ptr()
             need = align.get(spec.name, 1)
             if ptr % need:
@@ -314,17 +339,43 @@ def interpret(program, dims: Optional[Mapping[str, int]] = None, **arrays):
         a = np.asarray(value, dtype=np.float64)
         if a.ndim == len(spec.shape):  # else the interpreter says what the rank should be
             _match_shape(spec, a.shape, found, blocked)
-        tensors[name] = np.ascontiguousarray(a.transpose(_storage_axes(spec, a.ndim))).tobytes()
+        if spec.layout:
+            tensors[name] = _strided_storage(spec, found, a).tobytes()
+        else:
+            tensors[name] = np.ascontiguousarray(a.transpose(_storage_axes(spec, a.ndim))).tobytes()
     _check_blocked(blocked, found)
+    for spec in specs.values():  # a strided output comes as its whole storage: poisoned
+        if spec.kind == "output" and spec.layout:
+            tensors[spec.name] = _strided_storage(spec, found, None).tobytes()
     out = _kiln.interpret(module, found, tensors, scalars)
     results = {}
     for name, raw in out.items():
         spec = specs[name]
         shape = [found[e] if isinstance(e, str) else e for e in spec.shape]
+        if spec.layout:
+            strides, _ = spec.storage(found)
+            stored = np.frombuffer(raw, dtype=np.float64)
+            results[name] = np.lib.stride_tricks.as_strided(stored, shape, [8 * s for s in strides]).copy()
+            continue
         axes = _storage_axes(spec, len(shape))
         stored = np.frombuffer(raw, dtype=np.float64).reshape([shape[a] for a in axes])
         results[name] = stored.transpose(np.argsort(axes))
     return results
+
+
+def _strided_storage(spec: _Arg, dims: dict, logical):
+    """A strided tensor's storage at these dims (its stride dims among them): the logical array's
+    elements where the strides put them, NaN in the gaps (and everywhere for an output)."""
+    import numpy as np
+    missing = [s for s in spec.layout + spec.shape if isinstance(s, str) and s not in dims]
+    if missing:
+        raise Error(f"{spec.name} is strided by {spec.layout}: give {', '.join(missing)} in dims=")
+    strides, elements = spec.storage(dims)
+    storage = np.full(elements, np.nan)
+    if logical is not None:
+        shape = [dims[e] if isinstance(e, str) else e for e in spec.shape]
+        np.lib.stride_tricks.as_strided(storage, shape, [8 * s for s in strides])[...] = logical
+    return storage
 
 
 def _storage_axes(spec: _Arg, rank: int) -> list:

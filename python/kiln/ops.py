@@ -32,14 +32,22 @@ def _program(key, build):
     return m
 
 
-def _kernel(key, build, dims: dict, device):
+def _kernel(key, build, dims: dict, device, alignments: Optional[dict] = None):
     """The kernel of program `key` (built by `build` once) at these dims on this device. A shape
     seen before is one lookup; a new one asks kiln.select, and compiles only for a new schedule
-    (kiln.compile caches by program, target and config)."""
-    pick_key = (key, device, tuple(dims.values()))  # each op builds its dims in one order
+    (kiln.compile caches by program, target and config). With `alignments` (tensor -> bytes its
+    address is aligned to) the pick is the family's fitted to them and to the dims' rows, not a
+    measured one (which was timed on 16-byte rows)."""
+    pick_key = (key, device, tuple(dims.values()), None if alignments is None else tuple(alignments.values()))
     k = _PICKS.get(pick_key)
     if k is None:
-        k = _PICKS[pick_key] = compile(_program(key, build), target=_target(device), dims=dims)
+        program, target = _program(key, build), _target(device)
+        if alignments is None:
+            k = compile(program, target=target, dims=dims)
+        else:
+            pick = _kiln.select(program, target, dims, alignments)
+            k = compile(program, target=target, config=pick["config"])
+        _PICKS[pick_key] = k
     return k
 
 
@@ -74,12 +82,38 @@ def _b_kmajor(b: torch.Tensor) -> bool:
     return b.dim() == 2 and b.stride(0) == 1 and b.stride(1) == b.shape[0] and not b.is_contiguous()
 
 
+def _matrix_layout(x: torch.Tensor, what: str):
+    """(column-major, leading dimension) of a 2-D tensor whose rows (or columns) are contiguous and
+    at least as far apart as they are long: a contiguous tensor, its transpose, a slice of either,
+    a padded buffer. Anything else (a stride on both axes) is refused, naming the argument."""
+    rows, cols = x.shape
+    s0, s1 = x.stride()
+    if (s1 == 1 or cols == 1) and (rows == 1 or s0 >= cols):
+        return False, s0 if rows > 1 else cols
+    if (s0 == 1 or rows == 1) and (cols == 1 or s1 >= rows):
+        return True, s1 if cols > 1 else rows
+    raise Error(f"{what} has strides {x.stride()} for shape {list(x.shape)}: gemm reads a matrix whose rows or "
+                "columns are contiguous and at least as far apart as they are long (a slice, a transpose or a "
+                f"padded buffer); call {what}.contiguous()")
+
+
+def _address_alignment(x: torch.Tensor) -> int:
+    """The bytes (a power of two, at most 16) the tensor's address is aligned to."""
+    ptr, a = x.data_ptr(), 16
+    while a > 1 and ptr % a:
+        a //= 2
+    return a
+
+
 def gemm(a: torch.Tensor, b: torch.Tensor, out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
-    """a @ b for 16-bit a [M, K] (row-major) and b [K, N] (row-major or K-major, b = x.t()); out
-    in out_dtype (default a's dtype; bfloat16, float16 or float32)."""
-    # A call like one before (same dtypes, shapes, strides and device) skips the checks and the
-    # schedule lookup: its kernel and dims are one dict lookup away; only the addresses are new.
-    warm_key = (a.dtype, b.dtype, out_dtype, a.shape, b.shape, a.stride(), b.stride(), a.device)
+    """a @ b for 16-bit a [M, K] and b [K, N], each row- or column-major (x.t()), dense or a strided
+    view (a slice, a padded buffer: no copy is made); out in out_dtype (default a's dtype;
+    bfloat16, float16 or float32). Any M, N, K: rows whose length is not a multiple of 8 get
+    narrower loads (docs/layouts.md)."""
+    # A call like one before (same dtypes, shapes, strides, address alignment and device) skips the
+    # checks and the schedule lookup: its kernel and dims are one dict lookup away.
+    warm_key = (a.dtype, b.dtype, out_dtype, a.shape, b.shape, a.stride(), b.stride(), a.device,
+                a.data_ptr() % 16, b.data_ptr() % 16)
     warm = _WARM.get(warm_key)
     if warm is not None:
         kernel, dims, out_shape, out_dt = warm
@@ -89,15 +123,27 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out_dtype: Optional[torch.dtype] = No
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise Error(f"gemm multiplies a [M, K] by b [K, N]; got {list(a.shape)} and {list(b.shape)}")
     out_dtype = out_dtype or a.dtype
-    kmajor = _b_kmajor(b)
-    key = ("gemm", a.dtype, b.dtype, out_dtype, kmajor)
-    build = lambda: gemm_program(_kiln_dtype(a.dtype, "a"), _kiln_dtype(b.dtype, "b"),  # noqa: E731
-                                 _kiln_dtype(out_dtype, "out_dtype"), kmajor)
     M, K = a.shape
     N = b.shape[1]
+    a_col, lda = _matrix_layout(a, "a")
+    b_kmajor, ldb = _matrix_layout(b, "b")
+    a_strided, b_strided = lda != (M if a_col else K), ldb != (K if b_kmajor else N)
+    key = ("gemm", a.dtype, b.dtype, out_dtype, a_col, a_strided, b_kmajor, b_strided)
+    build = lambda: gemm_program(_kiln_dtype(a.dtype, "a"), _kiln_dtype(b.dtype, "b"),  # noqa: E731
+                                 _kiln_dtype(out_dtype, "out_dtype"), b_kmajor, a_colmajor=a_col,
+                                 a_strided=a_strided, b_strided=b_strided)
     out = torch.empty((M, N), dtype=out_dtype, device=a.device)
     dims = {"M": M, "N": N, "K": K}
-    kernel = _kernel(key, build, dims, a.device)
+    if a_strided:
+        dims["lda"] = lda
+    if b_strided:
+        dims["ldb"] = ldb
+    alignments = {"A": _address_alignment(a), "B": _address_alignment(b)}
+    # Rows the measured picks were not made for (a layout other than row-major A, a leading
+    # dimension, rows or an address off 16 bytes) take the family's pick fitted to them.
+    rows16 = all(x * 2 % 16 == 0 for x in (K, N, lda, ldb)) and min(alignments.values()) == 16
+    fitted = a_col or a_strided or b_strided or not rows16
+    kernel = _kernel(key, build, dims, a.device, alignments if fitted else None)
     kernel(a, b, out)  # checks every argument, then launches
     _remember(warm_key, (kernel, dims, (M, N), out_dtype))
     return out

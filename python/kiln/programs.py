@@ -5,12 +5,23 @@ from __future__ import annotations
 from . import _kiln
 
 
-def gemm_program(a, b, c, b_kmajor: bool = False, bias=None) -> _kiln.Module:
-    """C[M, N] = A[M, K] @ B[K, N] (+ bias[N]) with f32 accumulation; B K-major when b_kmajor."""
+def gemm_program(a, b, c, b_kmajor: bool = False, bias=None, a_colmajor: bool = False, a_strided: bool = False,
+                 b_strided: bool = False) -> _kiln.Module:
+    """C[M, N] = A[M, K] @ B[K, N] (+ bias[N]) with f32 accumulation. A column-major when a_colmajor,
+    B K-major when b_kmajor; a strided operand's rows (or columns) are dim lda (ldb) apart, given
+    at launch like any dim (docs/layouts.md)."""
     p = _kiln.Program("kiln_gemm")
     M, N, K = p.dims("M", "N", "K")
-    A = p.input("A", a, [M, K])
-    B = p.input("B", b, [K, N], [0, 1] if b_kmajor else [])
+    lda = p.dim("lda") if a_strided else None
+    ldb = p.dim("ldb") if b_strided else None
+    if a_strided:
+        A = p.input("A", a, [M, K], strides=[1, lda] if a_colmajor else [lda, 1])
+    else:
+        A = p.input("A", a, [M, K], [0, 1] if a_colmajor else [])
+    if b_strided:
+        B = p.input("B", b, [K, N], strides=[1, ldb] if b_kmajor else [ldb, 1])
+    else:
+        B = p.input("B", b, [K, N], [0, 1] if b_kmajor else [])
     Bias = p.input("bias", bias, [N]) if bias is not None else None
     C = p.output("C", c, [M, N])
 

@@ -60,6 +60,13 @@ nb::list arguments(const ir::Module& m) {
     if (const ir::Attribute* o = t.param("order"))
       if (auto ints = o->asInts()) order = *ints;
     a["order"] = order;
+    nb::list strides;  // one per axis (a dim's name or a number) for a strided tensor; empty: dense
+    if (const ir::Attribute* st = t.param("strides"))
+      for (const ir::Attribute& e : st->asArray()) {
+        if (e.isString()) strides.append(nb::str(e.asString().c_str()));
+        else strides.append(nb::int_(e.asInt()));
+      }
+    a["strides"] = strides;
     // A block tensor's block per axis (its shape is ceil(extent / block)); empty: none.
     a["block"] = t.param("block") ? ir::blockOf(t) : std::vector<int64_t>{};
     out.append(a);
@@ -119,7 +126,12 @@ std::map<std::string, nb::bytes> interpret(const ir::Module& m, const std::map<s
     }
     interp::HostTensor h = interp::makeHostTensor(t.elem(), shape);
     auto given = tensors.find(name);
-    if (given != tensors.end()) {
+    if (t.param("strides")) {
+      // A strided tensor comes as its whole storage (kiln.interpret lays it out), gaps included.
+      if (given == tensors.end()) throw ir::Error({}, "strided tensor " + name + " is not given");
+      std::span<const double> values(static_cast<const double*>(given->second.data()), given->second.size() / sizeof(double));
+      h = interp::makeStridedHostTensor(t.elem(), shape, values);
+    } else if (given != tensors.end()) {
       std::span<const double> values(static_cast<const double*>(given->second.data()), given->second.size() / sizeof(double));
       if (int64_t(values.size()) != interp::numElements(h))
         throw ir::Error({}, "tensor " + name + " has " + std::to_string(values.size()) + " elements; its shape needs " +
@@ -167,15 +179,16 @@ void bindCompile(nb::module_& m) {
     for (const auto& t : Target::all()) names.push_back(t.name);
     return names;
   });
-  m.def("select", [](const ir::Module& mod, const std::string& target, const std::map<std::string, int64_t>& dims) {
-    Selection s = select(mod, targetNamed(target), dims);
+  m.def("select", [](const ir::Module& mod, const std::string& target, const std::map<std::string, int64_t>& dims,
+                     const std::map<std::string, int>& alignments) {
+    Selection s = select(mod, targetNamed(target), dims, alignments);
     nb::dict d;
     d["config"] = s.config;
     d["why"] = s.why;
     d["family"] = s.family;
     d["variant"] = s.variant;
     return d;
-  });
+  }, nb::arg("module"), nb::arg("target"), nb::arg("dims"), nb::arg("alignments") = std::map<std::string, int>{});
 
   nb::class_<PyKernel>(m, "Kernel")
       .def_prop_ro("ptx", [](const PyKernel& k) { return k.kernel.ptx(); })

@@ -23,6 +23,7 @@
 // kiln.Error with the builder's sentence; Python's traceback shows the user's line.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/variant.h>
@@ -115,14 +116,21 @@ void bindDsl(nb::module_& m) {
         return out;
       })
       .def("dim", [](ProgramBuilder& p, const std::string& name) { return p.dim(Name(name)); })
+      // `strides`: one per axis, a dim or a number (kiln::strides): a leading dimension, a batch stride.
       .def("input", [](ProgramBuilder& p, const std::string& name, ScalarType dtype,
-                       const std::vector<std::variant<Dim, int64_t>>& shape, std::vector<int64_t> order) {
+                       const std::vector<std::variant<Dim, int64_t>>& shape, std::vector<int64_t> order,
+                       const std::optional<std::vector<std::variant<Dim, int64_t>>>& strides) {
+        if (strides) return p.input(name, dtype, extents(shape), Strides(extents(*strides)));
         return p.input(name, dtype, extents(shape), std::move(order));
-      }, nb::arg("name"), nb::arg("dtype"), nb::arg("shape"), nb::arg("order") = std::vector<int64_t>{})
+      }, nb::arg("name"), nb::arg("dtype"), nb::arg("shape"), nb::arg("order") = std::vector<int64_t>{},
+         nb::arg("strides") = nb::none())
       .def("output", [](ProgramBuilder& p, const std::string& name, ScalarType dtype,
-                        const std::vector<std::variant<Dim, int64_t>>& shape, std::vector<int64_t> order) {
+                        const std::vector<std::variant<Dim, int64_t>>& shape, std::vector<int64_t> order,
+                        const std::optional<std::vector<std::variant<Dim, int64_t>>>& strides) {
+        if (strides) return p.output(name, dtype, extents(shape), Strides(extents(*strides)));
         return p.output(name, dtype, extents(shape), std::move(order));
-      }, nb::arg("name"), nb::arg("dtype"), nb::arg("shape"), nb::arg("order") = std::vector<int64_t>{})
+      }, nb::arg("name"), nb::arg("dtype"), nb::arg("shape"), nb::arg("order") = std::vector<int64_t>{},
+         nb::arg("strides") = nb::none())
       .def("scalar", [](ProgramBuilder& p, const std::string& name, ScalarType dtype) { return p.scalar(name, dtype); },
            nb::arg("name"), nb::arg("dtype") = ScalarType::F32)
       .def("scales", [](ProgramBuilder& p, const std::string& name, const std::vector<std::variant<Dim, int64_t>>& shape,

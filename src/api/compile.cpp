@@ -6,6 +6,7 @@
 #include "codegen/ptx/emitter.h"
 #include "dialects/kern/kern_ops.h"
 #include "dialects/kern/kernel_launch.h"
+#include "dialects/tile/tensor_layout.h"
 #include "kiln/dialects.h"
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
@@ -172,6 +173,20 @@ std::optional<CompileResult> compile(const Module& program, const Target& target
     if (op->is("kern.kernel")) kernel = op.get();
   KILN_ASSERT(kernel != nullptr, "the pipeline produced no kern.kernel");
   r.launch = launchInfoOf(*kernel, dims);
+  // The layout each pointer parameter is addressed with: its tensor argument's (in the program as
+  // given: the pipeline replaced the copy's).
+  const Operation* given = nullptr;
+  for (const auto& op : program.body().operations())
+    if (op->is("tile.program")) given = op.get();
+  for (const auto& op : given->body().operations()) {
+    if (!op->is("tile.input") && !op->is("tile.output")) continue;
+    const Type& t = op->result()->type();
+    for (KernelParam& p : r.launch.params) {
+      if (p.kind != KernelParam::Kind::Pointer || p.name != op->stringAttr("name")) continue;
+      if (const Attribute* o = t.param("order")) p.order = *o->asInts();
+      p.strides = tile::tensorLayout(t).strides;
+    }
+  }
   auto ptx = ptx::emitModule(*m, target, diag);
   if (!ptx) return std::nullopt;
   r.ptx = std::move(*ptx);

@@ -10,6 +10,7 @@
 
 #include "backend/assembler.h"
 #include "backend/compile_cache.h"
+#include "dialects/tile/tensor_layout.h"
 #include "kiln/runtime/launch_args.h"
 #include "kiln/runtime/launcher.h"
 #include "kiln/runtime/memory.h"
@@ -89,6 +90,7 @@ runtime::KernelSignature signatureOf(const ir::Operation& program, const LaunchI
       tp.dtype = t.elem();
       tp.shape = t.shape();
       if (const ir::Attribute* o = t.param("order")) tp.order = o->asInts().value_or(std::vector<int64_t>{});
+      tp.strides = tile::tensorLayout(t).strides;
       if (t.param("block")) tp.block = ir::blockOf(t);
       tp.alignBytes = static_cast<int>(align.count(tp.name) ? align[tp.name] : 16);
       tp.output = op->is("tile.output");
@@ -153,8 +155,13 @@ runtime::TensorMapDesc tensorMapDescFor(const KernelParam& param, const runtime:
     auto it = e.isSymbolic() ? dims.find(e.sym) : dims.end();
     shape.push_back(e.isSymbolic() ? (it == dims.end() ? 0 : it->second) : e.value);
   }
+  // A strided tensor's axes go fastest first by their strides at these dims (the unit one first).
   std::vector<int64_t> order = runtime::dimOrder(t);
   std::vector<int64_t> strides = runtime::contiguousStrides(shape, order);
+  if (!t.strides.empty()) {
+    strides = runtime::paramStrides(t, dims);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return strides[size_t(x)] < strides[size_t(y)]; });
+  }
   int64_t bytes = ir::bitWidth(t.dtype) / 8;
   for (size_t k = 0; k < order.size(); ++k) {
     d.globalDims.push_back(uint64_t(shape[size_t(order[k])]));

@@ -20,7 +20,15 @@ const char* kindName(KernelParam::Kind k) {
 
 nlohmann::json paramJson(const KernelParam& p) {
   nlohmann::json j = {{"name", p.name}, {"kind", kindName(p.kind)}, {"dtype", std::string(ir::scalarName(p.elem))}};
-  if (p.kind == KernelParam::Kind::Pointer) j["alignment"] = p.alignment;
+  if (p.kind == KernelParam::Kind::Pointer) {
+    j["alignment"] = p.alignment;
+    if (!p.order.empty()) j["order"] = p.order;
+    if (!p.strides.empty()) {
+      nlohmann::json s = nlohmann::json::array();
+      for (const ir::Extent& e : p.strides) s.push_back(e.isSymbolic() ? nlohmann::json(e.sym) : nlohmann::json(e.value));
+      j["strides"] = s;
+    }
+  }
   if (p.kind == KernelParam::Kind::TensorMap) {
     j["tensor"] = p.tensor;
     j["box"] = p.box;

@@ -97,25 +97,49 @@ Dim ProgramBuilder::dim(const Name& name) {
   return Dim{name.s, this};
 }
 
-static Tensor declareTensor(ProgramBuilder& pb, const char* opName, const std::string& name, ScalarType dtype,
-                            const std::vector<Ext>& shape, std::vector<int64_t> order, const SrcLoc& loc) {
-  Shape s;
-  for (const auto& e : shape) s.push_back(e.e);
-  Operation* op = pb.emit(loc, opName, {}, {types::tensor(dtype, s, std::move(order))}, {{"name", name}});
+static Tensor declareTensor(ProgramBuilder& pb, const char* opName, const std::string& name, Type type,
+                            const SrcLoc& loc) {
+  Operation* op = pb.emit(loc, opName, {}, {std::move(type)}, {{"name", name}});
   op->result()->setNameHint(name);
   return Tensor(op->result(), &pb, name);
+}
+
+static Shape shapeOf(const std::vector<Ext>& shape) {
+  Shape s;
+  for (const auto& e : shape) s.push_back(e.e);
+  return s;
+}
+
+static Type stridedTensor(ScalarType dtype, const std::vector<Ext>& shape, const Strides& strides) {
+  Attribute::Array a;
+  for (const Ext& e : strides.v) a.push_back(e.e.isSymbolic() ? Attribute(e.e.sym) : Attribute(e.e.value));
+  return Type::make("tensor", dtype, shapeOf(shape), {{"strides", Attribute(std::move(a))}});
 }
 
 Tensor ProgramBuilder::input(const std::string& name, ScalarType dtype, std::vector<Ext> shape,
                              std::vector<int64_t> order, SrcLoc loc) {
   if (st_->forTiles) fail(loc, "declare input '" + name + "' before the tile loop");
-  return declareTensor(*this, "tile.input", name, dtype, shape, std::move(order), loc);
+  return declareTensor(*this, "tile.input", name, types::tensor(dtype, shapeOf(shape), std::move(order)),
+                       loc);
 }
 
 Tensor ProgramBuilder::output(const std::string& name, ScalarType dtype, std::vector<Ext> shape,
                               std::vector<int64_t> order, SrcLoc loc) {
   if (st_->forTiles) fail(loc, "declare output '" + name + "' before the tile loop");
-  return declareTensor(*this, "tile.output", name, dtype, shape, std::move(order), loc);
+  return declareTensor(*this, "tile.output", name, types::tensor(dtype, shapeOf(shape), std::move(order)),
+                       loc);
+}
+
+Tensor ProgramBuilder::input(const std::string& name, ScalarType dtype, std::vector<Ext> shape, Strides strides,
+                             SrcLoc loc) {
+  if (st_->forTiles) fail(loc, "declare input '" + name + "' before the tile loop");
+  return declareTensor(*this, "tile.input", name, stridedTensor(dtype, shape, strides), loc);
+}
+
+Tensor ProgramBuilder::output(const std::string& name, ScalarType dtype, std::vector<Ext> shape, Strides strides,
+                              SrcLoc loc) {
+  if (st_->forTiles) fail(loc, "declare output '" + name + "' before the tile loop");
+  return declareTensor(*this, "tile.output", name, stridedTensor(dtype, shape, strides), loc);
 }
 
 Tensor ProgramBuilder::scales(const std::string& name, std::vector<Ext> shape, std::vector<int64_t> block,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "dialects/tile/tensor_layout.h"
 #include "interp/element_codec.h"
 #include "interp/tensor_extents.h"
 
@@ -94,18 +95,30 @@ class Binder {
                      << ", but the tensor given has shape " << listStr(t->shape);
       return;
     }
-    int64_t need = storageBytes(t->dtype, extents);  // fits: checkArgumentSizes ran first
-    if (static_cast<int64_t>(t->bytes.size()) != need) {
-      fail(op.loc()) << "tensor '" << n << "' has " << t->bytes.size() << " bytes, but its " << numElements(extents)
-                     << " " << ir::scalarName(t->dtype) << " elements need " << need;
-      return;
-    }
+    // Dense tensors hold their elements in the declared order; a strided one everything its strides
+    // reach, gaps included (tensor_layout.h). Either fits: checkArgumentSizes ran first.
     std::vector<int64_t> order;
     if (const ir::Attribute* o = type.param("order")) order = *o->asInts();
+    std::vector<int64_t> strides =
+        type.param("strides") ? tile::elementStrides(type, [&](const std::string& d) { return ctx_.extents.at(d); })
+                              : elementStrides(extents, order);
+    int64_t elements = *tile::spanElements(extents, strides);
+    int64_t need = elements * elementBytes(t->dtype);
+    if (static_cast<int64_t>(t->bytes.size()) != need) {
+      fail(op.loc()) << "tensor '" << n << "' has " << t->bytes.size() << " bytes, but its " << elements << " "
+                     << ir::scalarName(t->dtype) << " elements" << (type.param("strides") ? " (strided)" : "")
+                     << " need " << need;
+      return;
+    }
+    if (op.is("tile.output") && tile::selfOverlaps(extents, strides)) {
+      fail(op.loc()) << "output '" << n << "' has strides " << listStr(strides) << " under which two of its "
+                     << "elements share storage; an output's elements must not overlap";
+      return;
+    }
     BoundTensor& b = ctx_.tensors[n];
-    b = BoundTensor{n, t->dtype, logical, elementStrides(extents, order), type.param("block") ? ir::blockOf(type)
-                                                                                               : std::vector<int64_t>{},
-                    t->bytes.data(), nullptr, elementBytes(t->dtype)};
+    b = BoundTensor{n, t->dtype, logical, std::move(strides),
+                    type.param("block") ? ir::blockOf(type) : std::vector<int64_t>{}, t->bytes.data(), nullptr,
+                    elementBytes(t->dtype)};
     if (wide_ && op.is("tile.output")) {
       auto& w = (*wide_)[n];
       w = toDoubles(*t);

@@ -38,6 +38,17 @@ HostTensor makeHostTensor(ir::ScalarType dtype, std::vector<int64_t> shape, std:
   return t;
 }
 
+HostTensor makeStridedHostTensor(ir::ScalarType dtype, std::vector<int64_t> shape, std::span<const double> storage) {
+  HostTensor t{dtype, std::move(shape), {}};
+  auto bytes = support::checkedMul(static_cast<int64_t>(storage.size()), elementBytes(dtype));
+  KILN_ASSERT(bytes.has_value(), "makeStridedHostTensor: the storage's byte count overflows int64");
+  t.bytes.assign(static_cast<size_t>(*bytes), 0);
+  for (size_t i = 0; i < storage.size(); ++i) setElement(t, static_cast<int64_t>(i), storage[i]);
+  return t;
+}
+
+int64_t storageElements(const HostTensor& t) { return static_cast<int64_t>(t.bytes.size()) / elementBytes(t.dtype); }
+
 double getElement(const HostTensor& t, int64_t i) {
   KILN_ASSERT(i >= 0 && (i + 1) * elementBytes(t.dtype) <= static_cast<int64_t>(t.bytes.size()),
               "getElement: index past the tensor's bytes");
@@ -57,7 +68,7 @@ void fillFromDoubles(HostTensor& t, std::span<const double> values) {
 }
 
 std::vector<double> toDoubles(const HostTensor& t) {
-  std::vector<double> out(static_cast<size_t>(numElements(t)));
+  std::vector<double> out(static_cast<size_t>(storageElements(t)));
   for (size_t i = 0; i < out.size(); ++i) out[i] = getElement(t, static_cast<int64_t>(i));
   return out;
 }

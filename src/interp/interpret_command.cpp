@@ -48,6 +48,7 @@ std::string outputLine(const std::string& name, const HostTensor& out, const std
   double sum = 0, sumsq = 0, maxErr = 0, errSq = 0, refSq = 0;
   size_t nonFinite = 0, first = 0;
   for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(got[i]) && std::isnan(ref[i])) continue;  // a strided output's gap, poisoned in both
     double d = agree(got[i], ref[i]) ? 0.0 : std::fabs(got[i] - ref[i]);
     if (!std::isfinite(d) && nonFinite++ == 0) first = i;
     sum += got[i];

@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "dialects/tile/tensor_layout.h"
 #include "dialects/tile/tile_ops.h"
 #include "interp/tensor_extents.h"
 #include "support/checked_math.h"
@@ -136,28 +137,47 @@ GeneratedArguments generateArguments(const ir::Operation& program, const std::ma
     std::vector<int64_t> shape = resolve(t, dims);
     // An overflowing size is left out like a missing dim: run() reports it, naming the dim.
     if (shape.empty() || !support::checkedProduct(shape)) continue;
+    // A strided tensor's buffer holds everything its strides reach (tensor_layout.h): its gaps get
+    // values too, like the rest of a real buffer.
+    std::optional<int64_t> elements = numElements(shape);
+    if (t.param("strides")) {
+      bool known = true;
+      auto dim = [&](const std::string& d) {
+        auto it = dims.find(d);
+        known = known && it != dims.end() && it->second > 0;
+        return known ? it->second : int64_t(1);
+      };
+      std::vector<int64_t> strides = tile::elementStrides(t, dim);
+      elements = known ? tile::spanElements(shape, strides) : std::nullopt;
+      if (!elements) continue;
+    }
     const ir::Operation* group = op->is("tile.input") ? groupIndexReading(op->result()) : nullptr;
     const ir::Operation* ragged = op->is("tile.input") ? raggedLoopBoundedBy(op->result()) : nullptr;
     auto raggedExtent = ragged ? dims.find(ragged->stringAttr("ragged")) : dims.end();
-    if (op->is("tile.output")) {
+    const bool strided = t.param("strides") != nullptr;
+    if (op->is("tile.output") && !strided) {
       args.tensors[name] = poisoned(t.elem(), shape);
       continue;
     }
-    ++input;
+    if (op->is("tile.input")) ++input;
     const bool bounds = ragged && raggedExtent != dims.end() && raggedExtent->second > 0;
-    if (!group && !bounds && numElements(shape) >= kParallelElements) {
+    if (op->is("tile.input") && !strided && !group && !bounds && numElements(shape) >= kParallelElements) {
       args.tensors[name] = normalInParallel(t.elem(), shape, seed, input);
       continue;
     }
-    std::vector<double> values(static_cast<size_t>(numElements(shape)));
-    if (bounds) {
+    std::vector<double> values(static_cast<size_t>(*elements));
+    if (op->is("tile.output")) {
+      std::fill(values.begin(), values.end(), std::numeric_limits<double>::quiet_NaN());
+    } else if (bounds) {
       values = groupBounds(ragged->stringAttr("bounds") == "offsets", shape[0], raggedExtent->second, rng);
     } else if (group) {
       values = groupIds(shape[0], group->intAttr("align"), groupCount(*group, dims), rng);
+      values.resize(static_cast<size_t>(*elements));  // a strided [M] has the unit stride: the same count
     } else {
       for (double& v : values) v = normal(rng);
     }
-    args.tensors[name] = makeHostTensor(t.elem(), shape, values);
+    args.tensors[name] = t.param("strides") ? makeStridedHostTensor(t.elem(), shape, values)
+                                            : makeHostTensor(t.elem(), shape, values);
   }
   for (auto& [name, tensor] : args.tensors) args.request.tensors[name] = &tensor;
   return args;

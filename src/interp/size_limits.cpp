@@ -6,6 +6,7 @@
 #include <cctype>
 #include <optional>
 
+#include "dialects/tile/tensor_layout.h"
 #include "interp/tensor_extents.h"
 #include "support/checked_math.h"
 
@@ -98,6 +99,12 @@ bool checkArgumentSizes(const ir::Operation& program, const std::map<std::string
     auto extents = std::optional(storedExtents(t, *logical));  // what a block tensor stores
     std::string name = op->stringAttr("name"), culprit;
     auto elems = elementCount(t.shape(), *extents, culprit);
+    if (elems && t.param("strides")) {
+      // A strided tensor's storage is everything its strides reach, gaps included.
+      auto dimValue = [&](const std::string& d) { return dims.count(d) ? dims.at(d) : int64_t(1); };
+      elems = tile::spanElements(*extents, tile::elementStrides(t, dimValue));
+      if (!elems) culprit = "its strides";
+    }
     int64_t perElement = elementBytes(t.elem()) + kDoublesPerElementBytes;
     std::optional<int64_t> bytes = elems ? checkedMul(*elems, perElement) : std::nullopt;
     if (!elems || !bytes) {

@@ -69,6 +69,57 @@ int64_t problemRows(const GemmProgram& g, int64_t m, const std::map<std::string,
   return it == dims.end() ? m : m * it->second;
 }
 
+// A tensor argument's extent or stride at these dims (0 for a dim not given).
+int64_t valueOf(const ir::Extent& e, const std::map<std::string, int64_t>& dims) {
+  if (!e.isSymbolic()) return e.value;
+  auto it = dims.find(e.sym);
+  return it == dims.end() ? 0 : it->second;
+}
+
+// The layout facts of a GEMM the families' eligibility needs: A's orientation, whether any
+// tensor is strided, and the bytes each matrix's rows are aligned to at these dims (bases assumed
+// 16-byte aligned): its leading dimension's, and for the output also its N's (a pair must not
+// straddle a row's end).
+void layoutOf(const GemmProgram& g, const ir::Operation& program, const std::map<std::string, int64_t>& dims,
+              const std::map<std::string, int>& baseAlignment, GemmProblem& p) {
+  p.aRowMajor = !g.aColMajor;
+  auto base = [&](const ir::Value* tensor) {
+    auto it = baseAlignment.find(tensor->definingOp()->stringAttr("name"));
+    return it == baseAlignment.end() ? 16 : std::max(1, it->second);
+  };
+  auto align = [&](const ir::Value* tensor) {
+    return std::min(base(tensor),
+                    rowAlignment(valueOf(matrixAccess(tensor->type()).ld, dims), ir::bitWidth(tensor->type().elem()) / 8));
+  };
+  p.alignA = align(g.tensorA);
+  p.alignB = align(g.tensorB);
+  for (const auto& op : program.body().operations()) {
+    if (!op->is("tile.input") && !op->is("tile.output")) continue;
+    const ir::Type& t = op->result()->type();
+    if (t.param("strides")) p.strided = true;
+    if (!op->is("tile.output") || contiguousMatrixAxis(t) != 1) continue;
+    const int eb = ir::bitWidth(t.elem()) / 8;
+    p.alignC = std::min({base(op->result()), rowAlignment(valueOf(matrixAccess(t).ld, dims), eb),
+                         rowAlignment(valueOf(t.shape()[t.rank() - 1], dims), eb)});
+  }
+}
+
+// The fallback schedule with its alignments lowered to the problem's, so it runs any rows.
+Config alignedTo(Config c, const GemmProblem& p) {
+  c.alignA = std::min(c.alignA, p.alignA);
+  c.alignB = std::min(c.alignB, p.alignB);
+  c.alignC = std::min(c.alignC, p.alignC);
+  return c;
+}
+
+// The strategy whose GEMM analysis reads the program: sm80's, the most general, except for ragged
+// groups (tile.for_tiles {ragged}), which only sm90_ws_persistent lowers.
+const char* analysisStrategy(const ir::Operation& program) {
+  bool ragged = false;
+  program.walk([&](const ir::Operation& op) { ragged = ragged || (op.is("tile.for_tiles") && op.attr("ragged")); });
+  return ragged ? "sm90_ws_persistent" : "sm80_multistage";
+}
+
 bool hasMatrixProduct(const ir::Operation& program) {
   bool dot = false;
   program.walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot") || op.is("tile.dot_scaled"); });
@@ -108,11 +159,21 @@ Config fallbackSchedule(const ir::Operation& program) {
   return c;
 }
 
-DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, const std::map<std::string, int64_t>& dims) {
+DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, const std::map<std::string, int64_t>& dims,
+                                const std::map<std::string, int>& baseAlignment) {
   if (!hasMatrixProduct(program)) return rowwiseSchedule(program, t, dims);
   ir::DiagnosticEngine quiet;
-  auto g = analyzeGemm(program, "sm90_ws_persistent", quiet);
+  // The most general GEMM analysis (sm80's: every layout; sm90's for ragged groups, which only it
+  // lowers); each variant's eligibility says what its strategy takes.
+  auto g = analyzeGemm(program, analysisStrategy(program), quiet);
   if (!g) return fallback(program, "not a GEMM a family runs: " + firstMessage(quiet));
+  GemmProblem layout;
+  layoutOf(*g, program, dims, baseAlignment, layout);
+  auto fallback = [&](const ir::Operation& prog, std::string why) {
+    DefaultSchedule d = ops::fallback(prog, std::move(why));
+    d.config = alignedTo(d.config, layout);
+    return d;
+  };
   auto dim = [&](const std::string& name) {
     auto it = dims.find(name);
     return it == dims.end() ? int64_t{0} : it->second;
@@ -134,6 +195,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
     p.c = familyOut;
     p.scaling = scalingOf(*g);
     p.ragged = g->raggedBounds != nullptr;
+    p.strided = layout.strided;
     auto pick = selectGemmFp8(p, t, quiet);
     if (!pick) return fallback(program, firstMessage(quiet));
     return {forOutput(pick->variant->config, *out),
@@ -144,21 +206,27 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
   // f16 operands have bf16's size and wgmma / mma.sync rate: gemm_bf16's table serves them.
   const bool f16Operands = g->abType == ir::ScalarType::F16 && g->bType == ir::ScalarType::F16;
   const ir::ScalarType familyIn = f16Operands ? ir::ScalarType::BF16 : g->abType;
-  GemmProblem p{m, n, k, familyIn, f16Operands ? familyIn : g->bType, familyOut};
+  GemmProblem p = layout;
+  p.m = m, p.n = n, p.k = k, p.a = familyIn, p.b = f16Operands ? familyIn : g->bType, p.c = familyOut;
   p.bKMajor = g->bKMajor;
   p.ragged = g->raggedBounds != nullptr;
   auto pick = selectGemmBf16(p, t, quiet);
   if (!pick) return fallback(program, firstMessage(quiet));
   // A grouped GEMM takes the pick only where its tiles (a pair of them along M, which share B) fit
   // in the groups' rows.
-  const Config& c = pick->variant->config;
+  const Config c = pick->variant->configFor(p);
   if (g->groupIndex && g->groupAlign % (int64_t(c.bm) * c.clusterM) != 0)
     return fallback(program, fmt::format("a grouped GEMM whose groups ({{align = {}}}) are shorter than the rows of gemm_bf16's "
                                 "pick, {}",
                                 g->groupAlign, pick->variant->name));
+  std::string aligned;
+  if (c.alignA != pick->variant->config.alignA || c.alignB != pick->variant->config.alignB ||
+      c.alignC != pick->variant->config.alignC)
+    aligned = fmt::format(", with rows aligned to {}, {} and {} bytes (align_a, align_b, align_c)", c.alignA, c.alignB,
+                          c.alignC);
   return {forOutput(c, *out),
-          fmt::format("gemm_bf16's pick for {}: {}{}{}", shape, pick->str(), f16Operands ? ", for f16 operands" : "",
-                      adapted),
+          fmt::format("gemm_bf16's pick for {}: {}{}{}{}", shape, pick->str(), f16Operands ? ", for f16 operands" : "",
+                      adapted, aligned),
           true, "gemm_bf16", pick->variant->name};
 }
 
@@ -180,8 +248,10 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
     for (const auto& v : rowwiseVariants())
       if (v.eligible(*p, t)) ranked.push_back({v.config, "rowwise", v.name, v.preference(*p, t)});
   } else {
-    auto g = analyzeGemm(program, "sm90_ws_persistent", quiet);
+    auto g = analyzeGemm(program, analysisStrategy(program), quiet);
     if (!g) return say("not a GEMM a family runs: " + firstMessage(quiet));
+    GemmProblem layout;
+    layoutOf(*g, program, dims, {}, layout);
     auto out = onlyOutputType(program);
     if (!out) return say("a GEMM with more than one output");
     const bool otherOutput = *out == ir::ScalarType::F16 || *out == ir::ScalarType::F32;
@@ -194,23 +264,25 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
       p.c = familyOut;
       p.scaling = scalingOf(*g);
       p.ragged = g->raggedBounds != nullptr;
+      p.strided = layout.strided;
       for (const auto& v : gemmFp8Variants())
         if (v.eligible(p, t)) ranked.push_back({forOutput(v.config, *out), "gemm_fp8", v.name, v.preference(p, t)});
     } else {
       const bool f16Operands = g->abType == ir::ScalarType::F16 && g->bType == ir::ScalarType::F16;
       const ir::ScalarType familyIn = f16Operands ? ir::ScalarType::BF16 : g->abType;
-      GemmProblem p{m, n, k, familyIn, f16Operands ? familyIn : g->bType, familyOut};
+      GemmProblem p = layout;
+      p.m = m, p.n = n, p.k = k, p.a = familyIn, p.b = f16Operands ? familyIn : g->bType, p.c = familyOut;
       p.bKMajor = g->bKMajor;
       p.ragged = g->raggedBounds != nullptr;
       for (const auto& v : gemmBf16Variants()) {
         if (!v.eligible(p, t)) continue;
         if (g->groupIndex && g->groupAlign % (int64_t(v.config.bm) * v.config.clusterM) != 0) continue;
-        ranked.push_back({forOutput(v.config, *out), "gemm_bf16", v.name, v.preference(p, t)});
+        ranked.push_back({forOutput(v.configFor(p), *out), "gemm_bf16", v.name, v.preference(p, t)});
       }
     }
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const RankedSchedule& a, const RankedSchedule& b) { return a.score > b.score; });
-    ranked.push_back({fallbackSchedule(program), "", "sm80 default", 0});
+    ranked.push_back({alignedTo(fallbackSchedule(program), layout), "", "sm80 default", 0});
     return ranked;
   }
   std::stable_sort(ranked.begin(), ranked.end(),

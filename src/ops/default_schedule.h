@@ -44,7 +44,11 @@ struct DefaultSchedule {
 };
 
 // `dims`: the program's dim values (M, N, K and any others), as `kiln run --dims` gives them.
-DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, const std::map<std::string, int64_t>& dims);
+// A GEMM's pick is fitted to the rows the dims give (each matrix's row length or leading
+// dimension: the bytes its rows are aligned to) and to `baseAlignment` (tensor name -> the bytes
+// its address is aligned to; 16 for a tensor not named).
+DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, const std::map<std::string, int64_t>& dims,
+                                const std::map<std::string, int>& baseAlignment = {});
 
 // A schedule the family would consider for the program, with the heuristic's score.
 struct RankedSchedule {

@@ -80,11 +80,39 @@ bool commonEligible(const GemmProblem& p, std::string* why) {
   if (p.a != S::BF16 || p.b != S::BF16)
     return no(fmt::format("A and B must be bf16, not {} and {}", ir::scalarName(p.a), ir::scalarName(p.b)));
   if (p.c != S::BF16) return no(fmt::format("the output must be bf16, not {}", ir::scalarName(p.c)));
-  if (!p.aRowMajor) return no("A must be row-major (K contiguous)");
   if (!p.cRowMajor) return no("C must be row-major (N contiguous)");
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return no("M, N and K must be positive");
-  if (p.k % 8 != 0) return no(fmt::format("K = {} is not a multiple of 8 (16-byte operand rows)", p.k));
   return true;
+}
+
+int rowAlignment(int64_t elems, int elemBytes) {
+  int a = 16;
+  while (a > 1 && (elems * elemBytes) % a != 0) a /= 2;
+  return a;
+}
+
+namespace {
+
+// Element loads through registers (align below 4 bytes) hold a K tile's elements through the
+// iteration: beside the accumulators they must fit the register file without spilling. Measured
+// with ptxas (CUDA 13.0, sm_80 / sm_90a / sm_120; the gates check every eligible one): a warp tile's
+// accumulators plus the elements held per thread up to 160 fit (64x128x64: 64 + 96), 128x128 (128 +
+// 64 at bk=32) spills.
+bool registerLoadsFit(const Config& c, const GemmProblem& p) {
+  if (p.alignA >= 4 && p.alignB >= 4) return true;
+  int64_t held = (p.alignA < 4 ? int64_t(c.bm) * c.bk : 0) + (p.alignB < 4 ? int64_t(c.bk) * c.bn : 0);
+  return c.warpTileM() * c.warpTileN() / 32 + held / c.threads() <= 160;
+}
+
+}  // namespace
+
+Config GemmVariant::configFor(const GemmProblem& p) const {
+  Config c = config;
+  if (c.strategy != "sm80_multistage") return c;
+  c.alignA = std::min(c.alignA, p.alignA);
+  c.alignB = std::min(c.alignB, p.alignB);
+  c.alignC = std::min(c.alignC, p.alignC);
+  return c;
 }
 
 double tileShapeScore(const Config& c, const GemmProblem& p, const Target& t) {
@@ -106,10 +134,15 @@ bool GemmVariant::eligible(const GemmProblem& p, const Target& t, std::string* w
     if (std::string need = raggedWalkConflict(config); !need.empty())
       return no("the problem has ragged groups, which it cannot walk: they need " + need);
   if (config.strategy == "sm90_ws_persistent") return sm90Eligible(*this, p, t, why);
-  if (!p.bKMajor && p.n % 8 != 0)
-    return no(fmt::format("N = {} is not a multiple of 8 (16-byte rows of a row-major B)", p.n));
-  if (p.n % 2 != 0) return no(fmt::format("N = {} is odd (the output is stored in pairs)", p.n));
   if (!t.mmaSync || !t.cpAsync) return no(t.name + " has no mma.sync / cp.async");
+  // Measured (the layout gates, CUDA 13.0): ptxas holds this variant to 128 registers on sm_90a and,
+  // with A's fragments transposed, spills 4 bytes; its 3- and 4-stage twins do not.
+  if (!p.aRowMajor && config.bm == 64 && config.bn == 128 && config.stages == 2)
+    return no("with a column-major A it spills on sm_90a (128 registers); its 3-stage twin runs it");
+  if (!registerLoadsFit(config, p))
+    return no(fmt::format("rows aligned to {} bytes are loaded element by element through registers, which a "
+                          "{}x{} tile does not have to spare",
+                          std::min(p.alignA, p.alignB), config.bm, config.bn));
   int64_t smem = config.pipelineSmemBytes(2, 2);
   if (smem > t.maxSmemPerBlock)
     return no(fmt::format("needs {} bytes of shared memory; {} allows {}", smem, t.name, t.maxSmemPerBlock));

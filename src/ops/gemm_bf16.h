@@ -1,16 +1,20 @@
 #pragma once
 // The gemm_bf16 family: C[M, N] = A[M, K] · B[K, N] in BF16 with f32 accumulation and a BF16
-// output, A row-major, B row-major or K-major, C row-major (DESIGN.md, "Families, variants,
-// tuning").
+// output, A and B each row- or column-major, dense or strided, C row-major (DESIGN.md, "Families,
+// variants, tuning"; docs/layouts.md).
 //
 // Each variant is a schedule of the sm80_multistage strategy (block tile bm x bn, K step bk,
 // pipeline depth, warp grid) or, eligible on sm_90a only, of the sm90_ws_persistent strategy (the
 // "bf16_gemm_sm90_*" variants; rules and heuristic in gemm_bf16_sm90.h). What a variant can run
 // (eligibility) is kept apart from how good it is expected to be (preference):
-//  * eligible(): element types (bf16 in, bf16 out), layouts (A and C row-major), K % 8 == 0 and,
-//    for row-major B, N % 8 == 0 (16-byte operand rows for cp.async), N even (paired stores), and
-//    the variant's shared memory within the target's per-block limit. Pointer alignment (16 bytes
-//    for A and B, 4 for C) is part of the launch contract the runtime checks (kiln/compile.h).
+//  * eligible(): element types (bf16 in, bf16 out), C row-major, and the variant's shared memory
+//    within the target's per-block limit. An sm80 variant runs any layout and any alignment: its
+//    config is adapted to the problem (configFor: align_a / align_b / align_c lowered to what the
+//    rows allow, so an odd K or N gets narrower copies or element loads and element stores), except
+//    that a variant too large for the element loads' registers is not eligible when they are
+//    needed. The sm90 variants need A row-major, dense tensors and 16-byte rows (gemm_bf16_sm90.h).
+//    Pointer alignment is part of the launch contract the runtime checks (kiln/compile.h); the
+//    problem's alignments assume 16-byte aligned base addresses.
 //  * preference(): a documented heuristic, higher is better, the product of
 //      useful    = M N / (ceil(M / bm) bm * ceil(N / bn) bn)     work not wasted on padding
 //      waves     = tiles / (ceil(tiles / SMs) * SMs)             last-wave fill, SMs = the target's
@@ -47,7 +51,14 @@ struct GemmProblem {
   // walk them (raggedWalkConflict: sm90, raster=row, the direct epilogue, no cluster or split).
   // m is then the rows of every group together (offsets) or G x the per-group capacity (counts).
   bool ragged = false;
+  bool strided = false;  // some tensor argument is strided (a leading dimension, a batch stride)
+  // The bytes each matrix's rows are aligned to (a power of two, at most 16), from its row length
+  // or leading dimension (and for C its N: a pair of elements must not straddle a row's end).
+  int alignA = 16, alignB = 16, alignC = 16;
 };
+
+// The largest power of two, at most 16, dividing `elems` elements of `elemBytes` bytes.
+int rowAlignment(int64_t elems, int elemBytes);
 
 struct GemmVariant {
   std::string name;  // "bf16_gemm_128x128x32_s3"
@@ -57,6 +68,9 @@ struct GemmVariant {
   bool eligible(const GemmProblem& p, const Target& t, std::string* why = nullptr) const;
   // The heuristic in the header comment; only meaningful for eligible problems.
   double preference(const GemmProblem& p, const Target& t) const;
+  // The config that runs the problem: the variant's, with an sm80 variant's alignments lowered to
+  // the problem's (unchanged for 16-byte rows and paired stores).
+  Config configFor(const GemmProblem& p) const;
   // The tile program this variant compiles (the plain GEMM, with B in the given layout).
   std::unique_ptr<ir::Module> program(bool bKMajor) const;
   // program() through kiln::compile with this variant's config.
@@ -71,8 +85,8 @@ std::vector<GemmVariant> gemmBf16Sm90Variants();
 bool sm90Eligible(const GemmVariant& v, const GemmProblem& p, const Target& t, std::string* why);
 double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& t);
 // What both parts share (gemm_bf16.cpp): the problem checks every variant makes (bf16 in and out,
-// A and C row-major, positive dims, K % 8 == 0; the reason in *why), and the tile shape terms of
-// the preference, useful * waves * intensity.
+// C row-major, positive dims; the reason in *why), and the tile shape terms of the preference,
+// useful * waves * intensity.
 bool commonEligible(const GemmProblem& p, std::string* why);
 double tileShapeScore(const Config& c, const GemmProblem& p, const Target& t);
 const GemmVariant* findGemmBf16Variant(std::string_view name);

@@ -25,6 +25,9 @@ bool sm90Eligible(const GemmVariant& v, const GemmProblem& p, const Target& t, s
   };
   // The problem checks of every variant (commonEligible) have passed.
   if (!t.wgmma || !t.tma) return no(t.name + " has no wgmma / TMA (the sm90 variants need sm_90a)");
+  if (!p.aRowMajor) return no("A is column-major; the sm90 variants read A row-major (K contiguous)");
+  if (p.strided) return no("a tensor is strided; the sm90 variants address dense tensors");
+  if (p.k % 8 != 0) return no(fmt::format("K = {} is not a multiple of 8 (16-byte TMA strides)", p.k));
   if (p.n % 8 != 0) return no(fmt::format("N = {} is not a multiple of 8 (16-byte TMA strides)", p.n));
   int64_t smem = sm90Shape(v.config, 2).smemBytes;
   if (smem > t.maxSmemPerBlock)

@@ -175,6 +175,7 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
     return no(fmt::format("A and B must be f8e4m3, not {} and {}", ir::scalarName(p.a), ir::scalarName(p.b)));
   if (p.c != S::BF16) return no(fmt::format("the output must be bf16, not {}", ir::scalarName(p.c)));
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return no("M, N and K must be positive");
+  if (p.strided) return no("a tensor is strided; the FP8 variants address dense tensors");
   if (p.k % 16 != 0) return no(fmt::format("K = {} is not a multiple of 16 (16-byte FP8 rows for TMA)", p.k));
   if (p.n % 8 != 0) return no(fmt::format("N = {} is not a multiple of 8 (16-byte rows of the bf16 output)", p.n));
   if (!t.wgmma || !t.tma) return no(t.name + " has no wgmma / TMA (the FP8 variants need sm_90a)");

@@ -41,6 +41,7 @@ struct Fp8GemmProblem {
   // the sums in the tensor cores' own accumulator (cuBLASLt's FAST_ACCUM): faster, fewer bits kept
   // over long K.
   bool fastAccum = false;
+  bool strided = false;  // some tensor argument is strided (the variants address dense tensors)
   // The scaling mode (ops/fp8_programs.h). Rowwise and tensorwise scales apply in the epilogue, on
   // any variant; blockwise ones per K step as its sums are promoted, on the variants that promote
   // (fastAccum is then ignored: the scales need each step's sums in f32).

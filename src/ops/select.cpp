@@ -23,8 +23,9 @@ std::string dimsText(const std::map<std::string, int64_t>& dims) {
 
 }  // namespace
 
-Selection select(const ir::Module& program, const Target& target, const std::map<std::string, int64_t>& dims) {
-  ops::DefaultSchedule d = ops::defaultSchedule(programOf(program), target, dims);
+Selection select(const ir::Module& program, const Target& target, const std::map<std::string, int64_t>& dims,
+                 const std::map<std::string, int>& baseAlignment) {
+  ops::DefaultSchedule d = ops::defaultSchedule(programOf(program), target, dims, baseAlignment);
   return {d.config.str(), d.why, d.family, d.variant, ""};
 }
 

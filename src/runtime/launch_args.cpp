@@ -1,4 +1,5 @@
 #include "kiln/runtime/launch_args.h"
+#include "runtime/launch_strides.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -45,6 +46,15 @@ void checkSignature(const KernelSignature& sig) {
                 "tensor '" + t.name + "' has alignment " + std::to_string(t.alignBytes) +
                     ", not a power of two");
     dimOrder(t);  // aborts on a bad order
+    if (t.strides.empty()) continue;
+    KILN_ASSERT(t.strides.size() == t.shape.size() && t.order.empty(),
+                "tensor '" + t.name + "' has strides that do not match its rank, or an order beside them");
+    int units = 0;
+    for (const auto& e : t.strides) {
+      KILN_ASSERT(!e.isSymbolic() || dims.count(e.sym), "tensor '" + t.name + "' uses undeclared stride dim '" + e.sym + "'");
+      units += !e.isSymbolic() && e.value == 1;
+    }
+    KILN_ASSERT(units == 1, "tensor '" + t.name + "' has no single unit-stride axis");
   }
   for (const auto& [d, m] : sig.dimMultipleOf) {
     KILN_ASSERT(dims.count(d), "dimMultipleOf names undeclared dim '" + d + "'");
@@ -125,9 +135,7 @@ std::string dimLabel(const TensorParam& p, size_t i) {
                                  : fmt::format("dim {}", i);
 }
 
-struct ByteRange {
-  uint64_t begin = 0, end = 0;  // [begin, end)
-};
+using detail::ByteRange;
 
 // Checks one tensor; returns its byte range when the tensor is fully valid (for the alias check).
 std::optional<ByteRange> checkTensor(const TensorParam& p, const TensorArg& a,
@@ -191,6 +199,7 @@ std::optional<ByteRange> checkTensor(const TensorParam& p, const TensorArg& a,
     return std::nullopt;
   }
   if (!extentsKnown) return std::nullopt;
+  if (!p.strides.empty()) return detail::checkStridedTensor(p, a, dims, ok, diag);
 
   // Strides are checked in the kernel's order, fastest dim first. A dim of extent 1 is always
   // indexed at 0, so its stride is never used and any value is accepted (as PyTorch does).
@@ -350,8 +359,10 @@ std::vector<ByteSpan> tensorByteSpans(const KernelSignature& sig, const LaunchAr
   std::vector<ByteSpan> spans;
   for (size_t i = 0; i < sig.tensors.size() && i < args.tensors.size(); ++i) {
     const TensorArg& a = args.tensors[i];
-    const std::vector<int64_t> strides =
-        a.strides.empty() ? contiguousStrides(a.shape, dimOrder(sig.tensors[i])) : a.strides;
+    const TensorParam& p = sig.tensors[i];
+    const std::vector<int64_t> strides = !a.strides.empty()  ? a.strides
+                                         : p.strides.empty() ? contiguousStrides(a.shape, dimOrder(p))
+                                                             : paramStrides(p, args.dims);
     uint64_t elems = 1;
     for (size_t d = 0; d < a.shape.size(); ++d) elems += uint64_t(a.shape[d] - 1) * uint64_t(strides[d]);
     // validateLaunch proved these fit in the address space.

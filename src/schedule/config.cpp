@@ -206,6 +206,17 @@ bool validateSm80Multistage(const Config& c, const Target& t, const OperandInfo&
     checkCopies("A", c.bm, c.bk, ops.aElemBytes);
     checkCopies("B", c.bk, c.bn, ops.bElemBytes);
   }
+  // The alignments: powers of two, at least an element of the operand they describe.
+  auto checkAlign = [&](const char* key, int align, int elemBytes, const char* what) {
+    if (!pow2(align))
+      diag.error(loc) << key << "=" << align << " is not a power of two: use 1, 2, 4, 8 or 16";
+    else if (elemBytes > 0 && align < elemBytes)
+      diag.error(loc) << key << "=" << align << " is less than " << what << "'s " << elemBytes
+                      << "-byte elements, which are always aligned to their size: use " << elemBytes << " or more";
+  };
+  checkAlign("align_a", c.alignA, ops.aElemBytes, "A");
+  checkAlign("align_b", c.alignB, ops.bElemBytes, "B");
+  checkAlign("align_c", c.alignC, 0, "C");
   int64_t need = c.pipelineSmemBytes(ops.aElemBytes, ops.bElemBytes);
   if (need > t.maxSmemPerBlock)
     diag.error(loc) << "the pipeline needs " << need << " bytes of shared memory (" << c.stages << " stages x "

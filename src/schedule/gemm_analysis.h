@@ -4,7 +4,8 @@
 // The shape the sm80 strategies lower (anything else gets a diagnostic that says what differs):
 //
 //   tile.program {dims = [...]} {
-//     %A = tile.input : tensor<bf16|f16, [M, K]>          (row-major: K contiguous)
+//     %A = tile.input : tensor<bf16|f16, [M, K]>          (row-major: K contiguous; sm80 also
+//                                                          column-major, order = [0, 1])
 //     %B = tile.input : tensor<bf16|f16, [K, N]>          (row-major, or K-major with order = [0, 1])
 //     ...other inputs/outputs/scalars used by the epilogue...
 //     tile.for_tiles {dims = [M, N]} {
@@ -26,13 +27,18 @@
 // rank-1 i32/i64 input [M]; B is [G, K, N] (or K-major, order = [1, 2, 0]) with the group axis
 // outermost, loaded as tile.load(%B, %g, %k, %n). A is never indexed by the group. Not batched.
 //
-// FP8: A and B both f8e4m3 / f8e5m2; B must then be K-major (ldmatrix has no 8-bit .trans).
+// FP8: A and B both f8e4m3 / f8e5m2; A row-major and B K-major (ldmatrix has no 8-bit .trans;
+// wgmma reads 8-bit operands K-major only; cuBLASLt's FP8 layouts on Hopper are the same "TN").
 //
 // Ragged (sm90_ws_persistent): tile.for_tiles(%bounds) {batch = G, ragged = M, bounds} with offsets
 // (A [M, K] and C [M, N] by rows, B [G, K, N] by the group) or counts (A, B, C batched by the group).
 //
 // Block-scaled (sm90_ws_persistent): tile.dot_scaled(%a, %sa, %b, %sb, %c) {block_k} in place of
 // the dot, %sa and %sb loaded from block-tensor inputs at A's and B's indices (gemm_scales.cpp).
+//
+// Strided operands (tensor<..., strides = [...]>, dialects/tile/tensor_layout.h): sm80_multistage
+// addresses A, B, C and the epilogue's tensors through their strides (a leading dimension, a batch
+// or group stride, 0 for one matrix shared by every batch); sm90_ws_persistent takes dense tensors.
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +65,16 @@ struct GemmProgram {
   ir::ScalarType bType = ir::ScalarType::BF16;   // B's element type
   bool fp8 = false;      // both operands FP8: mma.sync m16n8k32
   bool bKMajor = false;  // B stored [N][K] (order = [0, 1])
+  bool aColMajor = false;  // A stored [K][M] (M contiguous: order = [0, 1], or strides [1, lda])
+  // How A and B are addressed (matrixAccess below).
+  struct Access {
+    bool strided = false;
+    ir::Extent ld;  // elements between consecutive lines of the matrix (its leading dimension)
+    // Batched or grouped (rank 3): elements between consecutive matrices; unset for a dense tensor,
+    // whose matrices lie back to back.
+    std::optional<ir::Extent> matrixStride;
+  };
+  Access accessA, accessB;
   // Grouped GEMM: the tile.group_index (null when there is none), its result, its id tensor and
   // its align; bGrouped when B's matrix is selected by the group ([G, K, N]).
   const ir::Operation* groupIndex = nullptr;
@@ -116,5 +132,14 @@ bool isRowMajor2d(const ir::Type& tensor);
 // The same for the matrix of a rank-2, or batched rank-3, tensor: its last two axes.
 bool isRowMajorMatrix(const ir::Type& tensor);
 bool isColMajorMatrix(const ir::Type& tensor);  // the second-to-last axis contiguous
+
+// Which of a matrix operand's two matrix axes (0: rows, 1: columns of its last two axes) is
+// contiguous, for a rank-2 tensor or a rank-3 one with the batch / group axis first; nullopt when
+// the layout puts the batch axis inside a matrix (dense with another order, or strided with the
+// unit stride on it).
+std::optional<int> contiguousMatrixAxis(const ir::Type& tensor);
+// The access of a matrix operand whose contiguousMatrixAxis is known: its leading dimension (dense:
+// the contiguous axis's extent; strided: the other matrix axis's stride) and its matrix stride.
+GemmProgram::Access matrixAccess(const ir::Type& tensor);
 
 }  // namespace kiln

@@ -104,7 +104,14 @@ Strategy sm80Strategy() {
                      "warps along N (the warp tile is bn / warps_n columns)"),
            namedOption("frag_prefetch", "mainloop", &Config::fragPrefetch, kFragPrefetch, FragPrefetch::A,
                        "first-k-step fragments loaded before a K tile's barrier and carried across it: A's, or none"),
-           rasterOption(), groupMOption()}};
+           intOption("align_a", "mainloop", &Config::alignA, 1, 16, 16,
+                     "bytes A's address and rows are aligned to: cp.async of 16, 8 or 4 bytes, below 4 by element"),
+           intOption("align_b", "mainloop", &Config::alignB, 1, 16, 16,
+                     "bytes B's address and rows are aligned to: cp.async of 16, 8 or 4 bytes, below 4 by element"),
+           rasterOption(), groupMOption(),
+           intOption("align_c", "epilogue", &Config::alignC, 1, 16, 16,
+                     "bytes the output's address and rows are aligned to: stores of element pairs, or of one element "
+                     "when a pair is wider")}};
 }
 
 Strategy sm90Strategy() {

@@ -12,13 +12,14 @@
 //   Col:            one value per owned fragment row (2 per m16 tile): a [M] value, or a [N] value
 //                   of a transposed fragment
 //   Scalar:         one value
-// tile.broadcast only changes the shape, never the storage: reading a Row value at (i, j, e) picks
-// the value of fragment column (j, e % 2). Math on narrow floats is done in f32 and rounded once to the
-// op's element type, as the tile dialect specifies. Loads and stores are predicated on the element
-// being inside the tensor; a pair of adjacent columns is stored with one 4-byte (bf16/f16) or
-// 8-byte (f32) store, which needs an even row length (a launch requirement, see compile.h).
+// tile.broadcast only changes the shape, never the storage: a Row value at (i, j, e) is fragment
+// column (j, e % 2)'s. Narrow-float math is done in f32 and rounded once to the op's element type.
+// Loads and stores are predicated on the element being inside the tensor; a pair of adjacent
+// columns is stored with one 4-byte (bf16/f16) or 8-byte (f32) store, which needs rows aligned to
+// a pair (compile.h), or with align_c below a pair (an odd N) one element at a time. Dense or strided.
 #include <map>
 
+#include "dialects/tile/tensor_layout.h"
 #include "dialects/tile/tile_ops.h"
 #include "schedule/sm80_context.h"
 #include "schedule/sm80_epilogue_address.h"
@@ -85,8 +86,7 @@ class Epilogue {
         if (op->operand(1 + a) == coordM_) axis = int(a), span = cx_.cfg.bm;
         if (op->operand(1 + a) == coordN_) axis = int(a), span = cx_.cfg.bn;
       }
-      const Attribute* order = t.param("order");
-      if (axis >= 0 && (order ? (*order->asInts())[0] : int64_t(t.rank()) - 1) != axis) continue;
+      if (axis >= 0 && tile::tensorLayout(t).contiguousAxis() != axis) continue;
       std::vector<Value*> pos;
       Value* ok = nullptr;
       if (!position(*op, 1, n, 0, 0, 0, /*blockStart=*/true, pos, ok)) return false;
@@ -216,7 +216,7 @@ class Epilogue {
 
   Value* toF32(Value* v) { return b_.cast(v, types::f32()); }
   // The f32 value a store of `elem` may round instead of v: v itself widened, or, when v is already
-  // the rounding of an f32 to elem, that f32 (rounding it again to elem gives the same value).
+  // the rounding of an f32 to elem, that f32 (rounding it again gives the same value).
   Value* storeSource(Value* v, ScalarType elem) {
     const Operation* d = v->definingOp();
     if (d && d->is("arith.cast") && v->type().isScalar(elem) && d->operand(0)->type().isScalar(ScalarType::F32))
@@ -345,9 +345,9 @@ class Epilogue {
     unsigned first = cx_.g.batchArg ? 2 : 1;
     bool batchOk = !cx_.g.batchArg || (op.numOperands() == 5 && op.operand(1) == cx_.g.batchArg);
     if (op.numOperands() != first + 3 || !batchOk || op.operand(first) != coordM_ || op.operand(first + 1) != coordN_ ||
-        !isRowMajorMatrix(t)) {
+        contiguousMatrixAxis(t) != 1) {
       diag() << cx_.cfg.strategy << " stores the output tile to a row-major [" << cx_.g.dimM << ", " << cx_.g.dimN
-             << "] tensor indexed by the tile coordinates";
+             << "] tensor (dense, or strided with rows of unit stride) indexed by the tile coordinates";
       return false;
     }
     const EpiValue& v = value(op.operand(first + 2));
@@ -378,7 +378,10 @@ class Epilogue {
       return false;
     }
     Value* base = cx_.matrixBase(op.operand(0));
-    Value* ld = b_.cast(extent(t.shape()[t.rank() - 1]), types::i64());
+    // The row stride: a dense output's row length, or a strided one's leading dimension.
+    Value* ld = b_.cast(extent(matrixAccess(t).ld), types::i64());
+    // Pairs of adjacent columns in one store need rows aligned to a pair (align_c); else one element each.
+    const bool pairs = std::min(cx_.cfg.alignC, 16) >= 2 * bitWidth(elem) / 8;
     for (int i = 0; i < cx_.mTiles(); ++i)
       for (int h = 0; h < 2; ++h) {
         Value* rowPtr = b_.ptrAdd(base, b_.mul(b_.cast(rows_[2 * i + h], types::i64()), ld));
@@ -388,7 +391,11 @@ class Epilogue {
           Value* ok = b_.andi(rowOk_[rowSlot(i, e)], colOk_[colSlot(j, e)]);
           Value* lo = at(v, i, j, e);
           Value* hi = at(v, i, j, e + 1);
-          if (elem == ScalarType::F32) {
+          if (!pairs) {  // each element alone, the second column checked on its own
+            b_.create("kern.st_global", {p, ok, single(lo, elem)}, {});
+            Value* okHi = b_.andi(rowOk_[rowSlot(i, e)], colOk_[colSlot(j, e + 1)]);
+            b_.create("kern.st_global", {b_.ptrAdd(p, b_.i64(1)), okHi, single(hi, elem)}, {});
+          } else if (elem == ScalarType::F32) {
             b_.create("kern.st_global", {p, ok, toF32(lo), toF32(hi)}, {});
           } else {
             Value* packed = b_.op1("kern.cvt_pack", {storeSource(lo, elem), storeSource(hi, elem)}, kern::fragType(elem));
@@ -397,6 +404,9 @@ class Epilogue {
         }
       }
     return true;
+  }
+  Value* single(Value* v, ScalarType elem) {
+    return elem == ScalarType::F32 ? toF32(v) : b_.op1("kern.cvt_pack", {storeSource(v, elem)}, Type::scalar(elem));
   }
 
   bool lower(const Operation& op) {
@@ -467,8 +477,7 @@ class Epilogue {
   }
 
   bool unsupported(const Operation& op) {
-    cx_.diag.error(op.loc()) << cx_.cfg.strategy << " cannot lower '" << op.name() << "' in the epilogue";
-    return false;
+    return cx_.diag.error(op.loc()) << cx_.cfg.strategy << " cannot lower '" << op.name() << "' in the epilogue";
   }
   InFlightDiagnostic diag() { return cx_.diag.error(b_.loc()); }
 

@@ -1,5 +1,7 @@
 #include "schedule/sm80_epilogue_address.h"
 
+#include "dialects/tile/tensor_layout.h"
+
 namespace kiln::sm80 {
 using namespace ir;
 
@@ -13,9 +15,23 @@ std::vector<int64_t> axisOrder(const Type& t) {
   return order;
 }
 
+// A strided tensor: the sum of each position times its axis's stride (a dim's value or a constant).
+Value* stridedOffset(KernBuilder& b, const tile::TensorLayout& l, const std::vector<Value*>& pos,
+                     const ExtentValue& extent) {
+  Value* off = b.i64(0);
+  for (size_t a = 0; a < pos.size(); ++a) {
+    const Extent& s = l.strides[a];
+    if (!s.isSymbolic() && s.value == 0) continue;
+    Value* p = b.cast(pos[a], types::i64());
+    off = b.add(off, s.isSymbolic() ? b.mul(p, b.cast(extent(s), types::i64())) : b.mulConst(p, s.value));
+  }
+  return off;
+}
+
 }  // namespace
 
 Value* elementOffset(KernBuilder& b, const Type& t, const std::vector<Value*>& pos, const ExtentValue& extent) {
+  if (tile::TensorLayout l = tile::tensorLayout(t); l.strided()) return stridedOffset(b, l, pos, extent);
   Value* stride = b.i64(1);
   Value* off = b.i64(0);
   for (int64_t axis : axisOrder(t)) {
@@ -28,6 +44,18 @@ Value* elementOffset(KernBuilder& b, const Type& t, const std::vector<Value*>& p
 Value* loadAddress(KernBuilder& b, Value* base, const Type& t, const std::vector<Value*>& pos, const ExtentValue& extent) {
   std::vector<Value*> bases = pos;
   int64_t k = 0, stride = 1;
+  if (tile::TensorLayout l = tile::tensorLayout(t); l.strided()) {
+    // The constant part of a position on an axis of constant stride folds into the immediate.
+    for (size_t a = 0; a < pos.size(); ++a) {
+      Operation* d = pos[a]->definingOp();
+      std::optional<int64_t> c = d && d->is("arith.addi") ? KernBuilder::intConstant(d->operand(1)) : std::nullopt;
+      if (!c || *c < 0 || l.strides[a].isSymbolic()) continue;
+      bases[a] = d->operand(0);
+      k += *c * l.strides[a].value;
+    }
+    Value* p = b.ptrAdd(base, stridedOffset(b, l, bases, extent));
+    return k ? b.ptrAdd(p, b.i64(k)) : p;
+  }
   for (int64_t axis : axisOrder(t)) {
     Operation* d = pos[size_t(axis)]->definingOp();
     std::optional<int64_t> c = d && d->is("arith.addi") ? KernBuilder::intConstant(d->operand(1)) : std::nullopt;

@@ -5,6 +5,7 @@
 #include "schedule/lower_programs.h"
 
 #include "dialects/kern/kernel_launch.h"
+#include "dialects/tile/tensor_layout.h"
 #include "schedule/sm80_context.h"
 
 namespace kiln {
@@ -45,13 +46,85 @@ Value* sm80::Context::matrixBase(const Value* tensor) {
   const Type& t = tensor->type();
   Value* index = batch ? batch : (groupB && tensor == g.tensorB && g.bGrouped) ? groupB : nullptr;
   if (index && t.rank() == 3) {
-    Value* slice = b.mul(b.cast(extent(t.shape()[1]), types::i64()), b.cast(extent(t.shape()[2]), types::i64()));
-    base = b.ptrAdd(base, b.mul(b.cast(index, types::i64()), slice));
+    // A dense tensor's matrices lie back to back; a strided one's are its axis-0 stride apart (0:
+    // one matrix for every batch).
+    tile::TensorLayout layout = tile::tensorLayout(t);
+    if (!layout.strided()) {
+      Value* slice = b.mul(b.cast(extent(t.shape()[1]), types::i64()), b.cast(extent(t.shape()[2]), types::i64()));
+      base = b.ptrAdd(base, b.mul(b.cast(index, types::i64()), slice));
+    } else if (layout.strides[0].isSymbolic() || layout.strides[0].value != 0) {
+      base = b.ptrAdd(base, b.mul(b.cast(index, types::i64()), b.cast(extent(layout.strides[0]), types::i64())));
+    }
   }
   return matrixBases[tensor] = base;
 }
 
 namespace {
+
+std::string argName(const Value* tensor) { return tensor->definingOp()->stringAttr("name"); }
+
+// `dim` % `multiple` == 0 in the contract, once per dim (the strictest asked).
+void requireMultiple(kern::KernelLaunch& launch, const std::string& dim, int64_t multiple) {
+  if (multiple <= 1) return;
+  for (auto& [d, m] : launch.divisibility)
+    if (d == dim) {
+      if (multiple % m == 0) m = multiple;
+      return;
+    }
+  launch.divisibility.push_back({dim, multiple});
+}
+
+// What the kernel asks of its operands (Config::alignA / alignB / alignC): each pointer aligned to
+// the widest access the kernel makes to it, and, for a dense tensor, its rows too, through the dim
+// that is its row length (a strided tensor's leading dimension the runtime checks with the
+// argument named). The output's row length is a multiple of its stores, dense or strided. False after a diagnostic for an alignment the output's elements cannot have.
+bool operandRequirements(const GemmProgram& g, const Config& config, kern::KernelLaunch& launch,
+                         DiagnosticEngine& diag) {
+  auto operand = [&](const Value* tensor, const GemmProgram::Access& access, int align) {
+    const int eb = bitWidth(tensor->type().elem()) / 8;
+    const int width = std::min(align, 16) >= 4 ? std::min(align, 16) : eb;  // below 4 bytes: by element
+    launch.alignment.push_back({argName(tensor), width});
+    if (!access.strided && access.ld.isSymbolic()) requireMultiple(launch, access.ld.sym, width / eb);
+  };
+  operand(g.tensorA, g.accessA, config.alignA);
+  operand(g.tensorB, g.accessB, config.alignB);
+  for (const Operation* op : g.epilogue) {
+    if (!op->is("tile.store")) continue;
+    const Type& t = op->operand(0)->type();
+    const int eb = bitWidth(t.elem()) / 8;
+    if (config.alignC < eb)
+      return diag.error(op->loc()) << "align_c=" << config.alignC << " is less than the output's " << eb
+                                   << "-byte elements, which are always aligned to their size: use " << eb
+                                   << " or more";
+    const int width = std::min(config.alignC, 16) >= 2 * eb ? 2 * eb : eb;  // pairs, or one element
+    launch.alignment.push_back({argName(op->operand(0)), width});
+    // A pair must not straddle a row's end, dense or strided.
+    requireMultiple(launch, t.shape()[t.rank() - 1].sym, width / eb);
+  }
+  return true;
+}
+
+// The copies of both rings come out even over the threads, and a column-major A's stage rows (bm
+// elements) are at least the 64 bytes the swizzle needs.
+bool copiesFit(const GemmProgram& g, const Config& config, DiagnosticEngine& diag) {
+  const int64_t ebA = bitWidth(g.abType) / 8, ebB = bitWidth(g.bType) / 8;
+  if (g.aColMajor && (config.bm * ebA < 64 || (config.bm * ebA) & (config.bm * ebA - 1)))
+    return diag.error(g.loadA->loc()) << config.strategy << " stages a column-major A in rows of bm elements, which "
+                                      << "must make a power of two of at least 64 bytes; bm=" << config.bm
+                                      << " does not: use bm=32 or more, a power of two";
+  const int64_t threads = config.threads();
+  auto fits = [&](const char* what, int64_t rows, int64_t rowBytes) {
+    const int64_t cpr = rowBytes / 16;
+    if (cpr > 0 && threads % cpr == 0 && rows % (threads / cpr) == 0) return true;
+    diag.error(g.program->loc()) << config.strategy << " deals the " << what << " stage (" << rows << " rows of "
+                                 << rowBytes << " bytes) out to " << threads
+                                 << " threads in whole 16-byte chunks of each row, which does not come out even; "
+                                    "change the block tile or the warps";
+    return false;
+  };
+  return fits("A", g.aColMajor ? config.bk : config.bm, (g.aColMajor ? config.bm : config.bk) * ebA) &&
+         fits("B", g.bKMajor ? config.bn : config.bk, (g.bKMajor ? config.bk : config.bn) * ebB);
+}
 
 // Grouped GEMM: the block's group is the id of its first row, ids[m0] (tile.group_index; every
 // row of the block has it because bm divides {align}). One scalar load per thread -- the same
@@ -97,16 +170,7 @@ std::unique_ptr<Operation> lowerSm80Multistage(const Operation& program, const T
   kern::KernelLaunch launch;
   launch.name = program.stringAttr("sym_name");
   for (const auto& p : g->params) launch.params.push_back(p.name);
-  launch.divisibility = {{g->dimK, 16 / eb}};
-  if (!g->bKMajor) launch.divisibility.push_back({g->dimN, 16 / eb});
-  launch.alignment = {{g->loadA->operand(0)->definingOp()->stringAttr("name"), 16},
-                      {g->loadB->operand(0)->definingOp()->stringAttr("name"), 16}};
-  for (const Operation* op : g->epilogue)
-    if (op->is("tile.store")) {
-      int64_t pairBytes = 2 * bitWidth(op->operand(0)->type().elem()) / 8;
-      launch.alignment.push_back({op->operand(0)->definingOp()->stringAttr("name"), pairBytes});
-      if (g->bKMajor && launch.divisibility.size() == 1) launch.divisibility.push_back({g->dimN, 2});
-    }
+  if (!operandRequirements(*g, config, launch, diag) || !copiesFit(*g, config, diag)) return nullptr;
   using Axis = kern::KernelLaunch::Axis;
   if (config.raster == Raster::Grouped)
     launch.grid = {Axis{1, {{g->dimM, config.bm}, {g->dimN, config.bn}}}};

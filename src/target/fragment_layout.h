@@ -24,6 +24,9 @@
 //    in (k, n) storage coordinates.
 //  * B from a K-major [n][k] tile: no .trans, matrices (n 0-7, k 0-7), (n 0-7, k 8-15) give b0, b1;
 //    the next n8 tile is 8 storage rows down: quads [0,0] [0,8] [8,0] [8,8] in (n, k) coordinates.
+//  * A from a column-major [k][m] tile: .trans turns each stored 8x8 block (k rows, m columns) into
+//    the (m, k) block a0..a3 need, so x4 with matrices (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7,
+//    k 8-15), (m 8-15, k 8-15) has quads [0,0] [0,8] [8,0] [8,8] in (k, m) storage coordinates.
 #include <array>
 #include <cstdint>
 
@@ -46,6 +49,7 @@ using Quads = std::array<int64_t, 8>;
 constexpr Quads kQuadsA = {0, 0, 8, 0, 0, 8, 8, 8};
 constexpr Quads kQuadsBRowMajor = {0, 0, 8, 0, 0, 8, 8, 8};
 constexpr Quads kQuadsBKMajor = {0, 0, 0, 8, 8, 0, 8, 8};
+constexpr Quads kQuadsAColMajor = {0, 0, 0, 8, 8, 0, 8, 8};
 
 }  // namespace kiln::mma16816
 

@@ -26,7 +26,7 @@ std::optional<Swizzle> Swizzle::fromAttr(const ir::Attribute& a) {
 std::string Swizzle::str() const { return fmt::format("Swizzle<{},{},{}>", bits, base, shift); }
 
 std::optional<Displacement> displace(const Swizzle& s, int64_t rowBytes, int elemBytes, int64_t rows, int64_t cols,
-                                     uint8_t runtimeChunks, std::string* why) {
+                                     uint8_t runtimeChunks, std::string* why, bool runtimeChunkAligned) {
   auto fail = [&](std::string m) -> std::optional<Displacement> {
     if (why) *why = std::move(m);
     return std::nullopt;
@@ -35,7 +35,7 @@ std::optional<Displacement> displace(const Swizzle& s, int64_t rowBytes, int ele
   int64_t colBytes = cols * elemBytes;
   if (colBytes >= rowBytes) return fail(fmt::format("column displacement {} leaves the {}-byte row", cols, rowBytes));
   if (s.none()) return Displacement{0, rows * rowBytes + colBytes};
-  if (colBytes % 16 != 0)
+  if (colBytes % 16 != 0 && !runtimeChunkAligned)
     return fail(fmt::format("column displacement {} is not a whole number of 16-byte chunks", cols));
   if ((rows * rowBytes) % s.periodBytes() != 0)
     return fail(fmt::format("row displacement {} is not a multiple of the swizzle period ({} rows)", rows,

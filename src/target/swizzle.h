@@ -30,7 +30,11 @@
 //     adding equals XORing, and XOR commutes with the swizzle). Chunk bits above the line
 //     (>= 128 bytes) are not swizzled and add.
 // displace() checks both, given the set of low chunk values the per-thread column can take (a bit
-// set over 0..7; the kern verifier derives it from the op that made the offset).
+// set over 0..7; the kern verifier derives it from the op that made the offset). A column
+// displacement may also move inside a 16-byte chunk (a piece of a chunk copied by a narrower
+// cp.async, an element stored alone) when the per-thread column is known to start a chunk: its
+// bytes 0..15 are then zero, so adding those of the displacement carries into nothing the swizzle
+// touches.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -74,7 +78,8 @@ struct Displacement {
 // elemBytes) mod 8) are one of the values in `runtimeChunks` (bit v set: value v possible; 0xff:
 // unknown). Returns nullopt (with a reason) when it does not compose with the swizzle.
 std::optional<Displacement> displace(const Swizzle& s, int64_t rowBytes, int elemBytes, int64_t rows, int64_t cols,
-                                     uint8_t runtimeChunks = 0xff, std::string* why = nullptr);
+                                     uint8_t runtimeChunks = 0xff, std::string* why = nullptr,
+                                     bool runtimeChunkAligned = false);
 
 // True when the 8 row addresses of every ldmatrix phase (8 consecutive rows, one 16-byte column
 // chunk, rows starting at a multiple of 8) fall in 8 distinct 16-byte chunks of their lines.

@@ -60,3 +60,30 @@ def test_missing_and_unknown_arguments_are_user_errors(rng):
         kiln.interpret(module, A=rng.standard_normal((8, 8)))
     with pytest.raises(kiln.Error, match="has no argument X"):
         kiln.interpret(module, X=np.ones(3))
+
+
+@pytest.mark.parametrize("a_col,b_kmajor", [(False, False), (False, True), (True, False), (True, True)])
+def test_every_layout_and_leading_dimension_reads_the_same_matrices(rng, a_col, b_kmajor):
+    # A 37 x 45 times B 45 x 29: odd sizes, leading dimensions past the rows (lda, ldb given in dims).
+    a, b = rng.standard_normal((37, 45)), rng.standard_normal((45, 29))
+    dense = kiln.interpret(programs.gemm_program(kiln.bf16, kiln.bf16, kiln.f32), A=a, B=b)["C"]
+    for strided in (False, True):
+        program = programs.gemm_program(kiln.bf16, kiln.bf16, kiln.f32, b_kmajor, a_colmajor=a_col,
+                                        a_strided=strided, b_strided=strided)
+        dims = {"lda": 50, "ldb": 48} if strided else {}
+        out = kiln.interpret(program, dims=dims, A=a, B=b)["C"]
+        np.testing.assert_array_equal(out, dense)
+
+
+def test_strided_tensors_in_the_dsl():
+    p = kiln.Program("strided")
+    M, N, ldc = p.dims("M", "N", "ldc")
+    X = p.input("X", kiln.f32, [M, N])
+    Y = p.output("Y", kiln.f32, [M, N], strides=[ldc, 1])
+    p.tile([M, N], lambda m, n: Y.__setitem__((m, n), X[m, n] * 2.0))
+    m = p.finish()
+    assert 'tensor<f32, [M, N], strides = ["ldc", 1]>' in m.text
+    x = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(kiln.interpret(m, dims={"ldc": 7}, X=x)["Y"], 2 * x)
+    with pytest.raises(kiln.Error, match="give ldc in dims="):
+        kiln.interpret(m, X=x)

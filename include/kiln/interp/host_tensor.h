@@ -23,7 +23,10 @@ namespace kiln::interp {
 struct HostTensor {
   ir::ScalarType dtype = ir::ScalarType::F32;
   std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;  // numElements(shape) * elementBytes(dtype)
+  // The storage: numElements(shape) * elementBytes(dtype) for a dense tensor; for one whose type
+  // has strides, every element those strides reach from the base, gaps included (spanElements in
+  // the tile dialect's tensor_layout.h: 1 + sum (extent - 1) * stride).
+  std::vector<uint8_t> bytes;
 };
 
 // Bytes per element of a dtype (i1 takes a whole byte).
@@ -39,12 +42,18 @@ HostTensor makeHostTensor(ir::ScalarType dtype, std::vector<int64_t> shape);
 // The same, filled from `values` in storage order (values.size() must equal the element count).
 HostTensor makeHostTensor(ir::ScalarType dtype, std::vector<int64_t> shape, std::span<const double> values);
 
+// A strided tensor's storage, `storage.size()` elements filled from `storage`.
+HostTensor makeStridedHostTensor(ir::ScalarType dtype, std::vector<int64_t> shape, std::span<const double> storage);
+// The elements the storage holds (bytes / element size).
+int64_t storageElements(const HostTensor& t);
+
 // Element `i` (in storage order), exactly, as a double.
 double getElement(const HostTensor& t, int64_t i);
 // Stores `v` into element `i`, rounded once to the dtype.
 void setElement(HostTensor& t, int64_t i, double v);
 
-// Every element, in storage order, rounded once to the dtype / read back exactly.
+// Every element, in storage order, rounded once to the dtype / read back exactly (toDoubles: the
+// whole storage, a strided tensor's gaps included).
 void fillFromDoubles(HostTensor& t, std::span<const double> values);
 std::vector<double> toDoubles(const HostTensor& t);
 

@@ -4,7 +4,8 @@
 //
 // A compiled kernel bakes in assumptions: element types, ranks, which extents are equal, a
 // contiguous innermost dim, 16-byte-aligned base pointers and rows (vector loads, cp.async, TMA),
-// divisibility of some dims, and outputs that do not overlap inputs. A violated assumption on the
+// divisibility of some dims, outputs that do not overlap inputs or themselves, and for a strided
+// parameter rows at least as far apart as they are long (a leading dimension at least the row). A violated assumption on the
 // device is silent wrong output or a fault far from its cause, so each one is a rule here, and
 // each violated rule gives one diagnostic that names the argument and the rule, with what to do:
 //
@@ -31,7 +32,10 @@ struct TensorParam {
   std::vector<int64_t> order;  // dims fastest-varying first; empty = row-major
   int alignBytes = 16;         // the base pointer and every row start are aligned to this
   bool output = false;
-  std::vector<int64_t> block;  // a block tensor's block per axis (its extents are ceil(shape / block)); empty: none
+  // A strided tensor: each axis's element stride, a dim (given at launch like any dim: a leading
+  // dimension, a batch stride) or a constant; exactly one is the constant 1. Empty: dense in `order`.
+  ir::Shape strides = {};
+  std::vector<int64_t> block = {};  // a block tensor's block per axis (its extents are ceil(shape / block)); empty: none
 };
 
 struct ScalarParam {
@@ -50,7 +54,9 @@ struct TensorArg {
   uint64_t ptr = 0;
   ir::ScalarType dtype = ir::ScalarType::F32;
   std::vector<int64_t> shape;
-  std::vector<int64_t> strides;  // elements; empty = contiguous in the parameter's `order`
+  // Elements; empty = what the parameter says at the launch's dims: contiguous in its `order`, or
+  // its strides evaluated (paramStrides).
+  std::vector<int64_t> strides;
 };
 
 struct LaunchArgs {
@@ -106,6 +112,10 @@ PackedParam packDim(int64_t value);
 // The dims of `param` fastest-varying first: `order` when given, else rank-1 ... 0 (row-major).
 // Aborts (KILN_ICE) when `order` is not a permutation of the dims.
 std::vector<int64_t> dimOrder(const TensorParam& param);
+
+// The element strides a strided parameter has at these dims (its constant strides, and its stride
+// dims' values; 0 for one not given, which validateLaunch reports). Empty for a dense parameter.
+std::vector<int64_t> paramStrides(const TensorParam& param, const std::map<std::string, int64_t>& dims);
 
 // The element strides of a tensor of `shape` stored densely in `order` (fastest first).
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape,

@@ -4,7 +4,8 @@
 // with the .shared state space (PTX ISA, "Addresses as operands"). The swizzle is the XOR pattern
 // of swizzle.h, applied to byte offsets within a stage.
 //   cp.async.cg.shared.global [dst], [src], 16, src_size   (PTX ISA, "cp.async": copies src_size
-//   bytes and fills the rest of the 16 with zeros; .cg caches in L2 only, the 16-byte form)
+//   bytes and fills the rest of the 16 with zeros; .cg caches in L2 only, the 16-byte form;
+//   cp.async.ca ... 8 or 4 for rows aligned to less, both addresses aligned to the size)
 //   cp.async.commit_group / cp.async.wait_group N           (PTX ISA, "cp.async.commit_group",
 //   "cp.async.wait_group")
 //   bar.sync 0                                              (PTX ISA, "bar.sync")
@@ -48,7 +49,8 @@ SharedAddress stageAddress(KernelEmitter& e, const Operation& op) {
   const Operation& offOp = *op.operand(2)->definingOp();
   int quads = op.is("kern.ldmatrix") ? int(op.intAttr("num", 4)) : 4;
   auto d = *displace(l.swizzle, l.rowBytes(), l.elemBytes(), op.intAttr("row", 0), op.intAttr("col", 0),
-                     kern::runtimeChunks(offOp, quads, l.elemBytes()));
+                     kern::runtimeChunks(offOp, quads, l.elemBytes()), nullptr,
+                     kern::withinChunkDisplacement(op));
   Reg a = b.reg(RegClass::B32);
   b.inst(fmt::format("mad.lo.s32 {}, {}, {}, {}", a.str(), e.use(op.operand(1)).str(), l.stageBytes(),
                      e.use(op.operand(0)).str()));
@@ -107,8 +109,10 @@ bool emitLdsmOffset(KernelEmitter& e, const Operation& op) {
 
 bool emitCpAsync(KernelEmitter& e, const Operation& op) {
   SharedAddress dst = stageAddress(e, op);
-  e.b().inst(fmt::format("cp.async.cg.shared.global {}, [{}], 16, {}", dst.operand(), e.use(op.operand(3)).str(),
-                         e.use(op.operand(4)).str()));
+  // 16 bytes go through L2 only (.cg); 4 and 8, which .cg does not take, through L1 (.ca).
+  const int64_t bytes = op.intAttr("bytes", 16);
+  e.b().inst(fmt::format("cp.async.{}.shared.global {}, [{}], {}, {}", bytes == 16 ? "cg" : "ca", dst.operand(),
+                         e.use(op.operand(3)).str(), bytes, e.use(op.operand(4)).str()));
   return true;
 }
 

@@ -296,7 +296,18 @@ std::optional<SmemLayout> stageAddress(const Operation& op, DiagnosticEngine& d)
   int quads = op.is("kern.ldmatrix") ? int(op.intAttr("num", 4)) : 4;  // ldsm_offset's lanes in use
   uint8_t chunks = runtimeChunks(*def, quads, layout->elemBytes());
   std::string why;
-  if (!displace(layout->swizzle, layout->rowBytes(), layout->elemBytes(), row->asInt(), col->asInt(), chunks, &why)) {
+  // Inside a chunk, a displacement must keep the access aligned to its own size.
+  const int64_t accessBytes = op.is("kern.cp_async") ? op.intAttr("bytes", 16)
+                              : op.is("kern.st_shared") && isFrag(op.operand(3)->type()) ? 4
+                                                                                          : layout->elemBytes();
+  const bool within = withinChunkDisplacement(op);
+  if (within && (col->asInt() * layout->elemBytes()) % accessBytes != 0) {
+    d.error(op.loc()) << "'" << op.name() << "' displacement {row = " << row->asInt() << ", col = " << col->asInt()
+                      << "} leaves its " << accessBytes << "-byte access misaligned";
+    return std::nullopt;
+  }
+  if (!displace(layout->swizzle, layout->rowBytes(), layout->elemBytes(), row->asInt(), col->asInt(), chunks, &why,
+                within)) {
     d.error(op.loc()) << "'" << op.name() << "' displacement {row = " << row->asInt() << ", col = " << col->asInt()
                       << "} does not compose with " << layout->swizzle.str() << ": " << why;
     return std::nullopt;
@@ -316,9 +327,9 @@ bool verifyCpAsync(const Operation& op, DiagnosticEngine& d) {
   if (src.elem() != layout->elem)
     return d.error(op.loc()) << "'kern.cp_async' copies " << scalarName(src.elem()) << " into a "
                              << scalarName(layout->elem) << " buffer";
-  if (op.intAttr("bytes", 0) != 16)
-    return d.error(op.loc()) << "'kern.cp_async' supports {bytes = 16} only (cp.async.cg), got "
-                             << op.intAttr("bytes", 0);
+  const int64_t bytes = op.intAttr("bytes", 0);
+  if (bytes != 16 && bytes != 8 && bytes != 4)
+    return d.error(op.loc()) << "'kern.cp_async' copies {bytes = 16} (cp.async.cg), 8 or 4 (cp.async.ca), got " << bytes;
   return true;
 }
 

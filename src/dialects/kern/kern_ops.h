@@ -31,8 +31,10 @@
 //      (wr * sr + br + quads[q].r + l % 8,  wc * sc + bc + quads[q].c)
 //    i.e. the row that lane supplies to ldmatrix for matrix q. quads[0] = [0, 0] and quads[3] =
 //    quads[1] + quads[2] (the lane pattern is affine in the two bits of q).
-//  * kern.cp_async copies 16 bytes from src to the addressed chunk, asynchronously; bytes past
-//    {src_bytes} (0 or 16) are written as zeros and not read. kern.cp_async_commit closes the
+//  * kern.cp_async copies {bytes} (16, 8 or 4; both addresses aligned to it) from src to the
+//    addressed piece of a chunk, asynchronously; bytes past {src_bytes} (0 to {bytes}) are written
+//    as zeros and not read. A displacement inside a chunk needs an offset whose column starts a
+//    chunk (runtimeChunkAligned below). kern.cp_async_commit closes the
 //    thread's current group; kern.cp_async_wait {pending = n} blocks until at most n of the
 //    thread's groups are incomplete. Visibility to other threads needs a kern.barrier afterwards.
 //  * kern.ldmatrix is warp-collective (all 32 lanes, convergent): lane l supplies the address of
@@ -261,6 +263,13 @@ std::optional<LdsmOffsetInfo> ldsmOffsetInfo(const ir::Operation& op);
 // The low 3 chunk bits (column / (16 / elemBytes) mod 8) the per-thread column of an offset op can
 // hold when a load uses its first `numQuads` lane groups, as a bit set over 0..7 (0xff: unknown).
 uint8_t runtimeChunks(const ir::Operation& offsetOp, int numQuads, int elemBytes);
+// Whether the per-thread column of a kern.smem_offset is always a whole number of 16-byte chunks
+// (its column operand a product by, or a constant multiple of, 16 / elemBytes, or a sum of such).
+bool runtimeChunkAligned(const ir::Operation& offsetOp, int elemBytes);
+// Whether a stage access (kern.cp_async, kern.st_shared, kern.ld_shared: the ops that move less
+// than a 16-byte row of 8x8 matrices) may be displaced inside a chunk: its offset's column starts a
+// chunk, so the displacement's bytes below 16 add to zeros (displace() in swizzle.h).
+bool withinChunkDisplacement(const ir::Operation& stageOp);
 
 // A view of an smem<...> type.
 struct SmemLayout {

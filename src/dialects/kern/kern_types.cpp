@@ -4,6 +4,7 @@
 #include <string>
 
 #include "dialects/kern/int_range.h"
+#include "dialects/kern/kern_builder.h"
 #include "dialects/kern/kern_ops.h"
 
 namespace kiln::kern {
@@ -81,6 +82,31 @@ uint8_t runtimeChunks(const Operation& offsetOp, int numQuads, int elemBytes) {
       set |= uint8_t(1u << ((col / perChunk) % 8));
     }
   return set;
+}
+
+namespace {
+// Whether an i32 value is always a multiple of `k`: a constant multiple, a product with one, or a
+// sum of two such (what the strategies build a chunk's column from).
+bool multipleOf(const Value* v, int64_t k, int depth = 0) {
+  if (depth > 8) return false;
+  if (auto c = KernBuilder::intConstant(v)) return *c % k == 0;
+  const Operation* d = v->definingOp();
+  if (!d || d->numOperands() != 2) return false;
+  if (d->is("arith.muli")) return multipleOf(d->operand(0), k, depth + 1) || multipleOf(d->operand(1), k, depth + 1);
+  if (d->is("arith.addi")) return multipleOf(d->operand(0), k, depth + 1) && multipleOf(d->operand(1), k, depth + 1);
+  return false;
+}
+}  // namespace
+
+bool runtimeChunkAligned(const Operation& offsetOp, int elemBytes) {
+  return offsetOp.is("kern.smem_offset") && multipleOf(offsetOp.operand(2), 16 / elemBytes);
+}
+
+bool withinChunkDisplacement(const Operation& op) {
+  if (!op.is("kern.cp_async") && !op.is("kern.st_shared") && !op.is("kern.ld_shared")) return false;
+  auto layout = smemLayout(op.operand(0)->type());
+  const Operation* off = op.operand(2)->definingOp();
+  return layout && off && runtimeChunkAligned(*off, int(layout->elemBytes()));
 }
 
 Type smemType(ScalarType elem, int64_t stages, int64_t rows, int64_t cols, const Swizzle& s) {

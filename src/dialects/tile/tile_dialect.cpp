@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "dialects/ptx_name.h"
+#include "dialects/tile/tensor_layout.h"
 #include "dialects/tile/tile_ops.h"
 #include "dialects/tile/tile_verify.h"
 #include "kiln/ir/op_registry.h"
@@ -139,6 +140,7 @@ bool verifyArg(const Operation& op, DiagnosticEngine& d) {
                                << "' has an invalid order: it must list each axis 0.." << t.rank() - 1
                                << " once, fastest first";
   }
+  if (std::string bad = stridesProblem(t, op.stringAttr("name"), dims); !bad.empty()) return d.error(op.loc()) << bad;
   return verifyTensorBlock(op, d);
 }
 
@@ -434,9 +436,10 @@ void registerTileDialect(OpRegistry& r) {
   r.add({name, nops, nres, nreg, traits, hook, summary, words(attrs)});
 #include "tile_ops.def"
 #undef TILE_OP
-  // tensor<e, [dims], order = [...], block = [...]>: the layout of a global tensor and the blocks
-  // one stored element covers (tile_scaled_ops.cpp); tile and coord take none.
-  r.addTypeKind("tensor", {"order", "block"});
+  // tensor<e, [dims], order = [...] | strides = [...], block = [...]>: the layout of a global
+  // tensor (tensor_layout.h) and the blocks one stored element covers (tile_scaled_ops.cpp); tile
+  // and coord take none.
+  r.addTypeKind("tensor", {"order", "strides", "block"});
   r.addTypeKind("tile", {});
   r.addTypeKind("coord", {});
 }

@@ -4,7 +4,9 @@
 // Semantics, which the interpreter implements exactly and every strategy must preserve:
 //  * A program declares symbolic dims (`dims`), tensor arguments (tile.input / tile.output, typed
 //    tensor<elem, [extents], order = [...]>, where `order` lists dims fastest-first and defaults to
-//    row-major) and scalar arguments (tile.scalar).
+//    row-major, or tensor<elem, [extents], strides = [...]> with an element stride per axis, each
+//    a constant or a dim: tensor_layout.h) and scalar arguments (tile.scalar). Two elements of an
+//    output never share storage (checked at launch); an input's may (a batch stride 0).
 //  * tile.for_tiles {dims = [D...], batch = "B"} runs its body once per output tile, in parallel
 //    and in any order. Its block arguments are an `index` for the batch (when given) and one
 //    coord<[D]> per tiled dim: the block of that dim the instance owns. Block sizes are chosen by

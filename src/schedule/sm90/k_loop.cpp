@@ -164,7 +164,7 @@ KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
     // The step's copies, by one thread (sm90-warp-specialize gives them to the producer role).
     b.ifThen(copier, [&] { buildCopies(b, r, k, u, kt, s, ph); });
     b.setLoc(r.g.reduce->loc());
-    // tile.dot_scaled: the step's factors, for sm90-promote-fp8 (slice_scales.cpp).
+    // tile.dot_scaled: the step's factors first, for sm90-promote-fp8 (slice_scales.cpp).
     if (r.g.blockK) {
       const SliceScales scales = hoist ? hoisted : prepareSliceScales(b, r, k, u, w);
       b.create("kern.promote_scales", buildSliceScales(b, scales, u.kbase ? b.add(u.kbase, kt) : kt), {});

@@ -35,6 +35,25 @@ TEST(ProgramBuilderErrors, IncompatibleShapes) {
   }, __LINE__ - 2, "operands of + have incompatible shapes [N, M] and [M, N]; one must span a subset of the other's dims");
 }
 
+TEST(ProgramBuilderLayouts, StridesAndOrderReachTheType) {
+  ProgramBuilder p("layouts");
+  auto [M, N, K, lda] = p.dims("M", "N", "K", "lda");
+  auto A = p.input("A", bf16, {M, K}, strides(1, lda));  // column-major, leading dimension lda
+  auto B = p.input("B", bf16, {K, N}, {0, 1});           // dense, K-major
+  auto C = p.output("C", f32, {M, N}, strides(N, 1));    // dense in effect: a dim may be a stride
+  EXPECT_EQ(A.value()->type().str(), "tensor<bf16, [M, K], strides = [1, \"lda\"]>");
+  EXPECT_EQ(B.value()->type().str(), "tensor<bf16, [K, N], order = [0, 1]>");
+  EXPECT_EQ(C.value()->type().str(), "tensor<f32, [M, N], strides = [\"N\", 1]>");
+}
+
+TEST(ProgramBuilderErrors, StridesWithoutAUnitAxis) {
+  ProgramBuilder p("p");
+  auto [M, K, lda] = p.dims("M", "K", "lda");
+  expectError([&] { p.input("A", bf16, {M, K}, strides(lda, 2)); }, __LINE__,
+              "tensor 'A' has strides = [\"lda\", 2]: exactly one axis must have the constant stride 1 (the "
+              "contiguous one), not 0");
+}
+
 TEST(ProgramBuilderErrors, DtypeMismatch) {
   ProgramBuilder p("p");
   auto [M, N] = p.dims("M", "N");

@@ -112,6 +112,16 @@ TEST(GemmBf16Sm90Gates, EligibleOnlyOnSm90a) {
   std::string why;
   EXPECT_FALSE(sm90Variants().front()->eligible(GemmProblem{64, 60, 64}, Target::sm90a(), &why));
   EXPECT_EQ(why, "N = 60 is not a multiple of 8 (16-byte TMA strides)");
+  EXPECT_FALSE(sm90Variants().front()->eligible(GemmProblem{64, 64, 60}, Target::sm90a(), &why));
+  EXPECT_EQ(why, "K = 60 is not a multiple of 8 (16-byte TMA strides)");
+  GemmProblem colMajorA{64, 64, 64};
+  colMajorA.aRowMajor = false;
+  EXPECT_FALSE(sm90Variants().front()->eligible(colMajorA, Target::sm90a(), &why));
+  EXPECT_EQ(why, "A is column-major; the sm90 variants read A row-major (K contiguous)");
+  GemmProblem strided{64, 64, 64};
+  strided.strided = true;
+  EXPECT_FALSE(sm90Variants().front()->eligible(strided, Target::sm90a(), &why));
+  EXPECT_EQ(why, "a tensor is strided; the sm90 variants address dense tensors");
 }
 
 TEST(GemmBf16Sm90Gates, SelectionPrefersHopperSchedulesOnSm90a) {

@@ -23,6 +23,10 @@ GemmProblem problem(int64_t m, int64_t n, int64_t k, bool kMajor = false) {
   p.n = n;
   p.k = k;
   p.bKMajor = kMajor;
+  // Dense rows (as defaultSchedule finds them): A's K, B's N (or K when K-major), C's N.
+  p.alignA = rowAlignment(k, 2);
+  p.alignB = rowAlignment(kMajor ? k : n, 2);
+  p.alignC = rowAlignment(n, 2);
   return p;
 }
 
@@ -50,13 +54,24 @@ TEST(GemmBf16Family, Eligibility) {
   std::string why;
   EXPECT_TRUE(v.eligible(problem(4096, 4096, 4096), Target::sm80(), &why)) << why;
   EXPECT_TRUE(v.eligible(problem(1, 8, 8), Target::sm80(), &why)) << why;
-  EXPECT_FALSE(v.eligible(problem(4096, 4096, 4100), Target::sm80(), &why));
-  EXPECT_EQ(why, "K = 4100 is not a multiple of 8 (16-byte operand rows)");
-  EXPECT_FALSE(v.eligible(problem(64, 100, 64), Target::sm80(), &why));
-  EXPECT_EQ(why, "N = 100 is not a multiple of 8 (16-byte rows of a row-major B)");
+  // Rows aligned to less than 16 bytes: the variant runs them with its alignments lowered.
+  EXPECT_TRUE(v.eligible(problem(4096, 4096, 4100), Target::sm80(), &why)) << why;
+  EXPECT_EQ(v.configFor(problem(4096, 4096, 4100)).alignA, 8);  // 8200-byte rows: 8-byte copies
+  EXPECT_TRUE(v.eligible(problem(64, 100, 64), Target::sm80(), &why)) << why;
+  EXPECT_EQ(v.configFor(problem(64, 100, 64)).alignB, 8);
   EXPECT_TRUE(v.eligible(problem(64, 100, 64, /*kMajor=*/true), Target::sm80(), &why)) << why;
-  EXPECT_FALSE(v.eligible(problem(64, 101, 64, true), Target::sm80(), &why));
-  EXPECT_EQ(why, "N = 101 is odd (the output is stored in pairs)");
+  EXPECT_EQ(v.configFor(problem(64, 100, 64, true)).alignC, 8);  // 200-byte rows: still stored in pairs
+  GemmProblem odd = problem(64, 101, 63, true);  // odd K and N: element loads and element stores
+  const GemmVariant& small = *findGemmBf16Variant("bf16_gemm_64x64x32_s3");
+  EXPECT_TRUE(small.eligible(odd, Target::sm80(), &why)) << why;
+  EXPECT_EQ(small.configFor(odd).alignA, 2);
+  EXPECT_EQ(small.configFor(odd).alignB, 2);
+  EXPECT_EQ(small.configFor(odd).alignC, 2);
+  // Element loads hold a K tile in registers: a 128x128 tile has none to spare (it would spill).
+  const GemmVariant& wide = *findGemmBf16Variant("bf16_gemm_128x128x64_s3");
+  EXPECT_FALSE(wide.eligible(odd, Target::sm80(), &why));
+  EXPECT_EQ(why, "rows aligned to 2 bytes are loaded element by element through registers, which a 128x128 tile "
+                 "does not have to spare");
   GemmProblem f16 = problem(64, 64, 64);
   f16.a = f16.b = ir::ScalarType::F16;
   EXPECT_FALSE(v.eligible(f16, Target::sm80(), &why));
@@ -108,9 +123,11 @@ TEST(GemmBf16Family, SelectionCanBeForcedAndSaysSo) {
   EXPECT_FALSE(selectGemmBf16(problem(64, 64, 64), Target::sm80(), diag, "bf16_gemm_1x1x1_s1"));
   EXPECT_EQ(diag.diagnostics().back().message,
             "unknown gemm_bf16 variant 'bf16_gemm_1x1x1_s1' (names look like bf16_gemm_128x128x32_s3)");
-  EXPECT_FALSE(selectGemmBf16(problem(64, 64, 60), Target::sm80(), diag));
+  GemmProblem f32Out = problem(64, 64, 60);
+  f32Out.c = ir::ScalarType::F32;
+  EXPECT_FALSE(selectGemmBf16(f32Out, Target::sm80(), diag));
   EXPECT_EQ(diag.diagnostics().back().message,
-            "no gemm_bf16 variant can run this problem on sm_80: K = 60 is not a multiple of 8 (16-byte operand rows)");
+            "no gemm_bf16 variant can run this problem on sm_80: the output must be bf16, not f32");
 }
 
 TEST(GemmBf16Family, LaunchContractIsData) {

@@ -23,8 +23,8 @@ std::string validateErrors(const std::string& text, const Target& t = Target::sm
 
 TEST(Config, DefaultsPrintCanonically) {
   EXPECT_EQ(Config{}.str(),
-            "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 frag_prefetch=a raster=row "
-            "group_m=8");
+            "strategy=sm80_multistage bm=128 bn=128 bk=32 stages=3 warps_m=2 warps_n=2 frag_prefetch=a align_a=16 "
+            "align_b=16 raster=row group_m=8 align_c=16");
   EXPECT_EQ(Config::parse("strategy=sm90_ws_persistent").str(),
             "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=1 consumers=cooperative "
             "swap_ab=false l2_hint=none raster=row group_m=8 split_k=1 stream_k=0 cluster_m=1 cluster_n=1 "
@@ -60,13 +60,13 @@ TEST(Config, ParsesAndRoundTrips) {
 TEST(Config, UnknownKey) {
   EXPECT_EQ(parseErrors("bm=64 bq=3"),
             "error: unknown config key 'bq' for sm80_multistage (did you mean 'bm'?); its keys: strategy, bm, bn, bk, "
-            "stages, warps_m, warps_n, frag_prefetch, raster, group_m\n");
+            "stages, warps_m, warps_n, frag_prefetch, align_a, align_b, raster, group_m, align_c\n");
   EXPECT_EQ(parseErrors("strategy=rowwise vector=2"),
             "error: unknown config key 'vector' for rowwise (did you mean 'vectors'?); its keys: strategy, "
             "row_threads, block_threads, vectors, scalar, blocks_per_sm\n");
   EXPECT_EQ(parseErrors("tile=64"),
             "error: unknown config key 'tile' for sm80_multistage; its keys: strategy, bm, bn, bk, stages, warps_m, "
-            "warps_n, frag_prefetch, raster, group_m\n");
+            "warps_n, frag_prefetch, align_a, align_b, raster, group_m, align_c\n");
   EXPECT_EQ(parseErrors("split_k=2"),
             "error: config key 'split_k' is not an option of sm80_multistage (it is one of sm90_ws_persistent); "
             "drop it or change the strategy\n");
@@ -106,7 +106,7 @@ TEST(Config, ErrorsPointAtTheirEntry) {
   EXPECT_EQ(diag.str(),
             "--config:1:8: error: config key 'stages' needs a positive integer up to 16, got '0'\n"
             "--config:1:17: error: unknown config key 'bq' for sm80_multistage (did you mean 'bm'?); its keys: "
-            "strategy, bm, bn, bk, stages, warps_m, warps_n, frag_prefetch, raster, group_m\n");
+            "strategy, bm, bn, bk, stages, warps_m, warps_n, frag_prefetch, align_a, align_b, raster, group_m, align_c\n");
   ir::DiagnosticEngine diag2;
   EXPECT_FALSE(Config::parse("strategy=rowwise vectors=99", diag2, {"f.kiln", 3, 1}));
   EXPECT_EQ(diag2.str(), "f.kiln:3:1: error: config key 'vectors' needs a positive integer up to 16, got '99' "

@@ -65,6 +65,7 @@ class Block {
     uint32_t dst;
     uint64_t src;
     uint32_t bytes;
+    uint32_t size = 16;  // cp-size: the bytes written (those past `bytes` are zeros)
   };
 
   // Cross-warp shared-memory hazards, which lockstep execution would otherwise hide. Time is
@@ -77,9 +78,9 @@ class Block {
   //   * an ldmatrix may not read a byte with a cp.async in flight, nor one whose copy was retired in
   //     the current epoch (the issuer's wait_group orders only its own thread; others need a
   //     barrier after it: read after write).
-  void hazardWrite(uint32_t dst, int t) {
+  void hazardWrite(uint32_t dst, uint32_t size, int t) {
     uint64_t others = ~(uint64_t{1} << (t / 32));
-    for (uint32_t a = dst; a < dst + 16; ++a) {
+    for (uint32_t a = dst; a < dst + size; ++a) {
       if (readEpoch_[a] == epoch_ && (readWarps_[a] & others))
         throw std::runtime_error("shared-memory race: cp.async by thread " + std::to_string(t) + " writes byte " +
                                  std::to_string(a) + ", which another warp read since the last barrier");
@@ -87,7 +88,7 @@ class Block {
     }
   }
   void hazardRetire(const Copy& c) {
-    for (uint32_t a = c.dst; a < c.dst + 16; ++a) {
+    for (uint32_t a = c.dst; a < c.dst + c.size; ++a) {
       --inFlight_[a];
       landedEpoch_[a] = epoch_;
     }
@@ -99,6 +100,9 @@ class Block {
         throw std::runtime_error("shared-memory race: ldmatrix by warp " + std::to_string(warp) + " reads byte " +
                                  std::to_string(a) + (inFlight_[a] ? " while a cp.async into it is in flight"
                                                                    : " before a barrier after the cp.async that wrote it"));
+      if (writeEpoch_[a] == epoch_ && (writeWarps_[a] & ~(uint64_t{1} << warp)))
+        throw std::runtime_error("shared-memory race: ldmatrix by warp " + std::to_string(warp) + " reads byte " +
+                                 std::to_string(a) + ", which another warp's st.shared wrote since the last barrier");
       if (readEpoch_[a] != epoch_) {
         readEpoch_[a] = epoch_;
         readWarps_[a] = 0;
@@ -120,7 +124,8 @@ class Block {
     const Operation& offOp = *op.operand(2)->definingOp();
     int quads = op.is("kern.ldmatrix") ? int(op.intAttr("num", 4)) : 4;
     auto d = *displace(l.swizzle, l.rowBytes(), l.elemBytes(), op.intAttr("row", 0), op.intAttr("col", 0),
-                       kern::runtimeChunks(offOp, quads, l.elemBytes()));
+                       kern::runtimeChunks(offOp, quads, l.elemBytes()), nullptr,
+                       kern::withinChunkDisplacement(op));
     uint64_t base = get(op.operand(0))[t] + get(op.operand(1))[t] * uint64_t(l.stageBytes());
     return uint32_t(base + ((get(op.operand(2))[t] ^ uint64_t(d.xorBytes)) + uint64_t(d.addBytes)));
   }
@@ -129,8 +134,8 @@ class Block {
     return smem_.data() + addr;
   }
   void applyCopy(const Copy& c) {
-    uint8_t* dst = shared(c.dst, 16);
-    std::memset(dst, 0, 16);
+    uint8_t* dst = shared(c.dst, c.size);
+    std::memset(dst, 0, c.size);
     if (c.bytes) std::memcpy(dst, mem_.ptr(c.src, c.bytes), c.bytes);
   }
 
@@ -289,9 +294,14 @@ class Block {
       }
     } else if (n == "kern.cp_async") {
       for (int t = 0; t < T_; ++t) {
-        Copy c{stageAddress(op, t), get(op.operand(3))[t], uint32_t(get(op.operand(4))[t])};
-        shared(c.dst, 16);
-        hazardWrite(c.dst, t);
+        Copy c{stageAddress(op, t), get(op.operand(3))[t], uint32_t(get(op.operand(4))[t]), uint32_t(op.intAttr("bytes", 16))};
+        shared(c.dst, c.size);
+        // cp.async needs both addresses aligned to its size (PTX ISA, "cp.async"), and copies at most it.
+        if (c.dst % c.size || c.src % c.size || c.bytes > c.size)
+          throw std::runtime_error("cp.async of " + std::to_string(c.size) + " bytes by thread " + std::to_string(t) +
+                                   " is misaligned or too long (shared " + std::to_string(c.dst) + ", global offset " +
+                                   std::to_string(c.src % 4096) + ", src bytes " + std::to_string(c.bytes) + ")");
+        hazardWrite(c.dst, c.size, t);
         if (l_.timing == CopyTiming::Early) applyCopy(c);
         open_[size_t(t)].push_back(c);
       }
@@ -337,6 +347,9 @@ class Block {
       for (int t = 0; t < T_; ++t)
         for (size_t i = 0; i < out.size(); ++i) {
           uint64_t v = fill;
+          if (get(op.operand(1))[t] && get(op.operand(0))[t] % (eb * out.size()))
+            throw std::runtime_error("ld.global of " + std::to_string(eb * out.size()) + " bytes by thread " +
+                                     std::to_string(t) + " at a misaligned address");
           if (get(op.operand(1))[t]) {
             v = 0;
             std::memcpy(&v, mem_.ptr(get(op.operand(0))[t] + i * eb, eb), eb);
@@ -348,6 +361,9 @@ class Block {
       size_t each = kern::isFrag(vt) ? 4 : size_t(bitWidth(vt.elem()) / 8);
       for (int t = 0; t < T_; ++t) {
         if (!get(op.operand(1))[t]) continue;
+        if (get(op.operand(0))[t] % (each * (op.numOperands() - 2)))
+          throw std::runtime_error("st.global of " + std::to_string(each * (op.numOperands() - 2)) + " bytes by thread " +
+                                   std::to_string(t) + " at a misaligned address");
         for (unsigned i = 2; i < op.numOperands(); ++i) {
           uint64_t v = get(op.operand(i))[t];
           std::memcpy(mem_.ptr(get(op.operand(0))[t] + (i - 2) * each, each), &v, each);

@@ -14,7 +14,7 @@
 namespace kiln::testing {
 
 SimRun simulateAgainstInterpreter(const ir::Module& module, const Config& config, const Target& target,
-                                  const std::map<std::string, int64_t>& dims, uint64_t seed) {
+                                  const std::map<std::string, int64_t>& dims, uint64_t seed, CopyTiming timing) {
   SimRun run{{}, config.str()};
   const ir::Operation* program = module.body().front();
   ir::DiagnosticEngine diag;
@@ -34,6 +34,7 @@ SimRun simulateAgainstInterpreter(const ir::Module& module, const Config& config
   }
   SimLaunch launch;
   launch.kernel = kern->body().front();
+  launch.timing = timing;
   for (const auto& p : compiled->launch.params) {
     if (p.kind == KernelParam::Kind::Pointer) launch.args.push_back(addr.at(p.name));
     else if (p.kind == KernelParam::Kind::Dim) launch.args.push_back(uint32_t(int32_t(dims.at(p.name))));

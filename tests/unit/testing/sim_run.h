@@ -9,6 +9,7 @@
 #include "kiln/ir/operation.h"
 #include "schedule/config.h"
 #include "kiln/target.h"
+#include "tests/unit/testing/kern_sim.h"
 
 namespace kiln::testing {
 
@@ -18,6 +19,7 @@ struct SimRun {
 };
 
 SimRun simulateAgainstInterpreter(const ir::Module& program, const Config& config, const Target& target,
-                                  const std::map<std::string, int64_t>& dims, uint64_t seed);
+                                  const std::map<std::string, int64_t>& dims, uint64_t seed,
+                                  CopyTiming timing = CopyTiming::Early);
 
 }  // namespace kiln::testing

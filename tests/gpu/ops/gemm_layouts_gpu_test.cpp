@@ -1,0 +1,173 @@
+// GPU correctness of every GEMM layout and shape class Kiln takes (docs/layouts.md): A and B each
+// row- or column-major (NN, NT, TN, TT), dense, with a leading dimension past the rows (a padded
+// buffer, a slice) and at an unaligned offset, C dense or strided, and shapes whose rows are 16-byte
+// aligned, odd in N, odd in K, odd everywhere and GEMV-like (M = 1). Each runs the schedule
+// kiln::select picks for its dims and addresses on sm_90a (the family's automatic choice), checked
+// against an fp64 host reference element by element and against cuBLAS called with the same layout,
+// with outputs poisoned first; C's gaps must keep their poison. The "Sanitized" suite is a small
+// subset for compute-sanitizer. Skips, saying why, where there is no Hopper GPU.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "bench/bench_support.h"
+#include "kiln/float_formats.h"
+#include "kiln/kernel.h"
+#include "kiln/program_builder.h"
+#include "kiln/runtime/driver.h"
+#include "kiln/select.h"
+#include "kiln/target.h"
+#include "tests/gpu/ops/gemm_reference.h"
+#include "tests/unit/testing/output_check.h"
+
+namespace kiln {
+namespace {
+
+struct Case {
+  int M, N, K;
+  bool aCol, bKMajor;
+  int pad;     // leading dimensions this many elements past the rows (0: dense)
+  int offset;  // A and B start this many elements into their buffers
+  bool cStrided;
+};
+
+std::string name(const Case& c) {
+  return std::string(c.aCol ? "T" : "N") + (c.bKMajor ? "T" : "N") + " M=" + std::to_string(c.M) +
+         " N=" + std::to_string(c.N) + " K=" + std::to_string(c.K) + " pad=" + std::to_string(c.pad) +
+         " offset=" + std::to_string(c.offset) + (c.cStrided ? " strided C" : "");
+}
+
+std::unique_ptr<ir::Module> program(const Case& c) {
+  ProgramBuilder p("gemm_layouts");
+  auto [M, N, K] = p.dims("M", "N", "K");
+  auto [lda, ldb, ldc] = p.dims("lda", "ldb", "ldc");
+  bool strided = c.pad > 0;
+  Tensor A = strided ? p.input("A", bf16, {M, K}, c.aCol ? strides(1, lda) : strides(lda, 1))
+                     : p.input("A", bf16, {M, K}, c.aCol ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{});
+  Tensor B = strided ? p.input("B", bf16, {K, N}, c.bKMajor ? strides(1, ldb) : strides(ldb, 1))
+                     : p.input("B", bf16, {K, N}, c.bKMajor ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{});
+  Tensor C = c.cStrided ? p.output("C", bf16, {M, N}, strides(ldc, 1)) : p.output("C", bf16, {M, N});
+  p.tile({M, N}, [&](Coord m, Coord n) {
+    Tile acc = p.zeros(f32, {m, n});
+    p.reduce(K, [&](Coord k) { acc = dot(A(m, k), B(k, n), acc); });
+    C(m, n) = cast(bf16, acc);
+  });
+  return p.finish();
+}
+
+void run(const Case& c, cublasHandle_t handle, const runtime::Context& ctx) {
+  SCOPED_TRACE(name(c));
+  const int64_t lda = (c.aCol ? c.M : c.K) + c.pad, ldb = (c.bKMajor ? c.K : c.N) + c.pad;
+  const int64_t ldc = c.N + (c.cStrided ? 5 : 0);  // an odd leading dimension: element stores
+  const int64_t aElems = (c.aCol ? c.K : c.M) * lda, bElems = (c.bKMajor ? c.N : c.K) * ldb, cElems = c.M * ldc;
+  auto A = bench::randomBf16(size_t(aElems + c.offset), 3 + c.M), B = bench::randomBf16(size_t(bElems + c.offset), 5 + c.N);
+  bench::DeviceBuffer dA(A.size() * 2), dB(B.size() * 2), dC(size_t(cElems) * 2), dR(size_t(cElems) * 2);
+  bench::check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
+  bench::check(cudaMemcpy(dB.ptr, B.data(), dB.bytes, cudaMemcpyHostToDevice), "copy B");
+  uint64_t pa = uint64_t(dA.ptr) + 2 * c.offset, pb = uint64_t(dB.ptr) + 2 * c.offset;
+  std::map<std::string, int64_t> dims{{"M", c.M}, {"N", c.N}, {"K", c.K}, {"lda", lda}, {"ldb", ldb}, {"ldc", ldc}};
+  auto prog = program(c);
+  const Target target = Target::byName("sm_90a").value();
+  const int base = c.offset % 8 ? 2 : 16;
+  Selection pick = select(*prog, target, dims, {{"A", base}, {"B", base}});
+  SCOPED_TRACE(pick.config);
+  ir::DiagnosticEngine diag;
+  auto kernel = Kernel::build(*prog, target, pick.config, diag);
+  ASSERT_TRUE(kernel) << diag.str();
+  bench::poisonBf16(dC, nullptr);
+  kernel->launch(ctx, nullptr, {pa, pb, uint64_t(dC.ptr)}, {}, dims);
+  bench::check(cudaDeviceSynchronize(), "kernel");
+  std::vector<uint16_t> got(static_cast<size_t>(cElems));
+  bench::check(cudaMemcpy(got.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
+  // The fp64 reference, indexing the buffers by the layouts; the matrix part of C compared.
+  auto at = [](const std::vector<uint16_t>& v, int64_t i) { return double(bf16BitsToFloat(v[size_t(i)])); };
+  std::vector<double> ref(size_t(c.M) * c.N);
+  std::vector<uint16_t> out(ref.size());
+  size_t gapsWritten = 0;
+  for (int64_t m = 0; m < c.M; ++m) {
+    for (int64_t n = 0; n < c.N; ++n) {
+      double s = 0;
+      for (int64_t k = 0; k < c.K; ++k)
+        s += at(A, c.offset + (c.aCol ? m + k * lda : m * lda + k)) * at(B, c.offset + (c.bKMajor ? k + n * ldb : k * ldb + n));
+      ref[size_t(m * c.N + n)] = s;
+      out[size_t(m * c.N + n)] = got[size_t(m * ldc + n)];
+    }
+    for (int64_t n = c.N; n < ldc; ++n) gapsWritten += got[size_t(m * ldc + n)] != 0x7f7f;
+  }
+  EXPECT_EQ(gapsWritten, 0u) << "the kernel wrote into C's gaps";
+  testing::OutputCheck check = testing::checkOutput(out, ref, testing::kGemmRel, testing::kGemmAbsOfRms, bf16BitsToFloat);
+  EXPECT_EQ(check.nonFinite, 0u) << "elements left unwritten (poison) or not finite";
+  EXPECT_EQ(check.outOfBound, 0u) << check.str(out.size());
+  EXPECT_LT(check.relFrobenius, 8e-3);
+  bench::GemmLayout l{c.aCol, c.bKMajor, lda, ldb, ldc};
+  bench::cublasGemmLayout(handle, c.M, c.N, c.K, reinterpret_cast<void*>(pa), reinterpret_cast<void*>(pb), dR.ptr, l,
+                          nullptr, bench::Float16::BF16);
+  bench::check(cudaDeviceSynchronize(), "cuBLAS");
+  std::vector<uint16_t> r(static_cast<size_t>(cElems)), rm(out.size());
+  bench::check(cudaMemcpy(r.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy cuBLAS");
+  for (int64_t m = 0; m < c.M; ++m)
+    for (int64_t n = 0; n < c.N; ++n) rm[size_t(m * c.N + n)] = r[size_t(m * ldc + n)];
+  EXPECT_LT(bench::compareBf16(out, rm).relFrobenius, 1e-2) << "differs from cuBLAS";
+}
+
+std::vector<Case> cases(bool small) {
+  struct Shape {
+    int M, N, K;
+  };
+  // Aligned rows, odd N (a vocabulary-like size), odd K, odd everything, GEMV-like.
+  const std::vector<Shape> shapes = small ? std::vector<Shape>{{64, 33, 40}, {1, 129, 77}}
+                                          : std::vector<Shape>{{256, 384, 512}, {200, 1001, 320}, {130, 256, 333},
+                                                               {97, 211, 131}, {1, 4099, 1027}, {16, 3000, 2048}};
+  std::vector<Case> out;
+  for (const Shape& s : shapes)
+    for (int layout = 0; layout < 4; ++layout)
+      for (int view = 0; view < (small ? 2 : 3); ++view) {
+        bool aCol = layout & 2, bK = layout & 1;
+        int pad = view == 0 ? 0 : view == 1 ? 8 : 3;
+        out.push_back({s.M, s.N, s.K, aCol, bK, pad, view == 2 ? 1 : 0, view == 1});
+      }
+  return out;
+}
+
+class GemmLayoutsGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!testing::needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
+  }
+  void runAll(bool small) {
+    runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+    cublasHandle_t handle;
+    bench::check(cublasCreate(&handle), "cublasCreate");
+    for (const Case& c : cases(small)) run(c, handle, ctx);
+    cublasDestroy(handle);
+  }
+};
+
+TEST_F(GemmLayoutsGpu, EveryLayoutAndShapeClassMatchesReferenceAndCublas) { runAll(false); }
+
+// compute-sanitizer --tool memcheck (and racecheck) build/tests/kiln_gpu_tests --gtest_filter='GemmLayoutsGpu.Sanitized*'
+TEST_F(GemmLayoutsGpu, SanitizedSubset) { runAll(true); }
+
+TEST_F(GemmLayoutsGpu, BadStridesAreRefusedAtLaunchNamingTheArgument) {
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  Case c{64, 64, 64, false, false, 8, 0, false};
+  auto prog = program(c);
+  ir::DiagnosticEngine diag;
+  auto kernel = Kernel::build(*prog, Target::byName("sm_90a").value(), "strategy=sm80_multistage bm=64 bn=64", diag);
+  ASSERT_TRUE(kernel) << diag.str();
+  bench::DeviceBuffer buf(1 << 20);
+  uint64_t p = uint64_t(buf.ptr);
+  try {
+    kernel->launch(ctx, nullptr, {p, p + 65536, p + 131072}, {},
+                   {{"M", 64}, {"N", 64}, {"K", 64}, {"lda", 60}, {"ldb", 72}, {"ldc", 64}});
+    ADD_FAILURE() << "a leading dimension shorter than its row was launched";
+  } catch (const ir::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("argument 'A': stride 'lda' = 60 of dim 0 (M) is less than the 64 elements"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln
