@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 41's GPU run in one page: reads what scripts/gpu-fp8.sh left in OUT (fp8_bench.json,
 grouped_bench.json, grouped_torch.json, gpu_tests.log, sanitizer.log) and writes OUT/summary.md and
-OUT/summary.json: per scaling mode the geometric mean of Kiln's family pick and best kernel against
+OUT/summary.json (grouped_masked.json too): per scaling mode the geometric mean of Kiln's family pick and best kernel against
 cuBLASLt in the same mode, 4096x24576x1536, 4096x7168x16384 blockwise TFLOP/s (goal 1450), M = 64
 against the copy bandwidth (goal 80%), the ragged MoE against torch._grouped_mm (goal 1.0x) and one
 dense GEMM of the same work (goal 0.95x), DeepGEMM's published H800 figures beside; and the GPU
@@ -130,7 +130,11 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "out"
     s, md = {}, ["# Issue 41 GPU run\n"]
     fp8_part(load(os.path.join(out, "fp8_bench.json")), s, md)
-    grouped_part(load(os.path.join(out, "grouped_bench.json")), load(os.path.join(out, "grouped_torch.json")), s, md)
+    grouped = load(os.path.join(out, "grouped_bench.json"))
+    masked = load(os.path.join(out, "grouped_masked.json"))
+    if grouped and masked:
+        grouped["ragged"] = grouped.get("ragged", []) + masked.get("ragged", [])
+    grouped_part(grouped or masked, load(os.path.join(out, "grouped_torch.json")), s, md)
     checks_part(out, s, md)
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(md) + "\n")
