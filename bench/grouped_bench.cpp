@@ -95,7 +95,9 @@ int main(int argc, char** argv) {
   if (layout != "all" && layout != "equal" && layout != "ragged" && layout != "masked")
     return std::fprintf(stderr, "kiln_grouped_bench: --layout '%s' is not equal, ragged, masked or all\n", layout.c_str()), 2;
   nlohmann::json raggedRows = nlohmann::json::array();
-  ragged.configs = {configs[0], configs[1]};
+  // Ragged and masked: the given schedules, else the family's pick and the variants that walk
+  // ragged groups (bench::raggedConfigs; the equal layout's defaults cannot walk them).
+  if (app.count("--config")) ragged.configs = configs;
   ragged.warmup = warmup, ragged.reps = reps;
   for (const char* which : {"ragged", "masked"}) {
     if (layout != "all" && layout != which) continue;

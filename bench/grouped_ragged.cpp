@@ -3,6 +3,7 @@
 
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -15,6 +16,9 @@
 #include "kiln/resource_report.h"
 #include "kiln/runtime/driver.h"
 #include "kiln/target.h"
+#include "ops/default_schedule.h"
+#include "ops/gemm_bf16.h"
+#include "ops/gemm_fp8.h"
 #include "ops/grouped_programs.h"
 #include "schedule/config.h"
 
@@ -78,6 +82,26 @@ double sampleError(const std::vector<uint16_t>& A, const std::vector<uint16_t>& 
 }
 
 }  // namespace
+
+std::vector<std::string> raggedConfigs(const RaggedOptions& o, const ir::Operation& program,
+                                       const std::map<std::string, int64_t>& dims) {
+  if (!o.configs.empty()) return o.configs;
+  std::vector<std::string> lines;
+  const Target target = Target::sm90a();
+  const ops::DefaultSchedule pick = ops::defaultSchedule(program, target, dims);
+  std::printf("  Kiln's pick: %s\n", pick.why.c_str());
+  if (pick.fromFamily) lines.push_back(pick.config.str());
+  auto add = [&](const Config& c) {
+    if (c.raster == Raster::Row && std::find(lines.begin(), lines.end(), c.str()) == lines.end())
+      lines.push_back(c.str());
+  };
+  if (o.fp8)
+    for (const auto& v : ops::gemmFp8Variants()) add(v.config);
+  else
+    for (const auto& v : ops::gemmBf16Variants())
+      if (v.config.strategy == "sm90_ws_persistent") add(v.config);
+  return lines;
+}
 
 nlohmann::json runRagged(const RaggedOptions& o) {
   if (o.fp8) return runRaggedFp8(o);
@@ -184,7 +208,7 @@ nlohmann::json runRagged(const RaggedOptions& o) {
   auto program = ops::groupedGemmProgram({o.masked ? L::Masked : L::Offsets, ir::ScalarType::BF16, ir::ScalarType::BF16},
                                          o.masked ? "masked_grouped_gemm" : "ragged_grouped_gemm");
   std::map<std::string, int64_t> dims{{"G", G}, {"M", o.masked ? o.maxRows : total}, {"N", N}, {"K", K}};
-  for (const std::string& line : o.configs) {
+  for (const std::string& line : raggedConfigs(o, *program->body().front(), dims)) {
     ir::DiagnosticEngine diag;
     auto config = Config::parse(line, diag);
     auto kernel = config ? Kernel::build(*program, target, *config, diag) : std::nullopt;

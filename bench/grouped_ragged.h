@@ -7,10 +7,13 @@
 // DeepSeek-V3's block scales, against the same total work as one dense cuBLASLt blockwise GEMM,
 // with DeepGEMM's published H800 figures for orientation.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "kiln/ir/operation.h"
 
 namespace kiln::bench {
 
@@ -20,7 +23,7 @@ struct RaggedOptions {
   std::vector<int> rows;     // each group's rows (masked: each group's count, out of maxRows)
   int maxRows = 0;           // masked: the rows each group's A holds
   int N = 4096, K = 7168;
-  std::vector<std::string> configs;  // Kiln schedules to try
+  std::vector<std::string> configs;  // Kiln schedules to try (empty: raggedConfigs' choice)
   int warmup = 5, reps = 30;
 };
 
@@ -36,6 +39,12 @@ GroupLayout layoutOf(const RaggedOptions& o);
 // The MoE shape: 8 experts of 512..2048 rows (uniform, multiples of 16, from `seed`, by
 // splitmix64: bench/grouped_torch.py draws the same).
 std::vector<int> moeRows(int groups, int lo, int hi, uint64_t seed);
+
+// The Kiln schedules to time: o.configs when given, else the family's pick for `program` at
+// `dims` (ops::defaultSchedule, what kiln.ops.grouped_mm runs) first, then every other registered
+// variant that walks ragged groups (the "_row" ones).
+std::vector<std::string> raggedConfigs(const RaggedOptions& o, const ir::Operation& program,
+                                       const std::map<std::string, int64_t>& dims);
 
 // Runs the layout, prints a line per kernel, and returns the JSON row (grouped_ragged_fp8.cpp
 // for o.fp8).

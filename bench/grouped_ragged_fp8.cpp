@@ -159,7 +159,7 @@ nlohmann::json runRaggedFp8(const RaggedOptions& o) {
                                          o.masked ? "masked_grouped_fp8" : "ragged_grouped_fp8");
   std::map<std::string, int64_t> dims{{"G", G}, {"M", o.masked ? o.maxRows : lay.total}, {"N", N}, {"K", K}};
   Target target = Target::byName("sm_90a").value();
-  for (const std::string& line : o.configs) {
+  for (const std::string& line : raggedConfigs(o, *program->body().front(), dims)) {
     ir::DiagnosticEngine diag;
     auto config = Config::parse(line, diag);
     auto kernel = config ? Kernel::build(*program, target, *config, diag) : std::nullopt;

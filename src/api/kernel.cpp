@@ -194,7 +194,8 @@ runtime::TensorMapDesc tensorMapDescFor(const KernelParam& param, const runtime:
 
 namespace {
 
-// The runtime's view of a launch: each tensor with its signature's dtype and its shape at `dims`.
+// The runtime's view of a launch: each tensor with its signature's dtype and its shape at `dims`
+// (a block tensor's stored extents: one element per block, ceil(extent / block)).
 runtime::LaunchArgs launchArgsFor(const runtime::KernelSignature& sig, const std::vector<uint64_t>& tensors,
                                   const std::vector<double>& scalars, const std::map<std::string, int64_t>& dims) {
   runtime::LaunchArgs args;
@@ -204,10 +205,13 @@ runtime::LaunchArgs launchArgsFor(const runtime::KernelSignature& sig, const std
     runtime::TensorArg t;
     t.ptr = tensors[i];
     if (i < sig.tensors.size()) {
-      t.dtype = sig.tensors[i].dtype;
-      for (const auto& e : sig.tensors[i].shape) {
+      const runtime::TensorParam& p = sig.tensors[i];
+      t.dtype = p.dtype;
+      for (size_t j = 0; j < p.shape.size(); ++j) {
+        const ir::Extent& e = p.shape[j];
         auto d = e.isSymbolic() ? dims.find(e.sym) : dims.end();
-        t.shape.push_back(e.isSymbolic() ? (d == dims.end() ? 0 : d->second) : e.value);
+        const int64_t extent = e.isSymbolic() ? (d == dims.end() ? 0 : d->second) : e.value;
+        t.shape.push_back(ir::storedExtent(extent, j < p.block.size() ? p.block[j] : 1));
       }
     }
     args.tensors.push_back(std::move(t));

@@ -61,6 +61,14 @@ Fp8Scaling scalingOf(const GemmProgram& g) {
                                                                : Fp8Scaling::Block1x128x128x128;
 }
 
+// The rows of the dense problem a family's heuristic weighs: M, or with ragged groups in the
+// masked layout (counts) G x the per-group capacity M, the most rows the groups can hold.
+int64_t problemRows(const GemmProgram& g, int64_t m, const std::map<std::string, int64_t>& dims) {
+  if (!g.raggedBounds || g.raggedOffsets) return m;
+  auto it = dims.find(g.dimGroups);
+  return it == dims.end() ? m : m * it->second;
+}
+
 // A tensor argument's extent or stride at these dims (0 for a dim not given).
 int64_t valueOf(const ir::Extent& e, const std::map<std::string, int64_t>& dims) {
   if (!e.isSymbolic()) return e.value;
@@ -107,6 +115,14 @@ Config alignedTo(Config c, const GemmProblem& p) {
   return c;
 }
 
+// The strategy whose GEMM analysis reads the program: sm80's, the most general, except for ragged
+// groups (tile.for_tiles {ragged}), which only sm90_ws_persistent lowers.
+const char* analysisStrategy(const ir::Operation& program) {
+  bool ragged = false;
+  program.walk([&](const ir::Operation& op) { ragged = ragged || (op.is("tile.for_tiles") && op.attr("ragged")); });
+  return ragged ? "sm90_ws_persistent" : "sm80_multistage";
+}
+
 bool hasMatrixProduct(const ir::Operation& program) {
   bool dot = false;
   program.walk([&](const ir::Operation& op) { dot = dot || op.is("tile.dot") || op.is("tile.dot_scaled"); });
@@ -150,9 +166,9 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
                                 const std::map<std::string, int>& baseAlignment) {
   if (!hasMatrixProduct(program)) return rowwiseSchedule(program, t, dims);
   ir::DiagnosticEngine quiet;
-  // The most general GEMM analysis (sm80's: every layout); each variant's eligibility says what
-  // its strategy takes.
-  auto g = analyzeGemm(program, "sm80_multistage", quiet);
+  // The most general GEMM analysis (sm80's: every layout; sm90's for ragged groups, which only it
+  // lowers); each variant's eligibility says what its strategy takes.
+  auto g = analyzeGemm(program, analysisStrategy(program), quiet);
   if (!g) return fallback(program, "not a GEMM a family runs: " + firstMessage(quiet));
   GemmProblem layout;
   layoutOf(*g, program, dims, baseAlignment, layout);
@@ -165,7 +181,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
     auto it = dims.find(name);
     return it == dims.end() ? int64_t{0} : it->second;
   };
-  const int64_t m = dim(g->dimM), n = dim(g->dimN), k = dim(g->dimK);
+  const int64_t m = problemRows(*g, dim(g->dimM), dims), n = dim(g->dimN), k = dim(g->dimK);
   const std::string shape = fmt::format("{}={}, {}={}, {}={}", g->dimM, m, g->dimN, n, g->dimK, k);
   auto out = onlyOutputType(program);
   if (!out) return fallback(program, "a GEMM with more than one output");
@@ -181,6 +197,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
     p.b = g->bType;
     p.c = familyOut;
     p.scaling = scalingOf(*g);
+    p.ragged = g->raggedBounds != nullptr;
     p.strided = layout.strided;
     auto pick = selectGemmFp8(p, t, quiet);
     if (!pick) return fallback(program, firstMessage(quiet));
@@ -195,6 +212,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
   GemmProblem p = layout;
   p.m = m, p.n = n, p.k = k, p.a = familyIn, p.b = f16Operands ? familyIn : g->bType, p.c = familyOut;
   p.bKMajor = g->bKMajor;
+  p.ragged = g->raggedBounds != nullptr;
   auto pick = selectGemmBf16(p, t, quiet);
   if (!pick) return fallback(program, firstMessage(quiet));
   // A grouped GEMM takes the pick only where its tiles (a pair of them along M, which share B) fit
@@ -233,7 +251,7 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
     for (const auto& v : rowwiseVariants())
       if (v.eligible(*p, t)) ranked.push_back({v.config, "rowwise", v.name, v.preference(*p, t)});
   } else {
-    auto g = analyzeGemm(program, "sm80_multistage", quiet);
+    auto g = analyzeGemm(program, analysisStrategy(program), quiet);
     if (!g) return say("not a GEMM a family runs: " + firstMessage(quiet));
     GemmProblem layout;
     layoutOf(*g, program, dims, {}, layout);
@@ -241,13 +259,14 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
     if (!out) return say("a GEMM with more than one output");
     const bool otherOutput = *out == ir::ScalarType::F16 || *out == ir::ScalarType::F32;
     const ir::ScalarType familyOut = otherOutput ? ir::ScalarType::BF16 : *out;
-    const int64_t m = dim(g->dimM), n = dim(g->dimN), k = dim(g->dimK);
+    const int64_t m = problemRows(*g, dim(g->dimM), dims), n = dim(g->dimN), k = dim(g->dimK);
     if (g->fp8) {
       Fp8GemmProblem p{m, n, k};
       p.a = g->abType;
       p.b = g->bType;
       p.c = familyOut;
       p.scaling = scalingOf(*g);
+      p.ragged = g->raggedBounds != nullptr;
       p.strided = layout.strided;
       for (const auto& v : gemmFp8Variants())
         if (v.eligible(p, t)) ranked.push_back({forOutput(v.config, *out), "gemm_fp8", v.name, v.preference(p, t)});
@@ -257,6 +276,7 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
       GemmProblem p = layout;
       p.m = m, p.n = n, p.k = k, p.a = familyIn, p.b = f16Operands ? familyIn : g->bType, p.c = familyOut;
       p.bKMajor = g->bKMajor;
+      p.ragged = g->raggedBounds != nullptr;
       for (const auto& v : gemmBf16Variants()) {
         if (!v.eligible(p, t)) continue;
         if (g->groupIndex && g->groupAlign % (int64_t(v.config.bm) * v.config.clusterM) != 0) continue;

@@ -7,6 +7,7 @@
 
 #include "kiln/program_builder.h"
 #include "ops/select_variant.h"
+#include "schedule/gemm_analysis.h"
 
 namespace kiln::ops {
 
@@ -141,6 +142,9 @@ bool GemmVariant::eligible(const GemmProblem& p, const Target& t, std::string* w
     return false;
   };
   if (!commonEligible(p, why)) return false;
+  if (p.ragged)
+    if (std::string need = raggedWalkConflict(config); !need.empty())
+      return no("the problem has ragged groups, which it cannot walk: they need " + need);
   if (config.strategy == "sm90_ws_persistent") return sm90Eligible(*this, p, t, why);
   if (!t.mmaSync || !t.cpAsync) return no(t.name + " has no mma.sync / cp.async");
   // Measured (the layout gates, CUDA 13.0): ptxas holds this variant to 128 registers on sm_90a and,

@@ -49,6 +49,10 @@ struct GemmProblem {
   bool aRowMajor = true;
   bool bKMajor = false;
   bool cRowMajor = true;
+  // Ragged groups (tile.for_tiles {ragged = M}; docs/grouped-gemm.md): only the variants that can
+  // walk them (raggedWalkConflict: sm90, raster=row, the direct epilogue, no cluster or split).
+  // m is then the rows of every group together (offsets) or G x the per-group capacity (counts).
+  bool ragged = false;
   bool strided = false;     // some tensor argument is strided (a leading dimension, a batch stride)
   bool zeroStride = false;  // ... with a stride 0 (one matrix for every batch), which no tensor map has
   // The bytes each matrix's rows are aligned to (a power of two, at most 16), from its row length

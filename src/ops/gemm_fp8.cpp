@@ -8,6 +8,7 @@
 
 #include "kiln/program_builder.h"
 #include "ops/select_variant.h"
+#include "schedule/gemm_analysis.h"
 
 namespace kiln::ops {
 
@@ -50,6 +51,9 @@ struct Shape {
   // Where scale_a and scale_b are loaded: before the K loop (early), or in the epilogue with their
   // lines prefetched into L1 before it (prefetch).
   EpilogueLoads loads = EpilogueLoads::Early;
+  // raster=row ("_row"): with the direct epilogue and no cluster or split, a variant that can walk
+  // ragged groups (Fp8GemmProblem::ragged).
+  bool row = false;
 };
 
 constexpr Fp8Accum kFast = Fp8Accum::Fast, kPromote = Fp8Accum::Promote, kPairs = Fp8Accum::PromotePairs;
@@ -89,14 +93,19 @@ constexpr Shape kShapes[] = {
     {64, 64, 1, 13, false, false, 1, 1, false, kFast},
     {64, 128, 1, 8, true, false, 1, 1, false, kFast},
     {64, 128, 1, 8, true, false, 2, 1, false, kFast},
+    // Ragged groups (MoE, DeepSeek-V3's block scales): the promoted 128x128 pairs and 128x160 from
+    // registers, and a 64x128 ring for groups of few rows (not yet measured).
+    {128, 128, 2, 6, false, false, 1, 1, false, kPairs, kPrefetch, true},
+    {128, 160, 2, 4, false, false, 1, 1, false, kPromote, kPrefetch, true},
+    {64, 128, 1, 8, false, false, 1, 1, false, kPromote, EpilogueLoads::Early, true},
 };
 
 Fp8GemmVariant make(const Shape& s) {
   Fp8GemmVariant v;
-  v.name = fmt::format("fp8_gemm_sm90_{}x{}x128_s{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
+  v.name = fmt::format("fp8_gemm_sm90_{}x{}x128_s{}{}{}{}{}{}{}{}", s.bm, s.bn, s.stages, s.tmaStore ? "_tma" : "",
                        s.pingpong ? "_pp" : "", s.clusterM == 2 ? "_c2" : "",
                        s.splitK > 1 ? fmt::format("_sk{}", s.splitK) : "", s.streamK ? "_streamk1" : "",
-                       s.accum == kFast ? "_fastacc" : s.accum == kPromote ? "" : "_pairs");
+                       s.accum == kFast ? "_fastacc" : s.accum == kPromote ? "" : "_pairs", s.row ? "_row" : "");
   Config& c = v.config;
   c.strategy = "sm90_ws_persistent";
   c.bm = s.bm;
@@ -105,7 +114,7 @@ Fp8GemmVariant make(const Shape& s) {
   c.stages = s.stages;
   c.warpsM = s.consumers;
   c.warpsN = 1;
-  c.raster = Raster::Grouped;
+  c.raster = s.row ? Raster::Row : Raster::Grouped;
   c.groupM = 8;
   c.epilogue = s.tmaStore ? EpilogueStore::Tma : EpilogueStore::Direct;
   c.consumers = s.pingpong ? Consumers::Pingpong : Consumers::Cooperative;
@@ -170,6 +179,9 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
   if (p.k % 16 != 0) return no(fmt::format("K = {} is not a multiple of 16 (16-byte FP8 rows for TMA)", p.k));
   if (p.n % 8 != 0) return no(fmt::format("N = {} is not a multiple of 8 (16-byte rows of the bf16 output)", p.n));
   if (!t.wgmma || !t.tma) return no(t.name + " has no wgmma / TMA (the FP8 variants need sm_90a)");
+  if (p.ragged)
+    if (std::string need = raggedWalkConflict(config); !need.empty())
+      return no("the problem has ragged groups, which it cannot walk: they need " + need);
   // 1x128 x 1x128: a scale of B per column, kept in registers through its K step; two steps in
   // flight spill at the registered tiles (the gates test assembles every eligible one).
   if (p.scaling == Fp8Scaling::Block1x128x1x128 && config.fp8Accum == Fp8Accum::PromotePairs)
@@ -233,11 +245,14 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
       double(p.m) * double(p.n) / (double(ceilDiv(p.m, c.bm) * c.bm) * double(ceilDiv(p.n, c.bn) * c.bn));
   const double waves = double(units) / double(ceilDiv(units, slots) * slots);
   const double cluster = cm > 1 ? 0.99 : 1.0;
+  // The "_row" variants walk ragged groups, which only they can; on a dense problem they stay
+  // behind their grouped-raster twins (unmeasured: a tie-break).
+  const double raster = c.raster == Raster::Row && !p.ragged ? 0.97 : 1.0;
   if (flops / bytes < kH200Fp8FlopsPerByte) {
     double active = double(std::min(units, slots) * cm);
     double coverage = std::min(1.0, std::sqrt(active / (kStreamingSmsToSaturate * double(sms))));
     double fill = ceilDiv(units, slots) > 1 ? waves : 1.0;
-    return coverage * fill * (c.splitK > 1 ? 0.93 : 1.0) * cluster * useful;
+    return raster * coverage * fill * (c.splitK > 1 ? 0.93 : 1.0) * cluster * useful;
   }
   const double ksteps = double(ceilDiv(p.k, c.bk)) / c.splitK;
   double fill = waves;
@@ -254,7 +269,7 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   // One consumer warpgroup issues every wgmma and waits on every barrier itself: compute-bound,
   // 64x128 ran at 0.60 of 128x256 per SM at 8192^3, where the intensity term gives 0.87.
   double lone = c.warpsM * c.warpsN == 1 ? 0.65 : 1.0;
-  return useful * fill * intensity * epilogue * promote * split * cluster * lone * pitchTerm(c, p);
+  return raster * useful * fill * intensity * epilogue * promote * split * cluster * lone * pitchTerm(c, p) * raster;
 }
 
 std::optional<CompileResult> Fp8GemmVariant::compile(const Target& t, ir::DiagnosticEngine& diag) const {

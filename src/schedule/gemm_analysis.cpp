@@ -105,16 +105,13 @@ bool findTileLoop(const Operation& program, GemmProgram& g, const std::string& w
   }
   if (!g.forTiles) return diag.error(program.loc()) << who << ": this program has no tile.for_tiles";
   const Operation& ft = *g.forTiles;
-  if (!ft.stringAttr("ragged").empty())
-    return diag.error(ft.loc()) << strategy << " does not lower ragged groups (tile.for_tiles {ragged = \""
-                                << ft.stringAttr("ragged") << "\"}): no strategy schedules their tiles yet";
   g.dimBatch = ft.stringAttr("batch");
   if (!g.dimBatch.empty()) g.batchArg = ft.body().argument(0);
   auto dims = ft.stringsAttr("dims");
   if (dims.size() != 2) return diag.error(ft.loc()) << who << ": tile.for_tiles must tile two dims (M, N), not " << dims.size();
   g.dimM = dims[0];
   g.dimN = dims[1];
-  return true;
+  return ft.stringAttr("ragged").empty() || analyzeRagged(g, strategy, diag);
 }
 
 // A tile.group_index before the reduce: by the M coordinate, from a tensor argument, unbatched.
@@ -124,7 +121,7 @@ bool takeGroupIndex(const Operation& op, GemmProgram& g, const std::string& who,
   if (g.batchArg)
     return diag.error(op.loc()) << strategy << " does not lower a batched grouped GEMM (tile.group_index inside a "
                                                "batched tile.for_tiles)";
-  if (op.operand(1) != g.forTiles->body().argument(0))
+  if (op.operand(1) != coordArgM(g))
     return diag.error(op.loc()) << strategy << " reads one group id per block of rows: tile.group_index must be indexed "
                                                "by the "
                                 << g.dimM << " coordinate";

@@ -30,6 +30,9 @@
 // FP8: A and B both f8e4m3 / f8e5m2; A row-major and B K-major (ldmatrix has no 8-bit .trans;
 // wgmma reads 8-bit operands K-major only; cuBLASLt's FP8 layouts on Hopper are the same "TN").
 //
+// Ragged (sm90_ws_persistent): tile.for_tiles(%bounds) {batch = G, ragged = M, bounds} with offsets
+// (A [M, K] and C [M, N] by rows, B [G, K, N] by the group) or counts (A, B, C batched by the group).
+//
 // Block-scaled (sm90_ws_persistent): tile.dot_scaled(%a, %sa, %b, %sb, %c) {block_k} in place of
 // the dot, %sa and %sb loaded from block-tensor inputs at A's and B's indices (gemm_scales.cpp).
 //
@@ -41,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/config.h"
 #include "kiln/ir/diagnostics.h"
 #include "kiln/ir/operation.h"
 
@@ -79,6 +83,13 @@ struct GemmProgram {
   const ir::Value* groupIds = nullptr;
   int64_t groupAlign = 0;
   bool bGrouped = false;
+  // A ragged tile loop (gemm_ragged.cpp, tile.for_tiles {ragged = M}): its bounds tensor, and
+  // whether it holds offsets (groups of rows of A and C, B's matrix picked by the group: the loop's
+  // leading index is then the group value, not a batch) or counts (DeepGEMM's masked layout: A, B
+  // and C batched by the group, each group's rows its count).
+  const ir::Value* raggedBounds = nullptr;
+  bool raggedOffsets = false;
+  std::string dimGroups;  // the groups' dim (G)
   // tile.dot_scaled (gemm_scales.cpp): the loads of A's and B's block scales, each indexed as its
   // operand's load, and the width of the K slices they scale (0: a plain tile.dot).
   const ir::Operation* loadScaleA = nullptr;
@@ -96,6 +107,19 @@ struct GemmProgram {
   std::vector<Param> params;
 };
 
+// The checks and fields of a ragged tile loop (gemm_ragged.cpp), once the loop's dims are known:
+// false after a diagnostic.
+bool analyzeRagged(GemmProgram& g, const std::string& strategy, ir::DiagnosticEngine& diag);
+// What a config lacks to walk ragged groups (sm90/ragged_walk.cpp): "" when it can, else the
+// options it needs and why ("raster=row: ...").
+std::string raggedWalkConflict(const Config& c);
+// The tile loop's coord arguments of M and N: its last two (after a batch or group index).
+inline const ir::Value* coordArgM(const GemmProgram& g) {
+  return g.forTiles->body().argument(g.forTiles->body().numArguments() - 2);
+}
+inline const ir::Value* coordArgN(const GemmProgram& g) {
+  return g.forTiles->body().argument(g.forTiles->body().numArguments() - 1);
+}
 // The checks and fields of a tile.dot_scaled K loop (gemm_scales.cpp): false after a diagnostic.
 bool analyzeScaledDot(GemmProgram& g, const std::string& strategy, ir::DiagnosticEngine& diag);
 

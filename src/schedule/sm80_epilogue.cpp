@@ -128,10 +128,8 @@ class Epilogue {
 
   // The tile loop's M and N coordinates, which the epilogue's loads and stores index by.
   void findCoords() {
-    const Operation& ft = *cx_.g.forTiles;
-    unsigned first = cx_.g.batchArg ? 1 : 0;
-    coordM_ = ft.body().argument(first);
-    coordN_ = ft.body().argument(first + 1);
+    coordM_ = coordArgM(cx_.g);
+    coordN_ = coordArgN(cx_.g);
   }
   void start() {
     findCoords();

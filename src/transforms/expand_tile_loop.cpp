@@ -20,7 +20,8 @@
 //     }
 //   {raster = "grouped"}: groups of group_m tile rows walked column by column (tile_walk.cpp);
 //   {cluster = [cm, cn]}: the walkers are the clusters (kern.cluster_id, kern.cluster_count) and
-//   the block takes its sub-tile by kern.cluster_rank; {stream_k}: expand_stream_k.cpp.
+//   the block takes its sub-tile by kern.cluster_rank; {stream_k}: expand_stream_k.cpp; {ragged}:
+//   the groups' tiles counted and found from their bounds in memory (ragged_tile_walk.cpp).
 //
 // Why it is the same program: kern_ops.h specifies the walk of kern.tile_loop; this writes that
 // specification out as arithmetic, unit by unit in the same order, and the body runs once per unit
@@ -29,7 +30,7 @@
 // strength-reduce rewrites the body's index math as it did.
 //
 // Legal for a loop only when its attributes and body are those kern.tile_loop's verifier accepts
-// ({tile}, {raster}, {group_m}, {cluster}, {splits} or {stream_k}, and the body arguments they
+// ({tile}, {raster}, {group_m}, {cluster}, {splits}, {stream_k} or {ragged}, and the body arguments they
 // call for); any other loop is kept as it is, and the PTX emitter, which has no emitter for
 // kern.tile_loop, then reports it. Everything outside tile loops is left untouched.
 #include "transforms/pass_registry.h"
@@ -44,9 +45,15 @@ void expand(Operation& loop, const tilewalk::Shape& s) {
   KernBuilder b(loop.parentBlock());
   b.setInsertionPoint(&loop);
   b.setLoc(loop.loc());
-  tilewalk::Grid g = tilewalk::grid(b, loop, s);
-  tilewalk::Walkers w = tilewalk::walkers(b, s);
-  tilewalk::UnitLoop u = s.streamK ? tilewalk::streamKLoop(b, loop, s, g, w) : tilewalk::persistentLoop(b, loop, s, g, w);
+  tilewalk::UnitLoop u;
+  if (s.ragged) {  // the tile count is read from memory: no grid of tiles up front
+    tilewalk::Walkers w = tilewalk::walkers(b, s);
+    u = tilewalk::raggedLoop(b, loop, s, w);
+  } else {
+    tilewalk::Grid g = tilewalk::grid(b, loop, s);
+    tilewalk::Walkers w = tilewalk::walkers(b, s);
+    u = s.streamK ? tilewalk::streamKLoop(b, loop, s, g, w) : tilewalk::persistentLoop(b, loop, s, g, w);
+  }
   ir::Block& old = loop.body();
   for (unsigned i = 0; i < old.numArguments(); ++i) old.argument(i)->replaceAllUsesWith(u.args[i]);
   ir::Block& body = u.loop->body();

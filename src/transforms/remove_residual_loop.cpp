@@ -16,7 +16,7 @@
 //
 // Why removing it is the same program. Every thread runs the residual loop after its own role
 // loop. kern.tile_loop's walk over the tiles is a pure function of its operands, attributes and the
-// block index (kern_ops.h: no memory, no atomics), it always terminates, and it defines no results;
+// block index (kern_ops.h: no stores, no atomics; {ragged} reads the bounds), it always terminates, and it defines no results;
 // so when each statement of its body is free of effects and nothing outside the loop sees a value
 // it defines or storage it updates, running it changes nothing but time and registers.
 //
@@ -27,7 +27,8 @@
 //      other loop is not this pass's business and is left untouched, with no reason recorded.)
 //   2. Its attributes are the static scheduler's ({tile, raster, group_m, cluster, splits, stream_k}:
 //      cluster tiles by cluster id, and stream-K's runs of K steps by block id, are as static as
-//      tiles by block id); an attribute this pass does not know
+//      tiles by block id) or {ragged}, whose walk also reads the groups' bounds (loads whose values
+//      only the walk sees: no effect but time); an attribute this pass does not know
 //      could mean another way of claiming tiles (a dynamic scheduler's atomics).
 //   3. Every role-local loop the kernel's roles call for exists: a kern.tile_loop with the same
 //      operands and attributes directly in a top-level kern.role, for each of the roles "producer"
@@ -178,7 +179,7 @@ class ResidualLoop {
   std::string whyKeep() {
     for (const auto& a : loop_.attrs())
       if (a.name != "tile" && a.name != "raster" && a.name != "group_m" && a.name != "cluster" &&
-          a.name != "splits" && a.name != "stream_k" && a.name != kKeptAttr)
+          a.name != "splits" && a.name != "stream_k" && a.name != "ragged" && a.name != kKeptAttr)
         return "the loop has attribute " + quoted(a.name) + ", which this pass does not know";
     for (const std::string& role : rolesCalledFor())
       if (!hasRoleLocalCopy(role)) return "no role-local copy of this loop for role " + quoted(role);

@@ -33,11 +33,20 @@ std::optional<Shape> shapeOf(const Operation& loop) {
   s.streamK = loop.intAttr("stream_k", 0);
   if (s.splits < 1 || (s.split && s.streamK) || (loop.attr("stream_k") && s.streamK != 1 && s.streamK != 2))
     return std::nullopt;
-  if (loop.numOperands() != (s.streamK ? 4u : 3u) || loop.numRegions() != 1 || loop.region(0).blocks().size() != 1 ||
-      loop.body().numArguments() != s.bodyArgs())
+  // {ragged}: the fourth operand is the bounds' pointer; only the row walk of whole tiles.
+  s.ragged = loop.attr("ragged") != nullptr;
+  const std::string ragged = loop.stringAttr("ragged");
+  if (s.ragged && ((ragged != "offsets" && ragged != "counts") || s.grouped || s.clustered() || s.split || s.streamK))
     return std::nullopt;
-  for (const Value* v : loop.operands())
-    if (!v->type().isScalar(ScalarType::I32)) return std::nullopt;
+  if (loop.numOperands() != (s.streamK || s.ragged ? 4u : 3u) || loop.numRegions() != 1 ||
+      loop.region(0).blocks().size() != 1 || loop.body().numArguments() != s.bodyArgs())
+    return std::nullopt;
+  for (unsigned i = 0; i < loop.numOperands(); ++i)
+    if (!(s.ragged && i == 3) && !loop.operand(i)->type().isScalar(ScalarType::I32)) return std::nullopt;
+  if (s.ragged) {
+    const Type& p = loop.operand(3)->type();
+    if (!kern::isPtr(p) || (p.elem() != ScalarType::I32 && p.elem() != ScalarType::I64)) return std::nullopt;
+  }
   return s;
 }
 

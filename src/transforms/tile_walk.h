@@ -2,6 +2,7 @@
 // Internal to expand-tile-loop (expand_tile_loop.cpp, tile_walk.cpp, expand_stream_k.cpp): the
 // tile scheduler's walk (kern_ops.h, kern.tile_loop) written as kern IR, piece by piece. Every
 // piece appends at the builder's insertion point.
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -17,10 +18,11 @@ struct Shape {
   int64_t splits = 1;
   int64_t streamK = 0;         // {stream_k}: 0, 1 or 2
   bool grouped = false;        // raster "grouped"
+  bool ragged = false;         // {ragged}: operands (M, N, G, bounds), body (iter, m0, n0, group, mend)
   int64_t groupM = 8;
   bool clustered() const { return cm * cn > 1; }
   // The tile loop's body arguments: (iter, m0, n0, batch) and the unit's.
-  unsigned bodyArgs() const { return 4 + (split ? 2 : 0) + (streamK ? 4 : 0); }
+  unsigned bodyArgs() const { return 4 + (split ? 2 : 0) + (streamK ? 4 : 0) + (ragged ? 1 : 0); }
 };
 // nullopt: a loop whose attributes or body this pass does not know (it is kept).
 std::optional<Shape> shapeOf(const ir::Operation& loop);
@@ -65,6 +67,9 @@ struct UnitLoop {
 };
 // The grid-stride walk (tile_walk.cpp): units walker, walker + walkers, ... below total x S.
 UnitLoop persistentLoop(KernBuilder& b, const ir::Operation& loop, const Shape& s, const Grid& g, const Walkers& w);
+// {ragged} (ragged_tile_walk.cpp): the groups' tile rows counted from the bounds in memory, then
+// each unit's group and rows found by a walk over them.
+UnitLoop raggedLoop(KernBuilder& b, const ir::Operation& loop, const Shape& s, const Walkers& w);
 // {stream_k} (expand_stream_k.cpp).
 UnitLoop streamKLoop(KernBuilder& b, const ir::Operation& loop, const Shape& s, const Grid& g, const Walkers& w);
 

@@ -72,6 +72,7 @@ bool verifyRole(const Operation& op, DiagnosticEngine& d) {
 
 bool verifyTileLoop(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;
+  if (op.attr("ragged")) return verifyTileLoopRagged(op, d);
   unsigned operands = op.attr("stream_k") ? 4 : 3;
   if (op.numOperands() != operands)
     return d.error(op.loc()) << "'kern.tile_loop' takes (M, N, batches)"

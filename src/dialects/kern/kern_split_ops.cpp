@@ -53,4 +53,30 @@ bool verifyTileLoopSplits(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
+// Ragged groups (kern_ops.h, kern.tile_loop {ragged}): the tile count comes from the bounds in
+// memory, so the walk takes no option that presumes a fixed grid of tiles.
+bool verifyTileLoopRagged(const Operation& op, DiagnosticEngine& d) {
+  const std::string ragged = op.stringAttr("ragged");
+  if (ragged != "offsets" && ragged != "counts")
+    return d.error(op.loc()) << "'kern.tile_loop' needs {ragged = \"offsets\"|\"counts\"}, got \"" << ragged << "\"";
+  bool ok = op.numOperands() == 4;
+  for (unsigned i = 0; ok && i < 3; ++i) ok = op.operand(i)->type().isScalar(ScalarType::I32);
+  const Type* p = ok ? &op.operand(3)->type() : nullptr;
+  if (!ok || !isPtr(*p) || (p->elem() != ScalarType::I32 && p->elem() != ScalarType::I64))
+    return d.error(op.loc()) << "'kern.tile_loop' {ragged} takes (M, N, groups) as i32 and the groups' bounds as "
+                                "ptr<i32> or ptr<i64>";
+  if (op.stringAttr("raster") != "row" || op.attr("cluster") || op.attr("splits") || op.attr("stream_k"))
+    return d.error(op.loc()) << "'kern.tile_loop' {ragged} walks the groups' tile rows in order: it takes raster = "
+                                "\"row\" and no {cluster}, {splits} or {stream_k}";
+  const Block& body = op.body();
+  bool args = body.numArguments() == 5;
+  for (unsigned i = 0; args && i < 5; ++i) args = body.argument(i)->type().isScalar(ScalarType::I32);
+  if (!args)
+    return d.error(op.loc()) << "'kern.tile_loop' {ragged} body takes (iter, m0, n0, group, mend) : i32";
+  auto tile = op.intsAttr("tile");
+  if (tile.size() != 2 || tile[0] <= 0 || tile[1] <= 0)
+    return d.error(op.loc()) << "'kern.tile_loop' needs {tile = [bm, bn]} with positive sizes";
+  return true;
+}
+
 }  // namespace kiln::kern

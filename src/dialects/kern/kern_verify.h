@@ -71,5 +71,7 @@ bool verifyWaitScope(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyRedRelease(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifySpinWait(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyTileLoopSplits(const ir::Operation& op, ir::DiagnosticEngine& d);
+// kern.tile_loop {ragged} (kern_ops.h): its operands, body and the options it excludes.
+bool verifyTileLoopRagged(const ir::Operation& op, ir::DiagnosticEngine& d);
 
 }  // namespace kiln::kern

@@ -19,7 +19,9 @@ sm80::Context epilogueContext(KernBuilder& b, const Request& r, const Kernel& k,
   sm80::Context cx{r.g, r.c, r.target, b, diag};
   cx.args = k.params.args;
   cx.dims = k.params.dims;
-  cx.dimM = k.params.dimM;
+  // Ragged groups: the group's rows end before M (its tile's rows past it are the next group's).
+  cx.dimM = u.mEnd ? u.mEnd : k.params.dimM;
+  if (u.group) cx.group = b.cast(u.group, types::i64());  // ragged offsets: a per-group vector's index
   cx.dimN = k.params.dimN;
   cx.dimK = k.params.dimK;
   cx.lane = w.lane;

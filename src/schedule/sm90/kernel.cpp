@@ -43,10 +43,10 @@ std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r,
     if (r.batched()) box.push_back(1);
     return box;
   };
-  // Grouped: B's map has the group axis, one matrix per box.
+  // Grouped (tile.group_index, ragged offsets): B's map has the group axis, one matrix per box.
   auto withGroup = [&](std::vector<int64_t> box) {
     box = withBatch(std::move(box));
-    if (g.groupIndex) box.push_back(1);
+    if (g.bGrouped) box.push_back(1);
     return box;
   };
   TensorMaps t;

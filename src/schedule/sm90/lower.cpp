@@ -79,6 +79,7 @@ bool checkHandOver(const GemmProgram& g, const Config& c, DiagnosticEngine& diag
 Operation* createTileLoop(KernBuilder& b, const sm90::Request& r, const sm90::Kernel& k) {
   const Config& c = r.c;
   b.setLoc(r.g.forTiles->loc());
+  if (r.g.raggedBounds) return sm90::createRaggedTileLoop(b, r, k);
   Value* batches = r.batched() ? k.params.dims.at(r.g.dimBatch) : b.i32(1);
   std::vector<NamedAttr> attrs = {{"tile", Attribute::ints({c.bm, c.bn})},
                                   {"raster", c.raster == Raster::Grouped ? "grouped" : "row"},
@@ -106,6 +107,12 @@ sm90::Unit unitOf(KernBuilder& b, const sm90::Request& r, const sm90::Kernel& k,
   u.n0 = body.addArgument(types::i32(), "n0");
   u.batch = body.addArgument(types::i32(), "batch");
   u.ksteps = k.ksteps;
+  // Ragged groups (kern.tile_loop {ragged}): the tile's group (with offsets B's matrix, with counts
+  // every operand's batch) and the end of its rows.
+  if (r.g.raggedBounds) {
+    if (r.g.raggedOffsets) u.group = u.batch;
+    u.mEnd = body.addArgument(types::i32(), "mend");
+  }
   if (c.splitK > 1) {
     u.tile = body.addArgument(types::i32(), "tile");
     u.split = body.addArgument(types::i32(), "split");
@@ -158,7 +165,9 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   if (!g || !checkGrouped(*g, config, diag)) return nullptr;
   const int eb = bitWidth(g->abType) / 8;
   if (!validate(config, target, OperandInfo{eb, bitWidth(g->bType) / 8}, diag, program.loc())) return nullptr;
-  if (!checkHandOver(*g, config, diag) || !sm90::checkSliceScales(*g, config, diag)) return nullptr;
+  if (!checkHandOver(*g, config, diag) || !sm90::checkSliceScales(*g, config, diag) ||
+      !sm90::checkRagged(*g, config, diag))
+    return nullptr;
   // swap_ab makes A wgmma's B operand, read K-major from its own boxes: a column-major A would need
   // the transposed-B form and its own staging, which are not lowered.
   if (g->aColMajor && config.swapAB) {

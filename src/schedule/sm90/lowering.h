@@ -69,6 +69,9 @@ struct Kernel {
 // at. Both roles derive the position from the unit's ordinal, so they agree without talking.
 struct Unit {
   ir::Value *iter = nullptr, *m0 = nullptr, *n0 = nullptr, *batch = nullptr;
+  // Ragged groups (kern.tile_loop {ragged}): with offsets the group's matrix of B, and the end of
+  // the group's rows (stores stop there).
+  ir::Value *group = nullptr, *mEnd = nullptr;
   ir::Value *tile = nullptr, *split = nullptr;  // split_k
   ir::Value* peers = nullptr;                   // stream_k: the blocks whose sums this unit adds
   ir::Value *kbase = nullptr, *ksteps = nullptr;
@@ -82,6 +85,11 @@ struct Warpgroup {
   ir::Value *lane = nullptr, *cwarp = nullptr, *wg = nullptr;
   ir::Value *rowA = nullptr, *colB = nullptr, *rowB = nullptr;
 };
+
+// ragged_walk.cpp: whether the config can walk the program's ragged groups (a diagnostic if not),
+// and the tile loop that walks them (kern.tile_loop {ragged}), its body empty.
+bool checkRagged(const GemmProgram& g, const Config& c, ir::DiagnosticEngine& diag);
+ir::Operation* createRaggedTileLoop(KernBuilder& b, const Request& r, const Kernel& k);
 
 // kernel.cpp: the kernel op with its parameters, launch contract and attributes, an empty body.
 struct KernelOp {

@@ -16,6 +16,9 @@
 // Copies past M, N or K are filled with zeros by TMA and still count their full bytes, so ragged
 // tiles need nothing special here. A grouped GEMM's B copies take the tile's group, ids[m0], read
 // once per tile before the K loop, as their third coordinate (docs/sm90-strategy.md, "Grouped GEMM").
+// Ragged groups (ragged_walk.cpp): the tile loop gives the unit its group and first row; A's box
+// rows past the group's end belong to the next group or lie past M (zero-filled), and only feed
+// output rows the epilogue does not store.
 //
 // l2_hint=reuse: an operand that no other block reads is loaded L2 evict_first, so streaming it
 // (52 MB of B at 64x5120x5120) does not evict what L2 holds: in a model, the next layer's inputs; in
@@ -94,6 +97,7 @@ Streams streamPredicates(KernBuilder& b, const Request& r, const Kernel& k) {
 // has it, as bm * cluster_m divides {align}). An id outside [0, G) puts every B box out of the
 // map's bounds, so TMA fills B with zeros, as the sm80 path zero-fills its copies. Null otherwise.
 Value* tileGroup(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u) {
+  if (u.group) return u.group;  // ragged offsets: the tile loop's group
   const Operation* gi = r.g.groupIndex;
   if (!gi) return nullptr;
   b.setLoc(gi->loc());

@@ -29,18 +29,18 @@ using namespace ir;
 
 namespace {
 
-// The position each index of `load` selects: the batch, the row or column given, or (the K coord)
-// null: the K part of the address is the loop's.
+// The position each index of `load` selects: the batch, the group (ragged offsets: B's matrix),
+// the row or column given, or (the K coord) null: the K part of the address is the loop's.
 std::vector<Value*> positionsOf(const Request& r, const Unit& u, const Operation& load, Value* row, Value* col) {
   const GemmProgram& g = r.g;
-  const Operation& ft = *g.forTiles;
-  const unsigned first = g.batchArg ? 1 : 0;
   std::vector<Value*> pos;
   for (unsigned i = 1; i < load.numOperands(); ++i) {
     const Value* v = load.operand(i);
-    pos.push_back(v == g.batchArg ? u.batch : v == ft.body().argument(first) ? row
-                                            : v == ft.body().argument(first + 1) ? col
-                                                                                 : nullptr);
+    pos.push_back(v == g.batchArg                     ? u.batch
+                  : g.groupValue && v == g.groupValue ? u.group
+                  : v == coordArgM(g)                 ? row
+                  : v == coordArgN(g)                 ? col
+                                                      : nullptr);
   }
   return pos;
 }

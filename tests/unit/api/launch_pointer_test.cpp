@@ -5,7 +5,9 @@
 
 #include "kiln/kernel.h"
 #include "kiln/target.h"
+#include "ops/fp8_programs.h"
 #include "ops/gemm_bf16_sm90.h"
+#include "ops/gemm_fp8.h"
 #include "tests/unit/runtime/fake/fake_driver.h"
 
 namespace kiln {
@@ -128,6 +130,49 @@ TEST(LaunchPointers, AWarmRelaunchReusesThePackedParameters) {
   k.launch(ctx, nullptr, kPtrs, {}, kDims);
   EXPECT_EQ(fake.state().tensorMaps.size(), 3 * maps);
   EXPECT_EQ(fake.state().launches.size(), 4u);
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Block scales through the raw-pointer launch (kiln_fp8_bench's and the GPU tests' path): each is
+// described by its stored extents, one element per block (scale_a [M, K] in blocks of [1, 128] is
+// M x ceil(K / 128) floats), so the launch contract accepts it and the pointer check asks for
+// those bytes only: an allocation of exactly the stored floats launches.
+TEST(LaunchPointers, BlockScalesAreTheirStoredExtents) {
+  auto module = ops::fp8GemmProgram({ops::Fp8Scaling::Block1x128x128x128}, "blockwise");
+  ops::Fp8GemmProblem p{256, 256, 1536};
+  p.scaling = ops::Fp8Scaling::Block1x128x128x128;
+  const ops::Fp8GemmVariant* v = nullptr;
+  for (const auto& c : ops::gemmFp8Variants())
+    if (!v && c.eligible(p, Target::sm90a())) v = &c;
+  ASSERT_NE(v, nullptr);
+  ir::DiagnosticEngine diag;
+  auto k = Kernel::build(*module, Target::sm90a(), v->config, diag);
+  ASSERT_TRUE(k) << diag.str();
+  // A, B, scale_a (256 x 12 floats), scale_b (2 x 12 floats), C: each its own allocation.
+  const std::vector<uint64_t> ptrs = {0x7f0000000000, 0x7f1000000000, 0x7f2000000000, 0x7f3000000000,
+                                      0x7f4000000000};
+  runtime::testing::FakeDriver fake([](FakeCudaState& s) {
+    s.pointerResult = CUDA_SUCCESS;
+    s.pointerRangeStart = 0x7f2000000000;
+    s.pointerRangeSize = 256 * 12 * 4;  // scale_a's stored floats, no more: every other range is outside
+  });
+  auto ctx = runtime::Context::primary(fake.driver());
+  std::string error;
+  try {
+    k->launch(ctx, nullptr, ptrs, {}, {{"M", 256}, {"N", 256}, {"K", 1536}});
+  } catch (const ir::Error& e) {
+    error = e.what();
+  }
+  // The contract accepted every extent; the pointer check then reached A, whose bytes lie outside
+  // the one allocation the fake knows, and scale_a's stored bytes fit theirs.
+  EXPECT_EQ(error.find("extent"), std::string::npos) << error;
+  EXPECT_EQ(error.find("argument 'scale_a'"), std::string::npos) << error;
+  EXPECT_NE(error.find("argument 'A'"), std::string::npos) << error;
 }
 
 }  // namespace

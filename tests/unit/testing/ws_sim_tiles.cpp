@@ -46,6 +46,7 @@ namespace wssim {
 // walked by cluster id, each block taking its sub-tile by rank.
 void Agent::tileLoop(const Operation& op, const Mask& m) {
   int T = b_.T_;
+  if (op.attr("ragged")) throw std::runtime_error("unsupported: a ragged kern.tile_loop (run expand-tile-loop first)");
   auto tile = op.intsAttr("tile");
   auto cl = op.intsAttr("cluster");
   int64_t cm = cl.size() == 2 ? cl[0] : 1, cn = cl.size() == 2 ? cl[1] : 1, cs = cm * cn;

@@ -1,0 +1,49 @@
+// A ragged tile loop in a GEMM (tile_ops.h, "Ragged groups"; the shape gemm_analysis.h draws):
+//
+//   tile.for_tiles(%bounds) {dims = [M, N], batch = G, ragged = M, bounds = "offsets"|"counts"} {
+//   ^bb0(%g: index, %m: coord<[M]>, %n: coord<[N]>):  ...
+//
+// Groups of rows: with offsets A and C hold the groups' rows back to back (A [M, K], C [M, N]) and
+// %g only picks B's matrix (B [G, K, N]), like tile.group_index's grouped GEMM; with counts
+// (DeepGEMM's masked layout) A, B and C are batched by %g. What a strategy must then do is the
+// groups' walk: docs/grouped-gemm.md.
+#include "schedule/gemm_analysis.h"
+
+#include "kiln/config.h"
+
+namespace kiln {
+using namespace ir;
+
+bool analyzeRagged(GemmProgram& g, const std::string& strategy, DiagnosticEngine& diag) {
+  const Operation& ft = *g.forTiles;
+  const std::string ragged = ft.stringAttr("ragged");
+  if (strategy != "sm90_ws_persistent")
+    return diag.error(ft.loc()) << strategy << " does not lower ragged groups (tile.for_tiles {ragged = \"" << ragged
+                                << "\"}); compile with strategy=sm90_ws_persistent";
+  if (ragged != g.dimM)
+    return diag.error(ft.loc()) << strategy << " lowers groups of the tile loop's rows (ragged = \"" << g.dimM
+                                << "\"), not of '" << ragged << "' (groups of K, for weight gradients, are not lowered "
+                                                               "yet)";
+  g.raggedBounds = ft.operand(0);
+  g.raggedOffsets = ft.stringAttr("bounds") == "offsets";
+  g.dimGroups = g.dimBatch;
+  if (g.raggedOffsets) {  // the leading index is the group of B, not a batch of every operand
+    g.groupValue = g.batchArg;
+    g.batchArg = nullptr;
+    g.dimBatch.clear();
+  }
+  return true;
+}
+
+std::string raggedWalkConflict(const Config& c) {
+  if (c.strategy != "sm90_ws_persistent") return "strategy=sm90_ws_persistent: no other strategy walks them";
+  if (c.raster != Raster::Row) return "raster=row: the tile scheduler walks the groups' tile rows in order";
+  if (c.epilogue != EpilogueStore::Direct)
+    return "epilogue=direct: a TMA store of a tile would write the rows past its group's end";
+  if (c.clusterM > 1 || c.clusterN > 1) return "cluster_m=1 cluster_n=1: the tiles of a cluster may lie in different groups";
+  if (c.splitK > 1 || c.streamK) return "split_k=1 stream_k=0: a group's tiles are not split along K";
+  if (c.swapAB) return "swap_ab=false: the groups are rows of A";
+  return "";
+}
+
+}  // namespace kiln

@@ -1,0 +1,138 @@
+// GPU correctness of issue 41's kernels: the FP8 GEMM in every scaling mode (tensorwise, rowwise,
+// 1x128 x 128x128 and 1x128 x 1x128 blocks; e4m3 and e5m2 A; BF16 and F32 out) and the ragged
+// grouped GEMM in both of its sm90 layouts (offsets: MoE forward; counts: the masked layout), BF16
+// and FP8 with block scales. Each is compiled with the schedule Kiln picks for its dims
+// (ops::defaultSchedule, what kiln.ops uses), launched on the interpreter's seeded random inputs
+// with the output poisoned, and compared with the tile-IR interpreter: the same tolerance as the
+// other GPU tests where a row is written, bit for bit poison where the interpreter wrote nothing
+// (rows no group owns). Skips, saying why, where there is no Hopper GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "bench/bench_support.h"
+#include "interp/random_inputs.h"
+#include "kiln/interp/interpreter.h"
+#include "kiln/kernel.h"
+#include "kiln/runtime/driver.h"
+#include "kiln/target.h"
+#include "ops/default_schedule.h"
+#include "ops/fp8_programs.h"
+#include "ops/grouped_programs.h"
+#include "tests/gpu/ops/gemm_reference.h"
+#include "tests/unit/testing/example_runs.h"
+
+namespace kiln {
+namespace {
+
+using ir::ScalarType;
+
+class Fp8ModesGroupedGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!testing::needHopper(&why)) GTEST_SKIP() << "no Hopper GPU: " << why;
+  }
+};
+
+// Runs `module` at `dims` with the picked schedule; `bounds` (name, values) overwrite the seeded
+// group bounds. Checks C against the interpreter (poison where it wrote nothing).
+void matches(const ir::Module& module, const std::map<std::string, int64_t>& dims, const std::string& boundsName = "",
+             const std::vector<int32_t>& bounds = {}) {
+  const ir::Operation& program = *module.body().front();
+  const ops::DefaultSchedule pick = ops::defaultSchedule(program, Target::sm90a(), dims);
+  SCOPED_TRACE(pick.why);
+  ASSERT_TRUE(pick.fromFamily) << pick.why;
+  ir::DiagnosticEngine diag;
+  auto kernel = Kernel::build(module, Target::sm90a(), pick.config, diag);
+  ASSERT_TRUE(kernel) << diag.str();
+  auto args = interp::generateArguments(program, dims, 41);
+  if (!boundsName.empty()) std::memcpy(args.tensors.at(boundsName).bytes.data(), bounds.data(), bounds.size() * 4);
+  interp::HostTensor& want = args.tensors.at("C");
+  std::memset(want.bytes.data(), 0xFF, want.bytes.size());
+  ASSERT_TRUE(interp::run(program, args.request, diag)) << diag.str();
+
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  std::vector<std::unique_ptr<bench::DeviceBuffer>> buffers;
+  std::vector<uint64_t> pointers;
+  for (const auto& op : program.body().operations()) {
+    if (!op->is("tile.input") && !op->is("tile.output")) continue;
+    const std::string name = op->stringAttr("name");
+    const interp::HostTensor& t = args.tensors.at(name);
+    buffers.push_back(std::make_unique<bench::DeviceBuffer>(t.bytes.size()));
+    if (name == "C")
+      bench::check(cudaMemset(buffers.back()->ptr, 0xFF, t.bytes.size()), "poison");
+    else
+      bench::check(cudaMemcpy(buffers.back()->ptr, t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice), name.c_str());
+    pointers.push_back(uint64_t(buffers.back()->ptr));
+  }
+  kernel->launch(ctx, nullptr, pointers, {}, dims);
+  bench::check(cudaDeviceSynchronize(), "kernel");
+  interp::HostTensor got = want;
+  bench::check(cudaMemcpy(got.bytes.data(), buffers.back()->ptr, got.bytes.size(), cudaMemcpyDeviceToHost), "C");
+  if (boundsName.empty()) {
+    EXPECT_EQ(testing::compareToInterpreter("C", want, got), "");
+    return;
+  }
+  const int64_t n = interp::numElements(want);
+  const int bytes = int(want.bytes.size() / size_t(n));
+  double scale = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (double v = interp::getElement(want, i); std::isfinite(v)) scale = std::max(scale, std::fabs(v));
+  ASSERT_GT(scale, 0) << "the interpreter wrote no row";
+  const double ulp = testing::relativeUlp(want.dtype), atol = std::ldexp(scale, -10);
+  int bad = 0;
+  for (int64_t i = 0; i < n && bad < 8; ++i) {
+    const bool poison = std::memcmp(want.bytes.data() + i * bytes, "\xFF\xFF\xFF\xFF", size_t(bytes)) == 0;
+    const double r = interp::getElement(want, i), g = interp::getElement(got, i);
+    const bool ok = poison ? std::memcmp(got.bytes.data() + i * bytes, "\xFF\xFF\xFF\xFF", size_t(bytes)) == 0
+                           : std::fabs(g - r) <= ulp * std::fabs(r) + atol;
+    if (!ok && ++bad)
+      ADD_FAILURE() << "C element " << i << " = " << g << ", interpreter "
+                    << (poison ? "left it unwritten" : std::to_string(r));
+  }
+}
+
+TEST_F(Fp8ModesGroupedGpu, EveryScalingModeMatchesTheInterpreter) {
+  using S = ops::Fp8Scaling;
+  for (S mode : {S::Tensorwise, S::Rowwise, S::Block1x128x128x128, S::Block1x128x1x128})
+    for (ScalarType a : {ScalarType::F8E4M3, ScalarType::F8E5M2})
+      for (ScalarType out : {ScalarType::BF16, ScalarType::F32}) {
+        SCOPED_TRACE(std::string(ops::fp8ScalingName(mode)) + (a == ScalarType::F8E5M2 ? " e5m2" : " e4m3") +
+                     (out == ScalarType::F32 ? " f32" : " bf16"));
+        auto module = ops::fp8GemmProgram({mode, a, ScalarType::F8E4M3, out}, "fp8_modes");
+        // Ragged against the tiles, small M, and a long K (scales per 128-wide slice of it).
+        for (auto [m, n, k] : {std::tuple{200, 136, 1024}, {64, 1032, 1024}, {264, 392, 4096}})
+          matches(*module, {{"M", m}, {"N", n}, {"K", k}});
+      }
+}
+
+// Groups of 0 (an empty expert), 1, 77 and 700 rows, tiles shared between groups, rows past the
+// last offset that no group owns; with counts, groups of every fill of their capacity.
+TEST_F(Fp8ModesGroupedGpu, RaggedGroupsMatchTheInterpreter) {
+  using L = ops::GroupedGemmSpec::Layout;
+  for (ScalarType t : {ScalarType::BF16, ScalarType::F8E4M3}) {
+    SCOPED_TRACE(t == ScalarType::BF16 ? "bf16" : "fp8 1x128 x 128x128");
+    auto offsets = ops::groupedGemmProgram({L::Offsets, t, ScalarType::BF16}, "moe");
+    matches(*offsets, {{"G", 6}, {"M", 1200}, {"N", 1024}, {"K", 1024}}, "offsets", {0, 1, 78, 778, 900, 1100});
+    auto masked = ops::groupedGemmProgram({L::Masked, t, ScalarType::BF16}, "moe_masked");
+    matches(*masked, {{"G", 4}, {"M", 512}, {"N", 768}, {"K", 2048}}, "counts", {0, 512, 129, 7});
+  }
+}
+
+// The benchmark's MoE in miniature (8 experts of 64 to 256 rows, more tiles than SMs along N): its
+// full size (512-2048 rows, N = 4096, K = 7168) is checked by kiln_grouped_bench against cuBLAS.
+TEST_F(Fp8ModesGroupedGpu, MoeOfEightExperts) {
+  using L = ops::GroupedGemmSpec::Layout;
+  const std::vector<int32_t> ends = {64, 320, 448, 544, 800, 896, 1088, 1280};
+  for (ScalarType t : {ScalarType::BF16, ScalarType::F8E4M3}) {
+    auto module = ops::groupedGemmProgram({L::Offsets, t, ScalarType::BF16}, "moe");
+    matches(*module, {{"G", 8}, {"M", 1280}, {"N", 4224}, {"K", 512}}, "offsets", ends);
+  }
+}
+
+}  // namespace
+}  // namespace kiln

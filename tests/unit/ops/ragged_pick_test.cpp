@@ -1,0 +1,76 @@
+// The ragged grouped GEMM through the families (docs/grouped-gemm.md): for each layout the sm90
+// can walk (offsets, counts) and operand type (BF16; FP8 with 1x128 x 128x128 block scales), the
+// schedule Kiln picks (ops::defaultSchedule, what kiln.ops.grouped_mm and kiln_grouped_bench
+// use) is a variant that walks ragged groups, and it compiles for sm_90a and assembles with no
+// spills or stack frame. The configs that cannot walk them are not eligible, saying why.
+#include <gtest/gtest.h>
+
+#include "backend/assembler.h"
+#include "kiln/compile.h"
+#include "kiln/target.h"
+#include "ops/default_schedule.h"
+#include "ops/gemm_bf16.h"
+#include "ops/gemm_fp8.h"
+#include "ops/grouped_programs.h"
+
+namespace kiln::ops {
+namespace {
+
+using L = GroupedGemmSpec::Layout;
+using ir::ScalarType;
+
+TEST(RaggedPick, EveryLayoutPicksAVariantThatWalksTheGroups) {
+  struct Case {
+    L layout;
+    ScalarType t;
+    std::map<std::string, int64_t> dims;
+  };
+  const Case cases[] = {
+      {L::Offsets, ScalarType::BF16, {{"G", 8}, {"M", 10240}, {"N", 4096}, {"K", 7168}}},
+      {L::Offsets, ScalarType::F8E4M3, {{"G", 8}, {"M", 10240}, {"N", 4096}, {"K", 7168}}},
+      {L::Offsets, ScalarType::BF16, {{"G", 4}, {"M", 96}, {"N", 512}, {"K", 1024}}},
+      {L::Masked, ScalarType::BF16, {{"G", 8}, {"M", 256}, {"N", 4096}, {"K", 7168}}},
+      {L::Masked, ScalarType::F8E4M3, {{"G", 8}, {"M", 2048}, {"N", 4096}, {"K", 7168}}},
+  };
+  for (const Case& c : cases) {
+    auto module = groupedGemmProgram({c.layout, c.t, ScalarType::BF16}, "moe");
+    const ir::Operation& program = *module->body().front();
+    const DefaultSchedule pick = defaultSchedule(program, Target::sm90a(), c.dims);
+    SCOPED_TRACE(pick.why);
+    ASSERT_TRUE(pick.fromFamily);
+    EXPECT_EQ(pick.family, c.t == ScalarType::BF16 ? "gemm_bf16" : "gemm_fp8");
+    EXPECT_NE(pick.variant.find("_row"), std::string::npos);
+    ir::DiagnosticEngine diag;
+    auto r = compile(*module, Target::sm90a(), pick.config, diag);
+    ASSERT_TRUE(r) << diag.str();
+    auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
+    ASSERT_TRUE(cubin) << diag.str();
+    const auto& report = cubin->resources.begin()->second;
+    EXPECT_EQ(report.stackFrameBytes, 0);
+    EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0);
+  }
+}
+
+TEST(RaggedPick, VariantsThatCannotWalkTheGroupsSayWhy) {
+  GemmProblem p{4096, 4096, 4096, ScalarType::BF16, ScalarType::BF16, ScalarType::BF16};
+  p.ragged = true;
+  std::string why;
+  const GemmVariant* tma = findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma");
+  ASSERT_NE(tma, nullptr);
+  EXPECT_FALSE(tma->eligible(p, Target::sm90a(), &why));
+  EXPECT_EQ(why, "the problem has ragged groups, which it cannot walk: they need raster=row: the tile scheduler "
+                 "walks the groups' tile rows in order");
+  Fp8GemmProblem f{4096, 4096, 4096};
+  f.ragged = true;
+  f.scaling = Fp8Scaling::Block1x128x128x128;
+  int walkers = 0;
+  for (const auto& v : gemmFp8Variants())
+    if (v.eligible(f, Target::sm90a())) {
+      EXPECT_NE(v.name.find("_row"), std::string::npos) << v.name;
+      ++walkers;
+    }
+  EXPECT_GE(walkers, 2);
+}
+
+}  // namespace
+}  // namespace kiln::ops

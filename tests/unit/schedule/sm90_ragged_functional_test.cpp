@@ -1,0 +1,179 @@
+// sm90_ws_persistent with ragged groups (tile.for_tiles {ragged = M}; ops/grouped_programs.h):
+// the offsets layout (MoE forward: A [M, K] and C [M, N] by rows, B [G, K, N] per group) and the
+// masked layout (counts; A, B, C batched by the group), BF16 and FP8 with 1x128 x 128x128 block
+// scales, run by the warp-specialized simulator (tests/unit/testing/ws_sim.h) against the tile-IR
+// interpreter on the same inputs. Outputs start poisoned in both: rows no group owns must stay
+// poisoned bit for bit, the others match the interpreter to the GPU tests' tolerance. Empty
+// groups, groups shorter than a tile, tiles shared by two groups, rows past the last group; bad
+// bounds (decreasing, past M, negative) clamped by the kernel so that it stays inside its tensors;
+// then the configs it refuses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "interp/random_inputs.h"
+#include "kiln/compile.h"
+#include "kiln/interp/interpreter.h"
+#include "kiln/ir/parser.h"
+#include "kiln/kernel.h"
+#include "kiln/target.h"
+#include "ops/grouped_programs.h"
+#include "schedule/config.h"
+#include "tests/unit/schedule/sm90_sim_check.h"
+#include "tests/unit/testing/example_runs.h"
+#include "tests/unit/testing/ws_sim.h"
+
+namespace kiln {
+namespace {
+
+using L = ops::GroupedGemmSpec::Layout;
+using ir::ScalarType;
+
+struct Ragged {
+  L layout = L::Offsets;
+  bool fp8 = false;
+  int64_t m, n, k;
+  std::vector<int32_t> bounds;  // offsets (cumulative ends) or counts, one per group
+  uint32_t blocks = 3;
+};
+
+std::unique_ptr<ir::Module> programOf(const Ragged& p) {
+  return ops::groupedGemmProgram({p.layout, p.fp8 ? ScalarType::F8E4M3 : ScalarType::BF16, ScalarType::BF16},
+                                 "ragged");
+}
+
+// The kernel's C after a simulated launch, against the interpreter's: the same bits where the
+// interpreter left a row unwritten (poison), within the GPU tests' tolerance elsewhere.
+// checkInterpreter: false for bounds the interpreter refuses (only that the kernel stays inside
+// its tensors, which GlobalMemory enforces, is then checked).
+void check(const std::string& configText, const Ragged& p, bool checkInterpreter = true) {
+  SCOPED_TRACE(configText);
+  auto module = programOf(p);
+  const ir::Operation& program = *module->body().front();
+  const Config config = Config::parse(configText);
+  ir::DiagnosticEngine diag;
+  auto compiled = compile(*module, Target::sm90a(), config, diag);
+  ASSERT_TRUE(compiled) << diag.str();
+  auto kern = ir::parseModule(compiled->kernIr, diag);
+  ASSERT_TRUE(kern) << diag.str();
+  const int64_t G = int64_t(p.bounds.size());
+  std::map<std::string, int64_t> dims = {{"G", G}, {"M", p.m}, {"N", p.n}, {"K", p.k}};
+  ASSERT_TRUE(compiled->launch.validate(dims, diag)) << diag.str();
+
+  auto args = interp::generateArguments(program, dims, uint64_t(p.m * 131 + p.n * 7 + p.k));
+  const std::string boundsName = p.layout == L::Masked ? "counts" : "offsets";
+  std::memcpy(args.tensors.at(boundsName).bytes.data(), p.bounds.data(), p.bounds.size() * 4);
+  interp::HostTensor& want = args.tensors.at("C");
+  std::memset(want.bytes.data(), 0xFF, want.bytes.size());  // poison: bf16 NaN
+
+  testing::GlobalMemory mem;
+  std::map<std::string, uint64_t> addr;
+  std::vector<uint64_t> tensors;  // the tensor arguments in the program's order (for the maps)
+  for (const auto& op : program.body().operations())
+    if (op->is("tile.input") || op->is("tile.output")) {
+      const std::string name = op->stringAttr("name");
+      addr[name] = mem.add(args.tensors.at(name).bytes);
+      tensors.push_back(addr[name]);
+    }
+  testing::WsLaunch launch;
+  launch.kernel = kern->body().front();
+  launch.blocks = p.blocks;
+  auto sig = signatureOf(program, compiled->launch);
+  for (const auto& prm : compiled->launch.params) {
+    if (prm.kind == KernelParam::Kind::Pointer) {
+      launch.args.push_back(addr.at(prm.name));
+    } else if (prm.kind == KernelParam::Kind::TensorMap) {
+      launch.args.push_back(launch.maps.size());
+      launch.maps.push_back(tensorMapDescFor(prm, sig, tensors, dims));
+    } else {
+      ASSERT_EQ(prm.kind, KernelParam::Kind::Dim) << prm.name;
+      launch.args.push_back(uint32_t(int32_t(dims.at(prm.name))));
+    }
+  }
+  ASSERT_EQ(testing::simulateWarpSpecialized(launch, mem), "");
+  if (!checkInterpreter) return;
+  ASSERT_TRUE(interp::run(program, args.request, diag)) << diag.str();
+
+  interp::HostTensor got = want;
+  std::memcpy(got.bytes.data(), mem.at(addr.at("C")).data(), got.bytes.size());
+  const int64_t n = interp::numElements(want);
+  double scale = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (double v = interp::getElement(want, i); std::isfinite(v)) scale = std::max(scale, std::fabs(v));
+  ASSERT_GT(scale, 0) << "the interpreter wrote no row";
+  const double ulp = testing::relativeUlp(want.dtype), atol = std::ldexp(scale, -10);
+  int bad = 0;
+  for (int64_t i = 0; i < n && bad < 8; ++i) {
+    uint16_t wb, gb;
+    std::memcpy(&wb, want.bytes.data() + 2 * i, 2);
+    std::memcpy(&gb, got.bytes.data() + 2 * i, 2);
+    const double r = interp::getElement(want, i), g = interp::getElement(got, i);
+    const bool ok = wb == 0xFFFF ? gb == 0xFFFF : std::fabs(g - r) <= ulp * std::fabs(r) + atol;
+    if (!ok) {
+      ++bad;
+      ADD_FAILURE() << "C element " << i << " (row " << i / p.n << ", column " << i % p.n << ") = " << g
+                    << ", interpreter " << (wb == 0xFFFF ? "left it unwritten" : std::to_string(r));
+    }
+  }
+}
+
+const std::string kBf16 = "strategy=sm90_ws_persistent bk=64 warps_n=1 epilogue=direct ";
+const std::string kFp8 = "strategy=sm90_ws_persistent bk=128 warps_n=1 epilogue=direct fp8_accum=promote ";
+
+// Groups of 70, 0 (an empty expert), 131, 1 and 50 rows: tiles shared by two groups' rows, a group
+// of one row, and rows 252.. that no group owns.
+const std::vector<int32_t> kEnds = {70, 70, 201, 202, 252};
+
+TEST(Sm90RaggedFunctional, OffsetsGiveEachGroupItsRowsAndMatrix) {
+  check(kBf16 + "bm=64 bn=64 stages=3 warps_m=1", {L::Offsets, false, 300, 72, 136, kEnds});
+  check(kBf16 + "bm=128 bn=128 stages=3 warps_m=2", {L::Offsets, false, 300, 200, 200, kEnds, 2});
+  // Ping-pong: the warpgroups' turns over the units that have a tile.
+  check(kBf16 + "bm=64 bn=64 stages=4 warps_m=2 consumers=pingpong", {L::Offsets, false, 300, 136, 136, kEnds});
+}
+
+TEST(Sm90RaggedFunctional, CountsMaskEachGroupsRows) {
+  // Masked: groups of 0, 70 and 128 of 128 rows (A [3, 128, K]); one block walks them all.
+  check(kBf16 + "bm=64 bn=64 stages=3 warps_m=1", {L::Masked, false, 128, 72, 136, {0, 70, 128}, 1});
+  check(kBf16 + "bm=128 bn=128 stages=3 warps_m=2", {L::Masked, false, 136, 200, 72, {5, 136, 129}, 3});
+}
+
+TEST(Sm90RaggedFunctional, Fp8BlockScalesPerGroup) {
+  check(kFp8 + "bm=64 bn=128 stages=3 warps_m=1", {L::Offsets, true, 300, 200, 400, kEnds});
+  check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2", {L::Masked, true, 136, 136, 272, {70, 0, 136}, 2});
+}
+
+// Bounds the interpreter refuses: decreasing offsets, an offset past M, a negative one, counts past
+// the rows. The kernel clamps each group's range, so it reads and writes inside its tensors only
+// (GlobalMemory aborts on any access outside them).
+TEST(Sm90RaggedFunctional, BadBoundsStayInsideTheTensors) {
+  const std::string c = kBf16 + "bm=64 bn=64 stages=3 warps_m=1";
+  check(c, {L::Offsets, false, 200, 72, 72, {150, 40, 1000, -5}}, false);
+  check(c, {L::Masked, false, 100, 72, 72, {300, -7, 100}}, false);
+}
+
+TEST(Sm90RaggedFunctional, RefusesConfigsThatCannotWalkTheGroups) {
+  auto program = programOf({L::Offsets, false, 1, 1, 1, {}});
+  const std::string base = "strategy=sm90_ws_persistent bk=64 warps_n=1 bm=128 bn=128 stages=3 warps_m=2 ";
+  const std::string walks =
+      "sm90_ws_persistent walks ragged groups (tile.for_tiles {ragged = \"M\"}) only with ";
+  EXPECT_NE(sm90sim::compileError(*program, base + "raster=grouped group_m=2")
+                .find(walks + "raster=row: the tile scheduler walks the groups' tile rows in order"),
+            std::string::npos);
+  EXPECT_NE(sm90sim::compileError(*program, base + "epilogue=tma")
+                .find(walks + "epilogue=direct: a TMA store of a tile would write the rows past its group's end"),
+            std::string::npos);
+  EXPECT_NE(sm90sim::compileError(*program, base + "cluster_m=2")
+                .find(walks + "cluster_m=1 cluster_n=1: the tiles of a cluster may lie in different groups"),
+            std::string::npos);
+  EXPECT_NE(sm90sim::compileError(*program, base + "split_k=2")
+                .find(walks + "split_k=1 stream_k=0: a group's tiles are not split along K"),
+            std::string::npos);
+  auto wgrad = ops::groupedGemmProgram({L::GroupsAlongK, ScalarType::BF16, ScalarType::F32}, "wgrad");
+  EXPECT_NE(sm90sim::compileError(*wgrad, base).find("not of 'K' (groups of K, for weight gradients, are not "
+                                                     "lowered yet)"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln
