@@ -15,8 +15,9 @@
 //      exhaustive winner on the same buffers, each checked against the reference, then timed in
 //      rotated alternation (L2 flushed before every launch, median of --reps);
 //   5. for the first --bucket-shapes shapes, --bucket-neighbours other shapes of the same tuning
-//      bucket: the winner reused (what the tuning cache gives them) against a search of their own,
-//      timed in alternation with the baseline: what the bucketing rule costs.
+//      bucket: what the tuning cache gives them (the bucketing rule: the winner or one of its checked
+//      alternates, ops/bucket_reuse.h) and the winner as it is, against a search of their own, timed
+//      in alternation with the baseline: what the bucketing rule costs.
 // Prints a line per shape and a table; writes JSON (and --table, markdown) after every shape.
 // --dry-run needs no GPU: per shape, the candidates compiled and pruned (kiln::planTune) and the
 // host's share of a search (the inputs generated, the reference computed), timed on the CPU.
@@ -45,8 +46,9 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 // What a run sums up, over the shapes it completed.
 struct Totals {
-  std::vector<double> pick, tuned, exhaustive, tunedVsExhaustive, bucketCost, tuneSeconds, coldSeconds, warmSeconds,
+  std::vector<double> pick, tuned, exhaustive, tunedVsExhaustive, tuneSeconds, coldSeconds, warmSeconds,
       sameShapeWarmSeconds;
+  BucketCosts bucketCost;
   std::vector<std::string> table;
   int skipped = 0;  // shapes not started (--max-seconds)
 };
@@ -64,11 +66,13 @@ json summaryOf(const Totals& t, size_t done) {
             {"cold_tune_s", t.coldSeconds},
             {"warm_new_shape_tune_s_median", median(t.warmSeconds)},
             {"warm_same_shape_tune_s", t.sameShapeWarmSeconds}};
-  if (!t.bucketCost.empty())
-    s["bucketing"] = {{"neighbours", t.bucketCost.size()},
-                      {"geomean_own_search_vs_reused", geomean(t.bucketCost)},
-                      {"worst_own_search_vs_reused",
-                       *std::min_element(t.bucketCost.begin(), t.bucketCost.end())}};
+  const auto& b = t.bucketCost;
+  if (!b.rule.empty())
+    s["bucketing"] = {{"neighbours", b.rule.size()},
+                      {"geomean_own_search_vs_reused", geomean(b.rule)},
+                      {"worst_own_search_vs_reused", *std::min_element(b.rule.begin(), b.rule.end())},
+                      {"geomean_own_search_vs_winner_as_is", geomean(b.winnerOnly)},
+                      {"worst_own_search_vs_winner_as_is", *std::min_element(b.winnerOnly.begin(), b.winnerOnly.end())}};
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "bench/tune_bench_shapes.h"
+#include "kiln/select.h"
 #include "ops/tuning_cache.h"
 #include "tune/search.h"
 
@@ -92,10 +93,11 @@ std::optional<Kernel> buildOrSay(const ir::Module& program, const Target& t, con
 
 namespace {
 
-// One bucket neighbour n of a shape tuned to `winner`: its own search, then both winners and the
-// baseline checked and timed in alternation.
+// One bucket neighbour n of a shape tuned to `winner`: its own search, then what the tuning cache
+// gives it (kiln::select: the bucketing rule, ops/bucket_reuse.h), the winner as it is (the rule
+// before alternates) and its own winner, checked and timed in alternation with the baseline.
 nlohmann::json bucketNeighbour(const Searches& search, const Shape& n, const std::string& winner, bool fp8,
-                               cublasHandle_t blas, cublasLtHandle_t lt, std::vector<double>& costs) {
+                               cublasHandle_t blas, cublasLtHandle_t lt, BucketCosts& costs) {
   nlohmann::json row = {{"M", n.M}, {"N", n.N}, {"K", n.K}};
   TuneOptions o;
   o.useCache = false;
@@ -105,33 +107,42 @@ nlohmann::json bucketNeighbour(const Searches& search, const Shape& n, const std
     row["error"] = "its own search failed";
     return row;
   }
-  auto reused = buildOrSay(search.program, search.target, winner);
+  const Selection rule = select(search.program, search.ctx, dimsOf(n), search.args.tuneDir);
+  auto reused = buildOrSay(search.program, search.target, rule.config);
+  auto asIs = buildOrSay(search.program, search.target, winner);
   auto tuned = buildOrSay(search.program, search.target, own->config);
-  if (!reused || !tuned) {
+  if (!reused || !asIs || !tuned) {
     row["error"] = "a winner does not build";
     return row;
   }
   row["search_s"] = own->seconds;
   GemmCase g(fp8, n, blas, lt);
-  auto ms = compare(g, {&*reused, &*tuned}, {"reused", "own"}, n, search.ctx, search.args.reps, row);
+  auto ms = compare(g, {&*reused, &*asIs, &*tuned}, {"reused", "winner", "own"}, n, search.ctx, search.args.reps, row);
   if (!ms) return row;
   const size_t k = g.baselines().size();
   row["baseline_ms"] = (*ms)[0];
-  row["reused"]["config"] = winner;
+  row["reused"]["config"] = rule.config;
+  row["reused"]["why"] = rule.why;
   row["reused"]["ms"] = (*ms)[k];
+  row["winner"]["config"] = winner;
+  row["winner"]["ms"] = (*ms)[k + 1];
   row["own"]["config"] = own->config;
-  row["own"]["ms"] = (*ms)[k + 1];
-  row["reused_vs_own"] = (*ms)[k + 1] / (*ms)[k];
-  costs.push_back((*ms)[k + 1] / (*ms)[k]);
-  std::printf("  bucket neighbour %s: reused %.4f ms, its own search's %.4f ms: %.3f\n", str(n).c_str(), (*ms)[k],
-              (*ms)[k + 1], (*ms)[k + 1] / (*ms)[k]);
+  row["own"]["ms"] = (*ms)[k + 2];
+  row["reused_vs_own"] = (*ms)[k + 2] / (*ms)[k];
+  row["winner_vs_own"] = (*ms)[k + 2] / (*ms)[k + 1];
+  costs.rule.push_back((*ms)[k + 2] / (*ms)[k]);
+  costs.winnerOnly.push_back((*ms)[k + 2] / (*ms)[k + 1]);
+  std::printf("  bucket neighbour %s: the rule's %.4f ms%s, the winner's %.4f ms, its own search's %.4f ms: %.3f (winner "
+              "as is %.3f)\n",
+              str(n).c_str(), (*ms)[k], rule.config == winner ? " (the winner)" : "", (*ms)[k + 1], (*ms)[k + 2],
+              (*ms)[k + 2] / (*ms)[k], (*ms)[k + 2] / (*ms)[k + 1]);
   return row;
 }
 
 }  // namespace
 
 nlohmann::json bucketing(const Searches& search, const Shape& s, const std::string& winner, bool fp8,
-                         cublasHandle_t blas, cublasLtHandle_t lt, uint64_t seed, std::vector<double>& costs) {
+                         cublasHandle_t blas, cublasLtHandle_t lt, uint64_t seed, BucketCosts& costs) {
   nlohmann::json out = nlohmann::json::array();
   for (const Shape& n : bucketNeighbours(s, search.args.bucketNeighbours, seed)) {
     try {

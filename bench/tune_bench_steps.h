@@ -56,9 +56,15 @@ std::optional<std::vector<double>> compare(GemmCase& g, const std::vector<const 
 
 std::optional<Kernel> buildOrSay(const ir::Module& program, const Target& t, const std::string& config);
 
-// Step 5: `winner` (tuned at s) reused at other shapes of its bucket, against their own searches;
-// each own / reused time ratio is appended to `costs` (1: reusing costs nothing).
+// Own search's time / reused time at bucket neighbours (1: reusing costs nothing): `rule`, what the
+// tuning cache gives (the bucketing rule with its alternates); `winnerOnly`, the winner as it is.
+struct BucketCosts {
+  std::vector<double> rule, winnerOnly;
+};
+
+// Step 5: the entry tuned at s (winner `winner`) reused at other shapes of its bucket, against their
+// own searches; the ratios are appended to `costs`.
 nlohmann::json bucketing(const Searches& search, const Shape& s, const std::string& winner, bool fp8,
-                         cublasHandle_t blas, cublasLtHandle_t lt, uint64_t seed, std::vector<double>& costs);
+                         cublasHandle_t blas, cublasLtHandle_t lt, uint64_t seed, BucketCosts& costs);
 
 }  // namespace kiln::bench

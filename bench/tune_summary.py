@@ -77,6 +77,9 @@ def tune_section(name, d, goal):
         lines += ["", f"Bucketing: at {b['neighbours']} other shapes of tuned shapes' buckets, their own search's "
                       f"winner / the reused one: geomean {b['geomean_own_search_vs_reused']:.3f}, worst "
                       f"{b['worst_own_search_vs_reused']:.3f} (1.0: reusing costs nothing)."]
+        if b.get("geomean_own_search_vs_winner_as_is"):
+            lines[-1] += (f" The bucket's winner as it is, without the rule's alternates: geomean "
+                          f"{b['geomean_own_search_vs_winner_as_is']:.3f}, worst {b['worst_own_search_vs_winner_as_is']:.3f}.")
     lines += ["", f"| M×N×K | {base} us | pick | tuned | exhaustive | tuned / exh. | search s | cache | phases s "
                   "(compile, inputs, screen, timing, check) |", "|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in rows:

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "ops/bucket_reuse.h"
 #include "ops/default_schedule.h"
 #include "ops/pretuned.h"
 #include "ops/tuning_cache.h"
@@ -45,11 +46,18 @@ Selection select(const ir::Module& program, const runtime::Context& ctx, const s
     ir::DiagnosticEngine diag;
     std::optional<ops::TunedEntry> hit = cache.lookup(key, diag);
     if (warnings) *warnings += diag.str();
-    if (hit)
+    if (hit) {
+      // At another shape of the bucket, the entry's winner or one of its checked alternates
+      // (ops/bucket_reuse.h).
+      const ops::BucketChoice pick = ops::chooseInBucket(prog, *target, key.device.smCount, *hit, dims);
+      if (!pick.why.empty())
+        return {pick.config, fmt::format("kiln tune's entry for this bucket ({}): {}", cache.entryPath(key).string(), pick.why),
+                "", "", "tuned"};
       return {hit->config,
               fmt::format("kiln tune's winner at {}, {:.1f} us there ({})", dimsText(hit->dims), hit->microseconds,
                           cache.entryPath(key).string()),
               "", "", "tuned"};
+    }
     if (auto pre = ops::pretunedLookup(key))
       return {pre->config,
               fmt::format("pretuned for {} at {}, {:.1f} us there (src/ops/data/pretuned.json)", key.device.name,

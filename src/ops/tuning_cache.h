@@ -86,6 +86,14 @@ struct TuningKey {
 TuningKey tuningKey(const ir::Operation& program, std::string target, DeviceIdentity device,
                     const std::map<std::string, int64_t>& dims);
 
+// A config the search also checked correct, beside the winner: what the bucketing rule chooses
+// from at other dims of the bucket (ops/bucket_reuse.h).
+struct TunedAlternate {
+  std::string config;         // a canonical config line
+  double microseconds = 0;    // its measured time at the entry's dims
+  bool operator==(const TunedAlternate&) const = default;
+};
+
 // What the cache says about a key.
 struct TunedEntry {
   std::string config;                   // the winner, as a canonical config line (Config::str())
@@ -96,6 +104,9 @@ struct TunedEntry {
   double tuneSeconds = 0;               // how long the search took
   std::string date;                     // when, ISO 8601 UTC ("2025-01-31T12:00:00Z")
   std::string source;                   // "tuned" (measured here) or "pretuned" (shipped)
+  // The next fastest timed configs, each checked correct (the field "alternates", absent when
+  // none: entries written before it, pretuned ones).
+  std::vector<TunedAlternate> alternates;
   bool operator==(const TunedEntry&) const = default;
 };
 

@@ -154,6 +154,20 @@ std::optional<TunedEntry> entryFromJson(const json& j, const std::string& prefix
     why = fmt::format("the field '{}source' is \"{}\", not \"tuned\" or \"pretuned\"", prefix, e.source);
     return std::nullopt;
   }
+  // Optional: entries written before alternates were recorded have none.
+  if (auto it = j.find("alternates"); it != j.end()) {
+    if (!it->is_array()) {
+      why = fmt::format("the field '{}alternates' is {}, not an array", prefix, article(*it));
+      return std::nullopt;
+    }
+    for (size_t i = 0; i < it->size(); ++i) {
+      Fields a((*it)[i], fmt::format("{}alternates[{}].", prefix, i), why);
+      TunedAlternate alt;
+      if (!a.isObject("alternate") || !a.string("config", alt.config) || !a.seconds("microseconds", alt.microseconds))
+        return std::nullopt;
+      e.alternates.push_back(std::move(alt));
+    }
+  }
   return e;
 }
 
@@ -170,14 +184,19 @@ json toJson(const TuningKey& k) {
 }
 
 json toJson(const TunedEntry& e) {
-  return json{{"config", e.config},
-              {"microseconds", e.microseconds},
-              {"dims", json(e.dims)},
-              {"candidatesTimed", e.candidatesTimed},
-              {"candidatesTotal", e.candidatesTotal},
-              {"tuneSeconds", e.tuneSeconds},
-              {"date", e.date},
-              {"source", e.source}};
+  json j{{"config", e.config},
+         {"microseconds", e.microseconds},
+         {"dims", json(e.dims)},
+         {"candidatesTimed", e.candidatesTimed},
+         {"candidatesTotal", e.candidatesTotal},
+         {"tuneSeconds", e.tuneSeconds},
+         {"date", e.date},
+         {"source", e.source}};
+  if (!e.alternates.empty()) {
+    json& alts = j["alternates"] = json::array();
+    for (const TunedAlternate& a : e.alternates) alts.push_back({{"config", a.config}, {"microseconds", a.microseconds}});
+  }
+  return j;
 }
 
 std::optional<DeviceIdentity> deviceIdentityFromJson(const json& j, std::string& why) { return deviceFrom(j, "", why); }

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "ops/bucket_reuse.h"
 #include "ops/gemm_bf16.h"
 #include "ops/gemm_fp8.h"
 #include "schedule/gemm_analysis.h"
@@ -215,15 +216,7 @@ std::vector<Config> sm80Space(const GemmShape& g) {
 
 // The family heuristic's score of any config of the space, at the device's SM count.
 double scoreOf(const Config& c, const GemmShape& g, const Target& t) {
-  Target at = t;
-  at.referenceSms = g.sms;
-  if (g.fp8 && c.strategy == "sm90_ws_persistent") {
-    ops::Fp8GemmProblem p{g.m * g.batch, g.n, g.k};
-    return ops::Fp8GemmVariant{"", c}.preference(p, at);
-  }
-  ops::GemmProblem p{g.m * g.batch, g.n, g.k};
-  p.bKMajor = g.bKMajor;
-  return ops::GemmVariant{"", c}.preference(p, at);
+  return ops::gemmPreference(c, g.m * g.batch, g.n, g.k, g.bKMajor, g.fp8, t, g.sms);
 }
 
 // A tile mostly padding (more than half of its rows or columns past M or N, where more than one

@@ -13,6 +13,7 @@
 
 #include "backend/compile_cache.h"
 #include "kiln/kernel.h"
+#include "ops/bucket_reuse.h"
 #include "ops/tuning_cache.h"
 #include "tune/candidates.h"
 #include "tune/gemm_space.h"
@@ -224,6 +225,34 @@ bool dimsGiven(const ir::Operation& program, const std::map<std::string, int64_t
   return true;
 }
 
+// The bucketing rule's choices beside the winner (ops/bucket_reuse.h): the next fastest timed
+// finalists, up to kAlternates within kAlternateSlack of the winner's time, each checked as the
+// winner was (the reference is computed once, so a check costs a launch and a comparison); one
+// that is wrong is dropped and said so, never recorded.
+constexpr size_t kAlternates = 3;
+constexpr double kAlternateSlack = 1.5;
+
+std::vector<ops::TunedAlternate> checkedAlternates(tuning::Measurer& measurer,
+                                                   const std::vector<std::optional<Kernel>>& kernels,
+                                                   const std::vector<size_t>& finalists, const std::vector<size_t>& order,
+                                                   size_t winner, std::vector<TuneCandidate>& candidates) {
+  std::vector<ops::TunedAlternate> out;
+  const double best = candidates[winner].microseconds;
+  for (size_t j : order) {
+    if (out.size() == kAlternates) break;
+    TuneCandidate& c = candidates[finalists[j]];
+    if (finalists[j] == winner || !c.dropped.empty()) continue;
+    if (c.microseconds > kAlternateSlack * best) break;
+    std::string how;
+    std::string wrong = measurer.verify(*kernels[finalists[j]], how);
+    if (wrong.empty())
+      out.push_back({c.config, c.microseconds});
+    else
+      c.dropped = "wrong result (an alternate): " + firstLine(wrong);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<TuneResult> search(const ir::Module& module, const Target& target, const ops::DeviceIdentity& device,
@@ -244,15 +273,18 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
                                                         : std::filesystem::path(options.cacheDir));
   if (options.useCache && !options.exhaustive) {
     if (auto hit = cache.lookup(key, diag)) {
+      // At another shape of the bucket, the winner or a checked alternate (ops/bucket_reuse.h).
+      const ops::BucketChoice pick = ops::chooseInBucket(*program, target, device.smCount, *hit, dims);
       TuneResult result;
-      result.config = hit->config;
-      result.microseconds = hit->microseconds;
+      result.config = pick.config;
+      result.microseconds = pick.predictedUs;
       result.fromCache = true;
       result.cacheFile = cache.entryPath(key).string();
       std::string at;
       for (const auto& [d, v] : hit->dims) at += fmt::format("{}{}={}", at.empty() ? "" : ",", d, v);
-      result.why = fmt::format("cached: {} at {} ({} of {} candidates timed, {})", hit->source, at,
-                               hit->candidatesTimed, hit->candidatesTotal, hit->date);
+      result.why = fmt::format("cached: {} at {} ({} of {} candidates timed, {}){}", hit->source, at,
+                               hit->candidatesTimed, hit->candidatesTotal, hit->date,
+                               pick.why.empty() ? "" : "; " + pick.why);
       result.seconds = secondsSince(started);
       return result;
     }
@@ -312,6 +344,9 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
     c.dropped = "wrong result: " + firstLine(wrong);
     say("kiln tune: " + c.config + " gave a " + c.dropped + "; trying the next");
   }
+  std::vector<ops::TunedAlternate> alternates;
+  if (winner && options.record)
+    alternates = checkedAlternates(*measurer, kernels, finalists, order, *winner, result.candidates);
   result.checkSeconds = secondsSince(step);
   if (!winner) {
     diag.error({}) << "kiln tune: no timed candidate produced a correct result (the first: "
@@ -334,6 +369,7 @@ std::optional<TuneResult> search(const ir::Module& module, const Target& target,
     entry.tuneSeconds = result.seconds;
     entry.date = utcNow();
     entry.source = "tuned";
+    entry.alternates = std::move(alternates);
     if (cache.store(key, entry, diag)) result.cacheFile = cache.entryPath(key).string();
   }
   return std::move(result);

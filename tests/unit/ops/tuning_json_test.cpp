@@ -27,6 +27,14 @@ TEST(TuningCacheJson, RoundTrips) {
   auto d = deviceIdentityFromJson(toJson(sampleKey().device), why);
   ASSERT_TRUE(d) << why;
   EXPECT_EQ(*d, sampleKey().device);
+  // With the bucketing rule's alternates (none: the field is left out, as older entries have it).
+  TunedEntry withAlternates = sampleEntry();
+  withAlternates.alternates = {{"strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=6", 420.5},
+                               {"strategy=sm90_ws_persistent bm=256 bn=128 bk=64 stages=4", 431}};
+  auto a = tunedEntryFromJson(toJson(withAlternates), why);
+  ASSERT_TRUE(a) << why;
+  EXPECT_EQ(*a, withAlternates);
+  EXPECT_FALSE(toJson(sampleEntry()).contains("alternates"));
   // Integral times are numbers too.
   json j = toJson(sampleEntry());
   j["microseconds"] = 400;
@@ -74,6 +82,12 @@ TEST(TuningCacheJson, WrongTypesAndValuesAreNamed) {
       {[](json& j) { j["date"] = nullptr; }, "the field 'date' is null, not a string"},
       {[](json& j) { j["source"] = "guessed"; }, "the field 'source' is \"guessed\", not \"tuned\" or \"pretuned\""},
       {[](json& j) { j = json::array(); }, "the entry is an array, not an object"},
+      {[](json& j) { j["alternates"] = "none"; }, "the field 'alternates' is a string, not an array"},
+      {[](json& j) { j["alternates"] = json::array({"bm=64"}); }, "the field 'alternates[0]' is a string, not an object"},
+      {[](json& j) { j["alternates"] = json::array({{{"config", "bm=64"}, {"microseconds", 1.0}}, {{"config", "bm=128"}}}); },
+       "the field 'alternates[1].microseconds' is missing"},
+      {[](json& j) { j["alternates"] = json::array({{{"config", "bm=64"}, {"microseconds", -2.0}}}); },
+       "the field 'alternates[0].microseconds' is -2; it cannot be negative"},
   };
   for (const auto& [damage, want] : entryCases) {
     json j = toJson(sampleEntry());

@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <unistd.h>
 
 #include "examples/examples.h"
+#include "ops/tuning_cache.h"
 #include "schedule/config.h"
 
 namespace kiln::tuning {
@@ -120,6 +122,62 @@ TEST(TuneSearch, TheFastestCorrectCandidateWinsAndIsRecorded) {
   ASSERT_TRUE(other);
   EXPECT_FALSE(other->fromCache);
   EXPECT_EQ(made, 3);
+}
+
+// Beside the winner, the next fastest timed finalists within 1.5x of its time (up to 3) are checked
+// and recorded as the bucketing rule's alternates (ops/bucket_reuse.h); a wrong one is dropped,
+// said so, and not recorded.
+TEST(TuneSearch, CheckedAlternatesAreRecordedBesideTheWinner) {
+  // Times close together (10 to 14.5 us, by the config's text), so that several are within 1.5x.
+  class Close : public Scripted {
+   public:
+    using Scripted::Scripted;
+    std::vector<Timing> time(const std::vector<const Kernel*>& kernels, int) override {
+      std::vector<Timing> t;
+      for (const Kernel* k : kernels) t.push_back({10.0 + double(std::hash<std::string>()(k->config()) % 46) / 10.0, ""});
+      return t;
+    }
+  };
+  TempDir dir;
+  auto m = examples::gemmBf16();
+  int made = 0;
+  std::set<std::string> wrong;
+  ir::DiagnosticEngine diag;
+  TuneOptions o = optionsFor(dir);
+  o.finalists = 6;
+  o.record = false;
+  auto factory = [&](const ir::Operation&, ir::DiagnosticEngine&) { return std::make_unique<Close>(wrong, &made); };
+  auto first = search(*m, Target::sm80(), kDevice, kDims, o, factory, diag);
+  ASSERT_TRUE(first) << diag.str();
+  std::vector<std::pair<double, std::string>> timed;
+  for (const auto& c : first->candidates)
+    if (c.microseconds >= 0 && c.config != first->config) timed.push_back({c.microseconds, c.config});
+  std::sort(timed.begin(), timed.end());
+  ASSERT_GE(timed.size(), 2u);
+  wrong.insert(timed[0].second);  // the second fastest gives a wrong result
+  std::vector<ops::TunedAlternate> expected;
+  for (size_t i = 1; i < timed.size() && expected.size() < 3 && timed[i].first <= 1.5 * first->microseconds; ++i)
+    expected.push_back({timed[i].second, timed[i].first});
+  ASSERT_EQ(expected.size(), 3u);  // the three after the wrong one: the rule's limit
+  o.record = true;
+  auto r = search(*m, Target::sm80(), kDevice, kDims, o, factory, diag);
+  ASSERT_TRUE(r) << diag.str();
+  EXPECT_EQ(r->config, first->config);
+  for (const auto& c : r->candidates)
+    if (c.config == timed[0].second) EXPECT_EQ(c.dropped.rfind("wrong result (an alternate): output C", 0), 0u) << c.dropped;
+  auto entry = ops::TuningCache(dir.path).lookup(ops::tuningKey(*m->body().front(), "sm_80", kDevice, kDims), diag);
+  ASSERT_TRUE(entry) << diag.str();
+  EXPECT_EQ(entry->config, first->config);
+  EXPECT_EQ(entry->alternates, expected);
+  // At another shape of the bucket, the cached answer is one of them (ops/bucket_reuse.h says which).
+  auto nearby = search(*m, Target::sm80(), kDevice, {{"M", 1100}, {"N", 1024}, {"K", 1024}}, o, factory, diag);
+  ASSERT_TRUE(nearby) << diag.str();
+  EXPECT_TRUE(nearby->fromCache);
+  std::set<std::string> held = {entry->config};
+  for (const auto& a : expected) held.insert(a.config);
+  EXPECT_EQ(held.count(nearby->config), 1u) << nearby->config;
+  EXPECT_NE(nearby->why.find("the least time carried to these dims by the heuristic"), std::string::npos)
+      << nearby->why;
 }
 
 TEST(TuneSearch, ExhaustiveTimesEveryCandidateThatAssembles) {
