@@ -34,7 +34,8 @@ struct DeviceBuffer {
 enum class Float16 { BF16, F16 };
 float float16ToFloat(uint16_t bits, Float16 f);
 
-// Host data (bit patterns) drawn from N(0, 1) with a fixed seed, never zeros.
+// Host data (bit patterns) drawn from N(0, 1) with a fixed seed, never zeros; from 4M elements on,
+// drawn in chunks on every core (bench_support.cpp says how), the same values on any machine.
 std::vector<uint16_t> randomFloat16(size_t n, uint64_t seed, Float16 f);
 inline std::vector<uint16_t> randomBf16(size_t n, uint64_t seed) { return randomFloat16(n, seed, Float16::BF16); }
 // FP8 E4M3 host data (bit patterns) drawn from N(0, 1) with a fixed seed, rounded once through Kiln's

@@ -10,6 +10,9 @@
 namespace kiln::bench {
 namespace {
 
+// The workspace cuBLASLt may use (as kiln_fp8_bench's).
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
 void upload(std::unique_ptr<DeviceBuffer>& buf, const void* data, size_t bytes, const char* what) {
   buf = std::make_unique<DeviceBuffer>(std::max<size_t>(bytes, 1));
   check(cudaMemcpy(buf->ptr, data, bytes, cudaMemcpyHostToDevice), what);
@@ -35,31 +38,32 @@ GemmCase::GemmCase(bool fp8, const Shape& s, cublasHandle_t blas, cublasLtHandle
     return;
   }
   auto A = randomE4m3(size_t(s.M) * s.K, 1), B = randomE4m3(size_t(s.N) * s.K, 2);
-  auto sa = randomScales(size_t(s.M), 3), sb = randomScales(size_t(s.N), 4);
+  const Fp8Scales sc = randomFp8Scales(ops::Fp8Scaling::Rowwise, s, 3);
   const float one = 1.0f;
   upload(a_, A.data(), A.size(), "copy A");
   upload(b_, B.data(), B.size(), "copy B");
-  upload(scaleA_, sa.data(), sa.size() * 4, "copy scale_a");
-  upload(scaleB_, sb.data(), sb.size() * 4, "copy scale_b");
+  upload(scaleA_, sc.a.data(), sc.a.size() * 4, "copy scale_a");
+  upload(scaleB_, sc.b.data(), sc.b.size() * 4, "copy scale_b");
   upload(unit_, &one, sizeof one, "copy the unit scale");
-  ws_ = std::make_unique<DeviceBuffer>(kLtWorkspaceBytes);
-  tensorwise_ = std::make_unique<LtFp8Gemm>(lt, s, unit_->ptr, unit_->ptr, false, false, *ws_);
+  ws_ = std::make_unique<DeviceBuffer>(kWorkspaceBytes);
+  tensorwise_ = std::make_unique<LtScaledGemm>(lt, s, ops::Fp8Scaling::Tensorwise, unit_->ptr, unit_->ptr, false, *ws_);
   if (!tensorwise_->ok()) throw std::runtime_error("cuBLASLt FP8 GEMM (tensorwise) unavailable: " + tensorwise_->why());
   Launch runLt = [this](cudaStream_t st) { tensorwise_->run(a_->ptr, b_->ptr, c_->ptr, st); };
   runLt(nullptr);
   check(cudaDeviceSynchronize(), "cuBLASLt");
   std::vector<uint16_t> P(mn);
   check(cudaMemcpy(P.data(), c_->ptr, c_->bytes, cudaMemcpyDeviceToHost), "copy P");
-  const double err = ltSampleError(s, A, B, P);
+  const Fp8Scales unit{ops::Fp8Scaling::Tensorwise, s.M, s.N, s.K, (s.K + 127) / 128, (s.N + 127) / 128, {1.0f}, {1.0f}};
+  const double err = sampledError(s, unit, A, B, P, 7);
   if (!(err <= 2e-2))
     throw std::runtime_error("cuBLASLt's A·B is wrong: sampled error " + std::to_string(err) +
                              " against fp64 (limit 2e-2); the call's layout is broken");
   // Kiln's epilogue order: (acc · scale_a) · scale_b in f32, rounded once to bf16.
   for (size_t m = 0; m < size_t(s.M); ++m)
     for (size_t n = 0; n < size_t(s.N); ++n)
-      ref_[m * s.N + n] = floatToBf16Bits(bf16BitsToFloat(P[m * s.N + n]) * sa[m] * sb[n]);
+      ref_[m * s.N + n] = floatToBf16Bits(bf16BitsToFloat(P[m * s.N + n]) * sc.a[m] * sc.b[n]);
   baselines_.push_back({"cublaslt", runLt});
-  rowwise_ = std::make_unique<LtFp8Gemm>(lt, s, scaleA_->ptr, scaleB_->ptr, true, false, *ws_);
+  rowwise_ = std::make_unique<LtScaledGemm>(lt, s, ops::Fp8Scaling::Rowwise, scaleA_->ptr, scaleB_->ptr, false, *ws_);
   if (rowwise_->ok()) {
     Launch runRow = [this](cudaStream_t st) { rowwise_->run(a_->ptr, b_->ptr, out_->ptr, st); };
     if (verify(runRow).ok) baselines_.push_back({"cublaslt_rowwise", runRow});

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "bench/bench_support.h"
-#include "bench/lt_fp8.h"
+#include "bench/fp8_scaled.h"
 
 namespace kiln::bench {
 
@@ -51,7 +51,7 @@ class GemmCase {
   bool fp8_;
   Shape s_;
   std::unique_ptr<DeviceBuffer> a_, b_, scaleA_, scaleB_, c_, out_, unit_, ws_;
-  std::unique_ptr<LtFp8Gemm> tensorwise_, rowwise_;
+  std::unique_ptr<LtScaledGemm> tensorwise_, rowwise_;
   std::vector<uint16_t> ref_;
   std::vector<Baseline> baselines_;
 };

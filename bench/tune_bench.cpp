@@ -8,8 +8,9 @@
 //      (cold), else with the run's compile cache, warm for what earlier shapes compiled;
 //   2. for the first --warm-shapes shapes, the search again with the compile cache warm and the
 //      tuning cache bypassed (warm), and a cached lookup;
-//   3. an exhaustive search (every candidate that assembles timed, --exhaustive-reps each) on the
-//      same inputs: the reference the search is judged by;
+//   3. for the first --exhaustive-shapes shapes (default all), an exhaustive search (every
+//      candidate that assembles timed, --exhaustive-reps each) on the same inputs: the reference the
+//      search is judged by;
 //   4. the baselines, the family's heuristic pick (kiln::select), the tuned winner and the
 //      exhaustive winner on the same buffers, each checked against the reference, then timed in
 //      rotated alternation (L2 flushed before every launch, median of --reps);
@@ -164,7 +165,7 @@ std::optional<json> measureShape(const Searches& search, size_t si, const Shape&
   }
   // 3. The exhaustive search, on the tuned search's inputs.
   std::optional<TuneResult> exhaustive;
-  if (a.exhaustive) {
+  if (a.exhaustive && (a.exhaustiveShapes < 0 || int(si) < a.exhaustiveShapes)) {
     TuneOptions all;
     all.exhaustive = true;
     all.record = false;
@@ -237,6 +238,7 @@ int benchMain(int argc, char** argv) {
   app.add_option("--tune-reps", a.tuneReps, "Timed repetitions per finalist in each search");
   app.add_option("--exhaustive-reps", a.exhaustiveReps, "Timed repetitions per candidate in the exhaustive search");
   app.add_flag("!--no-exhaustive", a.exhaustive, "Skip the exhaustive search");
+  app.add_option("--exhaustive-shapes", a.exhaustiveShapes, "The exhaustive search for the first N shapes only (-1: all)");
   app.add_option("--cold-shapes", a.coldShapes, "For this many shapes, the search starts with an empty compile cache");
   app.add_option("--warm-shapes", a.warmShapes, "For this many shapes, search again with the compile cache warm");
   app.add_option("--bucket-shapes", a.bucketShapes, "For this many shapes, measure reusing the winner in its bucket");

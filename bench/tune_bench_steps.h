@@ -21,7 +21,7 @@ namespace kiln::bench {
 struct TuneBenchArgs {
   std::string program = "bf16", shapes, tuneDir = "tune-bench-cache", json = "tune_bench.json", table;
   int random = 30, reps = 30, tuneReps = 15, exhaustiveReps = 7, warmShapes = 3, coldShapes = 2;
-  int bucketShapes = 0, bucketNeighbours = 2, maxCandidates = 0;
+  int bucketShapes = 0, bucketNeighbours = 2, maxCandidates = 0, exhaustiveShapes = -1;
   uint64_t seed = 2026;
   double maxSeconds = 0, budget = 0;
   bool exhaustive = true, dryRun = false;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""One page of issue 43's figures from scripts/gpu-tune.sh's JSON files: kiln_tune_bench (BF16
-against cuBLAS, FP8 against cuBLASLt), bench/fused_torch.py and bench/triton_autotune.py, each
-against the issue's goals. Writes summary.md (the tables) and summary.json (the headline figures);
+"""One page of issue 43's figures from scripts/gpu-tune.sh's JSON files: the tuner space's GPU
+tests (tests.json), kiln_tune_bench (BF16 against cuBLAS, FP8 against cuBLASLt),
+bench/fused_torch.py and bench/triton_autotune.py, each against the issue's goals. Writes summary.md (the tables) and summary.json (the headline figures);
 a missing or damaged file is named, and the rest summed up.
 
   python3 bench/tune_summary.py OUT_DIR
@@ -47,6 +47,10 @@ def tune_section(name, d, goal):
             "cold_tune_s": s.get("cold_tune_s"), "warm_new_shape_tune_s_median": s.get("warm_new_shape_tune_s_median"),
             "warm_same_shape_tune_s": s.get("warm_same_shape_tune_s"), "bucketing": s.get("bucketing")}
     cold = s.get("cold_tune_s") or []
+    exhaustive = sum(1 for r in rows if r.get("tuned_vs_exhaustive"))
+    head["exhaustive_shapes"] = exhaustive
+    # The exhaustive search may run at the first shapes only (kiln_tune_bench --exhaustive-shapes).
+    over = f" (the first {exhaustive} shapes)" if exhaustive < len(rows) else ""
     warm = [r["tuned"]["seconds"] for r in rows if r.get("compile_cache", "").startswith("warm")]
     warm += s.get("warm_same_shape_tune_s") or []
     lines = [f"## {name}: kiln tune against {base}", "",
@@ -55,8 +59,8 @@ def tune_section(name, d, goal):
              "| | geomean |", "|---|---:|",
              f"| heuristic pick / {base} | {f(head['pick_vs_baseline'])} |",
              f"| tuned / {base} (goal >= {goal}) | {f(head['tuned_vs_baseline'])} |",
-             f"| exhaustive / {base} | {f(head['exhaustive_vs_baseline'])} |",
-             f"| tuned / exhaustive (goal >= 0.99) | {f(head['tuned_vs_exhaustive'])} |", "",
+             f"| exhaustive / {base}{over} | {f(head['exhaustive_vs_baseline'])} |",
+             f"| tuned / exhaustive (goal >= 0.99){over} | {f(head['tuned_vs_exhaustive'])} |", "",
              f"Search seconds: median {f(s.get('tune_s_median'), '{:.1f}')}, max {f(s.get('tune_s_max'), '{:.1f}')}, "
              f"{s.get('tune_s_over_10')} over 10 s; cold compile cache {', '.join(f'{x:.1f}' for x in cold) or '-'} s "
              f"(goal <= 30: {sum(x <= 30 for x in cold)} of {len(cold)}); warm {sum(x <= 10 for x in warm)} of "
@@ -127,6 +131,13 @@ def main():
         return 2
     out = sys.argv[1]
     problems, md, heads = [], ["# Issue 43 on the GPU: kiln tune", ""], {}
+    t = load(os.path.join(out, "tests.json"), problems)
+    if t:
+        heads["gpu_tests"] = t
+        failed, cut = t.get("failed", []), t.get("cut_short", [])
+        md += [f"GPU tests of the tuner's space (TunerSpace*, TwoPerSm*): {t.get('passed')} passed, "
+               f"{len(failed)} failed, {len(cut)} cut short by the {t.get('seconds')} s bound."]
+        md += [f"- failed: `{x}`" for x in failed] + [""]
     for name, file, goal in (("BF16", "tune_bf16.json", "1.0"), ("FP8", "tune_fp8.json", "1.0")):
         d = load(os.path.join(out, file), problems)
         if d:

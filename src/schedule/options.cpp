@@ -133,6 +133,10 @@ Strategy sm90Strategy() {
        intOption("split_k", "scheduler", &Config::splitK, 1, 256, 1, "K slices of a tile, summed through a workspace"),
        intOption("stream_k", "scheduler", &Config::streamK, 0, 2, 0,
                  "the last 1 or 2 waves' tiles shared out as equal runs of K steps, one per block (0: off)"),
+       intOption("blocks_per_sm", "scheduler", &Config::blocksPerSm, 0, 2, 0,
+                 "blocks of the persistent grid per SM: 2 puts two one-consumer-warpgroup blocks on each SM "
+                 "(128 registers a thread, half the shared memory each), one block's prologue and epilogue "
+                 "beside the other's K loop (0: one)"),
        intOption("cluster_m", "cluster", &Config::clusterM, 1, 16, 1, "blocks of a cluster along M (sharing B by multicast)"),
        intOption("cluster_n", "cluster", &Config::clusterN, 1, 16, 1, "blocks of a cluster along N (sharing A by multicast)"),
        namedOption("epilogue", "epilogue", &Config::epilogue, kEpilogues, EpilogueStore::Direct,

@@ -28,6 +28,11 @@ const std::vector<transforms::PassInfo>& allPasses() {
          "lower each tile.program to a kern.kernel with the sm90 warp-specialized persistent wgmma GEMM strategy "
          "(the program's {target, config} attributes pick the target and the schedule)",
          lowerSm90WsPersistentPass},
+        {"sm90-multistage-ring",
+         "widen the consumer's K loop over a ring of one stage (the lowering's) to the ring of stages its "
+         "barriers were allocated with: the unit's (stage, phase) derived from the K steps before it, the releases "
+         "moved after the step's wgmmas, one wgmma group kept in flight",
+         sm90::multistageRingPass},
         {"sm90-warp-specialize",
          "move the TMA copies of the consumer's K loop (its copier thread's block) to a producer kern.role whose "
          "elected thread runs its own copy of the loop control; the consumer warpgroups keep the wgmmas and the "
@@ -88,8 +93,10 @@ std::vector<std::string> pipelineSteps(std::string_view strategy) {
   if (strategy == "sm90_ws_persistent")
     return {
         "verify",                    // the tile program as the user wrote it
-        "lower-sm90-ws-persistent",  // tile -> kern: TMA ring, mbarriers, wgmma, one CTA-wide persistent
-                                     // tile loop with the consumers' role, fused epilogue
+        "lower-sm90-ws-persistent",  // tile -> kern: TMA ring, mbarriers, wgmma (a K loop over a ring of
+                                     // one), one CTA-wide persistent tile loop with the consumers' role,
+                                     // fused epilogue
+        "sm90-multistage-ring",      // the K loop's ring of one widened to the ring of `stages`
         "sm90-warp-specialize",      // the K loop's copies to a producer role with its own loop
         "sm90-stage-epilogue",       // epilogue=tma: each staged box's slot wait, barriers, fence, store
         "sm90-promote-fp8",          // fp8_accum=promote(_pairs): each K step's FP8 sums added in f32
@@ -117,8 +124,10 @@ static bool envPrintAll() {
 }
 
 const std::vector<std::string>& optionalSteps() {
-  // Steps whose absence still gives a correct kernel; each was tested both ways.
-  static const std::vector<std::string> steps = {"remove-residual-loop"};
+  // Steps whose absence still gives a correct kernel; each was tested both ways. Without
+  // sm90-multistage-ring the K loop runs over a ring of one (sm90-promote-fp8 then finds no loop of
+  // its shape, and the emitter refuses the FP8 wgmmas it would have rewritten).
+  static const std::vector<std::string> steps = {"sm90-multistage-ring", "remove-residual-loop"};
   return steps;
 }
 

@@ -6,9 +6,9 @@
 // and, with KILN_PRINT_IR_AFTER_ALL=1 in the environment or `kiln opt --print-ir-after-all`,
 // printed to the dump stream.
 //
-// Optional steps (optionalSteps(): today only remove-residual-loop) can be skipped, to measure what
-// a pass buys: list them in PipelineOptions::disabled or, comma-separated, in the environment
-// variable KILN_DISABLE_PASSES (e.g. KILN_DISABLE_PASSES=remove-residual-loop). Naming any other
+// Optional steps (optionalSteps(): sm90-multistage-ring and remove-residual-loop) can be skipped, to
+// measure what a pass buys: list them in PipelineOptions::disabled or, comma-separated, in the
+// environment variable KILN_DISABLE_PASSES (e.g. KILN_DISABLE_PASSES=remove-residual-loop). Naming any other
 // pass there is an error. A skipped step prints "// ----- NAME skipped (KILN_DISABLE_PASSES) -----"
 // in the dump. `kiln opt --pass NAME` runs what it is told and ignores the variable.
 #include <iosfwd>

@@ -37,13 +37,14 @@ std::vector<int> tileSizes(int64_t dim, const std::vector<int>& usual, int step,
   return {out.begin(), out.end()};
 }
 
-// The deepest ring (up to the option's 16 stages) whose shared memory fits; 0 when none does.
+// The deepest ring (up to the option's 16 stages) whose shared memory fits a block, or with
+// blocks_per_sm=2 two blocks in an SM (each with the 1 KB the hardware reserves); 0 when none does.
 int deepestStages(Config c, const GemmShape& g, const Target& t) {
   for (int s = 16; s >= 2; --s) {
     c.stages = s;
     int64_t bytes = c.strategy == "sm90_ws_persistent" ? sm90Shape(c, g.elemBytes).smemBytes
                                                         : c.pipelineSmemBytes(g.elemBytes, g.elemBytes);
-    if (bytes <= t.maxSmemPerBlock) return s;
+    if (c.blocksPerSm == 2 ? 2 * (bytes + 1024) <= t.smemPerSm : bytes <= t.maxSmemPerBlock) return s;
   }
   return 0;
 }
@@ -131,6 +132,16 @@ std::vector<Config> sm90Epilogues(const Config& tile, const GemmShape& g, const 
     c.epilogue = EpilogueStore::Direct;
     withStages(c);
   }
+  // One consumer warpgroup: also two blocks per SM, each with half the ring (a shallower one), so
+  // that one block's prologue and epilogue run beside the other's K loop.
+  if (tile.warpsM * tile.warpsN == 1) {
+    const size_t n = out.size();
+    for (size_t i = 0; i < n; ++i) {
+      Config c = out[i];
+      c.blocksPerSm = 2;
+      withStages(c);
+    }
+  }
   return out;
 }
 
@@ -169,7 +180,7 @@ std::vector<Config> sm90Schedules(const Config& c, const GemmShape& g) {
   std::set<std::pair<int, int>> clusters = {{2, 1}};
   if (aOff) clusters.insert(bOff ? std::pair{2, 2} : std::pair{1, 2});
   for (auto [cm, cn] : clusters) {
-    if ((cm > 1 && tm < 2) || (cn > 1 && tn < 2)) continue;
+    if ((cm > 1 && tm < 2) || (cn > 1 && tn < 2) || c.blocksPerSm == 2) continue;
     Config y = c;
     y.clusterM = cm;
     y.clusterN = cn;
@@ -230,6 +241,7 @@ std::string spaceClass(const Config& c) {
   std::string s = c.swapAB ? "swap" : c.consumers == Consumers::Pingpong ? "pingpong" : "coop";
   s += fmt::format(" {}x{}", c.warpsM, c.warpsN);
   s += c.epilogue == EpilogueStore::Tma ? " tma" : " direct";
+  if (c.blocksPerSm == 2) s += " 2/sm";
   if (c.splitK > 1) s += " split_k";
   if (c.streamK) s += " stream_k";
   if (c.clusterM * c.clusterN > 1) s += " cluster";

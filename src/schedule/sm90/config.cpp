@@ -28,6 +28,8 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   // setmaxnreg needs the register count at entry; the CTA's share of the register file, rounded
   // down to a multiple of 8 (384 threads: 168).
   if (s.regsProducer || s.regsConsumer) s.maxRegsAtEntry = std::min(255, (65536 / s.threads) / 8 * 8);
+  // blocks_per_sm=2: two blocks' threads share the register file (256 threads each: 128 a thread).
+  if (c.blocksPerSm == 2) s.maxRegsAtEntry = std::min(255, (65536 / (2 * s.threads)) / 8 * 8);
   s.bStageRows = (c.bn + 63) / 64 * 64;
   s.stageBytes = int64_t(c.bm + s.bStageRows) * c.bk * elemBytes;
   s.cOffset = c.stages * s.stageBytes;
@@ -171,6 +173,8 @@ void registerRule(const Config& c, const OperandInfo& ops, ir::DiagnosticEngine&
   // With swapped operands a warpgroup's share is not whole m64 blocks (192 x 192 in two: 144).
   // fp8_accum=promote's K-step sums live only inside the K loop, where the epilogue's registers
   // are free: the accumulators and sums may take all but 40 of the registers.
+  // blocks_per_sm=2 (one consumer warpgroup, no setmaxnreg): 128 registers a thread for everything.
+  if (!regs && c.blocksPerSm == 2) regs = 128;
   int maxAcc = promote ? (regs ? regs : 255) - 40 : regs ? (c.swapAB ? regs - 56 : std::min(128, regs - 56)) : 128;
   int perThread = rows * cols / 128 * (1 + sumSets);
   if (perThread > maxAcc)
@@ -214,6 +218,27 @@ void schedulerRules(const Config& c, ir::DiagnosticEngine& diag, const ir::Locat
                     << ": use cluster_m=2 cluster_n=1 (two CTAs along M sharing the B tile through TMA multicast), "
                        "cluster_m=1 with cluster_n=2 or 4 (CTAs along N sharing the A tile), cluster_m=2 "
                        "cluster_n=2 (both), or no cluster";
+}
+
+// blocks_per_sm=2: two blocks on each SM, each a producer and one consumer warpgroup (256 threads
+// at 128 registers: setmaxnreg's splits of two or three consumer warpgroups take the whole file),
+// each within half of the SM's shared memory (less the 1 KB the hardware reserves per block).
+// Clusters are left out: the runtime sizes a clustered grid by the clusters the device runs at
+// once, which already counts every block an SM holds.
+void blocksPerSmRules(const Config& c, const Target& t, int elemBytes, ir::DiagnosticEngine& diag,
+                      const ir::Location& loc) {
+  if (c.blocksPerSm <= 1) return;
+  if (c.warpsM * c.warpsN != 1)
+    diag.error(loc) << "blocks_per_sm=" << c.blocksPerSm << " needs one consumer warpgroup (warps_m=1 warps_n=1): "
+                    << "with " << c.warpsM * c.warpsN << " the register split (setmaxnreg) takes the whole register file";
+  if (c.clusterM * c.clusterN > 1)
+    diag.error(loc) << "blocks_per_sm=" << c.blocksPerSm << " with cluster_m=" << c.clusterM << " cluster_n="
+                    << c.clusterN << " is not supported by " << kWho << ": use one or the other";
+  const int64_t perBlock = sm90Shape(c, elemBytes).smemBytes + 1024;
+  if (c.blocksPerSm * perBlock > t.smemPerSm)
+    diag.error(loc) << "blocks_per_sm=" << c.blocksPerSm << " needs " << c.blocksPerSm << " x " << perBlock
+                    << " bytes of shared memory (the pipeline and the 1 KB reserved per block), but an SM of " << t.name
+                    << " has " << t.smemPerSm << "; lower stages";
 }
 
 // reuse_stage: the ring stage a tile's K loop read last holds the boxes past the own slots until
@@ -277,6 +302,7 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   if (diag.errorCount() == errors) registerRule(c, ops, diag, loc);
   schedulerRules(c, diag, loc);
   epilogueRules(c, diag, loc);
+  if (diag.errorCount() == errors) blocksPerSmRules(c, t, ops.aElemBytes, diag, loc);
   if (diag.errorCount() != errors) return false;
   Sm90Shape s = sm90Shape(c, ops.aElemBytes);
   if (s.smemBytes > t.maxSmemPerBlock)

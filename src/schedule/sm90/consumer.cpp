@@ -118,11 +118,12 @@ bool buildTile(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u,
   const Warpgroup w = placeWarpgroup(b, r, lane, cwarp, wg);
   Value* isLane0 = b.cmp("eq", lane, b.i32(0));
   // reuse_stage: the warpgroup's elected thread (it issues the TMA stores), and the ring stage of
-  // the previous tile's last K step (every tile runs ksteps of them).
+  // the previous tile's last K step: in a ring of one the stage this tile starts at
+  // (sm90-multistage-ring makes it the stage before that).
   Value *elected = nullptr, *prevLast = nullptr;
   if (k.smem.sR) {
     elected = isElected(b);
-    prevLast = b.named(b.rem(b.addConst(u.stage0, c.stages - 1), b.i32(c.stages)), "prevlast");
+    prevLast = u.stage0;
   }
   // epilogue_loads=early: the epilogue's vectors and scalars (a row or column scale, a bias row) are
   // loaded now, so their latency passes behind the K loop instead of after it (ping-pong: behind

@@ -161,6 +161,12 @@ KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
   {
     InsertionGuard guard(b);
     b.setInsertionPointToEnd(body);
+    // A ring of one: the previous step's stage goes back before this step's copies may take it
+    // (sm90-multistage-ring moves these releases after the step's wgmmas).
+    b.setLoc(r.g.reduce->loc());
+    Value* release = b.andi(b.cmp("sgt", kt, zero), isLane0);
+    b.ifThen(release, [&] { releaseStage(b, r, k, prev); });
+    if (k.smem.sR) releasePreviousTileStage(b, r, k, u, w, kt, isLane0, elected, prevLast);
     // The step's copies, by one thread (sm90-warp-specialize gives them to the producer role).
     b.ifThen(copier, [&] { buildCopies(b, r, k, u, kt, s, ph); });
     b.setLoc(r.g.reduce->loc());
@@ -171,12 +177,10 @@ KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
     }
     // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
     issueKStep(b, r, k, w, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; }, acc);
-    b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{1}}});
+    // No group in flight: the next step's release needs this step's reads done.
+    b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
     b.setLoc(r.g.reduce->loc());
-    Value* release = b.andi(b.cmp("sgt", kt, zero), isLane0);
-    b.ifThen(release, [&] { releaseStage(b, r, k, prev); });
-    if (k.smem.sR) releasePreviousTileStage(b, r, k, u, w, kt, isLane0, elected, prevLast);
-    auto [s1, ph1] = nextStage(b, s, ph, r.c.stages);
+    auto [s1, ph1] = nextStage(b, s, ph, 1);
     std::vector<Value*> yields = acc;
     yields.push_back(s1);
     yields.push_back(ph1);

@@ -11,6 +11,8 @@
 //     barrier; in a cluster: cluster_barrier, rank = cluster_rank
 //     ktiles = ceil(K / bk); split_k: ksteps = ceil(ktiles / S)
 //     ...
+#include <algorithm>
+
 #include "dialects/kern/kernel_launch.h"
 #include "schedule/lower_programs.h"
 #include "schedule/sm90/lowering.h"
@@ -137,6 +139,8 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
       launch.alignment.push_back({tensorName(op->operand(0)), 2 * bitWidth(op->operand(0)->type().elem()) / 8});
   launch.grid = {gridAxis(r)};
   launch.persistent = true;
+  // blocks_per_sm=2: two blocks per SM (the config's rules checked they fit).
+  launch.persistentPerSm = std::max(1, c.blocksPerSm);
   if (r.geo.clustered()) launch.cluster = std::array<int64_t, 3>{r.geo.clusterSize, 1, 1};
   const int64_t groups = r.geo.tileGroups;
   // split_k: per tile, one flag per consumer group (a warpgroup's share, or with ping-pong the
@@ -260,10 +264,9 @@ std::optional<KernelOp> createKernel(const Operation& program, const Request& r,
   std::vector<NamedAttr> attrs = kern::kernelAttributes(launchContract(program, r, *maps, sig),
                                                         {{"target", r.target.name}, {"config", r.c.str()}});
   const Sm90Shape shape = sm90Shape(r.c, r.elemBytes());
-  if (shape.maxRegsAtEntry) {
-    attrs.push_back({"max_regs", int64_t(shape.maxRegsAtEntry)});
+  if (shape.maxRegsAtEntry) attrs.push_back({"max_regs", int64_t(shape.maxRegsAtEntry)});
+  if (shape.regsProducer || shape.regsConsumer)
     attrs.push_back({"role_regs", pairList({{"producer", shape.regsProducer}, {"consumer", shape.regsConsumer}})});
-  }
   KernelOp k;
   k.op = Operation::create(program.loc(), "kern.kernel", {}, {}, attrs, 1);
   k.params = bindParams(*k.op->region(0).addBlock(), r, sig);

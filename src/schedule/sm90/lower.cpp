@@ -96,7 +96,9 @@ Operation* createTileLoop(KernBuilder& b, const sm90::Request& r, const sm90::Ke
 
 // The unit of the loop's body: its arguments, its first K step and the ring position it starts at.
 // Every earlier unit of the block used one stage per K step: iter * ksteps of them, or stream_k's
-// `done`.
+// `done`. The K loop is written over a ring of one (sm90-multistage-ring widens it to the ring's
+// stages): every step uses stage 0, whose barriers' phase flips once per step, so the unit starts
+// at stage 0 and phase done % 2.
 sm90::Unit unitOf(KernBuilder& b, const sm90::Request& r, const sm90::Kernel& k, Block& body) {
   const Config& c = r.c;
   sm90::Unit u;
@@ -124,8 +126,8 @@ sm90::Unit unitOf(KernBuilder& b, const sm90::Request& r, const sm90::Kernel& k,
   }
   if (u.split) u.kbase = b.named(b.mul(u.split, u.ksteps), "kbase");
   if (!done) done = b.named(b.mul(u.iter, u.ksteps), "done");
-  u.stage0 = b.named(b.rem(done, b.i32(c.stages)), "stage0");
-  u.phase0 = b.named(b.rem(b.div(done, b.i32(c.stages)), b.i32(2)), "phase0");
+  u.stage0 = b.i32(0);
+  u.phase0 = b.named(b.rem(done, b.i32(2)), "phase0");
   return u;
 }
 

@@ -6,6 +6,10 @@
 
 namespace kiln::sm90 {
 
+// sm90-multistage-ring (multistage_ring.cpp): the consumer's K loop over a ring of one stage
+// becomes a loop over the whole ring, one wgmma group in flight. Never fails.
+bool multistageRingPass(ir::Module& m, ir::DiagnosticEngine& diag);
+
 // sm90-warp-specialize (warp_specialize.cpp): the copies of the consumer's K loop go to a producer
 // role whose elected thread runs its own copy of the loop control. Never fails.
 bool warpSpecializePass(ir::Module& m, ir::DiagnosticEngine& diag);

@@ -2,7 +2,8 @@
 // elected thread runs its own copy of the loop control; the consumer warpgroups keep the wgmmas and
 // the epilogue (docs/sm90-passes.md).
 //
-//   Before (the unit's one role, as the lowering writes it; consumer.cpp, k_loop.cpp):
+//   Before (the unit's one role, as the lowering writes it, consumer.cpp and k_loop.cpp, and
+//   sm90-multistage-ring widens it; in a ring of one the step's releases come before its copies):
 //     kern.role {name = "consumer", warpgroups = [1, n]} {
 //       ... %copier = (cwarp == 0) && (lane == 0) ...
 //       scf.for %kt = 0 to %ksteps step 1 iter_args(..., %s = %stage0, %ph = %phase0, ...) {
@@ -34,8 +35,8 @@
 // step, the stage or the phase) are computed once before the loop.
 //
 // Legal only when the role is named "consumer", lies in a kern.tile_loop's body beside no producer
-// role, and holds exactly one scf.for whose body opens with an scf.if (no results, an empty else)
-// holding the TMA copies; that block reads of the loop only its induction variable and carried
+// role, and holds exactly one scf.for whose body holds an scf.if (no results, an empty else) with
+// the TMA copies (the first such); that block reads of the loop only its induction variable and carried
 // values whose next values the body computes with pure ops from those carried values alone (the
 // ring position), reads nothing else the role defines but constants, and defines nothing used
 // outside it. Any other role is left as it is.
@@ -120,15 +121,16 @@ bool sliceOf(const Operation& role, const Block& body, const std::vector<Value*>
   return true;
 }
 
-// The copy block of a K loop, or nullptr.
+// The copy block of a K loop: its body's first scf.if (no results, an empty else) that holds TMA
+// copies, or nullptr.
 Operation* copyBlockOf(const Operation& loop) {
-  const Block& body = loop.body();
-  Operation* first = body.front();
-  if (!first || !first->is("scf.if") || first->numResults() != 0 || first->body(1).operations().size() != 1)
-    return nullptr;
-  bool copies = false;
-  first->walk([&](const Operation& op) { copies |= op.is("kern.tma_load"); });
-  return copies ? first : nullptr;
+  for (const auto& op : loop.body().operations()) {
+    if (!op->is("scf.if") || op->numResults() != 0 || op->body(1).operations().size() != 1) continue;
+    bool copies = false;
+    op->walk([&](const Operation& inner) { copies |= inner.is("kern.tma_load"); });
+    if (copies) return op.get();
+  }
+  return nullptr;
 }
 
 // Splits the copy block into the ops before the first that reads the loop (invariant) and the rest.

@@ -152,6 +152,18 @@ const std::vector<std::string> kNarrowConfigs = {
 
 INSTANTIATE_TEST_SUITE_P(Narrow, GemmSm90GpuConfigs, ::testing::ValuesIn(kNarrowConfigs), testing::ParamName());
 
+// blocks_per_sm=2: two one-warpgroup blocks on each SM (128 registers a thread, half the shared
+// memory each), the persistent grid twice the SMs: alone, with stream-K over the doubled grid, with
+// split-K, and swapped.
+const std::vector<std::string> kTwoPerSmConfigs = {
+    "bm=64 bn=128 stages=4 warps_m=1 epilogue=tma blocks_per_sm=2",
+    "bm=64 bn=64 stages=6 warps_m=1 stream_k=1 blocks_per_sm=2",
+    "bm=128 bn=64 stages=4 warps_m=1 split_k=2 blocks_per_sm=2",
+    "bm=64 bn=128 stages=4 warps_m=1 swap_ab=true epilogue=tma stage_store=stmatrix blocks_per_sm=2",
+};
+
+INSTANTIATE_TEST_SUITE_P(TwoPerSm, GemmSm90GpuConfigs, ::testing::ValuesIn(kTwoPerSmConfigs), testing::ParamName());
+
 // swap_ab: the tile computed transposed (B's stage as wgmma's A, MN-major through imm-trans-a) and
 // staged by stmatrix .trans: tile heights that are not multiples of 64 (104- and 72-row shares,
 // whose last 8 rows go out by stmatrix .x2), 144 accumulators, clusters, ping-pong, stream-K.

@@ -27,7 +27,7 @@ TEST(Config, DefaultsPrintCanonically) {
             "align_b=16 raster=row group_m=8 align_c=16");
   EXPECT_EQ(Config::parse("strategy=sm90_ws_persistent").str(),
             "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=1 consumers=cooperative "
-            "swap_ab=false l2_hint=none raster=row group_m=8 split_k=1 stream_k=0 cluster_m=1 cluster_n=1 "
+            "swap_ab=false l2_hint=none raster=row group_m=8 split_k=1 stream_k=0 blocks_per_sm=0 cluster_m=1 cluster_n=1 "
             "epilogue=direct stage_store=pairs reuse_stage=false store_slots=0 store_pieces=0 epilogue_loads=late "
             "fp8_accum=fast");
 }

@@ -43,6 +43,45 @@ void expectAccepted(std::initializer_list<const char*> extras) {
   }
 }
 
+TEST(Sm90Config, TwoBlocksPerSmShareTheRegisterFileAndSharedMemory) {
+  Config c = Config::parse(std::string(kBase) + "bk=64 bm=64 bn=128 stages=4 warps_m=1 epilogue=tma blocks_per_sm=2");
+  ir::DiagnosticEngine diag;
+  EXPECT_TRUE(validate(c, Target::sm90a(), OperandInfo{}, diag)) << diag.str();
+  Sm90Shape s = sm90Shape(c, 2);
+  EXPECT_EQ(s.threads, 256);
+  EXPECT_EQ(s.maxRegsAtEntry, 128);  // 65536 / (2 x 256)
+  EXPECT_EQ(s.regsConsumer, 0);      // no setmaxnreg split
+  EXPECT_EQ(sm90Shape(Config::parse(std::string(kBase) + "bk=64 bm=64 bn=128 warps_m=1"), 2).maxRegsAtEntry, 0);
+  expectAccepted({"bm=64 bn=64 stages=6 warps_m=1 blocks_per_sm=2", "bm=128 bn=64 stages=4 warps_m=1 blocks_per_sm=2",
+                  "bm=64 bn=128 stages=4 warps_m=1 split_k=2 blocks_per_sm=2",
+                  "bm=64 bn=128 stages=4 warps_m=1 stream_k=1 blocks_per_sm=2",
+                  "bm=64 bn=128 stages=4 warps_m=1 swap_ab=true epilogue=tma stage_store=stmatrix blocks_per_sm=2"});
+}
+
+TEST(Sm90Config, TwoBlocksPerSmSayWhatDoesNotFit) {
+  EXPECT_NE(errors("bm=128 bn=128 stages=4 warps_m=2 blocks_per_sm=2")
+                .find("blocks_per_sm=2 needs one consumer warpgroup (warps_m=1 warps_n=1): with 2 the register split "
+                      "(setmaxnreg) takes the whole register file"),
+            std::string::npos);
+  EXPECT_NE(errors("bm=64 bn=64 stages=4 warps_m=1 cluster_m=2 blocks_per_sm=2")
+                .find("blocks_per_sm=2 with cluster_m=2 cluster_n=1 is not supported by sm90_ws_persistent: use one or "
+                      "the other"),
+            std::string::npos);
+  EXPECT_NE(errors("bm=64 bn=128 stages=8 warps_m=1 blocks_per_sm=2")
+                .find("blocks_per_sm=2 needs 2 x 197760 bytes of shared memory (the pipeline and the 1 KB reserved per "
+                      "block), but an SM of sm_90a has 233472; lower stages"),
+            std::string::npos);
+  // 128 registers a thread hold at most 72 accumulators beside the rest: 64 x 256 has 128.
+  EXPECT_NE(errors("bm=64 bn=256 stages=2 warps_m=1 blocks_per_sm=2")
+                .find("bm=64 bn=256 gives each consumer thread 128 f32 accumulators; at most 72 fit in its 128 "
+                      "registers"),
+            std::string::npos);
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(Config::parse("strategy=sm90_ws_persistent blocks_per_sm=3", diag));
+  EXPECT_NE(diag.str().find("config key 'blocks_per_sm' needs an integer from 0 to 2, got '3'"), std::string::npos)
+      << diag.str();
+}
+
 TEST(Sm90Config, ClusterOfTwoAlongMIsAccepted) {
   expectAccepted({"bm=128 bn=256 stages=3 warps_m=2 epilogue=tma cluster_m=2",
                   "bm=128 bn=128 stages=5 warps_m=2 consumers=pingpong epilogue=tma cluster_m=2",

@@ -228,7 +228,11 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
       b.maybeComplete();
       ++b_.progress_;
     });
-    b_.handOver(index_);
+    // An arrival that expects bytes completes no phase before its copies land, so the arriving
+    // agent goes on to issue them: handing over here would let a consumer run past its next
+    // release and wgmma wait before a refill it made possible lands, hiding a release made while
+    // a group may still read the stage.
+    if (n == "kern.mbarrier_arrive" || op.intAttr("bytes", 0) == 0) b_.handOver(index_);
   } else if (n == "kern.mbarrier_arrive_remote") {
     bool release = op.stringAttr("scope") == "cluster";
     lanes([&](int t) {

@@ -164,7 +164,8 @@ TEST(RemoveResidualLoop, DisablingAnotherPassIsAUserError) {
     EXPECT_FALSE(pipeline::runSteps(pipeline::pipelineSteps("sm90_ws_persistent"), m, diag));
     std::string name = std::string(value).substr(std::string(value).rfind(',') + 1);
     EXPECT_EQ(diag.str(), "error: KILN_DISABLE_PASSES names '" + name +
-                              "', which is not a pass that can be turned off; those that can: remove-residual-loop\n");
+                              "', which is not a pass that can be turned off; those that can: "
+                              "sm90-multistage-ring, remove-residual-loop\n");
   }
 }
 

@@ -171,6 +171,22 @@ TEST(TuneGemmSpace, Sm90aGetsTheBestTwoSm80TilesOfEachWarpGrid) {
   for (const auto& [grid, n] : grids) EXPECT_EQ(n, kPerClass) << grid;
 }
 
+TEST(TuneGemmSpace, OneWarpgroupTilesAlsoRunTwoPerSm) {
+  int two = 0;
+  for (const Candidate& c : gemmSpace(bf16(1200, 1424, 1608), Target::sm90a(), 1000)) {
+    if (c.config.blocksPerSm != 2) continue;
+    ++two;
+    EXPECT_EQ(c.config.warpsM * c.config.warpsN, 1) << c.config.str();
+    EXPECT_EQ(c.config.clusterM * c.config.clusterN, 1) << c.config.str();
+    EXPECT_LE(2 * (sm90Shape(c.config, 2).smemBytes + 1024), Target::sm90a().smemPerSm) << c.config.str();
+    // The deepest ring that leaves room for the second block.
+    Config deeper = c.config;
+    ++deeper.stages;
+    EXPECT_GT(2 * (sm90Shape(deeper, 2).smemBytes + 1024), Target::sm90a().smemPerSm) << c.config.str();
+  }
+  EXPECT_GT(two, 5);
+}
+
 TEST(TuneGemmSpace, AProgramThatIsNotAGemmHasNoShape) {
   auto softmax = examples::find("softmax")->build();
   std::string why;

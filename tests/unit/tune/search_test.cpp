@@ -260,6 +260,37 @@ TEST(TuneSearch, NoCorrectCandidateIsAnErrorAndNothingIsRecorded) {
   EXPECT_TRUE(fs::is_empty(dir.path));
 }
 
+TEST(TuneSearch, ACandidateThatDoesNotCompileIsDroppedReportedAndNeverRecorded) {
+  // On sm_90a at a small shape the 13-stage 64x64 ring is among the best three, and its neighbour
+  // with a 14th stage needs more shared memory than a block has: it cannot compile. The scripted
+  // times favour deep rings, so it would have won had it compiled.
+  TempDir dir;
+  auto m = examples::gemmBf16();
+  int made = 0;
+  TuneOptions o = optionsFor(dir);
+  o.maxCandidates = 1;  // the variants and their neighbours: no generated space
+  ir::DiagnosticEngine diag;
+  const std::map<std::string, int64_t> small{{"M", 1024}, {"N", 480}, {"K", 352}};
+  auto r = search(*m, Target::sm90a(), kDevice, small, o, allRight(&made), diag);
+  ASSERT_TRUE(r) << diag.str();
+  bool dropped = false;
+  for (const auto& c : r->candidates)
+    if (c.origin == "neighbour of bf16_gemm_sm90_64x64x64_s13_tma: stages 13 -> 14") {
+      dropped = true;
+      EXPECT_EQ(c.dropped.rfind("does not compile: the pipeline needs 237792 bytes of shared memory", 0), 0u)
+          << c.dropped;
+      EXPECT_LT(c.microseconds, 0);
+      EXPECT_NE(c.config, r->config);
+    }
+  EXPECT_TRUE(dropped);
+  EXPECT_EQ(r->assembled, int(r->candidates.size()) - 2);  // and 128x128 s6's 7th stage
+  ops::TuningCache cache(dir.path);
+  ir::DiagnosticEngine quiet;
+  auto recorded = cache.lookup(ops::tuningKey(*m->body().front(), "sm_90a", kDevice, small), quiet);
+  ASSERT_TRUE(recorded);
+  EXPECT_EQ(recorded->config, r->config);
+}
+
 TEST(TuneSearch, AMissingDimIsRefusedBeforeAnythingCompiles) {
   TempDir dir;
   auto m = examples::gemmBf16();
