@@ -116,11 +116,14 @@ Config alignedTo(Config c, const GemmProblem& p) {
 }
 
 // The strategy whose GEMM analysis reads the program: sm80's, the most general, except for ragged
-// groups (tile.for_tiles {ragged}), which only sm90_ws_persistent lowers.
+// groups (tile.for_tiles {ragged}) and block scales (tile.dot_scaled), which only
+// sm90_ws_persistent lowers.
 const char* analysisStrategy(const ir::Operation& program) {
-  bool ragged = false;
-  program.walk([&](const ir::Operation& op) { ragged = ragged || (op.is("tile.for_tiles") && op.attr("ragged")); });
-  return ragged ? "sm90_ws_persistent" : "sm80_multistage";
+  bool sm90Only = false;
+  program.walk([&](const ir::Operation& op) {
+    sm90Only = sm90Only || (op.is("tile.for_tiles") && op.attr("ragged")) || op.is("tile.dot_scaled");
+  });
+  return sm90Only ? "sm90_ws_persistent" : "sm80_multistage";
 }
 
 bool hasMatrixProduct(const ir::Operation& program) {

@@ -171,8 +171,10 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
     return no(fmt::format("it sums K steps in the tensor cores (fast accumulation); {} scales apply as each K step's "
                           "sums are promoted",
                           fp8ScalingName(p.scaling)));
-  if (p.a != S::F8E4M3 || p.b != S::F8E4M3)
-    return no(fmt::format("A and B must be f8e4m3, not {} and {}", ir::scalarName(p.a), ir::scalarName(p.b)));
+  // wgmma names each 8-bit operand's format, so e4m3 and e5m2 mix freely (the same tiles and rates).
+  auto fp8 = [](S t) { return t == S::F8E4M3 || t == S::F8E5M2; };
+  if (!fp8(p.a) || !fp8(p.b))
+    return no(fmt::format("A and B must be f8e4m3 or f8e5m2, not {} and {}", ir::scalarName(p.a), ir::scalarName(p.b)));
   if (p.c != S::BF16) return no(fmt::format("the output must be bf16, not {}", ir::scalarName(p.c)));
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return no("M, N and K must be positive");
   if (p.strided) return no("a tensor is strided; the FP8 variants address dense tensors");

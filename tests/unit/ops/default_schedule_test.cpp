@@ -9,6 +9,7 @@
 #include "kiln/compile.h"
 #include "kiln/ir/parser.h"
 #include "ops/gemm_bf16.h"
+#include "ops/fp8_programs.h"
 #include "ops/gemm_fp8.h"
 
 namespace kiln::ops {
@@ -55,6 +56,19 @@ TEST(DefaultSchedule, Fp8GemmTakesAPromotingPick) {
   EXPECT_FALSE(d.fromFamily);
   EXPECT_EQ(d.config, fallbackConfig());
   EXPECT_NE(d.why.find("no gemm_fp8 variant can run this problem on sm_80"), std::string::npos) << d.why;
+}
+
+// Every FP8 scaling mode and operand format the family runs is picked from it, not the sm80
+// default: block scales (tile.dot_scaled) are read by sm90's analysis, which alone lowers them.
+TEST(DefaultSchedule, EveryFp8ModeAndFormatTakesTheFamilysPick) {
+  using S = Fp8Scaling;
+  for (S mode : {S::Tensorwise, S::Rowwise, S::Block1x128x128x128, S::Block1x128x1x128})
+    for (ir::ScalarType a : {ir::ScalarType::F8E4M3, ir::ScalarType::F8E5M2}) {
+      auto module = fp8GemmProgram({mode, a, ir::ScalarType::F8E4M3, ir::ScalarType::BF16}, "fp8");
+      DefaultSchedule d = defaultSchedule(*module->body().front(), Target::sm90a(), {{"M", 264}, {"N", 392}, {"K", 4096}});
+      EXPECT_TRUE(d.fromFamily) << fp8ScalingName(mode) << " " << ir::scalarName(a) << ": " << d.why;
+      EXPECT_EQ(d.config.strategy, "sm90_ws_persistent") << d.why;
+    }
 }
 
 TEST(DefaultSchedule, OtherProgramsTakeAFallbackOrRowwise) {

@@ -33,8 +33,11 @@ TEST(GemmFp8Gates, EligibilitySaysWhatToChange) {
   EXPECT_EQ(why, "N = 4100 is not a multiple of 8 (16-byte rows of the bf16 output)");
   Fp8GemmProblem e5m2{64, 64, 64};
   e5m2.a = ir::ScalarType::F8E5M2;
-  EXPECT_FALSE(v.eligible(e5m2, Target::sm90a(), &why));
-  EXPECT_EQ(why, "A and B must be f8e4m3, not f8e5m2 and f8e4m3");
+  EXPECT_TRUE(v.eligible(e5m2, Target::sm90a(), &why)) << why;
+  Fp8GemmProblem bf16A{64, 64, 64};
+  bf16A.a = ir::ScalarType::BF16;
+  EXPECT_FALSE(v.eligible(bf16A, Target::sm90a(), &why));
+  EXPECT_EQ(why, "A and B must be f8e4m3 or f8e5m2, not bf16 and f8e4m3");
   Fp8GemmProblem fast{4096, 4096, 4096};
   fast.fastAccum = true;
   EXPECT_FALSE(v.eligible(fast, Target::sm90a(), &why));
