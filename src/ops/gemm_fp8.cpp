@@ -37,6 +37,12 @@ constexpr double kStreamKOverheadSteps = 40.0;
 // (bench/results/2026-12-02-h200-closing/pairs_heldout.json): they need more than 1.4%, and
 // 4608x9216x2304, where 128x160 ran 2% ahead, less than 2.1%.
 constexpr double kPromoteTerm = 0.95, kPromotePairsTerm = 0.95 * 1.02;
+// Block scales (1x128 x 128x128, 1x128 x 1x128) multiply each K step's sums by their factors
+// before adding them: with one step in flight (`promote`) the tensor cores wait for that chain
+// every step. Measured (H100, bench/results/2026-12-06-h100-fp8/fp8_bench.json, 6 shapes): the
+// `promote` variants ran 0.31-0.46x cuBLASLt where the 128x128 `promote_pairs` ran 0.79-1.03x,
+// 0.35-0.45 of the pairs at every shape.
+constexpr double kBlockScalesOneStepTerm = 0.4;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -250,11 +256,13 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   // The "_row" variants walk ragged groups, which only they can; on a dense problem they stay
   // behind their grouped-raster twins (unmeasured: a tie-break).
   const double raster = c.raster == Raster::Row && !p.ragged ? 0.97 : 1.0;
+  const bool blockwise = p.scaling == Fp8Scaling::Block1x128x128x128 || p.scaling == Fp8Scaling::Block1x128x1x128;
+  const double blockScales = blockwise && c.fp8Accum == Fp8Accum::Promote ? kBlockScalesOneStepTerm : 1.0;
   if (flops / bytes < kH200Fp8FlopsPerByte) {
     double active = double(std::min(units, slots) * cm);
     double coverage = std::min(1.0, std::sqrt(active / (kStreamingSmsToSaturate * double(sms))));
     double fill = ceilDiv(units, slots) > 1 ? waves : 1.0;
-    return raster * coverage * fill * (c.splitK > 1 ? 0.93 : 1.0) * cluster * useful;
+    return blockScales * raster * coverage * fill * (c.splitK > 1 ? 0.93 : 1.0) * cluster * useful;
   }
   const double ksteps = double(ceilDiv(p.k, c.bk)) / c.splitK;
   double fill = waves;
@@ -271,7 +279,8 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   // One consumer warpgroup issues every wgmma and waits on every barrier itself: compute-bound,
   // 64x128 ran at 0.60 of 128x256 per SM at 8192^3, where the intensity term gives 0.87.
   double lone = c.warpsM * c.warpsN == 1 ? 0.65 : 1.0;
-  return raster * useful * fill * intensity * epilogue * promote * split * cluster * lone * pitchTerm(c, p) * raster;
+  return blockScales * raster * useful * fill * intensity * epilogue * promote * split * cluster * lone * pitchTerm(c, p) *
+         raster;
 }
 
 std::optional<CompileResult> Fp8GemmVariant::compile(const Target& t, ir::DiagnosticEngine& diag) const {
