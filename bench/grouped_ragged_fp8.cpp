@@ -53,13 +53,20 @@ nlohmann::json runRaggedFp8(const RaggedOptions& o) {
   const double flops = 2.0 * double(lay.total) * N * K;
   auto tf = [&](double ms) { return ms > 0 ? flops / ms / 1e9 : 0.0; };
 
-  // A [Mbuf][K], B [G][N][K], scale_a [kb][Mbuf] (M contiguous), scale_b [G][nb][kb].
+  // A [Mbuf][K], B [G][N][K], scale_b [G][nb][kb]; scale_a as the program declares it
+  // (ops/grouped_programs.cpp), rows contiguous: [kb][Mbuf] by offsets, [G][kb][capacity] by counts.
+  // (Masked FP8 once filled and checked it as [kb][Mbuf]: every Kiln kernel read the other groups'
+  // scales and was reported wrong, sample err ~1, wherever G > 1.)
   auto A = randomE4m3(size_t(lay.Mbuf) * K, 1), B = randomE4m3(size_t(G) * N * K, 2);
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<float> u(0.5f, 2.0f);
   std::vector<float> sa(static_cast<size_t>(kb * lay.Mbuf)), sb(static_cast<size_t>(G * nb * kb));
   for (float& x : sa) x = u(rng);
   for (float& x : sb) x = u(rng);
+  auto saAt = [&](int64_t k, int m) {  // the scale of buffer row m, K block k
+    if (!o.masked) return size_t(k * lay.Mbuf + m);
+    return size_t((m / o.maxRows * kb + k) * o.maxRows + m % o.maxRows);
+  };
   DeviceBuffer dA(A.size()), dB(B.size()), dSa(sa.size() * 4), dSb(sb.size() * 4), dBounds(size_t(G) * 4),
       dC(size_t(lay.Mbuf) * N * 2), dR(size_t(lay.total) * N * 2), ws(32u << 20);
   check(cudaMemcpy(dA.ptr, A.data(), dA.bytes, cudaMemcpyHostToDevice), "copy A");
@@ -79,7 +86,7 @@ nlohmann::json runRaggedFp8(const RaggedOptions& o) {
     if (m == 0) continue;
     Fp8Scales sc{ops::Fp8Scaling::Block1x128x128x128, m, N, K, kb, nb, {}, {}};
     for (int64_t k = 0; k < kb; ++k)
-      for (int r = 0; r < m; ++r) sc.a.push_back(sa[size_t(k * lay.Mbuf + lay.starts[size_t(g)] + r)]);
+      for (int r = 0; r < m; ++r) sc.a.push_back(sa[saAt(k, lay.starts[size_t(g)] + r)]);
     sc.b.assign(sb.begin() + g * nb * kb, sb.begin() + (g + 1) * nb * kb);
     std::vector<float> b = padScaleB(sc);
     scaleBufs.push_back(std::make_unique<DeviceBuffer>(sc.a.size() * 4));
@@ -125,7 +132,7 @@ nlohmann::json runRaggedFp8(const RaggedOptions& o) {
                      fp8BitsToFloat(B[(size_t(g) * N + n) * K + k], Fp8Format::E4M3);
           slice += t, sq += t * t;
         }
-        double scale = double(sa[size_t((k0 / 128) * lay.Mbuf + m)]) * sb[size_t((g * nb + n / 128) * kb + k0 / 128)];
+        double scale = double(sa[saAt(k0 / 128, m)]) * sb[size_t((g * nb + n / 128) * kb + k0 / 128)];
         exact += slice * scale, terms += sq * scale * scale;
       }
       double got = bf16ToFloat(C[size_t(m) * N + n]);

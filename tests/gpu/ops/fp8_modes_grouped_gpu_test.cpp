@@ -123,6 +123,18 @@ TEST_F(Fp8ModesGroupedGpu, RaggedGroupsMatchTheInterpreter) {
   }
 }
 
+// kiln_grouped_bench's masked FP8 case (counts 160, 208, 32, 192) at its capacity of 208 rows, not
+// a multiple of the 128-row tile (so each group's A, scale_a and C start off the tiles of the one
+// before), with its N and a shorter K.
+TEST_F(Fp8ModesGroupedGpu, MaskedCapacityOffTheTile) {
+  using L = ops::GroupedGemmSpec::Layout;
+  for (ScalarType t : {ScalarType::BF16, ScalarType::F8E4M3}) {
+    SCOPED_TRACE(t == ScalarType::BF16 ? "bf16" : "fp8 1x128 x 128x128");
+    auto masked = ops::groupedGemmProgram({L::Masked, t, ScalarType::BF16}, "moe_masked");
+    matches(*masked, {{"G", 4}, {"M", 208}, {"N", 4096}, {"K", 1024}}, "counts", {160, 208, 32, 192});
+  }
+}
+
 // The benchmark's MoE in miniature (8 experts of 64 to 256 rows, more tiles than SMs along N): its
 // full size (512-2048 rows, N = 4096, K = 7168) is checked by kiln_grouped_bench against cuBLAS.
 TEST_F(Fp8ModesGroupedGpu, MoeOfEightExperts) {

@@ -18,6 +18,7 @@
 #include "kiln/ir/parser.h"
 #include "kiln/kernel.h"
 #include "kiln/target.h"
+#include "ops/gemm_fp8.h"
 #include "ops/grouped_programs.h"
 #include "schedule/config.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
@@ -141,6 +142,20 @@ TEST(Sm90RaggedFunctional, CountsMaskEachGroupsRows) {
 TEST(Sm90RaggedFunctional, Fp8BlockScalesPerGroup) {
   check(kFp8 + "bm=64 bn=128 stages=3 warps_m=1", {L::Offsets, true, 300, 200, 400, kEnds});
   check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2", {L::Masked, true, 136, 136, 272, {70, 0, 136}, 2});
+}
+
+// kiln_grouped_bench's masked FP8 case (counts 160, 208, 32, 192 of a capacity of 208: not a
+// multiple of the 128-row tile, every group but one short of it) in miniature along N and K, with
+// the very variants it ran: the family's pick and the other `_row` tiles. scale_a is [G][kb][M]
+// (ops/grouped_programs.cpp); read as the bench once filled it, [kb][G * M], every group's C is
+// wrong here (K = 384: three K blocks), as the bench then reported on the GPU.
+TEST(Sm90RaggedFunctional, Fp8MaskedCapacityOffTheTile) {
+  for (const char* name : {"fp8_gemm_sm90_128x128x128_s6_pairs_row", "fp8_gemm_sm90_128x160x128_s4_row",
+                           "fp8_gemm_sm90_64x128x128_s8_row"}) {
+    const ops::Fp8GemmVariant* v = ops::findGemmFp8Variant(name);
+    ASSERT_NE(v, nullptr) << name;
+    check(v->config.str(), {L::Masked, true, 208, 136, 384, {160, 208, 32, 192}, 3});
+  }
 }
 
 // Bounds the interpreter refuses: decreasing offsets, an offset past M, a negative one, counts past
