@@ -279,8 +279,7 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   // One consumer warpgroup issues every wgmma and waits on every barrier itself: compute-bound,
   // 64x128 ran at 0.60 of 128x256 per SM at 8192^3, where the intensity term gives 0.87.
   double lone = c.warpsM * c.warpsN == 1 ? 0.65 : 1.0;
-  return blockScales * raster * useful * fill * intensity * epilogue * promote * split * cluster * lone * pitchTerm(c, p) *
-         raster;
+  return blockScales * raster * useful * fill * intensity * epilogue * promote * split * cluster * lone * pitchTerm(c, p);
 }
 
 std::optional<CompileResult> Fp8GemmVariant::compile(const Target& t, ir::DiagnosticEngine& diag) const {
