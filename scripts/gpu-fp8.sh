@@ -31,24 +31,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 START=$(date +%s)
 DEADLINE=$((START + ${GPU_FP8_SECONDS:-340}))
 
-say() { echo "== $* ($(( $(date +%s) - START )) s)" | tee -a "$LOG"; }
-# The seconds a part may take: at most $1, leaving $2 for the parts after it.
-limit() {
-  local left=$(( DEADLINE - $(date +%s) - $2 ))
-  (( left > $1 )) && left=$1
-  (( left < 10 )) && left=0
-  echo $left
-}
-# Runs "$@" for at most $1 seconds, its output appended to $LOG (and said when cut short or failed).
-bounded() {
-  local t=$1; shift
-  if (( t == 0 )); then echo "skipped: no time left" | tee -a "$LOG"; return 0; fi
-  timeout --kill-after=10 "$t" "$@" >> "$LOG" 2>&1
-  local rc=$?
-  (( rc == 124 || rc == 137 )) && echo "cut short after $t s: $1" | tee -a "$LOG"
-  (( rc != 0 && rc != 124 && rc != 137 )) && echo "exit $rc: $1" | tee -a "$LOG"
-  return 0
-}
+. scripts/gpu-time-bound.sh
 
 say "setup"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv >> "$LOG" 2>&1

@@ -34,24 +34,7 @@ DEADLINE=$((START + ${GPU_TUNE_SECONDS:-540}))
 SEED=${SEED:-$(( $(date +%s%N) % 1000000007 ))}
 WORK=$(mktemp -d)
 
-say() { echo "== $* ($(( $(date +%s) - START )) s)" | tee -a "$LOG"; }
-# The seconds part may take: at most $1, leaving $2 for the parts after it (0 when none are left).
-limit() {
-  local left=$(( DEADLINE - $(date +%s) - $2 ))
-  (( left > $1 )) && left=$1
-  (( left < 10 )) && left=0
-  echo $left
-}
-# Runs "$@" for at most $1 seconds (said in the log when it is cut short or fails).
-bounded() {
-  local t=$1; shift
-  if (( t == 0 )); then echo "skipped: no time left" | tee -a "$LOG"; return 0; fi
-  timeout --kill-after=10 "$t" "$@" >> "$LOG" 2>&1
-  local rc=$?
-  (( rc == 124 || rc == 137 )) && echo "cut short after $t s" | tee -a "$LOG"
-  (( rc != 0 && rc != 124 && rc != 137 )) && echo "exit $rc" | tee -a "$LOG"
-  return 0
-}
+. scripts/gpu-time-bound.sh
 
 say "setup: seed $SEED"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv >> "$LOG" 2>&1
