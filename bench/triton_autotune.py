@@ -19,10 +19,11 @@ Triton.
 import argparse
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
+
+from fused_torch import timed  # the same alternating, L2-flushed timing
 
 
 def configs(triton, n):
@@ -61,22 +62,6 @@ def make_kernel(triton, tl, cfgs):
         tl.store(c + rm[:, None] * scm + rn[None, :] * scn, acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
     return matmul
-
-
-def timed(torch, fns, reps, flush):
-    times = [[] for _ in fns]
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for rep in range(reps):
-        for j in range(len(fns)):
-            i = (j + rep) % len(fns)
-            flush.fill_(rep & 0xFF)
-            torch.cuda._sleep(200_000)
-            start.record()
-            fns[i]()
-            end.record()
-            end.synchronize()
-            times[i].append(start.elapsed_time(end))
-    return [statistics.median(t) for t in times]
 
 
 def shapes_of(args):
