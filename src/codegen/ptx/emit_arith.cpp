@@ -153,7 +153,7 @@ bool emitFloatBinary(KernelEmitter& e, const Operation& op) {
   const char* text = n == "arith.addf"   ? "add.rn.f32"
                      : n == "arith.subf" ? "sub.rn.f32"
                      : n == "arith.mulf" ? "mul.rn.f32"
-                     : n == "arith.divf" ? "div.rn.f32"
+                     : n == "arith.divf" ? (op.attr("approx") && op.attr("approx")->asBool() ? "div.full.f32" : "div.rn.f32")
                      : n == "arith.maxf" ? "max.NaN.f32"
                                          : "min.NaN.f32";
   e.b().inst(fmt::format("{} {}, {}, {}", text, e.def(op.result()).str(), e.use(op.operand(0)).str(),
