@@ -50,7 +50,7 @@ struct GemmProblem {
   bool bKMajor = false;
   bool cRowMajor = true;
   // Ragged groups (tile.for_tiles {ragged = M}; docs/grouped-gemm.md): only the variants that can
-  // walk them (raggedWalkConflict: sm90, raster=row, the direct epilogue, no cluster or split).
+  // walk them (raggedWalkConflict: sm90, no cluster, split-K, stream-K or swap_ab).
   // m is then the rows of every group together (offsets) or G x the per-group capacity (counts).
   bool ragged = false;
   bool strided = false;     // some tensor argument is strided (a leading dimension, a batch stride)
