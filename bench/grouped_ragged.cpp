@@ -92,7 +92,8 @@ std::vector<std::string> raggedConfigs(const RaggedOptions& o, const ir::Operati
   std::printf("  Kiln's pick: %s\n", pick.why.c_str());
   if (pick.fromFamily) lines.push_back(pick.config.str());
   auto add = [&](const Config& c) {
-    if (c.raster == Raster::Row && std::find(lines.begin(), lines.end(), c.str()) == lines.end())
+    if (c.raster == Raster::Row && (o.masked || c.bm >= 128) &&
+        std::find(lines.begin(), lines.end(), c.str()) == lines.end())
       lines.push_back(c.str());
   };
   if (o.fp8)
