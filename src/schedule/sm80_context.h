@@ -79,10 +79,11 @@ std::vector<ir::Value*> buildMainloop(Context& cx);
 bool buildEpilogue(Context& cx, const std::vector<ir::Value*>& acc);
 
 // Makes, at the insertion point, the loads of the epilogue that one value per fragment row or
-// column or per thread covers (tile.load of a [M] or [N] slice, tile.load_scalar), for the
-// epilogue built later with the same positions (warp tile, overrides) to use; whole-tile loads
-// stay in the epilogue. Records them in *cx.earlyLoads. False after a diagnostic.
-bool preloadEpilogue(Context& cx);
+// column or per thread covers (tile.load of a [M] or [N] slice, tile.load_scalar), or with
+// wholeTiles those of one value per element (a [M, N] residual), for the epilogue built later with
+// the same positions (warp tile, overrides) to use. Records them in *cx.earlyLoads. False after a
+// diagnostic.
+bool preloadEpilogue(Context& cx, bool wholeTiles = false);
 
 // Prefetches into L1, at the insertion point, the lines of global memory those loads (the ones
 // preloadEpilogue would make) will read for the block's tile, one line per thread `slot` (an i32

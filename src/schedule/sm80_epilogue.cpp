@@ -16,7 +16,8 @@
 // column (j, e % 2)'s. Narrow-float math is done in f32 and rounded once to the op's element type.
 // Loads and stores are predicated on the element being inside the tensor; a pair of adjacent
 // columns is stored with one 4-byte (bf16/f16) or 8-byte (f32) store, which needs rows aligned to
-// a pair (compile.h), or with align_c below a pair (an odd N) one element at a time. Dense or strided.
+// a pair (compile.h), or with align_c below a pair (an odd N) one element at a time; and loaded so
+// where the tensor's rows allow (pairLoadBytes, sm80_epilogue_address.h). Dense or strided.
 #include <map>
 
 #include "dialects/tile/tensor_layout.h"
@@ -52,11 +53,12 @@ class Epilogue {
     return true;
   }
 
-  // preloadEpilogue: only the loads that are not whole tiles, recorded in *cx.earlyLoads.
-  bool preload() {
+  // preloadEpilogue: the loads that are not whole tiles, or (wholeTiles) those that are, recorded in
+  // *cx.earlyLoads.
+  bool preload(bool wholeTiles) {
     KILN_ASSERT(cx_.earlyLoads, "preloadEpilogue records into cx.earlyLoads");
     findCoords();
-    std::vector<const Operation*> loads = vectorLoads();
+    std::vector<const Operation*> loads = vectorLoads(wholeTiles);
     if (loads.empty()) return true;  // nothing to load early: no positions made either
     start();
     for (const Operation* op : loads) {
@@ -115,13 +117,14 @@ class Epilogue {
 
  private:
   // The epilogue's loads that one value per fragment row or column or per thread covers (a [M] or
-  // [N] slice, a scalar): what preload makes early and prefetch covers; findCoords first.
-  std::vector<const Operation*> vectorLoads() const {
+  // [N] slice, a scalar): what preload makes early and prefetch covers; or (wholeTiles) the others,
+  // each element's own ([M, N], as a residual); findCoords first.
+  std::vector<const Operation*> vectorLoads(bool wholeTiles = false) const {
     std::vector<const Operation*> loads;
     for (const Operation* op : cx_.g.epilogue) {
       auto k = tile::kindOf(*op);
       bool scalar = k == tile::OpKind::LoadScalar;
-      if ((scalar || k == tile::OpKind::Load) && loadKind(*op, scalar) != Kind::Full) loads.push_back(op);
+      if ((scalar || k == tile::OpKind::Load) && (loadKind(*op, scalar) == Kind::Full) == wholeTiles) loads.push_back(op);
     }
     return loads;
   }
@@ -190,28 +193,31 @@ class Epilogue {
     }
     k = row && col ? Kind::Full : row ? Kind::Row : col ? Kind::Col : Kind::Scalar;
     EpiValue r{k, elem, {}};
-    auto apply = [&](int i, int j, int e) {
+    forEach(k, [&](int i, int j, int e) {
       std::vector<Value*> args;
       for (const EpiValue* x : in) args.push_back(at(*x, i, j, e));
       r.v.push_back(f(args));
-    };
+    });
+    return r;
+  }
+  // Calls f(i, j, e) for each element a value of kind k holds, in its storage order.
+  void forEach(Kind k, const std::function<void(int, int, int)>& f) const {
     switch (k) {
       case Kind::Full:
         for (int i = 0; i < cx_.mTiles(); ++i)
           for (int j = 0; j < cx_.nTiles(); ++j)
-            for (int e = 0; e < 4; ++e) apply(i, j, e);
+            for (int e = 0; e < 4; ++e) f(i, j, e);
         break;
       case Kind::Row:
         for (int j = 0; j < cx_.nTiles(); ++j)
-          for (int e = 0; e < 2; ++e) apply(0, j, e);
+          for (int e = 0; e < 2; ++e) f(0, j, e);
         break;
       case Kind::Col:
         for (int i = 0; i < cx_.mTiles(); ++i)
-          for (int e = 0; e < 4; e += 2) apply(i, 0, e);
+          for (int e = 0; e < 4; e += 2) f(i, 0, e);
         break;
-      case Kind::Scalar: apply(0, 0, 0); break;
+      case Kind::Scalar: f(0, 0, 0); break;
     }
-    return r;
   }
 
   Value* toF32(Value* v) { return b_.cast(v, types::f32()); }
@@ -313,28 +319,24 @@ class Epilogue {
     }
     bool failed = false;
     EpiValue loaded{r.kind, elem, {}};
-    auto each = [&](int i, int j, int e) {
-      if (failed) return;
-      Value* v = loadAt(i, j, e);
-      failed = !v;
-      loaded.v.push_back(v);
-    };
-    switch (r.kind) {
-      case Kind::Full:
-        for (int i = 0; i < cx_.mTiles(); ++i)
-          for (int j = 0; j < cx_.nTiles(); ++j)
-            for (int e = 0; e < 4; ++e) each(i, j, e);
-        break;
-      case Kind::Row:
-        for (int j = 0; j < cx_.nTiles(); ++j)
-          for (int e = 0; e < 2; ++e) each(0, j, e);
-        break;
-      case Kind::Col:
-        for (int i = 0; i < cx_.mTiles(); ++i)
-          for (int e = 0; e < 4; e += 2) each(i, 0, e);
-        break;
-      case Kind::Scalar: each(0, 0, 0); break;
-    }
+    // Two adjacent columns in one access where they may (pairLoadBytes): element e loads e + 1 too,
+    // both as f32 (exact: all the epilogue's math is f32).
+    const bool pairs = (r.kind == Kind::Full || r.kind == Kind::Row) && !cx_.transposed &&
+                       pairLoadBytes(cx_.g, cx_.cfg, op);
+    forEach(r.kind, [&](int i, int j, int e) {
+      if (failed || (pairs && e % 2)) return;
+      if (!pairs) {
+        Value* v = loadAt(i, j, e);
+        failed = !v;
+        loaded.v.push_back(v);
+        return;
+      }
+      std::vector<Value*> pos;
+      Value* ok = nullptr;
+      if ((failed = !position(op, 1, n, i, j, e, false, pos, ok))) return;
+      auto [lo, hi] = loadPair(b_, loadAddress(base, t, pos), ok, elem, other);
+      loaded.v.insert(loaded.v.end(), {lo, hi});
+    });
     if (failed) return false;
     values_[op.result()] = loaded;
     return true;
@@ -492,7 +494,7 @@ class Epilogue {
 }  // namespace
 
 bool buildEpilogue(Context& cx, const std::vector<Value*>& acc) { return Epilogue(cx).run(acc); }
-bool preloadEpilogue(Context& cx) { return Epilogue(cx).preload(); }
+bool preloadEpilogue(Context& cx, bool wholeTiles) { return Epilogue(cx).preload(wholeTiles); }
 bool prefetchEpilogue(Context& cx, Value* slot, int slots) { return Epilogue(cx).prefetch(slot, slots); }
 
 }  // namespace kiln::sm80

@@ -1,6 +1,9 @@
 #include "schedule/sm80_epilogue_address.h"
 
+#include <algorithm>
+
 #include "dialects/tile/tensor_layout.h"
+#include "dialects/tile/tile_ops.h"
 
 namespace kiln::sm80 {
 using namespace ir;
@@ -69,6 +72,50 @@ Value* loadAddress(KernBuilder& b, Value* base, const Type& t, const std::vector
   }
   Value* p = b.ptrAdd(base, elementOffset(b, t, bases, extent));
   return k ? b.ptrAdd(p, b.i64(k)) : p;
+}
+
+int pairLoadBytes(const GemmProgram& g, const Config& cfg, const Operation& load) {
+  if (cfg.swapAB || tile::kindOf(load) != tile::OpKind::Load) return 0;
+  const Type& t = load.operand(0)->type();
+  const ScalarType e = t.elem();
+  const bool packed = e == ScalarType::BF16 || e == ScalarType::F16;
+  if (!packed && e != ScalarType::F32) return 0;
+  if (packed && load.attr("other") && load.attr("other")->asNumber() != 0) return 0;
+  const tile::TensorLayout l = tile::tensorLayout(t);
+  const int64_t unit = l.contiguousAxis();
+  if (load.operand(1 + unsigned(unit)) != coordArgN(g)) return 0;
+  const ir::Extent& row = t.shape()[size_t(unit)];
+  if (!l.strided() && !row.isSymbolic() && row.value % 2) return 0;
+  for (const Operation* op : g.epilogue)  // every output's rows in pairs
+    if (op->is("tile.store") && std::min(cfg.alignC, 16) < 2 * bitWidth(op->operand(0)->type().elem()) / 8) return 0;
+  return 2 * bitWidth(e) / 8;
+}
+
+std::pair<Value*, Value*> loadPair(KernBuilder& b, Value* addr, Value* ok, ScalarType e, double other) {
+  if (e == ScalarType::F32) {
+    std::vector<NamedAttr> attrs;
+    if (other != 0.0) attrs.push_back({"other", other});
+    Operation* ld = b.create("kern.ld_global", {addr, ok}, {types::f32(), types::f32()}, attrs);
+    return {ld->result(0), ld->result(1)};
+  }
+  Value* word = b.op1("kern.ld_global", {addr, ok}, kern::fragType(e));
+  Operation* u = b.create("kern.cvt_unpack", {word}, {types::f32(), types::f32()});
+  return {u->result(0), u->result(1)};
+}
+
+void requirePairLoads(const GemmProgram& g, const Config& cfg, kern::KernelLaunch& launch) {
+  for (const Operation* op : g.epilogue) {
+    const int bytes = pairLoadBytes(g, cfg, *op);
+    if (!bytes) continue;
+    const Type& t = op->operand(0)->type();
+    const std::string name = op->operand(0)->definingOp()->stringAttr("name");
+    auto it = std::find_if(launch.alignment.begin(), launch.alignment.end(), [&](auto& a) { return a.first == name; });
+    if (it == launch.alignment.end()) launch.alignment.push_back({name, bytes});
+    else it->second = std::max<int64_t>(it->second, bytes);
+    const tile::TensorLayout l = tile::tensorLayout(t);
+    const ir::Extent& row = t.shape()[size_t(l.contiguousAxis())];
+    if (!l.strided() && row.isSymbolic()) launch.requireMultiple(row.sym, 2);
+  }
 }
 
 }  // namespace kiln::sm80

@@ -7,6 +7,7 @@
 #include "dialects/kern/kernel_launch.h"
 #include "dialects/tile/tensor_layout.h"
 #include "schedule/sm80_context.h"
+#include "schedule/sm80_epilogue_address.h"
 
 namespace kiln {
 using namespace ir;
@@ -90,6 +91,7 @@ bool operandRequirements(const GemmProgram& g, const Config& config, kern::Kerne
     // A pair must not straddle a row's end, dense or strided.
     launch.requireMultiple(t.shape()[t.rank() - 1].sym, width / eb);
   }
+  sm80::requirePairLoads(g, config, launch);  // the epilogue's loads of column pairs
   return true;
 }
 

@@ -3,6 +3,7 @@
 // from registers (epilogue=direct) or staged per 64-column box in shared memory and stored by TMA
 // (epilogue=tma), with swap_ab's transposed fragment staged by stmatrix .trans; with ragged groups
 // and epilogue=tma, a group's last, partial tile from registers (buildEpilogue).
+#include <algorithm>
 #include <map>
 
 #include "schedule/sm80_context.h"
@@ -216,6 +217,11 @@ bool prefetchEpilogue(KernBuilder& b, const Request& r, const Kernel& k, const U
 
 namespace {
 
+// How many units ahead of the one being staged its whole-tile loads go out. One ahead spills
+// (ptxas, gemm_bias_silu_residual: 212 bytes at 128x256 late, 600 at the 192x192 swap_ab tuned on
+// the H100), none does not: a unit's loads then go out before its own slot wait and barrier.
+constexpr int kAhead = 0;
+
 // epilogue=tma: the warpgroup's rows go out one 64-column box at a time, through cSlots slots of
 // its region of sC (each rows x 64, 128B-swizzled, the TMA box layout). Each box is staged (every
 // thread writes its pairs of it) between a kern.stage_begin and a kern.stage_end, and
@@ -246,7 +252,27 @@ bool stageBoxes(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u
     ringOff = b.named(b.op1("kern.smem_offset", {k.smem.sR, sa.row, sa.col}, types::i32()), "roff");
     ringSlot = b.named(b.add(b.mulConst(in.ringStage, c.warpsM), w.wg), "rslot");
   }
+  // The unit's loads go out before its slot's wait and barrier, which no load crosses: whole-tile
+  // ones (a residual [M, N]) those of units up to i + kAhead before unit i is staged, and, unless
+  // made before (epilogue_loads=early, prefetch), the vectors and scalars with them. So their global
+  // round trip passes behind the wait, the barrier and (kAhead) the staging and TMA stores before.
+  const int total = un.units + (un.tail ? 1 : 0);
+  EarlyLoads ahead = in.early ? *in.early : EarlyLoads(size_t(total));
+  int issued = 0;
+  const bool loads = std::any_of(r.g.epilogue.begin(), r.g.epilogue.end(), [](const Operation* op) {
+    return op->is("tile.load") || op->is("tile.load_scalar");
+  });
+  auto loadAhead = [&](int upTo) {
+    for (; loads && issued < std::min(upTo, total); ++issued) {
+      placeUnit(b, r, u, cx, un, issued, v, nStore, warpCol0);
+      cx.earlyLoads = &ahead[size_t(issued)];
+      if (!in.early && !sm80::preloadEpilogue(cx)) return false;
+      if (!sm80::preloadEpilogue(cx, /*wholeTiles=*/true)) return false;
+    }
+    return true;
+  };
   for (int i = 0; i < un.units; ++i) {
+    if (!loadAhead(i + 1 + kAhead)) return false;
     const int box = i / un.pieces, piece = i % un.pieces;
     const bool inRing = in.ringStage && box >= cSlots;
     const Slot at{inRing ? k.smem.sR : k.smem.sC, inRing ? ringSlot : w.wg, inRing ? ringOff : off,
@@ -261,7 +287,7 @@ bool stageBoxes(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u
     if (inRing) beginAttrs.push_back({"fresh", true});
     b.create("kern.stage_begin", {at.buf, at.slot, elected, barrier}, {}, beginAttrs);
     placeUnit(b, r, u, cx, un, i, v, nStore, warpCol0);
-    cx.earlyLoads = in.early ? &in.early->at(size_t(i)) : nullptr;
+    cx.earlyLoads = &ahead[size_t(i)];
     cx.storeToSmem = StagedStores(b, r, at, un.perBox);
     if (!sm80::buildEpilogue(cx, unitAccumulators(r, in.out, box, piece, un.perBox))) return false;
     std::vector<Value*> endOps = {k.params.tmC, at.buf, at.slot, nStore, mStore};
@@ -274,8 +300,9 @@ bool stageBoxes(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u
   // bn not a multiple of 64: the columns past the last whole box are stored directly from
   // registers, masked at the tensor's edges (a box that narrow would need a tensor map of its own).
   if (un.tail) {
+    if (!loadAhead(total)) return false;
     placeUnit(b, r, u, cx, un, un.units, v, nStore, warpCol0);
-    cx.earlyLoads = in.early ? &in.early->at(size_t(un.units)) : nullptr;
+    cx.earlyLoads = &ahead[size_t(un.units)];
     cx.storeToSmem = nullptr;
     if (!sm80::buildEpilogue(cx, unitAccumulators(r, in.out, un.boxes, 0, un.tail))) return false;
   }

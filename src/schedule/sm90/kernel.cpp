@@ -15,6 +15,7 @@
 
 #include "dialects/kern/kernel_launch.h"
 #include "schedule/lower_programs.h"
+#include "schedule/sm80_epilogue_address.h"
 #include "schedule/sm90/lowering.h"
 
 namespace kiln::sm90 {
@@ -148,6 +149,7 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
       launch.requireMultiple(ct.shape()[ct.rank() - 1].sym, std::max(1, align / ceb));
       launch.alignment.push_back({tensorName(op->operand(0)), align >= 2 * ceb ? 2 * ceb : ceb});
     }
+  sm80::requirePairLoads(g, c, launch);  // the epilogue's loads of column pairs
   launch.grid = {gridAxis(r)};
   launch.persistent = true;
   // blocks_per_sm=2: two blocks per SM (the config's rules checked they fit).

@@ -59,6 +59,7 @@ void check(const std::string& configText, const Problem& p,
                  : p.tensorwise ? ops::fp8GemmProgram({ops::Fp8Scaling::Tensorwise}, "fp8_tensorwise")
                  : p.fp8     ? examples::fp8RowwiseGemm()
                  : p.scaled  ? scaledGemm()
+                 : p.residual ? examples::gemmBiasSiluResidual()
                  : p.f16   ? examples::gemmF16(p.kMajor)
                  : p.batch ? examples::batchedGemm()
                  : p.groups ? examples::groupedGemm()
@@ -117,15 +118,19 @@ void check(const std::string& configText, const Problem& p,
         for (int64_t j = 0; j < p.n; ++j) colBias[size_t(s * p.n + j)] = blockB(s, j);
     }
   }
-  bool vectors = p.scaled || p.fp8;
+  bool vectors = p.scaled || p.fp8 || p.residual;
   uint64_t ds = vectors ? mem.add(bytesOf(rowScale)) : 0, dbias = vectors ? mem.add(bytesOf(colBias)) : 0;
+  // Problem::residual: R [M, N], random BF16.
+  auto resid = p.residual ? inputs.bf16(size_t(p.m * p.n)) : std::vector<uint16_t>{};
+  uint64_t dr = p.residual ? mem.add(bytesOf(resid)) : 0;
   uint64_t dids = p.groups ? mem.add(bytesOf(ids)) : 0;
   // The tensor arguments in the program's order (the tensor maps' addresses by it).
-  std::vector<uint64_t> tensors = vectors    ? std::vector<uint64_t>{da, db, ds, dbias, dc}
+  std::vector<uint64_t> tensors = p.residual ? std::vector<uint64_t>{da, db, dbias, dr, dc}
+                                  : vectors    ? std::vector<uint64_t>{da, db, ds, dbias, dc}
                                   : p.groups ? std::vector<uint64_t>{da, db, dids, dc}
                                              : std::vector<uint64_t>{da, db, dc};
   std::map<std::string, uint64_t> byName = {{"A", da},       {"B", db},       {"C", dc}, {"s", ds}, {"bias", dbias},
-                                            {"group_ids", dids},
+                                            {"group_ids", dids}, {"R", dr},
                                             {"scale_a", ds}, {"scale_b", dbias}};
 
   testing::WsLaunch launch;
@@ -209,6 +214,10 @@ void check(const std::string& configText, const Problem& p,
           acc += p.blockwise ? t * double(blockA(i, kk / 128)) * double(blockB(kk / 128, j)) : t;
         }
         if (p.scaled) acc = acc * rowScale[size_t(i)] + colBias[size_t(j)];
+        if (p.residual) {
+          const double x = acc + colBias[size_t(j)];
+          acc = x / (1 + std::exp(-x)) + double(bf16BitsToFloat(resid[size_t(i * p.n + j)]));
+        }
         if (p.tensorwise) acc = acc * double(rowScale[0] * colBias[0]);  // the one element of each
         else if (p.fp8 && !p.blockwise) acc = acc * rowScale[size_t(i)] * colBias[size_t(j)];
         double got = decode(c[size_t((bi * p.m + i) * p.n + j)]);  // BF16 for every program but FP16's

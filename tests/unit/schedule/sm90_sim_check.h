@@ -30,6 +30,9 @@ struct Problem {
   // With fp8: the blockwise program (ops/fp8_programs.h) instead: 1 for 1x128 x 128x128 scales, 2 for
   // 1x128 x 1x128, each block its own scale, applied to each 128-wide slice of K's sums.
   int blockwise = 0;
+  // examples::gemmBiasSiluResidual: C = silu(A·B + bias[N]) + R[M, N] (bias f32, R bf16), the
+  // residual read per element in the epilogue.
+  bool residual = false;
   // > 0: examples::groupedGemm with G = groups, B [G][K][N]: rows in blocks of 64 (its align), block
   // i of group (i * 3 + 1) % (groups + 1), so one group id in G + 1 is out of range (B reads zeros).
   int64_t groups = 0;

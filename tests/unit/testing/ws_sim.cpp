@@ -74,13 +74,7 @@ void Agent::exec(const Operation& op, const Mask& m) {
   } else if (n == "arith.cast") {
     const Type& from = op.operand(0)->type();
     Lanes r = Lanes(size_t(T));
-    for (int t = 0; t < T; ++t) {
-      uint64_t x = get(op.operand(0))[size_t(t)];
-      if (from.isScalar(ScalarType::F32) && rt.isScalar(ScalarType::BF16)) r[size_t(t)] = floatToBf16Bits(asF(x));
-      else if (from.isScalar(ScalarType::F32) && rt.isScalar(ScalarType::F16)) r[size_t(t)] = floatToF16Bits(asF(x));
-      else if (from.isScalar(ScalarType::F32) || rt.isScalar(ScalarType::F32)) throw std::runtime_error("unsupported cast");
-      else r[size_t(t)] = fromI(asI(x, from), rt);
-    }
+    for (int t = 0; t < T; ++t) r[size_t(t)] = simCast(from, rt, get(op.operand(0))[size_t(t)]);
     set(op.result()) = r;
   } else if (n.rfind("arith.", 0) == 0 && n.back() == 'i') {
     Lanes r = Lanes(size_t(T));
@@ -89,12 +83,18 @@ void Agent::exec(const Operation& op, const Mask& m) {
       r[size_t(t)] = fromI(simIntOp(n, x, y, rt), rt);
     }
     set(op.result()) = r;
-  } else if (n == "arith.addf" || n == "arith.mulf") {  // split-K's sums; the epilogue's scales and biases
+  } else if (n == "arith.cmpf") {
     Lanes r = Lanes(size_t(T));
-    const bool add = n == "arith.addf";
+    for (int t = 0; t < T; ++t)
+      r[size_t(t)] = simCmpf(op.stringAttr("pred"), asF(get(op.operand(0))[size_t(t)]), asF(get(op.operand(1))[size_t(t)]));
+    set(op.result()) = r;
+  } else if ((n.rfind("arith.", 0) == 0 && n.back() == 'f' && n != "arith.fmaf") || n.rfind("math.", 0) == 0) {
+    // split-K's sums; the epilogue's scales, biases and functions (exact: kern_sim_math.h)
+    Lanes r = Lanes(size_t(T));
     for (int t = 0; t < T; ++t) {
-      float x = asF(get(op.operand(0))[size_t(t)]), y = asF(get(op.operand(1))[size_t(t)]);
-      r[size_t(t)] = fromF(add ? x + y : x * y);
+      float x = asF(get(op.operand(0))[size_t(t)]);
+      float y = op.numOperands() > 1 ? asF(get(op.operand(1))[size_t(t)]) : 0.0f;
+      r[size_t(t)] = fromF(simFloatOp(n, x, y));
     }
     set(op.result()) = r;
   } else if (n == "arith.fmaf") {  // block scales: a K step's sums times its factor, added once rounded
@@ -333,6 +333,13 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
       for (unsigned i = 0; i < op.numOperands(); ++i) v.push_back(asF(get(op.operand(i))[size_t(t)]));
       r[size_t(t)] = simPack(op.result()->type().elem(), v);
     }
+  } else if (n == "kern.cvt_unpack") {
+    std::vector<Lanes*> out;
+    for (unsigned i = 0; i < op.numResults(); ++i) out.push_back(&set(op.result(i)));
+    for (int t = 0; t < T; ++t) {
+      auto v = simUnpack(op.operand(0)->type().elem(), get(op.operand(0))[size_t(t)], out.size());
+      for (size_t i = 0; i < out.size(); ++i) (*out[i])[size_t(t)] = fromF(v[i]);
+    }
   } else if (n == "kern.prefetch_global") {
     lanes([&](int t) {
       if (!(get(op.operand(1))[size_t(t)] & 1)) return;
@@ -341,7 +348,8 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
       if (b_.l_.prefetchedLines) b_.l_.prefetchedLines->at(b_.bx_).insert(addr / 128);
     });
   } else if (n == "kern.ld_global") {
-    size_t each = size_t(bitWidth(op.result()->type().elem()) / 8), count = op.numResults();
+    const Type& vt = op.result()->type();  // elements, or 32-bit words of packed ones
+    size_t each = kern::isFrag(vt) ? 4 : size_t(bitWidth(vt.elem()) / 8), count = op.numResults();
     uint64_t other = op.attr("other") ? fromF(float(op.attr("other")->asNumber())) : 0;
     for (unsigned i = 0; i < count; ++i) {
       Lanes& r = set(op.result(i));
