@@ -165,13 +165,13 @@ std::unique_ptr<Operation> lowerGemv(const Operation& program, const Target& tar
   cx.n0 = b.named(b.mulConst(b.op1("kern.block_id", {}, types::i32(), {{"dim", "x"}}), config.bn), "n0");
   cx.m0 = b.named(b.mulConst(b.op1("kern.block_id", {}, types::i32(), {{"dim", "y"}}), config.bm), "m0");
   if (g->batchArg) cx.batch = b.named(b.op1("kern.block_id", {}, types::i32(), {{"dim", "z"}}), "batch");
-  Value* sums = b.op1("kern.smem_alloc", {}, kern::smemType(ScalarType::F32, 1, geo.bm, geo.bn, Swizzle{}),
+  Value* sums = b.op1("kern.smem_alloc", {}, kern::smemType(ScalarType::F32, 1, geo.bm, geo.cols(), Swizzle{}),
                       {{"offset", geo.partialsBytes()}});
   if (geo.kMajor) {
     gemv::kPathSums(cx, geo, sums);
   } else {
     Value* partials = b.op1("kern.smem_alloc", {},
-                            kern::smemType(ScalarType::F32, geo.warps(), geo.bm, geo.bn, Swizzle{}), {{"offset", int64_t(0)}});
+                            kern::smemType(ScalarType::F32, geo.warps(), geo.bm, geo.cols(), Swizzle{}), {{"offset", int64_t(0)}});
     gemv::nPathSums(cx, geo, partials, sums);
   }
   if (!epilogue(cx, geo, sums)) return nullptr;

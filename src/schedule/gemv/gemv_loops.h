@@ -18,9 +18,11 @@ struct Geometry {
   int groups() const { return T / lanes; }  // N path: rows of threads along K; K path: N-row groups
   int rowsPerGroup() const { return bn / groups(); }  // K path: N rows each group owns
   int warps() const { return T / 32; }
-  // Shared memory: on the N path the warps' partial sums, [warps][bm][bn] f32, then (both paths)
-  // the block's sums, [bm][bn] f32.
-  int64_t sumsBytes() const { return int64_t(bm) * bn * 4; }
+  // Shared memory: on the N path the warps' partial sums, [warps][bm][cols] f32, then (both paths)
+  // the block's sums, [bm][cols] f32; cols is bn rounded up to 32 (128-byte rows: a stage of
+  // shared memory is a multiple of 128 bytes).
+  int cols() const { return (bn + 31) / 32 * 32; }
+  int64_t sumsBytes() const { return int64_t(bm) * cols() * 4; }
   int64_t partialsBytes() const { return kMajor ? 0 : warps() * sumsBytes(); }
   int64_t smemBytes() const { return partialsBytes() + sumsBytes(); }
 };
