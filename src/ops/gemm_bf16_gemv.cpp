@@ -66,8 +66,11 @@ double gemvPreference(const GemmVariant& v, const GemmProblem& p, const Target&)
 
 Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms) {
   Config c = variant;
-  c.alignA = std::min(c.alignA, p.alignA);
-  c.alignB = std::min(c.alignB, p.alignB);
+  // A load never straddles a row's end: B's contiguous dim (N, or K when K-major) and, for A's
+  // vectors along K, K bound the widths too (p's alignments are the leading dimensions' for
+  // strided operands, which may be longer than the rows).
+  c.alignA = std::min({c.alignA, p.alignA, rowAlignment(p.k, 2)});
+  c.alignB = std::min({c.alignB, p.alignB, rowAlignment(p.bKMajor ? p.k : p.n, 2)});
   c.alignC = std::min(c.alignC, p.alignC);
   // B's elements per load, as the lowering derives them (gemv.cpp, accessBytes).
   int bytes = 16;
