@@ -66,6 +66,12 @@ TEST(GemmBf16Gemv, BlocksSizedToFillTheSms) {
   Config odd = v.configFor(problem(1, 50257, 4096), 132);
   EXPECT_EQ(odd.alignB, 2);
   EXPECT_EQ(odd.bn, 32);
+  // A strided B whose leading dimension is 16-byte aligned but whose rows (N = 1001) are not: loads
+  // of one element, none across a row's end (the launch contract asks N % V == 0).
+  GemmProblem strided = problem(1, 1001, 4096);
+  strided.strided = true;
+  strided.alignB = 16;
+  EXPECT_EQ(v.configFor(strided, 132).alignB, 2);
 }
 
 TEST(GemmBf16Gemv, FamilyConfigsRunInTheSimulator) {
