@@ -7,7 +7,7 @@
 
 namespace kiln::testing {
 
-std::map<std::string, int> loopOpcodes(const std::string& sass) {
+std::vector<std::string> loopSequence(const std::string& sass) {
   std::vector<std::string> lines;
   std::istringstream in(sass);
   for (std::string l; std::getline(in, l);) lines.push_back(l);
@@ -26,9 +26,15 @@ std::map<std::string, int> loopOpcodes(const std::string& sass) {
       end = i;
     }
   }
-  std::map<std::string, int> counts;
+  std::vector<std::string> seq;
   for (size_t i = begin; i < end; ++i)
-    if (std::regex_search(lines[i], m, instRe)) counts[m[2]]++;
+    if (std::regex_search(lines[i], m, instRe)) seq.push_back(m[2]);
+  return seq;
+}
+
+std::map<std::string, int> loopOpcodes(const std::string& sass) {
+  std::map<std::string, int> counts;
+  for (const std::string& op : loopSequence(sass)) counts[op]++;
   return counts;
 }
 

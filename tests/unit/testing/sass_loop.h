@@ -5,10 +5,13 @@
 // the function. Opcodes are kept whole ("HMMA.16816.F32.BF16"), predicate guards dropped.
 #include <map>
 #include <string>
+#include <vector>
 
 namespace kiln::testing {
 
 std::map<std::string, int> loopOpcodes(const std::string& sass);
+// The same loop's opcodes in program order.
+std::vector<std::string> loopSequence(const std::string& sass);
 
 // Sum of the counts of opcodes that start with `prefix`.
 int countPrefix(const std::map<std::string, int>& ops, const std::string& prefix);
