@@ -143,6 +143,15 @@ struct SliceScales {
   };
   std::vector<Load> loads;                     // scale_a's (per row), then scale_b's (per column block)
   std::vector<std::pair<int, int>> factorOf;   // per accumulator: its scale_a load and scale_b load
+  // Where the warpgroup's columns may span two scale_b blocks (bn neither a multiple nor a divisor
+  // of the block: 160 or 96 for 128): factorOf's scale_b is the first block's, `second` the next
+  // block's load, and per accumulator `group` the first column c of its chunk (the columns between
+  // two places a block may start, g = 32 for 160 and 128): the chunk is in the second block where
+  // c >= `rel`, the columns from the warpgroup's first to the next block's start (a multiple of g).
+  // So a step makes one product per row and block, and selects one of two per row and chunk.
+  int second = -1;
+  ir::Value* rel = nullptr;
+  std::vector<int> group;
 };
 // The distinct scale elements a thread loads per K step (its rows' and column blocks').
 int sliceScaleLoads(const Request& r);
