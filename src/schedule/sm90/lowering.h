@@ -140,6 +140,13 @@ struct SliceScales {
     ir::Value *ptr = nullptr, *ok = nullptr;  // K block 0's element, and whether the row or column is in
     ir::Value* kStride = nullptr;             // the elements from one stored K index to the next (i64)
     int64_t kPerStep = 1;                     // K steps one stored K index covers
+    // Per-column scales (a block of one column): the column axis's element stride (i64) and the
+    // columns left in the tensor from this one. A load `base` >= 0 is column `delta` past load
+    // base's, addressed from it in the step (a constant offset) and in the tensor where delta < its
+    // columns left: no pointer of its own lives through the loop.
+    ir::Value *colStride = nullptr, *colLeft = nullptr;
+    int base = -1;
+    int64_t delta = 0;
   };
   std::vector<Load> loads;                     // scale_a's (per row), then scale_b's (per column block)
   std::vector<std::pair<int, int>> factorOf;   // per accumulator: its scale_a load and scale_b load

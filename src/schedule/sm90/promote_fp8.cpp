@@ -217,14 +217,14 @@ class Rewrite {
     return map;
   }
 
-  // The loads of K step `kt` a loop carries: the prologue's ops that read %kt (and its constants),
-  // each kern.ld_global predicated off unless kt < %ksteps. The loaded values, in k_.loaded's order.
+  // The loads of K step `kt` a loop carries: the prologue but its products, each kern.ld_global
+  // predicated off unless kt < %ksteps. The loaded values, in k_.loaded's order.
   std::vector<Value*> loadScales(Value* kt) {
     std::unordered_map<const Value*, Value*> map = {{k_.loop->body().argument(0), kt}};
     b_.setLoc(k_.scales->loc());
     Value* inRange = b_.cmp("slt", kt, k_.loop->operand(1));
     for (Operation* op : k_.prologue) {
-      if (op == k_.scales || k_.products.count(op) || !(k_.ktDependent.count(op) || op->is("arith.constant"))) continue;
+      if (op == k_.scales || k_.products.count(op) || !feedsLoads(*op)) continue;
       Value* on = nullptr;
       if (op->is("kern.ld_global")) {
         Value* pred = op->operand(1);
@@ -236,6 +236,17 @@ class Rewrite {
     std::vector<Value*> out;
     for (Value* v : k_.loaded) out.push_back(map.at(v));
     return out;
+  }
+
+  // Whether a non-product op of the prologue is needed by its loads: it reads %kt, or a constant,
+  // or an op other than a product reads it (a per-column load's in-bounds test), where an op read
+  // by products alone (which block a column is in) is made again with them, not carried.
+  bool feedsLoads(const Operation& op) const {
+    if (k_.ktDependent.count(&op) || op.is("arith.constant")) return true;
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      for (const ir::Use& u : op.result(i)->uses())
+        if (u.user != k_.scales && !k_.products.count(u.user)) return true;
+    return false;
   }
 
   // A value map for stepFactors from a step's carried scales, and the prologue's ops that read

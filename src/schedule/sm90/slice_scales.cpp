@@ -20,6 +20,11 @@
 // block, made before the loop: 4 loads, 4 FMUL and 10 FSEL a step for 128x160, where one load per
 // n8 group (22, addressed in the step: 215 IMAD and 87 ISETP) and 40 FMUL ran before.
 //
+// Per-column scales (scale_b in blocks of one column): the thread's first column's pointer is made
+// as above and each other column's load addressed in the step as that pointer plus a constant
+// (its column offset times the column stride), in the tensor where the offset is below the
+// columns left from the first: one pointer through the loop, not 40 (or 40 addressed each step).
+//
 // sm90-promote-fp8 adds each step's sums as fma(sums, f, acc). The accumulator layout (PTX ISA,
 // "Matrix Fragments for wgmma.mma_async", D): in m64 block i, register 4j + e of warp v's lane l
 // holds row 64 i + 16 v + l / 4 + 8 (e >= 2), column 8 j + 2 (l % 4) + (e & 1) of the warpgroup's
@@ -80,7 +85,12 @@ SliceScales::Load prepareLoad(KernBuilder& b, const Request& r, const Kernel& k,
       l.kPerStep = block[size_t(a)] / r.c.bk;
     } else {
       const Extent& e = type.shape()[size_t(a)];
-      Value* in = b.cmp("slt", p, e.isSymbolic() ? k.params.dims.at(e.sym) : b.i32(e.value));
+      Value* limit = e.isSymbolic() ? k.params.dims.at(e.sym) : b.i32(e.value);
+      Value* in = b.cmp("slt", p, limit);
+      if (p == col && block[size_t(a)] == 1) {
+        l.colStride = stride;
+        l.colLeft = b.intBin("arith.subi", limit, col);
+      }
       l.ok = l.ok ? b.andi(l.ok, in) : in;
       Value* idx = block[size_t(a)] == 1 ? p : b.div(p, b.i32(block[size_t(a)]));
       offset = b.intBin("arith.addi", offset, b.intBin("arith.muli", b.cast(idx, types::i64()), stride));
@@ -144,6 +154,7 @@ int64_t colKey(const Request& r, int j, int e) {
 
 int sliceScaleLoads(const Request& r) {
   if (spansTwoBlocks(r)) return 2 * r.geo.wgmmaBlocks + 2;
+  if (blockN(r) == 1) return 2 * r.geo.wgmmaBlocks + 1;  // the other columns' addressed from the first's
   std::set<int64_t> cols;
   for (int a = 0; a < r.geo.accPerBlock; ++a) cols.insert(colKey(r, a / 4, a % 4));
   return 2 * r.geo.wgmmaBlocks + int(cols.size());
@@ -159,6 +170,8 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
   std::map<int64_t, int> cols;              // column key -> its scale_b load
   const int64_t g = spansTwoBlocks(r);
   const bool two = g > 0;
+  int firstCol = -1;  // per-column scales: the load of the thread's first column, and its key
+  int64_t firstKey = 0;
   if (two) {  // the blocks of the warpgroup's first column and the next (its loads predicated off past N)
     const int64_t bN = blockN(r);
     Value* first = b.add(u.n0, w.colB);
@@ -177,8 +190,20 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
         s.group.push_back(int(8 * j / g * g));
         continue;
       }
-      auto [cb, newCol] = cols.try_emplace(colKey(r, j, e), int(s.loads.size()));
-      if (newCol) s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleB, nullptr, b.addConst(colBase, 8 * j + (e & 1))));
+      const int64_t key = colKey(r, j, e);
+      auto [cb, newCol] = cols.try_emplace(key, int(s.loads.size()));
+      if (newCol && firstCol >= 0 && s.loads[size_t(firstCol)].colStride) {  // per column: from the first's
+        SliceScales::Load l = s.loads[size_t(firstCol)];
+        l.base = firstCol;
+        l.delta = key - firstKey;
+        s.loads.push_back(l);
+      } else if (newCol) {
+        s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleB, nullptr, b.addConst(colBase, 8 * j + (e & 1))));
+        if (blockN(r) == 1 && firstCol < 0) {
+          firstCol = cb->second;
+          firstKey = key;
+        }
+      }
       s.factorOf.push_back({ra->second, cb->second});
     }
   if (two) {
@@ -190,13 +215,20 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
 }
 
 std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value* kstep) {
-  std::vector<Value*> loaded;
+  std::vector<Value*> loaded, ptrs;
   std::map<int64_t, Value*> kidx;  // K steps per stored element -> the step's stored K index (i64)
   for (const SliceScales::Load& l : s.loads) {
-    Value*& ki = kidx[l.kPerStep];
-    if (!ki) ki = b.cast(l.kPerStep == 1 ? kstep : b.div(kstep, b.i32(l.kPerStep)), types::i64());
-    Value* p = b.ptrAdd(l.ptr, b.intBin("arith.muli", ki, l.kStride));
-    loaded.push_back(b.op1("kern.ld_global", {p, l.ok}, types::f32(), {{"other", 0.0}}));
+    Value *p = nullptr, *ok = l.ok;
+    if (l.base >= 0) {  // a column `delta` past load base's
+      p = b.ptrAdd(ptrs[size_t(l.base)], b.intBin("arith.muli", b.i64(l.delta), l.colStride));
+      ok = b.andi(ok, b.cmp("slt", b.i32(l.delta), l.colLeft));
+    } else {
+      Value*& ki = kidx[l.kPerStep];
+      if (!ki) ki = b.cast(l.kPerStep == 1 ? kstep : b.div(kstep, b.i32(l.kPerStep)), types::i64());
+      p = b.ptrAdd(l.ptr, b.intBin("arith.muli", ki, l.kStride));
+    }
+    ptrs.push_back(p);
+    loaded.push_back(b.op1("kern.ld_global", {p, ok}, types::f32(), {{"other", 0.0}}));
   }
   std::map<std::pair<int, int>, Value*> factor;
   auto product = [&](int a, int c) {
