@@ -31,12 +31,12 @@
 // computation, pure ops of %kt and values from outside the loop, ending in kern.promote_scales(%f..)
 // (one factor per accumulator). Each promoted step gets a copy of them for its own K step (2 kt,
 // 2 kt + 1 in a pair, 2 (ksteps / 2) + kt in the tail): the loads issued before its wait for the
-// stage, the products (arith.mulf) once its sums are waited for, so only the loaded scales live
+// stage, the products (arith.mulf, and a select between two) once its sums are waited for, so only the loaded scales live
 // across the wgmmas; and it adds its sums as %acc = fma(sums, %f, %acc): the slice's partial sums
 // scaled once, in f32.
 //
 // Scales a loop iteration ahead: where the loaded values a step's products read are few (at most
-// kPrefetchedScales over an iteration's steps: 1x128 x 128x128 at 64- and 128-column tiles, 3 a
+// kPrefetchedScales over an iteration's steps: 1x128 x 128x128, 3 or 4 a
 // step), a promoted loop (not the tail of pairs, which runs at most once) carries them: the loads
 // of its first iteration's steps go before it, and each iteration, once a step's products are made,
 // loads the scales of that step one iteration later, kt + steps, predicated off past %ksteps (no
@@ -91,7 +91,7 @@ using ir::Value;
 using promote::KLoop;
 
 // The most loaded scale values a promoted loop carries into its next iteration (over its steps): a
-// few registers. 128x160 tiles load 22 a step (per-n8-group scale_b) and keep loading in the step.
+// few registers. Per-column scale_b (1x128 x 1x128: 2 per n8 group, 40 or more) keeps loading in the step.
 constexpr size_t kPrefetchedScales = 8;
 
 // Writes the promoted loops in place of one fast K loop.
@@ -213,7 +213,7 @@ class Rewrite {
     std::unordered_map<const Value*, Value*> map = {{k_.loop->body().argument(0), kt}};
     b_.setLoc(k_.scales->loc());
     for (Operation* op : k_.prologue)
-      if (op != k_.scales && !op->is("arith.mulf")) copy(*op, map);
+      if (op != k_.scales && !k_.products.count(op)) copy(*op, map);
     return map;
   }
 
@@ -224,7 +224,7 @@ class Rewrite {
     b_.setLoc(k_.scales->loc());
     Value* inRange = b_.cmp("slt", kt, k_.loop->operand(1));
     for (Operation* op : k_.prologue) {
-      if (op == k_.scales || op->is("arith.mulf")) continue;
+      if (op == k_.scales || k_.products.count(op) || !feedsLoads(*op)) continue;
       Value* on = nullptr;
       if (op->is("kern.ld_global")) {
         Value* pred = op->operand(1);
@@ -238,12 +238,24 @@ class Rewrite {
     return out;
   }
 
-  // A value map for stepFactors from a step's carried scales (and the prologue's constants).
+  // Whether a non-product op of the prologue is needed by its loads: it reads %kt, or a constant,
+  // or an op other than a product reads it (a per-column load's in-bounds test), where an op read
+  // by products alone (which block a column is in) is made again with them, not carried.
+  bool feedsLoads(const Operation& op) const {
+    if (k_.ktDependent.count(&op) || op.is("arith.constant")) return true;
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      for (const ir::Use& u : op.result(i)->uses())
+        if (u.user != k_.scales && !k_.products.count(u.user)) return true;
+    return false;
+  }
+
+  // A value map for stepFactors from a step's carried scales, and the prologue's ops that read
+  // neither %kt nor a product (constants; which scale_b block a column is in) made again here.
   std::unordered_map<const Value*, Value*> carriedScales(const std::vector<Value*>& sc) {
     std::unordered_map<const Value*, Value*> map;
     for (size_t i = 0; i < sc.size(); ++i) map[k_.loaded[i]] = sc[i];
     for (Operation* op : k_.prologue)
-      if (op->is("arith.constant")) copy(*op, map);
+      if (op != k_.scales && !k_.products.count(op) && !k_.ktDependent.count(op)) copy(*op, map);
     return map;
   }
 
@@ -252,7 +264,7 @@ class Rewrite {
   std::vector<Value*> stepFactors(std::unordered_map<const Value*, Value*>& map) {
     b_.setLoc(k_.scales->loc());
     for (Operation* op : k_.prologue)
-      if (op->is("arith.mulf")) copy(*op, map);
+      if (k_.products.count(op)) copy(*op, map);
     std::vector<Value*> f;
     for (Value* v : k_.scales->operands()) f.push_back(map.count(v) ? map.at(v) : v);
     return f;

@@ -150,32 +150,35 @@ bool matchAfter(KLoop& k) {
   return true;
 }
 
-// Block scales: the values of the prologue, not its products or constants, that its products
-// (arith.mulf) and kern.promote_scales read: what a loop carries to load scales an iteration ahead.
-// None (the scales stay in each step) unless only products read products and every load of the
-// prologue is kern.ld_global(ptr, pred), whose predicate can switch it off past the K range.
-void findLoaded(KLoop& k) {
-  std::set<const Operation*> products;
-  for (Operation* op : k.prologue)
-    if (op->is("arith.mulf")) products.insert(op);
+// Block scales: the prologue's products (arith.mulf, and what reads a product: a select between
+// two), made after the step's sums are waited for; the ops that read %kt (the loads and their
+// addresses); and the values of the latter the products read: what a loop carries to load scales
+// an iteration ahead. None carried unless every load of the prologue is kern.ld_global(ptr, pred),
+// whose predicate can switch it off past the K range.
+void classifyScales(KLoop& k) {
+  std::set<const Value*> fromKt = {k.loop->body().argument(0)}, fromProducts;
+  bool carryable = true;
   for (Operation* op : k.prologue) {
-    if (op->is("arith.mulf") || op == k.scales) continue;
-    for (const Value* v : op->operands())
-      if (products.count(v->definingOp())) return;
-    const bool load = op->name().rfind("kern.ld", 0) == 0;
-    if (load && (!op->is("kern.ld_global") || op->numOperands() != 2)) return;
-  }
-  std::vector<Value*> loaded;
-  for (Operation* op : k.prologue) {
-    if (!op->is("arith.mulf") && op != k.scales) continue;
-    for (Value* v : op->operands()) {
-      const Operation* d = v->definingOp();
-      if (d && !products.count(d) && !d->is("arith.constant") && d->parentBlock() == &k.loop->body() &&
-          std::find(loaded.begin(), loaded.end(), v) == loaded.end())
-        loaded.push_back(v);
+    if (op == k.scales) continue;
+    bool product = op->is("arith.mulf"), kt = false;
+    for (const Value* v : op->operands()) {
+      product |= fromProducts.count(v) > 0;
+      kt |= fromKt.count(v) > 0;
     }
+    if (product) k.products.insert(op);
+    if (kt && !product) k.ktDependent.insert(op);
+    for (unsigned i = 0; i < op->numResults() && (product || kt); ++i)
+      (product ? fromProducts : fromKt).insert(op->result(i));
+    const bool load = op->name().rfind("kern.ld", 0) == 0;
+    carryable &= !load || (op->is("kern.ld_global") && op->numOperands() == 2);
   }
-  k.loaded = std::move(loaded);
+  if (!carryable) return;
+  for (Operation* op : k.prologue) {
+    if (!k.products.count(op) && op != k.scales) continue;
+    for (Value* v : op->operands())
+      if (k.ktDependent.count(v->definingOp()) && std::find(k.loaded.begin(), k.loaded.end(), v) == k.loaded.end())
+        k.loaded.push_back(v);
+  }
 }
 
 }  // namespace
@@ -195,7 +198,7 @@ std::optional<KLoop> match(Operation& loop) {
   }
   auto it = body.operations().begin();
   if (!matchStep(body, k, it) || !matchRest(body, k, it) || !matchAfter(k)) return std::nullopt;
-  findLoaded(k);
+  classifyScales(k);
   return k;
 }
 

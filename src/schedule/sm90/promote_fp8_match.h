@@ -2,6 +2,7 @@
 // The fast K loop that sm90-promote-fp8 rewrites, taken apart (the pass's legality conditions are
 // in promote_fp8.cpp's opening comment; this is its matcher, kept apart for size).
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,9 @@ struct KLoop {
   std::string mode;                       // "promote" | "promote_pairs"
   std::vector<ir::Operation*> prologue;   // block scales: the ops before the wait, ending in ...
   ir::Operation* scales = nullptr;        // ... kern.promote_scales (null: plain promotion)
-  std::vector<ir::Value*> loaded;         // the values its products read (empty: none to carry)
+  std::set<const ir::Operation*> products;     // ... its products, after the sums are waited for,
+  std::set<const ir::Operation*> ktDependent;  // ... the others that read %kt (the loads),
+  std::vector<ir::Value*> loaded;              // ... and of theirs the values products read (empty: none to carry)
 };
 
 // The loop's parts if `loop` is the fast K loop of the pass's sketch, else nothing (keep it).
