@@ -94,6 +94,9 @@ struct LaunchInfo {
   // workspacePerBlock per block of the launched grid ({0, 0}: no workspace).
   std::array<int64_t, 2> workspaceUnitBytes = {0, 0};
   bool workspacePerBlock = false;
+  // Launched with programmatic stream serialization (sm90 pdl): the kernel may start before the
+  // previous kernel in its stream has finished, and waits for it before touching global memory.
+  bool programmatic = false;
 
   // The bytes of the two workspace regions a launch needs: workspaceUnitBytes times the tiles of
   // grid x, or times the blocks of grid x on a device of `sms` SMs (0: unknown, the uncapped grid).

@@ -158,6 +158,10 @@ struct Config {
   int vectors = 4;
   bool scalar = false;     // scalar: one element per access instead of 16-byte vectors (any row length)
   int blocksPerSm = 0;     // blocks_per_sm: a persistent grid of this many blocks per SM (0: a block per row group)
+  // pdl (sm90): programmatic dependent launch (docs/sm90-strategy.md, "Programmatic dependent
+  // launch"): launched so its prologue overlaps the previous kernel's tail, waiting
+  // (griddepcontrol.wait) before its first global access.
+  bool pdl = false;
 
   // Parses one line; reports every problem found and returns nullopt on error. Each error points
   // at its entry: with `locIsText`, `loc` is where the text's first character is (a --config

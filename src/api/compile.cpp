@@ -126,6 +126,7 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
   if (l.cluster) info.cluster = {int((*l.cluster)[0]), int((*l.cluster)[1]), int((*l.cluster)[2])};
   if (l.workspace) info.workspaceUnitBytes = *l.workspace;
   info.workspacePerBlock = l.workspacePerBlock;
+  info.programmatic = l.programmatic;
   return info;
 }
 

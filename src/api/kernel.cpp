@@ -312,7 +312,8 @@ void Kernel::launch(const runtime::Context& ctx, void* stream, const std::vector
   runtime::Stream s = runtime::Stream::adopt(ctx, static_cast<CUstream>(stream));
   runtime::launch(*impl_->function,
                   runtime::Dim3{uint32_t(packed->grid[0]), uint32_t(packed->grid[1]), uint32_t(packed->grid[2])},
-                  runtime::Dim3{uint32_t(info.threads), 1, 1}, clusterDim, uint32_t(info.dynamicSmemBytes), s, params);
+                  runtime::Dim3{uint32_t(info.threads), 1, 1}, clusterDim, uint32_t(info.dynamicSmemBytes), s, params,
+                  info.programmatic);
 }
 
 void Kernel::pack(const runtime::Context& ctx, void* stream, const std::vector<uint64_t>& tensors,

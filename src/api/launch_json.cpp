@@ -63,6 +63,7 @@ std::string launchJson(const LaunchInfo& l) {
                       {"workspace_per_block", l.workspacePerBlock}};
   // A persistent grid of more than one block per SM (sm90 blocks_per_sm=2, rowwise blocks_per_sm).
   if (l.persistentPerSm != 1) j["persistent_per_sm"] = l.persistentPerSm;
+  if (l.programmatic) j["programmatic"] = true;
   return j.dump(2);
 }
 

@@ -75,16 +75,24 @@ bool checkLaunchConfig(const std::string& kernel, Dim3 grid, Dim3 block, Dim3 cl
 
 namespace {
 
-// A cuLaunchKernelEx configuration with one attribute, the cluster shape (the config points at its
-// own attribute, so it is not copyable).
+// A cuLaunchKernelEx configuration with its attributes: the cluster shape (when not 1x1x1) and
+// programmatic stream serialization (the config points at its own attributes, so it is not
+// copyable).
 struct ClusterLaunchConfig {
-  CUlaunchAttribute attr{};
+  CUlaunchAttribute attrs[2]{};
   CUlaunchConfig cfg{};
-  ClusterLaunchConfig(Dim3 grid, Dim3 block, Dim3 cluster, uint32_t dynamicSharedBytes) {
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = cluster.x;
-    attr.value.clusterDim.y = cluster.y;
-    attr.value.clusterDim.z = cluster.z;
+  ClusterLaunchConfig(Dim3 grid, Dim3 block, Dim3 cluster, uint32_t dynamicSharedBytes, bool programmatic) {
+    unsigned n = 0;
+    if (cluster.count() != 1) {
+      attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attrs[n].value.clusterDim.x = cluster.x;
+      attrs[n].value.clusterDim.y = cluster.y;
+      attrs[n++].value.clusterDim.z = cluster.z;
+    }
+    if (programmatic) {
+      attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attrs[n++].value.programmaticStreamSerializationAllowed = 1;
+    }
     cfg.gridDimX = grid.x;
     cfg.gridDimY = grid.y;
     cfg.gridDimZ = grid.z;
@@ -92,8 +100,8 @@ struct ClusterLaunchConfig {
     cfg.blockDimY = block.y;
     cfg.blockDimZ = block.z;
     cfg.sharedMemBytes = dynamicSharedBytes;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
+    cfg.attrs = attrs;
+    cfg.numAttrs = n;
   }
   ClusterLaunchConfig(const ClusterLaunchConfig&) = delete;
   ClusterLaunchConfig& operator=(const ClusterLaunchConfig&) = delete;
@@ -102,7 +110,7 @@ struct ClusterLaunchConfig {
 }  // namespace
 
 void launch(const Function& fn, Dim3 grid, Dim3 block, Dim3 cluster, uint32_t dynamicSharedBytes,
-            const Stream& stream, std::vector<void*> params) {
+            const Stream& stream, std::vector<void*> params, bool programmatic) {
   ir::DiagnosticEngine diag;
   if (!checkLaunchConfig(fn.name(), grid, block, cluster, dynamicSharedBytes, launchLimits(fn),
                          diag))
@@ -121,7 +129,7 @@ void launch(const Function& fn, Dim3 grid, Dim3 block, Dim3 cluster, uint32_t dy
       "launch of '{}' (grid {}, block {}, cluster {}, {} bytes of "
       "dynamic shared memory)",
       fn.name(), grid.str(), block.str(), cluster.str(), dynamicSharedBytes);
-  if (cluster.count() == 1) {
+  if (cluster.count() == 1 && !programmatic) {
     drv.checkCu(drv.launchKernel(fn.handle(), grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                  dynamicSharedBytes, stream.handle(), kernelParams, nullptr),
                 what);
@@ -130,10 +138,11 @@ void launch(const Function& fn, Dim3 grid, Dim3 block, Dim3 cluster, uint32_t dy
   if (!drv.launchKernelEx)
     throw ir::Error(
         ir::Location::unknown(),
-        fmt::format("launch of '{}': clusters need a CUDA 11.8 driver or newer; this one is "
+        fmt::format("launch of '{}': {} need a CUDA 11.8 driver or newer; this one is "
                     "CUDA {}",
-                    fn.name(), versionString(drv.version())));
-  ClusterLaunchConfig c(grid, block, cluster, dynamicSharedBytes);
+                    fn.name(), cluster.count() != 1 ? "clusters" : "programmatic dependent launches",
+                    versionString(drv.version())));
+  ClusterLaunchConfig c(grid, block, cluster, dynamicSharedBytes, programmatic);
   c.cfg.hStream = stream.handle();
   drv.checkCu(drv.launchKernelEx(&c.cfg, fn.handle(), kernelParams, nullptr), what);
 }
@@ -144,7 +153,7 @@ int maxActiveClusters(const Function& fn, Dim3 block, Dim3 cluster, uint32_t dyn
   if (cluster.count() <= 1 || !drv.occupancyMaxActiveClusters) return 0;
   ctx.makeCurrent();
   // The grid only has to be a multiple of the cluster; the answer does not depend on it.
-  ClusterLaunchConfig c(cluster, block, cluster, dynamicSharedBytes);
+  ClusterLaunchConfig c(cluster, block, cluster, dynamicSharedBytes, false);
   int n = 0;
   drv.checkCu(drv.occupancyMaxActiveClusters(&n, fn.handle(), &c.cfg),
               fmt::format("the occupancy of '{}' in clusters of {}", fn.name(), cluster.str()));

@@ -157,7 +157,11 @@ Strategy sm90Strategy() {
                    "prefetched into L1 before it"),
        namedOption("fp8_accum", "numerics", &Config::fp8Accum, kFp8Accums, Fp8Accum::Fast,
                    "FP8 sums in wgmma's accumulators (fast), or each K step's promoted to f32 (promote, "
-                   "promote_pairs: two steps in flight)")}};
+                   "promote_pairs: two steps in flight)"),
+       boolOption("pdl", "scheduler", &Config::pdl, false,
+                  "programmatic dependent launch: the kernel starts while the previous one in the stream ends, "
+                  "its prologue (barriers, tensor maps) overlapping that kernel's tail, and waits for it "
+                  "(griddepcontrol.wait) before its first global access")}};
 }
 
 Strategy rowwiseStrategy() {

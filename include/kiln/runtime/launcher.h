@@ -38,11 +38,14 @@ bool checkLaunchConfig(const std::string& kernel, Dim3 grid, Dim3 block, Dim3 cl
                        ir::DiagnosticEngine& diag);
 
 // Checks the configuration, then launches `fn` on `stream`: cuLaunchKernel, or cuLaunchKernelEx
-// with a cluster-dimension attribute when cluster is not 1x1x1. `params` holds one pointer per
-// kernel parameter, to that parameter's value (the cuLaunchKernel convention). Throws
-// kiln::ir::Error when the configuration is invalid or the driver refuses the launch.
+// with a cluster-dimension attribute when cluster is not 1x1x1 and (`programmatic`) the
+// programmatic stream serialization attribute, which lets the kernel start before the previous
+// one in the stream has finished (it must wait for it, griddepcontrol.wait, before touching
+// memory that kernel uses). `params` holds one pointer per kernel parameter, to that parameter's
+// value (the cuLaunchKernel convention). Throws kiln::ir::Error when the configuration is invalid
+// or the driver refuses the launch.
 void launch(const Function& fn, Dim3 grid, Dim3 block, Dim3 cluster, uint32_t dynamicSharedBytes,
-            const Stream& stream, std::vector<void*> params);
+            const Stream& stream, std::vector<void*> params, bool programmatic = false);
 
 // How many clusters of `cluster` blocks of `fn` the device runs at once
 // (cuOccupancyMaxActiveClusters): fewer than SMs / cluster size when the SMs of a GPC cannot all

@@ -22,7 +22,10 @@
 //                                  ld.shared::cluster.v4.b32 {..}, [a]   (PTX ISA, "ld": the
 //                                  .shared::cluster window holds every block of the cluster's shared
 //                                  memory; mapa gives the peer's address of the same variable)
-// All need PTX ISA 8.0 (sm_90).
+// All need PTX ISA 8.0 (sm_90). And programmatic dependent launch's grid dependency control (PTX
+// ISA 7.8, sm_90; "griddepcontrol"):
+//   kern.griddep_wait              ->  griddepcontrol.wait
+//   kern.griddep_launch_dependents ->  griddepcontrol.launch_dependents
 #include <fmt/format.h>
 
 #include "codegen/ptx/emitter.h"
@@ -34,6 +37,12 @@ bool emitClusterIndex(KernelEmitter& e, const Operation& op) {
   e.requirePtxIsa(8, 0);
   const char* reg = op.is("kern.cluster_rank") ? "%cluster_ctarank" : op.is("kern.cluster_id") ? "%clusterid.x" : "%nclusterid.x";
   e.b().inst(fmt::format("mov.u32 {}, {}", e.def(op.result()).str(), reg));
+  return true;
+}
+
+bool emitGridDep(KernelEmitter& e, const Operation& op) {
+  e.requirePtxIsa(7, 8);
+  e.b().inst(op.is("kern.griddep_wait") ? "griddepcontrol.wait" : "griddepcontrol.launch_dependents");
   return true;
 }
 

@@ -60,6 +60,7 @@ const std::vector<Entry>& table() {
         {"kern.cluster_rank", emitClusterIndex},
         {"kern.cluster_id", emitClusterIndex}, {"kern.cluster_count", emitClusterIndex},
         {"kern.assume_range", emitAssumeRange}, {"kern.cluster_barrier", emitClusterBarrier},
+        {"kern.griddep_wait", emitGridDep}, {"kern.griddep_launch_dependents", emitGridDep},
         {"kern.mbarrier_arrive_remote", emitMbarrierArriveRemote},
         {"kern.st_shared_v4", emitStSharedV4},
         {"kern.ld_shared_remote_v4", emitLdSharedRemoteV4},

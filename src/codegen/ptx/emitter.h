@@ -134,6 +134,7 @@ bool emitBulkWait(KernelEmitter&, const ir::Operation&);
 // emit_cluster.cpp
 bool emitClusterIndex(KernelEmitter&, const ir::Operation&);
 bool emitClusterBarrier(KernelEmitter&, const ir::Operation&);
+bool emitGridDep(KernelEmitter&, const ir::Operation&);
 bool emitMbarrierArriveRemote(KernelEmitter&, const ir::Operation&);
 bool emitLdSharedRemoteV4(KernelEmitter&, const ir::Operation&);
 // emit_wgmma.cpp

@@ -74,6 +74,18 @@ bool verifyClusterIndex(const Operation& op, DiagnosticEngine& d) {
   return true;
 }
 
+// kern.griddep_wait / kern.griddep_launch_dependents: in a kernel launched with programmatic
+// stream serialization ({programmatic = true}), at its top level, where every thread passes.
+bool verifyGridDep(const Operation& op, DiagnosticEngine& d) {
+  const Operation* parent = op.parentOp();
+  if (!parent || !parent->is("kern.kernel"))
+    return d.error(op.loc()) << "'" << op.name() << "' must be at the kernel's top level, where every thread passes it";
+  if (!parent->attr("programmatic") || !parent->attr("programmatic")->asBool())
+    return d.error(op.loc()) << "'" << op.name() << "' needs a kernel launched as a programmatic dependent "
+                                "({programmatic = true}): elsewhere the runtime gives it no grid to wait for";
+  return true;
+}
+
 bool verifyClusterBarrier(const Operation& op, DiagnosticEngine& d) {
   if (!requireCluster(op, d)) return false;
   const Operation* parent = op.parentOp();

@@ -58,6 +58,7 @@ bool verifyLdShared(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyClusterRank(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyClusterIndex(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyClusterBarrier(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyGridDep(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyMbarrierArriveRemote(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyStSharedV4(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyLdSharedRemoteV4(const ir::Operation& op, ir::DiagnosticEngine& d);

@@ -67,6 +67,7 @@ std::vector<ir::NamedAttr> kernelAttributes(const KernelLaunch& l, std::vector<i
                                          Attribute(s.rowMultiple), Attribute(s.fillBytes)});
     attrs.push_back({"streams", Attribute(streams)});
   }
+  if (l.programmatic) attrs.push_back({"programmatic", true});
   return attrs;
 }
 
@@ -94,6 +95,7 @@ KernelLaunch kernelLaunchOf(const ir::Operation& k) {
   if (auto c = k.intsAttr("cluster"); c.size() == 3) l.cluster = std::array<int64_t, 3>{c[0], c[1], c[2]};
   if (auto w = k.intsAttr("workspace"); w.size() == 2) l.workspace = std::array<int64_t, 2>{w[0], w[1]};
   l.workspacePerBlock = k.stringAttr("workspace_per") == "block";
+  l.programmatic = k.attr("programmatic") && k.attr("programmatic")->asBool();
   if (const Attribute* streams = k.attr("streams"))
     for (const Attribute& r : streams->asArray()) {
       const auto& f = r.asArray();

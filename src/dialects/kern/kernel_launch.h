@@ -16,6 +16,7 @@
 //   cluster = [2, 1, 1]                       the thread-block cluster shape
 //   workspace = [F, P], workspace_per = "block"   split-K / stream-K scratch (kern_ops.h)
 //   streams = [[map, dim, bound, dim, multiple, fill], ...]   when an operand may stream (config.h)
+//   programmatic = true                       launched as a programmatic dependent (sm90 pdl)
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -53,6 +54,7 @@ struct KernelLaunch {
   std::optional<std::array<int64_t, 2>> workspace;  // bytes of ws_flags, ws_partials per unit
   bool workspacePerBlock = false;
   std::vector<Stream> streams;
+  bool programmatic = false;  // launched with programmatic stream serialization (sm90 pdl)
 
   // Adds `dim` % `multiple` == 0 to the requirements, once per dim (the strictest asked: a multiple
   // that the one already there divides replaces it); multiples up to 1 ask nothing.

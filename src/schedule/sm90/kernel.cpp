@@ -152,6 +152,7 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
   sm80::requirePairLoads(g, c, launch);  // the epilogue's loads of column pairs
   launch.grid = {gridAxis(r)};
   launch.persistent = true;
+  launch.programmatic = c.pdl;
   // blocks_per_sm=2: two blocks per SM (the config's rules checked they fit).
   launch.persistentPerSm = std::max(1, c.blocksPerSm);
   if (r.geo.clustered()) launch.cluster = std::array<int64_t, 3>{r.geo.clusterSize, 1, 1};
@@ -295,6 +296,15 @@ Kernel buildKernelValues(KernBuilder& b, const Request& r, Params params) {
   k.smem = allocateShared(b, r, params);
   k.tid = b.named(b.op1("kern.thread_id", {}, types::i32()), "tid");
   initBarriers(b, r, params, k.smem, k.tid);
+  // pdl: the prologue above (shared memory, barrier inits, the tensor maps' prefetch: kernel
+  // parameters) ran while the previous kernel may still run; every thread waits for it here,
+  // before the first global access (the scheduler's ragged bounds, split-K flags, the operands,
+  // the epilogue's loads and stores), and lets the next kernel launch (its blocks start where
+  // these leave room, and its own wait holds its global accesses until this grid is done).
+  if (r.c.pdl) {
+    b.create("kern.griddep_wait", {}, {});
+    b.create("kern.griddep_launch_dependents", {}, {});
+  }
   b.create("kern.barrier", {}, {});
   if (r.geo.clustered()) {
     // No block may multicast into its peer or arrive on the peer's barriers before the peer has

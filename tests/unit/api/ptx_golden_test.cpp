@@ -58,6 +58,7 @@ std::string launchText(const LaunchInfo& l) {
     os << "\n";
   }
   for (const auto& [dim, v] : l.divisibility) os << "divisible " << dim << " " << v << "\n";
+  if (l.programmatic) os << "programmatic\n";
   return os.str();
 }
 

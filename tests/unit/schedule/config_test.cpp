@@ -29,7 +29,7 @@ TEST(Config, DefaultsPrintCanonically) {
             "strategy=sm90_ws_persistent bm=128 bn=128 bk=64 stages=3 warps_m=2 warps_n=1 consumers=cooperative "
             "swap_ab=false l2_hint=none raster=row group_m=8 split_k=1 stream_k=0 blocks_per_sm=0 cluster_m=1 cluster_n=1 "
             "epilogue=direct stage_store=pairs reuse_stage=false store_slots=0 store_pieces=0 align_c=16 "
-            "epilogue_loads=late fp8_accum=fast");
+            "epilogue_loads=late fp8_accum=fast pdl=false");
 }
 
 TEST(Config, ParsesAndRoundTrips) {

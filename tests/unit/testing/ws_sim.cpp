@@ -190,7 +190,8 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
   } else if (n == "kern.barrier") {
     for (int t = 0; t < T; ++t)
       if (!m[size_t(t)]) throw std::runtime_error("kern.barrier with inactive threads");
-  } else if (n == "kern.fence" || n == "kern.setmaxnreg" || n == "kern.wgmma_fence" || n == "kern.prefetch_tensormap") {
+  } else if (n == "kern.fence" || n == "kern.setmaxnreg" || n == "kern.wgmma_fence" || n == "kern.prefetch_tensormap" ||
+             n == "kern.griddep_wait" || n == "kern.griddep_launch_dependents") {  // one grid: nothing to wait for
   } else if (n == "kern.role") {
     auto wg = op.intsAttr("warpgroups");
     Mask inner(m);
