@@ -94,12 +94,17 @@ def grouped_part(run, torch_run, s, md):
                  "pick": pick.get("config"), "pick_ok": pick.get("correct"), "pick_ms": pick.get("ms"),
                  "best_ms": best["ms"] if best else None, "best_tflops": best.get("tflops") if best else None,
                  "vs_dense_same_work": dense / best["ms"] if best and dense else None,
+                 "pick_vs_dense_same_work": dense / pick["ms"] if pick.get("ms") and dense else None,
+                 "pick_one_group_ms": pick.get("one_group_ms"), "pick_vs_one_group": pick.get("vs_one_group"),
                  "bad": [k["config"] for k in r.get("kiln", []) if not k.get("correct")]}
         s["grouped"].append(entry)
         md.append(f"- {r['layout']} {'FP8 blockwise' if r['fp8'] else 'BF16'} rows {r['rows']}: Kiln best "
                   f"{fmt(entry['best_ms'], '.4f')} ms {fmt(entry['best_tflops'], '.0f')} TFLOP/s, "
                   f"{fmt(entry['vs_dense_same_work'])}x one dense GEMM of the same work (goal 0.95); pick "
-                  f"{'ok' if entry['pick_ok'] else 'NOT OK'}; kernels not correct/not built: {len(entry['bad'])}")
+                  f"{'ok' if entry['pick_ok'] else 'NOT OK'} {fmt(entry['pick_vs_dense_same_work'])}x dense"
+                  + (f", {fmt(entry['pick_vs_one_group'])}x itself on one group of all rows"
+                     if entry["pick_vs_one_group"] else "")
+                  + f"; kernels not correct/not built: {len(entry['bad'])}")
     if torch_run:
         for e in torch_run.get("results", []):
             s["vs_torch_grouped_mm"] = e.get("kiln_vs_grouped_mm")

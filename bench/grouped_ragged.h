@@ -41,8 +41,9 @@ GroupLayout layoutOf(const RaggedOptions& o);
 std::vector<int> moeRows(int groups, int lo, int hi, uint64_t seed);
 
 // The Kiln schedules to time: o.configs when given, else the family's pick for `program` at
-// `dims` (ops::defaultSchedule, what kiln.ops.grouped_mm runs) first, then every other registered
-// variant that walks ragged groups (the "_row" ones).
+// `dims` (ops::defaultSchedule, what kiln.ops.grouped_mm runs) first, then the "_row" variants
+// (row raster, direct epilogue: the ragged walk's first form, for comparison; with offsets only
+// the 128-row ones, the 64-row ones having run at 0.3x dense there, to keep the run short).
 std::vector<std::string> raggedConfigs(const RaggedOptions& o, const ir::Operation& program,
                                        const std::map<std::string, int64_t>& dims);
 

@@ -44,8 +44,11 @@ const std::vector<Shape> kLarge = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4096
 // Vocabulary projections (hidden 4096 or 2048 to 50257 or 32001 tokens) and ragged sizes.
 const std::vector<Shape> kOdd = {{4096, 50257, 4096}, {4096, 32001, 4096}, {2048, 50257, 2048}, {512, 32001, 4096},
                                  {3001, 2999, 4001},  {1000, 1001, 1003},  {8192, 4095, 1031}, {4096, 4096, 4100}};
-const std::vector<Shape> kGemv = {{1, 4096, 4096},  {1, 14336, 4096}, {1, 4096, 14336}, {1, 50257, 4096},
-                                  {8, 4096, 4096},  {16, 8192, 8192}};
+// M = 1, 8 and 16 at Llama-like projections (N x K: 4096 x 4096, 14336 x 4096, 4096 x 14336, 8192 x
+// 8192, 28672 x 8192) and a vocabulary one; the family picks the gemv strategy up to M = 8.
+const std::vector<Shape> kGemv = {{1, 4096, 4096}, {1, 14336, 4096}, {1, 4096, 14336}, {1, 8192, 8192},
+                                  {1, 28672, 8192}, {1, 50257, 4096}, {8, 4096, 4096}, {8, 14336, 4096},
+                                  {16, 4096, 4096}, {16, 8192, 8192}};
 
 struct Layout {
   std::string name;  // NN, NT, TN, TT

@@ -4,7 +4,8 @@
 # reference and cuBLAS, bad strides refused naming the argument), compute-sanitizer memcheck on
 # their subset, and kiln_layouts_bench: all four layouts at BENCH.md's large shapes (each against
 # the NN kernel), strided operands (--ld 8), the odd-shape set and the GEMV set, against cuBLAS in
-# the same layout. Logs, JSON and summary.md land in $OUT (default ./out).
+# the same layout (the GEMV set: M = 1, 8, 16, the family's gemv pick up to M = 8, against the read
+# ceiling too). Logs, JSON and summary.md land in $OUT (default ./out).
 # Usage: scripts/gpu-layouts.sh BIN_DIR   where BIN_DIR holds kiln_gpu_tests and kiln_layouts_bench
 # (scripts/stage-gpu-bin.sh packs them into gpu-pack/; untar into gpu-bin/).
 set -uo pipefail
@@ -17,7 +18,7 @@ echo "commit $(cat "$BIN/COMMIT" 2>/dev/null)" >> "$OUT/gpu.txt"
 cat "$OUT/gpu.txt"
 
 echo "== GPU tests: layouts"
-timeout 100 "$BIN/kiln_gpu_tests" --gtest_brief=1 --gtest_filter='GemmLayoutsGpu.*' > "$OUT/gpu_tests.log" 2>&1
+timeout 130 "$BIN/kiln_gpu_tests" --gtest_brief=1 --gtest_filter='GemmLayoutsGpu.*' > "$OUT/gpu_tests.log" 2>&1
 echo "gpu tests exit $?" | tee -a "$OUT/gpu_tests.log"
 tail -5 "$OUT/gpu_tests.log"
 
@@ -35,7 +36,7 @@ timeout 35 $B --set large --layout NN,NT --ld 8 --json "$OUT/layouts_ld.json" --
 echo "ld exit $?"
 timeout 75 $B --set odd --layout all --ld 0 --json "$OUT/layouts_odd.json" --summary "$OUT/layouts_odd.md" > "$OUT/layouts_odd.log" 2>&1
 echo "odd exit $?"
-timeout 35 $B --set gemv --layout all --ld 0 --json "$OUT/layouts_gemv.json" --summary "$OUT/layouts_gemv.md" > "$OUT/layouts_gemv.log" 2>&1
+timeout 60 $B --set gemv --layout all --ld 0 --json "$OUT/layouts_gemv.json" --summary "$OUT/layouts_gemv.md" > "$OUT/layouts_gemv.log" 2>&1
 echo "gemv exit $?"
 cat "$OUT"/layouts_*.md > "$OUT/summary.md" 2>/dev/null
 grep -A40 "geomean over" "$OUT/summary.md"

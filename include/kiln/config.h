@@ -199,7 +199,7 @@ bool validate(const Config& c, const Target& t, const OperandInfo& ops, ir::Diag
 
 // The config text of an fp8_accum value ("fast", "promote", "promote_pairs").
 const char* fp8AccumName(Fp8Accum a);
-// The strategies Kiln implements ("sm80_multistage", "sm90_ws_persistent", "rowwise").
+// The strategies Kiln implements ("sm80_multistage", "sm90_ws_persistent", "rowwise", "gemv").
 const std::vector<std::string>& knownStrategies();
 
 // One key of a strategy's option table, as data (the reference `kiln config --list` prints and

@@ -216,17 +216,20 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
   p.m = m, p.n = n, p.k = k, p.a = familyIn, p.b = f16Operands ? familyIn : g->bType, p.c = familyOut;
   p.bKMajor = g->bKMajor;
   p.ragged = g->raggedBounds != nullptr;
+  p.grouped = g->groupIndex != nullptr;
   auto pick = selectGemmBf16(p, t, quiet);
   if (!pick) return fallback(program, firstMessage(quiet));
   // A grouped GEMM takes the pick only where its tiles (a pair of them along M, which share B) fit
   // in the groups' rows.
-  const Config c = pick->variant->configFor(p);
+  const Config c = pick->variant->configFor(p, t.referenceSms);
   if (g->groupIndex && g->groupAlign % (int64_t(c.bm) * c.clusterM) != 0)
     return fallback(program, fmt::format("a grouped GEMM whose groups ({{align = {}}}) are shorter than the rows of gemm_bf16's "
                                 "pick, {}",
                                 g->groupAlign, pick->variant->name));
   std::string aligned;
-  if (c.alignA != pick->variant->config.alignA || c.alignB != pick->variant->config.alignB ||
+  if (c.strategy == "gemv")
+    aligned = fmt::format(", as {}", c.str());
+  else if (c.alignA != pick->variant->config.alignA || c.alignB != pick->variant->config.alignB ||
       c.alignC != pick->variant->config.alignC)
     aligned = fmt::format(", with rows aligned to {}, {} and {} bytes (align_a, align_b, align_c)", c.alignA, c.alignB,
                           c.alignC);
@@ -280,10 +283,11 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
       p.m = m, p.n = n, p.k = k, p.a = familyIn, p.b = f16Operands ? familyIn : g->bType, p.c = familyOut;
       p.bKMajor = g->bKMajor;
       p.ragged = g->raggedBounds != nullptr;
+      p.grouped = g->groupIndex != nullptr;
       for (const auto& v : gemmBf16Variants()) {
         if (!v.eligible(p, t)) continue;
         if (g->groupIndex && g->groupAlign % (int64_t(v.config.bm) * v.config.clusterM) != 0) continue;
-        ranked.push_back({forOutput(v.configFor(p), *out), "gemm_bf16", v.name, v.preference(p, t)});
+        ranked.push_back({forOutput(v.configFor(p, t.referenceSms), *out), "gemm_bf16", v.name, v.preference(p, t)});
       }
     }
     std::stable_sort(ranked.begin(), ranked.end(),

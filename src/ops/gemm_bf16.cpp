@@ -53,6 +53,7 @@ std::vector<GemmVariant> buildTable() {
   t.push_back(make(kShapes[5], 64, 3));  // 128x128: 96 KB
   t.push_back(make(kShapes[5], 64, 4));  // 128x128: 128 KB (not on sm_89 / sm_120)
   for (GemmVariant& v : gemmBf16Sm90Variants()) t.push_back(std::move(v));
+  for (GemmVariant& v : gemmBf16GemvVariants()) t.push_back(std::move(v));
   return t;
 }
 
@@ -106,8 +107,9 @@ bool registerLoadsFit(const Config& c, const GemmProblem& p) {
 
 }  // namespace
 
-Config GemmVariant::configFor(const GemmProblem& p) const {
+Config GemmVariant::configFor(const GemmProblem& p, int sms) const {
   Config c = config;
+  if (c.strategy == "gemv") return gemvConfigFor(c, p, sms);
   if (c.strategy == "sm90_ws_persistent") {
     // Output rows a TMA store cannot address: stored from registers, in pairs or one by one.
     if (p.alignC >= 16) return c;
@@ -146,6 +148,7 @@ bool GemmVariant::eligible(const GemmProblem& p, const Target& t, std::string* w
     if (std::string need = raggedWalkConflict(config); !need.empty())
       return no("the problem has ragged groups, which it cannot walk: they need " + need);
   if (config.strategy == "sm90_ws_persistent") return sm90Eligible(*this, p, t, why);
+  if (config.strategy == "gemv") return gemvEligible(*this, p, t, why);
   if (!t.mmaSync || !t.cpAsync) return no(t.name + " has no mma.sync / cp.async");
   // Measured (the layout gates, CUDA 13.0): ptxas holds this variant to 128 registers on sm_90a and,
   // with A's fragments transposed, spills 4 bytes; its 3- and 4-stage twins do not.
@@ -163,6 +166,7 @@ bool GemmVariant::eligible(const GemmProblem& p, const Target& t, std::string* w
 
 double GemmVariant::preference(const GemmProblem& p, const Target& t) const {
   if (config.strategy == "sm90_ws_persistent") return sm90Preference(*this, p, t);
+  if (config.strategy == "gemv") return gemvPreference(*this, p, t);
   const Config& c = config;
   // The deepest registered pipeline of this tile shape that still lets two CTAs share an SM (the
   // H200 run, bench/results/2026-11-29-h200-sm80-family: 128x128x64 is fastest at 3 stages,

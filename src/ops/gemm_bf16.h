@@ -50,9 +50,10 @@ struct GemmProblem {
   bool bKMajor = false;
   bool cRowMajor = true;
   // Ragged groups (tile.for_tiles {ragged = M}; docs/grouped-gemm.md): only the variants that can
-  // walk them (raggedWalkConflict: sm90, raster=row, the direct epilogue, no cluster or split).
+  // walk them (raggedWalkConflict: sm90, no cluster, split-K, stream-K or swap_ab).
   // m is then the rows of every group together (offsets) or G x the per-group capacity (counts).
   bool ragged = false;
+  bool grouped = false;     // tile.group_index picks B's matrix per block of rows (MoE)
   bool strided = false;     // some tensor argument is strided (a leading dimension, a batch stride)
   bool zeroStride = false;  // ... with a stride 0 (one matrix for every batch), which no tensor map has
   // The bytes each matrix's rows are aligned to (a power of two, at most 16), from its row length
@@ -73,7 +74,8 @@ struct GemmVariant {
   double preference(const GemmProblem& p, const Target& t) const;
   // The config that runs the problem: the variant's, with an sm80 variant's alignments lowered to
   // the problem's (unchanged for 16-byte rows and paired stores).
-  Config configFor(const GemmProblem& p) const;
+  // `sms`: the SM count the grid should fill (Target::referenceSms; gemv sizes its blocks by it).
+  Config configFor(const GemmProblem& p, int sms = 132) const;
   // The tile program this variant compiles (the plain GEMM, with B in the given layout).
   std::unique_ptr<ir::Module> program(bool bKMajor) const;
   // program() through kiln::compile with this variant's config.
@@ -87,6 +89,12 @@ const std::vector<GemmVariant>& gemmBf16Variants();
 std::vector<GemmVariant> gemmBf16Sm90Variants();
 bool sm90Eligible(const GemmVariant& v, const GemmProblem& p, const Target& t, std::string* why);
 double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& t);
+// The gemv part of the table (M <= 16: B streamed once on the CUDA cores) and its rules
+// (gemm_bf16_gemv.cpp); gemvConfigFor sizes the block for the problem's N and the SM count.
+std::vector<GemmVariant> gemmBf16GemvVariants();
+bool gemvEligible(const GemmVariant& v, const GemmProblem& p, const Target& t, std::string* why);
+double gemvPreference(const GemmVariant& v, const GemmProblem& p, const Target& t);
+Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms);
 // What both parts share (gemm_bf16.cpp): the problem checks every variant makes (bf16 in and out,
 // C row-major, positive dims; the reason in *why), and the tile shape terms of the preference,
 // useful * waves * intensity.

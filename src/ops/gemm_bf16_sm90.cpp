@@ -338,9 +338,9 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
              flops / bytes < kH200FlopsPerByte,
              streams,
              t.referenceClustersOf4};
-  // The row-raster variants are registered for ragged groups, which only they can walk; on a dense
-  // problem their grouped-raster twins keep a wave's tiles of B in L2 (unmeasured: a tie-break).
-  const double raster = c.raster == Raster::Row && !p.ragged ? 0.97 : 1.0;
+  // The row-raster variants stay behind their grouped-raster twins, dense or ragged: those keep a
+  // wave's tiles of B in L2 (unmeasured: a tie-break).
+  const double raster = c.raster == Raster::Row ? 0.97 : 1.0;
   return 2.0 * tileShapeScore(c, p, t) * twinTerms(c, p, t) * memoryTerm(w) * splitTerm(w) * streamKTerm(w) *
          pitchTerm(w) * computeIntensityTerm(w) * raster;
 }

@@ -24,8 +24,8 @@
 // stage (store_slots=1); "_swap" computes the tile transposed, its rows as wgmma's N, staged by
 // stmatrix .trans (swap_ab=true: 208x128, 224x128 and 240x128 two warpgroups, for the shapes whose
 // M those heights fit); "_row" walks the tiles row by row (raster=row), stored from registers,
-// without clusters: the variants that can walk ragged groups (GemmProblem::ragged, MoE), the only
-// ones eligible for them. Every variant loads a read-once operand L2 evict_first (l2_hint=reuse)
+// without clusters (the ragged walk's first measured form). Every variant without a cluster, split-K
+// or stream-K walks ragged groups (GemmProblem::ragged, MoE). Every variant loads a read-once operand L2 evict_first (l2_hint=reuse)
 // through 128-byte L2 fills.
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
 //    + TMA (sm_90a); A's and B's rows 16-byte aligned (a dense A's K or M, B's K or N, or their
@@ -34,8 +34,8 @@
 //    epilogue); shared memory fits.
 //  * preference (higher is better): the sm80 heuristic's tile shape terms (tileShapeScore: useful
 //    * waves * intensity) times 2 (wgmma's rate is twice mma.sync's, so on sm_90a a Hopper schedule
-//    beats any sm80 one), times 0.97 for row raster on a dense problem (unmeasured: the "_row"
-//    variants stay behind their grouped-raster twins), times factors measured on the H200
+//    beats any sm80 one), times 0.97 for row raster (unmeasured: the "_row" variants stay
+//    behind their grouped-raster twins), times factors measured on the H200
 //    (docs/performance.md): 0.97 for the
 //    direct store against the TMA store, 0.97 for a ring shallower than the deepest registered for
 //    the same tile, 0.99 for clusters (times the share of their sub-tiles inside M x N, and with

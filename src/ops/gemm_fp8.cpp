@@ -57,8 +57,8 @@ struct Shape {
   // Where scale_a and scale_b are loaded: before the K loop (early), or in the epilogue with their
   // lines prefetched into L1 before it (prefetch).
   EpilogueLoads loads = EpilogueLoads::Early;
-  // raster=row ("_row"): with the direct epilogue and no cluster or split, a variant that can walk
-  // ragged groups (Fp8GemmProblem::ragged).
+  // raster=row ("_row"): with the direct epilogue and no cluster or split, the ragged walk's first
+  // measured form (every variant without a cluster or split walks ragged groups).
   bool row = false;
 };
 
@@ -253,9 +253,9 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
       double(p.m) * double(p.n) / (double(ceilDiv(p.m, c.bm) * c.bm) * double(ceilDiv(p.n, c.bn) * c.bn));
   const double waves = double(units) / double(ceilDiv(units, slots) * slots);
   const double cluster = cm > 1 ? 0.99 : 1.0;
-  // The "_row" variants walk ragged groups, which only they can; on a dense problem they stay
-  // behind their grouped-raster twins (unmeasured: a tie-break).
-  const double raster = c.raster == Raster::Row && !p.ragged ? 0.97 : 1.0;
+  // The "_row" variants stay behind their grouped-raster twins, dense or ragged (the grouped walk
+  // keeps a wave's tiles of B in L2; unmeasured: a tie-break).
+  const double raster = c.raster == Raster::Row ? 0.97 : 1.0;
   const bool blockwise = p.scaling == Fp8Scaling::Block1x128x128x128 || p.scaling == Fp8Scaling::Block1x128x1x128;
   const double blockScales = blockwise && c.fp8Accum == Fp8Accum::Promote ? kBlockScalesOneStepTerm : 1.0;
   if (flops / bytes < kH200Fp8FlopsPerByte) {

@@ -10,8 +10,9 @@
 // Every variant is an sm90_ws_persistent schedule for sm_90a with bk = 128 (one 128-byte swizzled
 // row of FP8 per K step, the bytes of BF16's bk = 64), named
 // "fp8_gemm_sm90_<bm>x<bn>x128_s<stages>[_tma][_pp][_c2][_sk<S>][_streamk1][_pairs|_fastacc][_row]"
-// with the suffixes of gemm_bf16_sm90.h ("_row": raster=row, the variants that walk ragged groups,
-// behind their grouped-raster twins on dense problems); "_pairs": fp8_accum=promote_pairs, none: fp8_accum=promote,
+// with the suffixes of gemm_bf16_sm90.h ("_row": raster=row and the direct epilogue,
+// behind their grouped-raster twins on dense problems; any variant without a cluster or split
+// walks ragged groups); "_pairs": fp8_accum=promote_pairs, none: fp8_accum=promote,
 // "_fastacc": fp8_accum=fast (Fp8GemmProblem::fastAccum). What each is for, and the heuristic
 // that picks among them, is in gemm_fp8.cpp.
 //  * eligible: A and B e4m3, the output bf16, positive dims, K % 16 == 0 (16-byte rows of A and

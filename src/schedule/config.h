@@ -17,6 +17,9 @@ bool validateSm80Multistage(const Config& c, const Target& t, const OperandInfo&
 // narrowest element of the row tensors (OperandInfo::aElemBytes).
 bool validateRowwise(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
                      const ir::Location& loc);
+// The gemv rules (gemv/gemv_config.cpp); validate() dispatches to it.
+bool validateGemv(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
+                  const ir::Location& loc);
 // The sm90_ws_persistent rules (sm90/config.cpp); validate() dispatches to it.
 bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
                               const ir::Location& loc);

@@ -111,7 +111,7 @@ struct GemmProgram {
 // false after a diagnostic.
 bool analyzeRagged(GemmProgram& g, const std::string& strategy, ir::DiagnosticEngine& diag);
 // What a config lacks to walk ragged groups (sm90/ragged_walk.cpp): "" when it can, else the
-// options it needs and why ("raster=row: ...").
+// options it needs and why ("cluster_m=1 cluster_n=1: ...").
 std::string raggedWalkConflict(const Config& c);
 // The tile loop's coord arguments of M and N: its last two (after a batch or group index).
 inline const ir::Value* coordArgM(const GemmProgram& g) {

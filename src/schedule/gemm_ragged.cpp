@@ -37,9 +37,6 @@ bool analyzeRagged(GemmProgram& g, const std::string& strategy, DiagnosticEngine
 
 std::string raggedWalkConflict(const Config& c) {
   if (c.strategy != "sm90_ws_persistent") return "strategy=sm90_ws_persistent: no other strategy walks them";
-  if (c.raster != Raster::Row) return "raster=row: the tile scheduler walks the groups' tile rows in order";
-  if (c.epilogue != EpilogueStore::Direct)
-    return "epilogue=direct: a TMA store of a tile would write the rows past its group's end";
   if (c.clusterM > 1 || c.clusterN > 1) return "cluster_m=1 cluster_n=1: the tiles of a cluster may lie in different groups";
   if (c.splitK > 1 || c.streamK) return "split_k=1 stream_k=0: a group's tiles are not split along K";
   if (c.swapAB) return "swap_ab=false: the groups are rows of A";

@@ -1,5 +1,6 @@
 #include "schedule/lower_programs.h"
 
+#include "schedule/gemv/gemv.h"
 #include "schedule/rowwise/rowwise.h"
 #include "schedule/sm80_multistage.h"
 #include "schedule/sm90/lower.h"
@@ -52,6 +53,7 @@ const StrategyLowering* findLowering(std::string_view pass) {
       {"lower-sm80-multistage", "sm80_multistage", "sm_80", "", lowerSm80Multistage},
       {"lower-sm90-ws-persistent", "sm90_ws_persistent", "sm_90a", "strategy=sm90_ws_persistent", lowerSm90WsPersistent},
       {"lower-rowwise", "rowwise", "sm_80", "strategy=rowwise", lowerRowwise},
+      {"lower-gemv", "gemv", "sm_80", "strategy=gemv", lowerGemv},
   };
   for (const StrategyLowering& s : lowerings)
     if (s.pass == pass) return &s;

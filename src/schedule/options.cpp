@@ -180,6 +180,28 @@ Strategy rowwiseStrategy() {
                      "a persistent grid of this many blocks per SM (0: a block per row group)")}};
 }
 
+Strategy gemvStrategy() {
+  return {"gemv",
+          "memory-bound GEMM for small M (GEMV): B streamed once in 16-byte loads, f32 sums on the CUDA cores, "
+          "reduced on chip (sm_80 and later)",
+          validateGemv,
+          {intOption("bm", "mainloop", &Config::bm, 1, 16, 1, "rows of M per block (sums per thread: bm times its columns)"),
+           intOption("bn", "mainloop", &Config::bn, 8, 1024, 64, "columns of N per block"),
+           intOption("block_threads", "mainloop", &Config::blockThreads, 32, 1024, 256,
+                     "threads per block (a multiple of 32)"),
+           intOption("row_threads", "mainloop", &Config::rowThreads, 1, 32, 32,
+                     "K-major B: lanes that stride K along one N row (a power of two up to 32)"),
+           intOption("vectors", "mainloop", &Config::vectors, 1, 8, 4,
+                     "loads of B per thread issued before their FMAs (per N row with a K-major B)"),
+           intOption("align_a", "mainloop", &Config::alignA, 1, 16, 16,
+                     "bytes A's address and rows are aligned to: vector loads along K of a row-major A"),
+           intOption("align_b", "mainloop", &Config::alignB, 1, 16, 16,
+                     "bytes B's address and rows are aligned to: loads of 16, 8, 4 or 2 bytes along its rows"),
+           intOption("align_c", "epilogue", &Config::alignC, 1, 16, 16,
+                     "bytes the output's address and rows are aligned to: stores of element pairs, or of one element "
+                     "when a pair is wider")}};
+}
+
 }  // namespace
 
 std::string Option::typeName() const { return type == Type::Int ? "int" : type == Type::Bool ? "bool" : "enum"; }
@@ -205,7 +227,7 @@ Config Strategy::defaults() const {
 }
 
 const std::vector<Strategy>& strategies() {
-  static const std::vector<Strategy> s = {sm80Strategy(), sm90Strategy(), rowwiseStrategy()};
+  static const std::vector<Strategy> s = {sm80Strategy(), sm90Strategy(), rowwiseStrategy(), gemvStrategy()};
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
 #include "schedule/lower_programs.h"
+#include "schedule/gemv/gemv.h"
 #include "schedule/rowwise/rowwise.h"
 #include "schedule/sm80_multistage.h"
 #include "schedule/sm90/passes.h"
@@ -52,6 +53,11 @@ const std::vector<transforms::PassInfo>& allPasses() {
          "threads, 16-byte vectors, shuffle reductions; the program's {target, config} attributes pick the target "
          "and the schedule)",
          lowerRowwisePass},
+        {"lower-gemv",
+         "lower each tile.program (a GEMM of small M) to a kern.kernel with the gemv strategy: B streamed once in "
+         "16-byte loads, f32 sums on the CUDA cores reduced by shuffles and shared memory, the sm80 epilogue (the "
+         "program's {target, config} attributes pick the target and the schedule)",
+         lowerGemvPass},
     };
     all.insert(all.end(), strategies.begin(), strategies.end());
     return all;
@@ -112,6 +118,14 @@ std::vector<std::string> pipelineSteps(std::string_view strategy) {
         "verify",           // the tile program as the user wrote it
         "lower-rowwise",    // tile -> kern: rows of threads, 16-byte vectors, passes over each row (on chip
                             // when it fits, streaming when not), butterfly and shared-memory reductions
+        "strength-reduce",  // index math: x / 2^k, x % 2^k -> shift, mask where x >= 0
+        "dce",              // drop what the rewrites left unused
+    };
+  if (strategy == "gemv")
+    return {
+        "verify",           // the tile program as the user wrote it
+        "lower-gemv",       // tile -> kern: B streamed in 16-byte loads, f32 FMAs, shuffles and shared-memory
+                            // sums, the sm80 epilogue on them
         "strength-reduce",  // index math: x / 2^k, x % 2^k -> shift, mask where x >= 0
         "dce",              // drop what the rewrites left unused
     };

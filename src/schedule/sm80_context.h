@@ -29,6 +29,9 @@ struct Context {
   ir::Value *tid = nullptr, *lane = nullptr, *warp = nullptr, *warpM = nullptr, *warpN = nullptr;
   ir::Value *m0 = nullptr, *n0 = nullptr;  // first row / column of the block's tile
   ir::Value *dimM = nullptr, *dimN = nullptr, *dimK = nullptr;
+  // When set, the rows the epilogue stores end here rather than at M (gemv: a block's rows m0 ..
+  // min(M, m0 + bm), its fragment's rows past bm being another block's).
+  ir::Value* rowEnd = nullptr;
   ir::Value* batch = nullptr;  // blockIdx.z when the tile loop is batched
   // Grouped GEMM: the block's group id, ids[m0] (i64); when B is selected by it, groupOk says the
   // id lies in [0, G) and groupB is the id to address B with (0 when it does not: the B copies are

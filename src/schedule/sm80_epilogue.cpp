@@ -148,7 +148,7 @@ class Epilogue {
     Value* col0 = cx_.warpCol0 ? cx_.warpCol0 : b_.add(cx_.n0, b_.mulConst(cx_.warpN, cx_.warpTileN()));
     rowBase_ = b_.named(b_.add(row0, g), "erow");
     colBase_ = b_.named(b_.add(col0, b_.mulConst(t, 2)), "ecol");
-    Value* rowDim = cx_.transposed ? cx_.dimN : cx_.dimM;
+    Value* rowDim = cx_.transposed ? cx_.dimN : cx_.rowEnd ? cx_.rowEnd : cx_.dimM;
     Value* colDim = cx_.transposed ? cx_.dimM : cx_.dimN;
     for (int i = 0; i < cx_.mTiles(); ++i)
       for (int h = 0; h < 2; ++h) {

@@ -5,7 +5,7 @@
 //     lo, hi = ROWS(%g, %end)    tiles = (hi - lo + bm - 1) /u bm    yield cum + tiles, hi }
 //   %tn = (N + bn - 1) /u bn   %tiles = %vtm * %tn
 //   scf.for %unit = %walker to %tiles step %walkers iter(%i = 0) {
-//     %vt = unit /u tn   %n0 = (unit %u tn) * bn
+//     %vt = unit /u tn   %n0 = (unit %u tn) * bn      (raster "grouped": raster() of a vtm x tn grid)
 //     %group, %m0, %mend = scf.for %g = 0 to %G iter(%cum, %end, %found, %row, %rend) {
 //       lo, hi = ROWS(%g, %end)    next = cum + tiles    hit = cum <= vt < next
 //       yield next, hi, hit ? g : found, hit ? lo + (vt - cum) * bm : row, hit ? hi : rend }
@@ -20,6 +20,8 @@
 // [0, M) or the sums go negative. The bounds are read with uniform loads of G values per unit: a
 // few L1 lines, next to a tile's K loop.
 #include "transforms/tile_walk.h"
+
+#include <tuple>
 
 namespace kiln::transforms::tilewalk {
 using namespace ir;
@@ -81,8 +83,17 @@ UnitLoop raggedLoop(KernBuilder& b, const Operation& loop, const Shape& s, const
   b.setInsertionPointToEnd(body);
   const Block& old = loop.body();
   Value* iter = nonNegative(b, u.counter, old.argument(0)->nameHint());
-  Value* vt = b.named(divu(b, unit, tn), "vtile");
-  Value* n0 = b.mulConst(remu(b, unit, tn), s.bn);
+  // The unit's tile row among the groups' stacked tile rows, and its column: row by row, or with
+  // raster "grouped" group_m stacked tile rows column by column (the same walk as a dense grid of
+  // vtm x tn tiles, so a wave's blocks share B's tile columns; a band may span two groups).
+  Value *vt = nullptr, *pn = nullptr;
+  if (s.grouped) {
+    std::tie(vt, pn) = raster(b, s, Grid{count->result(0), tn, total, total}, unit);
+  } else {
+    vt = b.named(divu(b, unit, tn), "vtile");
+    pn = remu(b, unit, tn);
+  }
+  Value* n0 = b.mulConst(pn, s.bn);
   Operation* find = overGroups(b, loop, {zero, zero, zero, zero, zero}, {"cum", "gend", "found", "frow", "fend"},
                                [&](Value* g, const std::vector<Value*>& c) {
                                  auto [lo, hi] = groupRows(b, loop, g, c[1]);

@@ -36,7 +36,7 @@ std::optional<Shape> shapeOf(const Operation& loop) {
   // {ragged}: the fourth operand is the bounds' pointer; only the row walk of whole tiles.
   s.ragged = loop.attr("ragged") != nullptr;
   const std::string ragged = loop.stringAttr("ragged");
-  if (s.ragged && ((ragged != "offsets" && ragged != "counts") || s.grouped || s.clustered() || s.split || s.streamK))
+  if (s.ragged && ((ragged != "offsets" && ragged != "counts") || s.clustered() || s.split || s.streamK))
     return std::nullopt;
   if (loop.numOperands() != (s.streamK || s.ragged ? 4u : 3u) || loop.numRegions() != 1 ||
       loop.region(0).blocks().size() != 1 || loop.body().numArguments() != s.bodyArgs())
@@ -57,6 +57,8 @@ namespace {
 
 // ceil(x / k) for x in 1 .. 2^31 - 1 and a compile-time k > 0.
 Value* ceilDiv(KernBuilder& b, Value* x, int64_t k) { return divu(b, b.addConst(x, k - 1), b.i32(k)); }
+
+}  // namespace
 
 // (pm, pn) of r: raster "row", or "grouped" (groups of group_m tile rows walked column by column).
 std::pair<Value*, Value*> raster(KernBuilder& b, const Shape& s, const Grid& g, Value* r) {
@@ -87,8 +89,6 @@ std::pair<Value*, Value*> raster(KernBuilder& b, const Shape& s, const Grid& g, 
   }
   return {b.named(full->result(0), "pm"), b.named(full->result(1), "pn")};
 }
-
-}  // namespace
 
 Grid grid(KernBuilder& b, const Operation& loop, const Shape& s) {
   Grid g;

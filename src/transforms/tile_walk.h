@@ -48,6 +48,11 @@ struct Origin {
 Origin place(KernBuilder& b, const ir::Operation& loop, const Shape& s, const Grid& g, const Walkers& w,
              ir::Value* tile);
 
+// (pm, pn), the tile row and column of tile r of a tm x tn grid (g.tm, g.tn): raster "row", or
+// "grouped" (groups of group_m tile rows walked column by column, so a wave's blocks share B's
+// tile columns in L2).
+std::pair<ir::Value*, ir::Value*> raster(KernBuilder& b, const Shape& s, const Grid& g, ir::Value* r);
+
 // x, promised to lie in [0, 2^31 - 1] (kern.assume_range) and named `hint`; a constant is its own
 // proof and comes back as it is.
 ir::Value* nonNegative(KernBuilder& b, ir::Value* x, const std::string& hint);

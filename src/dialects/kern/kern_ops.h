@@ -112,13 +112,15 @@
 //    a cluster take the same units, each its sub-tile by rank, and peers counts lower clusters
 //    (a block's peers are the blocks of its rank in them).
 //    {ragged = "offsets" | "counts"} (ragged groups, MoE; operands (M, N, G, bounds), bounds a
-//    ptr<i32|i64> to G values in global memory; raster "row", no cluster, splits or stream_k):
+//    ptr<i32|i64> to G values in global memory; no cluster, splits or stream_k):
 //    group g owns rows [lo_g, hi_g): "offsets" (cumulative ends) lo_g = hi_(g-1) (lo_0 = 0), hi_g =
 //    min(max(bounds[g], lo_g), M); "counts" lo_g = 0, hi_g = min(max(bounds[g], 0), M) (the rows of
 //    batch g). Clamping keeps every group inside [0, M) whatever the bounds hold. Group g has
 //    ceil((hi_g - lo_g) / bm) tile rows; the groups' tile rows, in group order, are the tile rows
 //    of the walk (T = their sum x tn tiles, read from memory by every walking thread before the
-//    walk), tile t being tile row t / tn, column t % tn. Body arguments: (iter, m0 = the tile
+//    walk), tile t being, with raster "row", tile row t / tn, column t % tn, and with "grouped"
+//    the tile of a tm x tn grid (tm = the groups' tile rows) that the dense grouped raster walks
+//    t-th (a band of group_m tile rows may span groups). Body arguments: (iter, m0 = the tile
 //    row's first row, lo_g + i*bm, n0, group = g, mend = hi_g: rows from mend on are not the
 //    group's). The bounds must not change while the kernel runs (they are read again per tile).
 //

@@ -54,7 +54,8 @@ bool verifyTileLoopSplits(const Operation& op, DiagnosticEngine& d) {
 }
 
 // Ragged groups (kern_ops.h, kern.tile_loop {ragged}): the tile count comes from the bounds in
-// memory, so the walk takes no option that presumes a fixed grid of tiles.
+// memory, so the walk takes no option that presumes a fixed grid of tiles or a tile split across
+// blocks or groups; either raster walks the groups' stacked tile rows.
 bool verifyTileLoopRagged(const Operation& op, DiagnosticEngine& d) {
   const std::string ragged = op.stringAttr("ragged");
   if (ragged != "offsets" && ragged != "counts")
@@ -65,9 +66,14 @@ bool verifyTileLoopRagged(const Operation& op, DiagnosticEngine& d) {
   if (!ok || !isPtr(*p) || (p->elem() != ScalarType::I32 && p->elem() != ScalarType::I64))
     return d.error(op.loc()) << "'kern.tile_loop' {ragged} takes (M, N, groups) as i32 and the groups' bounds as "
                                 "ptr<i32> or ptr<i64>";
-  if (op.stringAttr("raster") != "row" || op.attr("cluster") || op.attr("splits") || op.attr("stream_k"))
-    return d.error(op.loc()) << "'kern.tile_loop' {ragged} walks the groups' tile rows in order: it takes raster = "
-                                "\"row\" and no {cluster}, {splits} or {stream_k}";
+  if (op.attr("cluster") || op.attr("splits") || op.attr("stream_k"))
+    return d.error(op.loc()) << "'kern.tile_loop' {ragged} walks whole single-block tiles of one group each: it "
+                                "takes no {cluster}, {splits} or {stream_k}";
+  const std::string raster = op.stringAttr("raster");
+  if (raster != "row" && raster != "grouped")
+    return d.error(op.loc()) << "'kern.tile_loop' needs {raster = \"row\"|\"grouped\"}, got \"" << raster << "\"";
+  if (raster == "grouped" && op.intAttr("group_m", 0) < 1)
+    return d.error(op.loc()) << "'kern.tile_loop' with raster = \"grouped\" needs {group_m = G} with G >= 1";
   const Block& body = op.body();
   bool args = body.numArguments() == 5;
   for (unsigned i = 0; args && i < 5; ++i) args = body.argument(i)->type().isScalar(ScalarType::I32);

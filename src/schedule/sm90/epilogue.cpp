@@ -1,7 +1,8 @@
 // The sm90 consumer's fused epilogue (contract in lowering.h): one tile's accumulators, through
 // the sm80 epilogue's view of them (each consumer warp as an sm80 warp: consumer.cpp), stored
 // from registers (epilogue=direct) or staged per 64-column box in shared memory and stored by TMA
-// (epilogue=tma), with swap_ab's transposed fragment staged by stmatrix .trans.
+// (epilogue=tma), with swap_ab's transposed fragment staged by stmatrix .trans; with ragged groups
+// and epilogue=tma, a group's last, partial tile from registers (buildEpilogue).
 #include <algorithm>
 #include <map>
 
@@ -313,13 +314,35 @@ bool stageBoxes(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u
 bool buildEpilogue(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w,
                    const EpilogueInputs& in, ir::DiagnosticEngine& diag) {
   Value* v = nullptr;
-  sm80::Context cx = epilogueContext(b, r, k, u, w, diag, v);
-  if (!k.smem.sC) {
-    cx.earlyLoads = in.early ? &in.early->at(0) : nullptr;
+  auto direct = [&](EarlyLoads* early) {
+    sm80::Context cx = epilogueContext(b, r, k, u, w, diag, v);
+    cx.earlyLoads = early ? &early->at(0) : nullptr;
     return sm80::buildEpilogue(cx, in.out);
-  }
-  if (r.geo.swapped) transposeForSwap(b, u, cx, w.rowA);
-  return stageBoxes(b, r, k, u, w, in, cx, v);
+  };
+  auto staged = [&] {
+    sm80::Context cx = epilogueContext(b, r, k, u, w, diag, v);
+    if (r.geo.swapped) transposeForSwap(b, u, cx, w.rowA);
+    return stageBoxes(b, r, k, u, w, in, cx, v);
+  };
+  if (!k.smem.sC) return direct(in.early);
+  if (!u.mEnd) return staged();
+  // Ragged groups: a TMA store clips its box at the tensor's edges only, so it would write the
+  // rows of the tile past its group's end (the next group's, stored by another tile). A tile whose
+  // rows all lie in its group (m0 + bm <= mend: all of a group's tiles but its last, partial one)
+  // goes out by TMA; the partial one from registers, masked at mend (its own contexts: no value
+  // made in one arm is used in the other). The condition is the block's, so the staged arm's
+  // barriers are reached by every thread or by none; a tile that stores directly commits no store
+  // group, which only leaves fewer pending than sm90-stage-epilogue's waits allow.
+  Value* whole = b.named(b.cmp("sle", u.m0, b.addConst(u.mEnd, -int64_t(r.c.bm))), "whole");
+  Operation* f = b.create("scf.if", {whole}, {}, {}, 2);
+  InsertionGuard guard(b);
+  b.setInsertionPointToEnd(f->region(0).addBlock());
+  bool ok = staged();
+  b.create("scf.yield", {}, {});
+  b.setInsertionPointToEnd(f->region(1).addBlock());
+  ok = ok && direct(nullptr);  // the early loads, if any, were made for the staged units
+  b.create("scf.yield", {}, {});
+  return ok;
 }
 
 }  // namespace kiln::sm90

@@ -42,9 +42,9 @@ void releaseStage(KernBuilder& b, const Request& r, const Kernel& k, Value* s) {
 namespace {
 
 // The most scale elements (per thread and K step) whose addresses are made once, before the K loop:
-// 1x128 x 128x128 at 128- and 64-column tiles needs 3 to 5, and their pointers then cost a few
-// registers; a 160-column tile (its n8 groups in one of two scale blocks, per thread: 20) or per-
-// column scales would hold 40 or more registers through the loop and spill.
+// 1x128 x 128x128 needs 3 to 5 (at 160 columns, 4: two scale_b blocks), and their pointers then
+// cost a few registers; per-column scales (1x128 x 1x128: 2 per n8 group) would hold 40 or more
+// registers through the loop and spill.
 constexpr int kHoistedScaleLoads = 8;
 
 // The attributes of one K step's wgmmas: wgmma's A is the warpgroup's own operand (A's rows, or with

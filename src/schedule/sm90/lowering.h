@@ -140,9 +140,25 @@ struct SliceScales {
     ir::Value *ptr = nullptr, *ok = nullptr;  // K block 0's element, and whether the row or column is in
     ir::Value* kStride = nullptr;             // the elements from one stored K index to the next (i64)
     int64_t kPerStep = 1;                     // K steps one stored K index covers
+    // Per-column scales (a block of one column): the column axis's element stride (i64) and the
+    // columns left in the tensor from this one. A load `base` >= 0 is column `delta` past load
+    // base's, addressed from it in the step (a constant offset) and in the tensor where delta < its
+    // columns left: no pointer of its own lives through the loop.
+    ir::Value *colStride = nullptr, *colLeft = nullptr;
+    int base = -1;
+    int64_t delta = 0;
   };
   std::vector<Load> loads;                     // scale_a's (per row), then scale_b's (per column block)
   std::vector<std::pair<int, int>> factorOf;   // per accumulator: its scale_a load and scale_b load
+  // Where the warpgroup's columns may span two scale_b blocks (bn neither a multiple nor a divisor
+  // of the block: 160 or 96 for 128): factorOf's scale_b is the first block's, `second` the next
+  // block's load, and per accumulator `group` the first column c of its chunk (the columns between
+  // two places a block may start, g = 32 for 160 and 128): the chunk is in the second block where
+  // c >= `rel`, the columns from the warpgroup's first to the next block's start (a multiple of g).
+  // So a step makes one product per row and block, and selects one of two per row and chunk.
+  int second = -1;
+  ir::Value* rel = nullptr;
+  std::vector<int> group;
 };
 // The distinct scale elements a thread loads per K step (its rows' and column blocks').
 int sliceScaleLoads(const Request& r);

@@ -31,9 +31,25 @@
 // computation, pure ops of %kt and values from outside the loop, ending in kern.promote_scales(%f..)
 // (one factor per accumulator). Each promoted step gets a copy of them for its own K step (2 kt,
 // 2 kt + 1 in a pair, 2 (ksteps / 2) + kt in the tail): the loads issued before its wait for the
-// stage, the products (arith.mulf) once its sums are waited for, so only the loaded scales live
+// stage, the products (arith.mulf, and a select between two) once its sums are waited for, so only the loaded scales live
 // across the wgmmas; and it adds its sums as %acc = fma(sums, %f, %acc): the slice's partial sums
 // scaled once, in f32.
+//
+// Scales a loop iteration ahead: where the loaded values a step's products read are few (at most
+// kPrefetchedScales over an iteration's steps: 1x128 x 128x128, 3 or 4 a
+// step), a promoted loop (not the tail of pairs, which runs at most once) carries them: the loads
+// of its first iteration's steps go before it, and each iteration, once a step's products are made,
+// loads the scales of that step one iteration later, kt + steps, predicated off past %ksteps (no
+// read outside the unit's K range). A global load's latency (an L2 hit under the kernel's own
+// traffic takes about as long as a K step's wgmmas) then runs under a whole iteration's wgmmas
+// instead of between the step's issue and its products:
+//
+//     %sc0 = LOADS(first)                              (valid: first < %ksteps)
+//     scf.for %kt ... iter_args(%acc.., %s, %ph, %sc = %sc0) {
+//       STEP(%s, %ph)  kern.wgmma_wait {pending = 0}
+//       %f = PRODUCTS(%sc)  %sc' = LOADS(first + kt + 1)  %acc = fma(sums, %f, %acc)  RELEASE
+//       scf.yield %acc.., %s', %ph', %sc'
+//     }
 //
 // Every read of a step's sums waits for its group inside the same iteration: ptxas does not follow
 // wgmma.wait_group across a back edge, and a pipeline that carries a step in flight into the next
@@ -64,6 +80,7 @@
 #include "dialects/kern/kern_builder.h"
 #include "kiln/ir/op_registry.h"
 #include "schedule/sm90/passes.h"
+#include "schedule/sm90/promote_fp8_match.h"
 
 namespace kiln::sm90 {
 namespace {
@@ -71,185 +88,11 @@ namespace {
 using ir::Block;
 using ir::Operation;
 using ir::Value;
+using promote::KLoop;
 
-// The fast K loop, taken apart.
-struct KLoop {
-  Operation* loop = nullptr;
-  size_t n = 0;                         // carried accumulators
-  std::vector<Operation*> step;         // the K step: the full-barrier wait .. the commit
-  Operation* wait1 = nullptr;           // kern.wgmma_wait {pending = 1}
-  Operation* release = nullptr;         // scf.if (kt > 0 && lane0) { RELEASE(prev) }
-  Value* lane0 = nullptr;
-  std::vector<Operation*> next;         // the next ring position's arithmetic
-  Operation* tail = nullptr;            // scf.if lane0 { RELEASE(last) REST } after the loop
-  std::string mode;                     // "promote" | "promote_pairs"
-  std::vector<Operation*> prologue;     // block scales: the ops before the wait, ending in ...
-  Operation* scales = nullptr;          // ... kern.promote_scales (null: plain promotion)
-};
-
-bool isConstant(const Value* v, int64_t want) {
-  auto c = KernBuilder::intConstant(v);
-  return c && *c == want;
-}
-
-bool isTrue(const Value* v) {
-  const Operation* d = v->definingOp();
-  return d && d->is("arith.constant") && d->attr("value") && d->attr("value")->isBool() && d->attr("value")->asBool();
-}
-
-bool usesAny(const Operation& op, const std::vector<const Value*>& vs) {
-  bool hit = false;
-  op.walk([&](const Operation& inner) {
-    for (const Value* v : inner.operands())
-      for (const Value* w : vs) hit |= v == w;
-  });
-  return hit;
-}
-
-// The K step's ops from the body's start; false unless they are the wait, the fence, constants,
-// descriptors and marked wgmmas, and the commit.
-bool matchStep(Block& body, KLoop& k, Block::iterator& it) {
-  Value *s = body.argument(unsigned(k.n + 1)), *ph = body.argument(unsigned(k.n + 2));
-  auto end = body.operations().end();
-  // Block scales: pure ops that read no carried value but %kt, then kern.promote_scales.
-  std::vector<const Value*> carried;
-  for (size_t i = 1; i < body.numArguments(); ++i) carried.push_back(body.argument(unsigned(i)));
-  for (; it != end && !(*it)->is("kern.mbarrier_wait") && !k.scales; ++it) {
-    Operation* op = it->get();
-    bool pure = op->info() && op->info()->has(ir::kPure) && op->numRegions() == 0;
-    if (op->is("kern.promote_scales") && op->numOperands() == k.n) k.scales = op;
-    else if (!pure) return false;
-    if (usesAny(*op, carried)) return false;
-    k.prologue.push_back(op);
-  }
-  if (!k.prologue.empty() && !k.scales) return false;
-  if (it == end || !(*it)->is("kern.mbarrier_wait") || (*it)->numOperands() != 3 || (*it)->operand(1) != s ||
-      (*it)->operand(2) != ph)
-    return false;
-  k.step.push_back((it++)->get());
-  if (it == end || !(*it)->is("kern.wgmma_fence")) return false;
-  k.step.push_back((it++)->get());
-  for (; it != end && !(*it)->is("kern.wgmma_commit"); ++it) {
-    Operation* op = it->get();
-    if (op->is("kern.wgmma")) {
-      if (!op->attr("accumulate") || !isTrue(op->operand(0))) return false;
-      if (k.mode.empty()) k.mode = op->stringAttr("accumulate");
-      if (op->stringAttr("accumulate") != k.mode) return false;
-    } else if (!op->is("arith.constant") && !op->is("kern.wgmma_desc")) {
-      return false;
-    }
-    k.step.push_back(op);
-  }
-  if (it == end || k.mode.empty()) return false;
-  k.step.push_back((it++)->get());
-  return true;
-}
-
-// Every carried accumulator starts one chain of the step's wgmmas (each result used once, by the
-// next wgmma of its chain or the yield), and the yield ends each chain at its own position.
-bool chainsClose(const KLoop& k, const Operation& yield) {
-  Block& body = k.loop->body();
-  for (size_t i = 0; i < k.n; ++i) {
-    Value* v = body.argument(unsigned(1 + i));
-    for (;;) {
-      if (v->uses().size() != 1) return false;
-      Operation* user = v->uses().front().user;
-      if (user == &yield) {
-        if (v->uses().front().operandIndex != i) return false;
-        break;
-      }
-      if (!user->is("kern.wgmma") || user->parentBlock() != &body) return false;
-      unsigned idx = v->uses().front().operandIndex;
-      if (idx < 3) return false;
-      v = user->result(idx - 3);
-    }
-  }
-  return true;
-}
-
-// The rest of the body after the step: wait 1, the guarded release of prev, the ring arithmetic,
-// the yield.
-bool matchRest(Block& body, KLoop& k, Block::iterator it) {
-  auto end = body.operations().end();
-  Value *kt = body.argument(0), *s = body.argument(unsigned(k.n + 1)), *prev = body.argument(unsigned(k.n + 3));
-  if (it == end || !(*it)->is("kern.wgmma_wait") || (*it)->intAttr("pending", -1) != 1) return false;
-  k.wait1 = (it++)->get();
-  if (it == end || !(*it)->is("arith.cmpi") || (*it)->stringAttr("pred") != "sgt" || (*it)->operand(0) != kt ||
-      !isConstant((*it)->operand(1), 0))
-    return false;
-  Value* positive = (it++)->get()->result();
-  if (it == end || !(*it)->is("arith.andi") || (*it)->operand(0) != positive) return false;
-  Value* cond = (*it)->result();
-  k.lane0 = (it++)->get()->operand(1);
-  if (it == end || !(*it)->is("scf.if") || (*it)->operand(0) != cond || (*it)->numResults() != 0) return false;
-  k.release = (it++)->get();
-  std::vector<const Value*> carried;
-  for (size_t i = 0; i + 1 < body.numArguments(); ++i) carried.push_back(body.argument(unsigned(i)));
-  if (usesAny(*k.release, carried) || !usesAny(*k.release, {prev}) || k.release->body(1).operations().size() != 1)
-    return false;
-  for (; it != end && !(*it)->is("scf.yield"); ++it) {
-    Operation* op = it->get();
-    if (!op->info() || !op->info()->has(ir::kPure) || op->numRegions() != 0 || usesAny(*op, {kt, prev})) return false;
-    for (size_t i = 0; i < k.n; ++i)
-      if (usesAny(*op, {body.argument(unsigned(1 + i))})) return false;
-    k.next.push_back(op);
-  }
-  if (it == end) return false;
-  Operation& yield = **it;
-  if (yield.numOperands() != k.n + 3 || yield.operand(unsigned(k.n + 2)) != s) return false;
-  for (unsigned i : {unsigned(k.n), unsigned(k.n + 1)})
-    if (std::find(k.next.begin(), k.next.end(), yield.operand(i)->definingOp()) == k.next.end()) return false;
-  return chainsClose(k, yield);
-}
-
-// After the loop: a wait of 0, then scf.if lane0 whose only uses of the last stage release it.
-bool matchAfter(KLoop& k) {
-  Operation& loop = *k.loop;
-  const size_t n = k.n;
-  if (loop.result(unsigned(n))->hasUses() || loop.result(unsigned(n + 1))->hasUses()) return false;
-  Block& parent = *loop.parentBlock();
-  auto it = std::next(parent.find(&loop));
-  if (it == parent.operations().end() || !(*it)->is("kern.wgmma_wait") || (*it)->intAttr("pending", -1) != 0)
-    return false;
-  ++it;
-  if (it == parent.operations().end() || !(*it)->is("scf.if") || (*it)->operand(0) != k.lane0) return false;
-  k.tail = it->get();
-  for (const ir::Use& u : loop.result(unsigned(n + 2))->uses()) {
-    if (u.user->parentBlock() != &k.tail->body(0) ||
-        !(u.user->is("kern.mbarrier_arrive") || u.user->is("kern.mbarrier_arrive_remote")))
-      return false;
-  }
-  return true;
-}
-
-std::optional<KLoop> match(Operation& loop) {
-  if (!loop.is("scf.for") || loop.numRegions() != 1 || loop.numOperands() < 7) return std::nullopt;
-  KLoop k;
-  k.loop = &loop;
-  k.n = loop.numOperands() - 6;
-  Block& body = loop.body();
-  if (body.numArguments() != k.n + 4 || loop.numResults() != k.n + 3 || !isConstant(loop.operand(0), 0) ||
-      !isConstant(loop.operand(2), 1))
-    return std::nullopt;
-  for (size_t i = 0; i < k.n; ++i) {
-    const Operation* init = loop.operand(unsigned(3 + i))->definingOp();
-    if (init && init->is("kern.undef")) return std::nullopt;
-  }
-  auto it = body.operations().begin();
-  if (!matchStep(body, k, it) || !matchRest(body, k, it) || !matchAfter(k)) return std::nullopt;
-  return k;
-}
-
-// The loops with marked wgmmas directly in their body.
-std::vector<Operation*> markedLoops(ir::Module& m) {
-  std::vector<Operation*> loops;
-  m.op().walk([&](Operation& op) {
-    if (!op.is("kern.wgmma") || !op.attr("accumulate")) return;
-    Operation* loop = op.parentOp();
-    if (loop && loop->is("scf.for") && (loops.empty() || loops.back() != loop)) loops.push_back(loop);
-  });
-  return loops;
-}
+// The most loaded scale values a promoted loop carries into its next iteration (over its steps): a
+// few registers. Per-column scale_b (1x128 x 1x128: 2 per n8 group, 40 or more) keeps loading in the step.
+constexpr size_t kPrefetchedScales = 8;
 
 // Writes the promoted loops in place of one fast K loop.
 class Rewrite {
@@ -273,11 +116,12 @@ class Rewrite {
     std::vector<Value*> r;
     if (k_.mode == "promote_pairs") {
       Value* pairs = b_.div(ksteps, b_.i32(2));
-      r = loopOf(pairs, 2, acc, s, ph, k_.scales ? b_.i32(0) : nullptr);
+      r = loopOf(pairs, 2, acc, s, ph, k_.scales ? b_.i32(0) : nullptr, true);
       acc.assign(r.begin(), r.begin() + long(k_.n));
-      r = loopOf(b_.rem(ksteps, b_.i32(2)), 1, acc, r[k_.n], r[k_.n + 1], k_.scales ? b_.mulConst(pairs, 2) : nullptr);
+      r = loopOf(b_.rem(ksteps, b_.i32(2)), 1, acc, r[k_.n], r[k_.n + 1], k_.scales ? b_.mulConst(pairs, 2) : nullptr,
+                 false);
     } else {
-      r = loopOf(ksteps, 1, acc, s, ph, k_.scales ? b_.i32(0) : nullptr);
+      r = loopOf(ksteps, 1, acc, s, ph, k_.scales ? b_.i32(0) : nullptr, true);
     }
     for (size_t i = 0; i < k_.n; ++i) {
       r[i]->setNameHint(fast.result(unsigned(i))->nameHint());
@@ -294,17 +138,27 @@ class Rewrite {
 
  private:
   // A loop of `count` iterations of `steps` K steps each, from ring position (s, ph); its results.
-  // Block scales: its iteration i runs the fast loop's K steps first + steps i + j.
+  // Block scales: its iteration i runs the fast loop's K steps first + steps i + j, their scales
+  // loaded an iteration ahead where `ahead` and they are few.
   std::vector<Value*> loopOf(Value* count, int steps, const std::vector<Value*>& accIn, Value* s, Value* ph,
-                             Value* first) {
+                             Value* first, bool ahead) {
+    const size_t nl = k_.loaded.size();
+    ahead = ahead && first && nl > 0 && nl * size_t(steps) <= kPrefetchedScales;
+    std::vector<Value*> carried;
+    for (int i = 0; ahead && i < steps; ++i) {
+      std::vector<Value*> l = loadScales(b_.addConst(first, i));
+      carried.insert(carried.end(), l.begin(), l.end());
+    }
     std::vector<Value*> operands = {b_.i32(0), count, b_.i32(1)};
     step_ = operands[2];
     operands.insert(operands.end(), accIn.begin(), accIn.end());
     operands.push_back(s);
     operands.push_back(ph);
+    operands.insert(operands.end(), carried.begin(), carried.end());
     std::vector<ir::Type> types(accIn.size(), ir::types::f32());
     types.push_back(ir::types::i32());
     types.push_back(ir::types::i32());
+    for (Value* v : carried) types.push_back(v->type());
     Operation* loop = b_.create("scf.for", operands, types, {}, 1);
     Block* body = loop->region(0).addBlock();
     Value* iv = body->addArgument(ir::types::i32(), "kt");  // the ring position is carried; scales read it
@@ -312,13 +166,14 @@ class Rewrite {
     for (size_t i = 0; i < accIn.size(); ++i) acc.push_back(body->addArgument(ir::types::f32(), "acc"));
     s = body->addArgument(ir::types::i32(), "s");
     ph = body->addArgument(ir::types::i32(), "ph");
+    for (Value*& v : carried) v = body->addArgument(v->type(), "sc");
     ir::InsertionGuard guard(b_);
     b_.setInsertionPointToEnd(body);
     std::vector<std::vector<Value*>> sums;
     std::vector<std::unordered_map<const Value*, Value*>> scaleMaps(static_cast<size_t>(steps));
-    std::vector<Value*> stages;
+    std::vector<Value*> stages, next;
     for (int i = 0; i < steps; ++i) {
-      if (first) scaleMaps[size_t(i)] = stepScales(b_.addConst(b_.add(first, b_.mulConst(iv, steps)), i));
+      if (first && !ahead) scaleMaps[size_t(i)] = stepScales(b_.addConst(b_.add(first, b_.mulConst(iv, steps)), i));
       sums.push_back(issueStep(s, ph));
       stages.push_back(s);
       std::tie(s, ph) = nextPosition(s, ph);
@@ -326,7 +181,14 @@ class Rewrite {
     for (int i = 0; i < steps; ++i) {
       b_.setLoc(k_.wait1->loc());
       b_.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t(steps - 1 - i)}});
+      if (ahead) {  // the step's products from the carried scales, then the loads of its next turn
+        scaleMaps[size_t(i)] = carriedScales({carried.begin() + long(nl) * i, carried.begin() + long(nl) * (i + 1)});
+      }
       std::vector<Value*> factors = first ? stepFactors(scaleMaps[size_t(i)]) : std::vector<Value*>{};
+      if (ahead) {
+        std::vector<Value*> l = loadScales(b_.addConst(b_.add(first, b_.mulConst(iv, steps)), steps + i));
+        next.insert(next.end(), l.begin(), l.end());
+      }
       for (size_t j = 0; j < acc.size(); ++j) {
         Value* sum = sums[size_t(i)][j];
         acc[j] = b_.named(first ? b_.op1("arith.fmaf", {sum, factors[j], acc[j]}, ir::types::f32())
@@ -338,6 +200,7 @@ class Rewrite {
     std::vector<Value*> yields = acc;
     yields.push_back(s);
     yields.push_back(ph);
+    yields.insert(yields.end(), next.begin(), next.end());
     b_.create("scf.yield", yields, {});
     std::vector<Value*> out;
     for (unsigned i = 0; i < loop->numResults(); ++i) out.push_back(loop->result(i));
@@ -350,7 +213,49 @@ class Rewrite {
     std::unordered_map<const Value*, Value*> map = {{k_.loop->body().argument(0), kt}};
     b_.setLoc(k_.scales->loc());
     for (Operation* op : k_.prologue)
-      if (op != k_.scales && !op->is("arith.mulf")) copy(*op, map);
+      if (op != k_.scales && !k_.products.count(op)) copy(*op, map);
+    return map;
+  }
+
+  // The loads of K step `kt` a loop carries: the prologue but its products, each kern.ld_global
+  // predicated off unless kt < %ksteps. The loaded values, in k_.loaded's order.
+  std::vector<Value*> loadScales(Value* kt) {
+    std::unordered_map<const Value*, Value*> map = {{k_.loop->body().argument(0), kt}};
+    b_.setLoc(k_.scales->loc());
+    Value* inRange = b_.cmp("slt", kt, k_.loop->operand(1));
+    for (Operation* op : k_.prologue) {
+      if (op == k_.scales || k_.products.count(op) || !feedsLoads(*op)) continue;
+      Value* on = nullptr;
+      if (op->is("kern.ld_global")) {
+        Value* pred = op->operand(1);
+        on = b_.andi(map.count(pred) ? map.at(pred) : pred, inRange);
+      }
+      Operation* c = copy(*op, map);
+      if (on) c->setOperand(1, on);
+    }
+    std::vector<Value*> out;
+    for (Value* v : k_.loaded) out.push_back(map.at(v));
+    return out;
+  }
+
+  // Whether a non-product op of the prologue is needed by its loads: it reads %kt, or a constant,
+  // or an op other than a product reads it (a per-column load's in-bounds test), where an op read
+  // by products alone (which block a column is in) is made again with them, not carried.
+  bool feedsLoads(const Operation& op) const {
+    if (k_.ktDependent.count(&op) || op.is("arith.constant")) return true;
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      for (const ir::Use& u : op.result(i)->uses())
+        if (u.user != k_.scales && !k_.products.count(u.user)) return true;
+    return false;
+  }
+
+  // A value map for stepFactors from a step's carried scales, and the prologue's ops that read
+  // neither %kt nor a product (constants; which scale_b block a column is in) made again here.
+  std::unordered_map<const Value*, Value*> carriedScales(const std::vector<Value*>& sc) {
+    std::unordered_map<const Value*, Value*> map;
+    for (size_t i = 0; i < sc.size(); ++i) map[k_.loaded[i]] = sc[i];
+    for (Operation* op : k_.prologue)
+      if (op != k_.scales && !k_.products.count(op) && !k_.ktDependent.count(op)) copy(*op, map);
     return map;
   }
 
@@ -359,7 +264,7 @@ class Rewrite {
   std::vector<Value*> stepFactors(std::unordered_map<const Value*, Value*>& map) {
     b_.setLoc(k_.scales->loc());
     for (Operation* op : k_.prologue)
-      if (op->is("arith.mulf")) copy(*op, map);
+      if (k_.products.count(op)) copy(*op, map);
     std::vector<Value*> f;
     for (Value* v : k_.scales->operands()) f.push_back(map.count(v) ? map.at(v) : v);
     return f;
@@ -450,8 +355,8 @@ class Rewrite {
 }  // namespace
 
 bool promoteFp8Pass(ir::Module& m, ir::DiagnosticEngine&) {
-  for (Operation* loop : markedLoops(m))
-    if (auto k = match(*loop)) Rewrite(*k).run();
+  for (Operation* loop : promote::markedLoops(m))
+    if (auto k = promote::match(*loop)) Rewrite(*k).run();
   return true;
 }
 

@@ -13,13 +13,26 @@
 //     kern.promote_scales(f of accumulator 0, f of accumulator 1, ...)
 //     ... the step (wait, wgmmas) ...
 //
-// and sm90-promote-fp8 adds each step's sums as fma(sums, f, acc). The accumulator layout (PTX ISA,
+// A tile whose columns may span two scale_b blocks (bn = 160 or 96 for blocks of 128) loads the two
+// blocks' scales (the second's column the next block's start, predicated off past N), makes both
+// products per row, and picks one per row and chunk of g columns (the spacing of the places a block
+// can start: 32 for 160) by comparing the chunk's first column with rel, the columns to the next
+// block, made before the loop: 4 loads, 4 FMUL and 10 FSEL a step for 128x160, where one load per
+// n8 group (22, addressed in the step: 215 IMAD and 87 ISETP) and 40 FMUL ran before.
+//
+// Per-column scales (scale_b in blocks of one column): the thread's first column's pointer is made
+// as above and each other column's load addressed in the step as that pointer plus a constant
+// (its column offset times the column stride), in the tensor where the offset is below the
+// columns left from the first: one pointer through the loop, not 40 (or 40 addressed each step).
+//
+// sm90-promote-fp8 adds each step's sums as fma(sums, f, acc). The accumulator layout (PTX ISA,
 // "Matrix Fragments for wgmma.mma_async", D): in m64 block i, register 4j + e of warp v's lane l
 // holds row 64 i + 16 v + l / 4 + 8 (e >= 2), column 8 j + 2 (l % 4) + (e & 1) of the warpgroup's
 // share of the tile. A scale tensor's element for a position is its block's stored element,
 // (position / block) per axis in the tensor's storage order; rows and columns past the tensor
 // read 0 (their sums are zero-filled and never stored).
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "schedule/sm90/lowering.h"
@@ -72,7 +85,12 @@ SliceScales::Load prepareLoad(KernBuilder& b, const Request& r, const Kernel& k,
       l.kPerStep = block[size_t(a)] / r.c.bk;
     } else {
       const Extent& e = type.shape()[size_t(a)];
-      Value* in = b.cmp("slt", p, e.isSymbolic() ? k.params.dims.at(e.sym) : b.i32(e.value));
+      Value* limit = e.isSymbolic() ? k.params.dims.at(e.sym) : b.i32(e.value);
+      Value* in = b.cmp("slt", p, limit);
+      if (p == col && block[size_t(a)] == 1) {
+        l.colStride = stride;
+        l.colLeft = b.intBin("arith.subi", limit, col);
+      }
       l.ok = l.ok ? b.andi(l.ok, in) : in;
       Value* idx = block[size_t(a)] == 1 ? p : b.div(p, b.i32(block[size_t(a)]));
       offset = b.intBin("arith.addi", offset, b.intBin("arith.muli", b.cast(idx, types::i64()), stride));
@@ -104,13 +122,29 @@ bool checkSliceScales(const GemmProgram& g, const Config& c, DiagnosticEngine& d
 
 namespace {
 
+int64_t blockN(const Request& r) { return blockOf(r.g.loadScaleB->operand(0)->type()).back(); }
+
+// Whether the warpgroup's columns span at most two scale_b blocks at any tile, neither of which
+// holds every tile's columns alike: bN a multiple of 8 (an n8 group in one block) and neither a
+// multiple nor (with one warpgroup along N) a divisor of bn, e.g. bn = 160 or 96 for bN = 128. The
+// warpgroup's first column is a multiple of g = gcd(bn, its column share, bN), so it starts at most
+// bN - g into a block.
+// g where they do (the columns a block boundary can fall at, the start of one in g), else 0.
+int64_t spansTwoBlocks(const Request& r) {
+  const Config& c = r.c;
+  const int64_t bN = blockN(r), cols = r.geo.colsPerConsumer;
+  if (bN % 8 != 0 || bN % c.bn == 0 || (c.bn % bN == 0 && c.warpsN == 1)) return 0;
+  const int64_t g = std::gcd(std::gcd(int64_t(c.bn), cols), bN);
+  return (bN - g + cols - 1) / bN + 1 <= 2 ? g : 0;
+}
+
 // Which of the thread's columns share scale_b's element: all of the tile's when a block of bN
 // columns holds the tile (bN a multiple of bn: tiles start at multiples of bn); with bN a multiple
 // of 8 (an n8 group in one block), those in one block when bn is a multiple of bN (and the
 // warpgroup's columns start at 0), else those of one n8 group; else each column its own.
 int64_t colKey(const Request& r, int j, int e) {
   const Config& c = r.c;
-  const int64_t bN = blockOf(r.g.loadScaleB->operand(0)->type()).back();
+  const int64_t bN = blockN(r);
   if (bN % c.bn == 0) return 0;
   if (bN % 8 != 0) return 8 * j + (e & 1);
   return c.bn % bN == 0 && c.warpsN == 1 ? 8 * j / bN : 8 * j;
@@ -119,6 +153,8 @@ int64_t colKey(const Request& r, int j, int e) {
 }  // namespace
 
 int sliceScaleLoads(const Request& r) {
+  if (spansTwoBlocks(r)) return 2 * r.geo.wgmmaBlocks + 2;
+  if (blockN(r) == 1) return 2 * r.geo.wgmmaBlocks + 1;  // the other columns' addressed from the first's
   std::set<int64_t> cols;
   for (int a = 0; a < r.geo.accPerBlock; ++a) cols.insert(colKey(r, a / 4, a % 4));
   return 2 * r.geo.wgmmaBlocks + int(cols.size());
@@ -132,32 +168,87 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
   SliceScales s;
   std::map<std::pair<int, int>, int> rows;  // (m64 block, half) -> its scale_a load
   std::map<int64_t, int> cols;              // column key -> its scale_b load
+  const int64_t g = spansTwoBlocks(r);
+  const bool two = g > 0;
+  int firstCol = -1;  // per-column scales: the load of the thread's first column, and its key
+  int64_t firstKey = 0;
+  if (two) {  // the blocks of the warpgroup's first column and the next (its loads predicated off past N)
+    const int64_t bN = blockN(r);
+    Value* first = b.add(u.n0, w.colB);
+    Value* next = b.mulConst(b.addConst(b.div(first, b.i32(bN)), 1), bN);
+    s.rel = b.named(b.intBin("arith.subi", next, first), "rel");
+    cols[0] = int(geo.wgmmaBlocks) * 2;
+    s.second = cols[0] + 1;
+  }
   for (int i = 0; i < geo.wgmmaBlocks; ++i)
     for (int a = 0; a < geo.accPerBlock; ++a) {
       const int j = a / 4, e = a % 4, h = e >= 2 ? 1 : 0;
       auto [ra, newRow] = rows.try_emplace({i, h}, int(s.loads.size()));
       if (newRow) s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleA, b.addConst(rowBase, 64 * i + 8 * h), nullptr));
-      auto [cb, newCol] = cols.try_emplace(colKey(r, j, e), int(s.loads.size()));
-      if (newCol) s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleB, nullptr, b.addConst(colBase, 8 * j + (e & 1))));
+      if (two) {
+        s.factorOf.push_back({ra->second, cols[0]});
+        s.group.push_back(int(8 * j / g * g));
+        continue;
+      }
+      const int64_t key = colKey(r, j, e);
+      auto [cb, newCol] = cols.try_emplace(key, int(s.loads.size()));
+      if (newCol && firstCol >= 0 && s.loads[size_t(firstCol)].colStride) {  // per column: from the first's
+        SliceScales::Load l = s.loads[size_t(firstCol)];
+        l.base = firstCol;
+        l.delta = key - firstKey;
+        s.loads.push_back(l);
+      } else if (newCol) {
+        s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleB, nullptr, b.addConst(colBase, 8 * j + (e & 1))));
+        if (blockN(r) == 1 && firstCol < 0) {
+          firstCol = cb->second;
+          firstKey = key;
+        }
+      }
       s.factorOf.push_back({ra->second, cb->second});
     }
+  if (two) {
+    Value* first = b.add(u.n0, w.colB);
+    s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleB, nullptr, first));
+    s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleB, nullptr, b.add(first, s.rel)));
+  }
   return s;
 }
 
 std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value* kstep) {
-  std::vector<Value*> loaded;
+  std::vector<Value*> loaded, ptrs;
   std::map<int64_t, Value*> kidx;  // K steps per stored element -> the step's stored K index (i64)
   for (const SliceScales::Load& l : s.loads) {
-    Value*& ki = kidx[l.kPerStep];
-    if (!ki) ki = b.cast(l.kPerStep == 1 ? kstep : b.div(kstep, b.i32(l.kPerStep)), types::i64());
-    Value* p = b.ptrAdd(l.ptr, b.intBin("arith.muli", ki, l.kStride));
-    loaded.push_back(b.op1("kern.ld_global", {p, l.ok}, types::f32(), {{"other", 0.0}}));
+    Value *p = nullptr, *ok = l.ok;
+    if (l.base >= 0) {  // a column `delta` past load base's
+      p = b.ptrAdd(ptrs[size_t(l.base)], b.intBin("arith.muli", b.i64(l.delta), l.colStride));
+      ok = b.andi(ok, b.cmp("slt", b.i32(l.delta), l.colLeft));
+    } else {
+      Value*& ki = kidx[l.kPerStep];
+      if (!ki) ki = b.cast(l.kPerStep == 1 ? kstep : b.div(kstep, b.i32(l.kPerStep)), types::i64());
+      p = b.ptrAdd(l.ptr, b.intBin("arith.muli", ki, l.kStride));
+    }
+    ptrs.push_back(p);
+    loaded.push_back(b.op1("kern.ld_global", {p, ok}, types::f32(), {{"other", 0.0}}));
   }
   std::map<std::pair<int, int>, Value*> factor;
-  std::vector<Value*> out;
-  for (auto [a, c] : s.factorOf) {
+  auto product = [&](int a, int c) {
     Value*& f = factor[{a, c}];
     if (!f) f = b.named(b.fbin("arith.mulf", loaded[size_t(a)], loaded[size_t(c)]), "sf");
+    return f;
+  };
+  std::map<std::pair<int, int>, Value*> picked;  // (scale_a load, column chunk) -> its factor
+  std::vector<Value*> out;
+  for (size_t i = 0; i < s.factorOf.size(); ++i) {
+    auto [a, c] = s.factorOf[i];
+    if (s.second < 0) {
+      out.push_back(product(a, c));
+      continue;
+    }
+    Value*& f = picked[{a, s.group[i]}];
+    if (!f) {
+      Value* inSecond = b.cmp("sle", s.rel, b.i32(s.group[i]));
+      f = b.named(b.op1("arith.select", {inSecond, product(a, s.second), product(a, c)}, types::f32()), "sf");
+    }
     out.push_back(f);
   }
   return out;

@@ -21,6 +21,7 @@
 #include "kiln/target.h"
 #include "ops/default_schedule.h"
 #include "ops/fp8_programs.h"
+#include "ops/gemm_fp8.h"
 #include "ops/grouped_programs.h"
 #include "tests/gpu/ops/gemm_reference.h"
 #include "tests/unit/testing/example_runs.h"
@@ -40,14 +41,15 @@ class Fp8ModesGroupedGpu : public ::testing::Test {
 
 // Runs `module` at `dims` with the picked schedule; `bounds` (name, values) overwrite the seeded
 // group bounds. Checks C against the interpreter (poison where it wrote nothing).
+// `forced`: that config instead of the pick.
 void matches(const ir::Module& module, const std::map<std::string, int64_t>& dims, const std::string& boundsName = "",
-             const std::vector<int32_t>& bounds = {}) {
+             const std::vector<int32_t>& bounds = {}, const Config* forced = nullptr) {
   const ir::Operation& program = *module.body().front();
   const ops::DefaultSchedule pick = ops::defaultSchedule(program, Target::sm90a(), dims);
   SCOPED_TRACE(pick.why);
-  ASSERT_TRUE(pick.fromFamily) << pick.why;
+  ASSERT_TRUE(forced || pick.fromFamily) << pick.why;
   ir::DiagnosticEngine diag;
-  auto kernel = Kernel::build(module, Target::sm90a(), pick.config, diag);
+  auto kernel = Kernel::build(module, Target::sm90a(), forced ? *forced : pick.config, diag);
   ASSERT_TRUE(kernel) << diag.str();
   auto args = interp::generateArguments(program, dims, 41);
   if (!boundsName.empty()) std::memcpy(args.tensors.at(boundsName).bytes.data(), bounds.data(), bounds.size() * 4);
@@ -108,6 +110,25 @@ TEST_F(Fp8ModesGroupedGpu, EveryScalingModeMatchesTheInterpreter) {
         for (auto [m, n, k] : {std::tuple{200, 136, 1024}, {64, 1032, 1024}, {264, 392, 4096}})
           matches(*module, {{"M", m}, {"N", n}, {"K", k}});
       }
+}
+
+// Every gemm_fp8 variant eligible for block scales, not only the picks, in both block modes: the
+// promoted loops' scales carried an iteration ahead (pairs, and an odd K step count's tail), a
+// 160-column tile's scale_b from two blocks (N = 392: tiles across blocks 0-1, 1-2 and 2-3, the
+// last past N), per-column scales addressed from the thread's first column (columns past N).
+TEST_F(Fp8ModesGroupedGpu, EveryBlockwiseVariantMatchesTheInterpreter) {
+  using S = ops::Fp8Scaling;
+  for (S mode : {S::Block1x128x128x128, S::Block1x128x1x128}) {
+    auto module = ops::fp8GemmProgram({mode}, "fp8_blockwise");
+    ops::Fp8GemmProblem p{4096, 4096, 4096};
+    p.scaling = mode;
+    for (const auto& v : ops::gemmFp8Variants()) {
+      if (!v.eligible(p, Target::sm90a())) continue;
+      SCOPED_TRACE(v.name + " " + std::string(ops::fp8ScalingName(mode)));
+      for (auto [m, n, k] : {std::tuple{264, 392, 1152}, {64, 520, 1024}})
+        matches(*module, {{"M", m}, {"N", n}, {"K", k}}, "", {}, &v.config);
+    }
+  }
 }
 
 // Groups of 0 (an empty expert), 1, 77 and 700 rows, tiles shared between groups, rows past the

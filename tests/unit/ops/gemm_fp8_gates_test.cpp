@@ -19,6 +19,7 @@
 #include "kiln/sass_stats.h"
 #include "ops/gemm_fp8.h"
 #include "tests/unit/testing/recorded_config.h"
+#include "tests/unit/testing/sass_loop.h"
 
 namespace kiln::ops {
 namespace {
@@ -188,6 +189,40 @@ constexpr Recorded kRecorded[] = {
     {"2026-12-02-h200-closing", "pairs_heldout.json", 0.98, 0.99, 8, false},
 };
 
+// 1x128 x 128x128: the scale work of the K loop (SASS; kLoopOpcodes: a pair's loop for pairs) per
+// step: 2 scale_a loads per m64 block and one scale_b load (two where a 160-column tile spans two
+// blocks), one FMUL per row and block, one FFMA per accumulator, and (160 columns) one FSEL per row
+// and 32-column chunk; the addresses made before the loop (before 2026-12-06's two-block scale_b,
+// 128x160 made 22 loads a step, 40 FMUL, 215 IMAD and 87 ISETP). 1x128 x 1x128: one scale_b load
+// per column and one FMUL per row and column, each column's address a constant offset from the
+// thread's first (before, 505 instructions a step besides the FFMAs at 128x160, 422 at 64x128).
+void expectBlockScaleWork(const Fp8GemmVariant& v, Fp8Scaling mode, const std::vector<char>& cubin) {
+  ir::DiagnosticEngine diag;
+  auto sass = backend::sassStats(cubin, diag);
+  if (!sass) return;  // no disassembler: the spill checks above stand alone
+  const auto loop = testing::kLoopOpcodes(sass->text, "QGMMA");
+  const Config& c = v.config;
+  const int steps = c.fp8Accum == Fp8Accum::PromotePairs ? 2 : 1, blocks = c.bm / c.warpsM / 64;
+  const int spans = c.bn == 160 ? 2 : 1, acc = blocks * c.bn / 2;
+  EXPECT_EQ(testing::countPrefix(loop, "QGMMA"), 4 * blocks * steps);
+  int total = 0;
+  for (const auto& [op, n] : loop) total += n;
+  if (mode == Fp8Scaling::Block1x128x1x128) {
+    EXPECT_EQ(testing::countPrefix(loop, "LDG"), steps * (2 * blocks + c.bn / 4));
+    EXPECT_EQ(testing::countPrefix(loop, "FMUL"), steps * 2 * blocks * c.bn / 4);
+    EXPECT_EQ(testing::countPrefix(loop, "FFMA"), steps * acc);
+    EXPECT_LE(total - steps * acc, steps * 2 * c.bn);  // 252 at 128x160, 224 at 64x128
+    return;
+  }
+  EXPECT_EQ(testing::countPrefix(loop, "LDG"), steps * (2 * blocks + spans));
+  EXPECT_EQ(testing::countPrefix(loop, "FMUL"), steps * 2 * blocks * spans);
+  EXPECT_EQ(testing::countPrefix(loop, "FFMA"), steps * acc);
+  EXPECT_EQ(testing::countPrefix(loop, "FSEL"), spans == 2 ? steps * 2 * blocks * c.bn / 32 : 0);
+  std::string mix;
+  for (const auto& [op, n] : loop) mix += op + " " + std::to_string(n) + ", ";
+  EXPECT_LE(total - steps * acc, steps * 100) << mix;  // 65 to 96 a step; 688 with 128x160 before
+}
+
 // Every variant eligible for block scales compiles the blockwise programs (both modes) for sm_90a
 // and assembles without spills or a stack frame, its K steps' promotion scaled by FFMAs.
 TEST(GemmFp8Gates, BlockwiseVariantsAssembleSpillFree) {
@@ -209,6 +244,7 @@ TEST(GemmFp8Gates, BlockwiseVariantsAssembleSpillFree) {
       EXPECT_EQ(report.stackFrameBytes, 0);
       EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0);
       ++checked;
+      expectBlockScaleWork(v, mode, cubin->cubin);
     }
   }
   EXPECT_GE(checked, 7);  // the promoting variants; with per-column B scales, the single-step ones

@@ -1,7 +1,7 @@
 // The ragged grouped GEMM through the families (docs/grouped-gemm.md): for each layout the sm90
 // can walk (offsets, counts) and operand type (BF16; FP8 with 1x128 x 128x128 block scales), the
 // schedule Kiln picks (ops::defaultSchedule, what kiln.ops.grouped_mm and kiln_grouped_bench
-// use) is a variant that walks ragged groups, and it compiles for sm_90a and assembles with no
+// use) is a variant that walks ragged groups (no cluster or split), and it compiles for sm_90a and assembles with no
 // spills or stack frame. The configs that cannot walk them are not eligible, saying why.
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 #include "ops/gemm_bf16.h"
 #include "ops/gemm_fp8.h"
 #include "ops/grouped_programs.h"
+#include "schedule/gemm_analysis.h"
 
 namespace kiln::ops {
 namespace {
@@ -42,7 +43,7 @@ TEST(RaggedPick, EveryLayoutPicksAVariantThatWalksTheGroups) {
     SCOPED_TRACE(pick.why);
     ASSERT_TRUE(pick.fromFamily);
     EXPECT_EQ(pick.family, c.t == ScalarType::BF16 ? "gemm_bf16" : "gemm_fp8");
-    EXPECT_NE(pick.variant.find("_row"), std::string::npos);
+    EXPECT_EQ(raggedWalkConflict(pick.config), "");
     ir::DiagnosticEngine diag;
     auto r = compile(*module, Target::sm90a(), pick.config, diag);
     ASSERT_TRUE(r) << diag.str();
@@ -60,19 +61,26 @@ TEST(RaggedPick, VariantsThatCannotWalkTheGroupsSayWhy) {
   std::string why;
   const GemmVariant* tma = findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma");
   ASSERT_NE(tma, nullptr);
-  EXPECT_FALSE(tma->eligible(p, Target::sm90a(), &why));
-  EXPECT_EQ(why, "the problem has ragged groups, which it cannot walk: they need raster=row: the tile scheduler "
-                 "walks the groups' tile rows in order");
+  EXPECT_TRUE(tma->eligible(p, Target::sm90a(), &why)) << why;
+  const GemmVariant* cluster = findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma_c2");
+  ASSERT_NE(cluster, nullptr);
+  EXPECT_FALSE(cluster->eligible(p, Target::sm90a(), &why));
+  EXPECT_EQ(why, "the problem has ragged groups, which it cannot walk: they need cluster_m=1 cluster_n=1: the tiles "
+                 "of a cluster may lie in different groups");
   Fp8GemmProblem f{4096, 4096, 4096};
   f.ragged = true;
   f.scaling = Fp8Scaling::Block1x128x128x128;
-  int walkers = 0;
-  for (const auto& v : gemmFp8Variants())
+  int walkers = 0, refused = 0;
+  for (const auto& v : gemmFp8Variants()) {
     if (v.eligible(f, Target::sm90a())) {
-      EXPECT_NE(v.name.find("_row"), std::string::npos) << v.name;
+      EXPECT_EQ(raggedWalkConflict(v.config), "") << v.name;
       ++walkers;
+    } else if (!raggedWalkConflict(v.config).empty()) {
+      ++refused;
     }
+  }
   EXPECT_GE(walkers, 2);
+  EXPECT_GE(refused, 1);  // the clusters and split-K / stream-K variants
 }
 
 }  // namespace

@@ -71,10 +71,10 @@ TEST(Config, UnknownKey) {
             "error: config key 'split_k' is not an option of sm80_multistage (it is one of sm90_ws_persistent); "
             "drop it or change the strategy\n");
   EXPECT_EQ(parseErrors("strategy=sm90_ws"),
-            "error: unknown strategy 'sm90_ws'; known strategies: sm80_multistage, sm90_ws_persistent, rowwise\n");
+            "error: unknown strategy 'sm90_ws'; known strategies: sm80_multistage, sm90_ws_persistent, rowwise, gemv\n");
   EXPECT_EQ(parseErrors("strategy=rowwize"),
             "error: unknown strategy 'rowwize' (did you mean 'rowwise'?); known strategies: sm80_multistage, "
-            "sm90_ws_persistent, rowwise\n");
+            "sm90_ws_persistent, rowwise, gemv\n");
 }
 
 TEST(Config, BadValues) {

@@ -47,8 +47,8 @@ TEST(RowwiseConfig, StrategiesRefuseEachOthersKeys) {
   ir::DiagnosticEngine diag;
   EXPECT_FALSE(Config::parse("strategy=rowwise bm=64 stages=4", diag));
   EXPECT_EQ(diag.str(),
-            "error: config key 'bm' is not an option of rowwise (it is one of sm80_multistage, sm90_ws_persistent); "
-            "drop it or change the strategy\n"
+            "error: config key 'bm' is not an option of rowwise (it is one of sm80_multistage, sm90_ws_persistent, "
+            "gemv); drop it or change the strategy\n"
             "error: config key 'stages' is not an option of rowwise (it is one of sm80_multistage, "
             "sm90_ws_persistent); drop it or change the strategy\n");
   ir::DiagnosticEngine diag2;
@@ -61,14 +61,14 @@ TEST(RowwiseConfig, StrategiesRefuseEachOthersKeys) {
   rows.bm = 64;
   ir::DiagnosticEngine diag3;
   EXPECT_FALSE(validate(rows, Target::sm80(), OperandInfo{2, 2}, diag3));
-  EXPECT_EQ(diag3.str(), "error: bm=64 is not an option of rowwise (it is one of sm80_multistage, sm90_ws_persistent); "
-            "leave it at 128\n");
+  EXPECT_EQ(diag3.str(), "error: bm=64 is not an option of rowwise (it is one of sm80_multistage, sm90_ws_persistent, "
+            "gemv); leave it at 128\n");
   Config gemm;
   gemm.rowThreads = 64;
   ir::DiagnosticEngine diag4;
   EXPECT_FALSE(validate(gemm, Target::sm80(), OperandInfo{}, diag4));
   EXPECT_EQ(diag4.str(),
-            "error: row_threads=64 is not an option of sm80_multistage (it is one of rowwise); leave it at 32\n");
+            "error: row_threads=64 is not an option of sm80_multistage (it is one of rowwise, gemv); leave it at 32\n");
 }
 
 }  // namespace

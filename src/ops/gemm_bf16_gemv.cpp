@@ -1,0 +1,98 @@
+// gemm_bf16's gemv variants (strategy=gemv, docs/gemv-strategy.md) and their rules: a GEMM of at
+// most 16 rows reads B once, so its time is B's bytes over the memory's bandwidth. The gemv kernel
+// streams B in 16-byte loads and sums on the CUDA cores; tensor cores gain nothing while the FMAs
+// per byte of B (M / 2 for 16-bit B) stay under what the SM issues per byte the memory delivers.
+// On an H100 (132 SMs x 4 schedulers x ~1.75 GHz, 3.35 TB/s) that is about 9 instructions per B
+// element, the FMAs of M rows and an unpack: M <= 8 leaves room, M = 16 would be bound by issue,
+// so the family prefers gemv up to M = 8 and the tensor-core variants above it (gemv stays
+// eligible up to 16, for a forced pick and the benchmark's comparison).
+#include <fmt/format.h>
+
+#include "ops/gemm_bf16.h"
+
+namespace kiln::ops {
+
+namespace {
+
+constexpr int kMaxRows = 16;  // the strategy's bm limit
+constexpr int kPreferredRows = 8;
+
+int ceilPow2(int64_t m) {
+  int p = 1;
+  while (p < m) p *= 2;
+  return p;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Loads of B per thread issued before their FMAs: enough bytes in flight at few rows, fewer as
+// the bm x (columns or N rows) sums take the registers (at bm = 16 two spill on sm_80 with a
+// column-major A: the gates).
+int loadsInFlight(int bm) { return bm <= 2 ? 8 : bm <= 8 ? 4 : 1; }
+
+}  // namespace
+
+std::vector<GemmVariant> gemmBf16GemvVariants() {
+  std::vector<GemmVariant> t;
+  for (int bm : {1, 2, 4, 8, 16}) {
+    GemmVariant v;
+    v.name = fmt::format("bf16_gemv_m{}", bm);
+    v.config = *defaultConfig("gemv");
+    v.config.bm = bm;
+    v.config.bn = 32;
+    v.config.vectors = loadsInFlight(bm);
+    t.push_back(std::move(v));
+  }
+  return t;
+}
+
+bool gemvEligible(const GemmVariant& v, const GemmProblem& p, const Target&, std::string* why) {
+  auto no = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
+  if (p.m > kMaxRows) return no(fmt::format("gemv runs M up to {} (the sums of bm rows sit in registers); M={}", kMaxRows, p.m));
+  if (p.grouped) return no("gemv does not lower grouped GEMMs (tile.group_index)");
+  (void)v;
+  return true;
+}
+
+double gemvPreference(const GemmVariant& v, const GemmProblem& p, const Target&) {
+  if (p.m > kPreferredRows) return 0.05;  // below every tensor-core variant's score
+  // The variant whose bm is M rounded up to a power of two: one block row along M, no sums wasted.
+  if (v.config.bm == ceilPow2(p.m)) return 4.0;
+  return v.config.bm > p.m ? 3.0 / v.config.bm : 0.5 / ceilDiv(p.m, v.config.bm);
+}
+
+Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms) {
+  Config c = variant;
+  // A load never straddles a row's end: B's contiguous dim (N, or K when K-major) and, for A's
+  // vectors along K, K bound the widths too (p's alignments are the leading dimensions' for
+  // strided operands, which may be longer than the rows).
+  c.alignA = std::min({c.alignA, p.alignA, rowAlignment(p.k, 2)});
+  c.alignB = std::min({c.alignB, p.alignB, rowAlignment(p.bKMajor ? p.k : p.n, 2)});
+  c.alignC = std::min(c.alignC, p.alignC);
+  // B's elements per load, as the lowering derives them (gemv.cpp, accessBytes).
+  int bytes = 16;
+  while (bytes > 2 && bytes > c.alignB) bytes /= 2;
+  const int V = bytes / 2;
+  // The widest block (longest contiguous runs of B per row on the N path, most N rows per group on
+  // the K path) whose grid still fills about a wave of the SMs: no K split across blocks is needed
+  // for N of a few thousand and up (docs/gemv-strategy.md, "Grid").
+  const int warps = c.blockThreads / 32;
+  std::vector<int> widths = p.bKMajor ? std::vector<int>{4 * warps, 2 * warps, warps} : std::vector<int>{64, 32, 16, 8};
+  c.bn = widths.back();
+  for (int bn : widths) {
+    if (!p.bKMajor && (bn % V || bn / V > 32)) continue;
+    if (ceilDiv(p.n, bn) * 10 >= int64_t(sms) * 9) {
+      c.bn = bn;
+      break;
+    }
+  }
+  if (!p.bKMajor && c.bn / V > 32) c.bn = 32 * V;
+  const int rows = p.bKMajor ? c.bn / warps : 1;  // N rows per warp on the K path
+  c.vectors = std::max(1, loadsInFlight(c.bm) / rows);
+  return c;
+}
+
+}  // namespace kiln::ops

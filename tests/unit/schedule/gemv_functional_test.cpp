@@ -1,0 +1,84 @@
+// The gemv strategy (src/schedule/gemv/) on every operand layout, run by the kern IR simulator
+// against the tile-IR interpreter (testing/sim_run.h): M from 1 to 16, both of B's paths (row-major:
+// threads along N; K-major: lanes along K), A row- or column-major, strided operands, batches, odd
+// N and K through narrower loads, FP16, f32 outputs and a fused epilogue. The simulator refuses a
+// misaligned load or store and checks that the shuffles run converged.
+#include <gtest/gtest.h>
+
+#include "kiln/program_builder.h"
+#include "tests/unit/schedule/gemm_layouts_program.h"
+#include "tests/unit/testing/sim_run.h"
+
+namespace kiln {
+namespace {
+
+using layouts::dimsFor;
+using layouts::gemm;
+using layouts::Layout;
+
+void expectRuns(const Layout& l, const std::string& config, const std::map<std::string, int64_t>& dims,
+                const Target& t = Target::sm80()) {
+  auto program = gemm(l);
+  testing::SimRun r = testing::simulateAgainstInterpreter(*program, Config::parse(config), t, dims, 11);
+  EXPECT_EQ(r.error, "") << r.config;
+}
+
+std::string name(const Layout& l) { return std::string(l.aCol ? "T" : "N") + (l.bKMajor ? "T" : "N"); }
+
+TEST(Gemv, AllFourLayoutsAtSmallM) {
+  for (bool aCol : {false, true})
+    for (bool bK : {false, true})
+      for (int m : {1, 2, 7, 16}) {
+        Layout l;
+        l.aCol = aCol;
+        l.bKMajor = bK;
+        SCOPED_TRACE(name(l) + " M=" + std::to_string(m));
+        int bm = m == 1 ? 1 : m <= 2 ? 2 : m <= 8 ? 8 : 16;
+        std::string c = "strategy=gemv bm=" + std::to_string(bm) + " bn=32 block_threads=128 vectors=2";
+        if (bK) c += " row_threads=16";
+        expectRuns(l, c, dimsFor(m, 96, 600));
+      }
+}
+
+TEST(Gemv, RowsOfMBeyondOneBlock) {
+  // M over bm: several blocks along M, the epilogue's fragment rows past bm masked off.
+  for (bool bK : {false, true}) {
+    Layout l;
+    l.bKMajor = bK;
+    SCOPED_TRACE(name(l));
+    expectRuns(l, "strategy=gemv bm=2 bn=16 block_threads=64 vectors=1", dimsFor(5, 40, 72));
+  }
+}
+
+TEST(Gemv, StridedBatchedAndOdd) {
+  for (bool aCol : {false, true})
+    for (bool bK : {false, true}) {
+      Layout l{aCol, bK, true, true, true};
+      l.batched = true;
+      l.bShared = true;  // one B (batch stride 0) for every batch of A and C
+      SCOPED_TRACE(name(l));
+      std::map<std::string, int64_t> d = dimsFor(3, 48, 80, 0, 2);
+      for (const char* ld : {"lda", "ldb", "ldc"}) d[ld] = (d[ld] + 7) / 8 * 8 + 8;
+      d["sa"] = d["lda"] * 80 + 8;
+      d["sc"] = d["ldc"] * 3 + 8;
+      expectRuns(l, "strategy=gemv bm=4 bn=32 block_threads=128 vectors=2", d);
+      // Odd N and K: element loads of A and B, single-element stores.
+      Layout o{aCol, bK};
+      expectRuns(o, "strategy=gemv bm=4 bn=16 block_threads=64 vectors=3 align_a=2 align_b=2 align_c=2",
+                 dimsFor(3, 37, 45));
+    }
+}
+
+TEST(Gemv, Fp16AndF32Out) {
+  for (bool bK : {false, true}) {
+    Layout l;
+    l.bKMajor = bK;
+    l.in = f16;
+    l.out = f32;
+    SCOPED_TRACE(name(l));
+    expectRuns(l, "strategy=gemv bm=1 bn=64 block_threads=256 vectors=4", dimsFor(1, 200, 1032), Target::sm90a());
+  }
+}
+
+}  // namespace
+}  // namespace kiln
