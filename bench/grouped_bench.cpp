@@ -1,7 +1,8 @@
 // kiln_grouped_bench: the grouped (MoE) GEMMs on the H200. --layout ragged / masked (and the
 // default, all) time groups of different row counts given by offsets or counts, BF16 and FP8
-// (grouped_ragged.h); --layout equal, the aligned grouped GEMM: G experts of M / G rows each: rows
-// [g M/G, (g+1) M/G) of A multiply B[g] (B is [G, K, N]), C = A_g · B_g. Kiln runs it as one kernel
+// (grouped_ragged.h); --layout kgrouped, groups along K (the weight gradient, torch._grouped_mm's
+// 2D x 2D: dW_g = X_gᵀ · dY_g, grouped_kgrouped.cpp); --layout equal, the aligned grouped GEMM:
+// G experts of M / G rows each: rows [g M/G, (g+1) M/G) of A multiply B[g] (B is [G, K, N]), C = A_g · B_g. Kiln runs it as one kernel
 // (tile.group_index over the row blocks, {align} = M / G), through sm90_ws_persistent and, for
 // reference, the sm80 default; the baseline is cuBLAS's strided-batched GEMM over the G equal
 // groups (cublasGemmStridedBatchedEx), which computes the same products. Same method as
@@ -84,16 +85,18 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "Timed repetitions per kernel (median reported)");
   app.add_option("--warmup", warmup, "Untimed runs first");
   app.add_option("--json", jsonPath, "Where to write the JSON results");
-  app.add_option("--layout", layout, "equal, ragged, masked, or all (the default)");
+  app.add_option("--layout", layout, "equal, ragged, masked, kgrouped, or all (the default)");
   app.add_option("--rows", rowsArg, "Ragged: each expert's rows (default: 8 experts of 512..2048, seed 41); masked: "
-                                    "each expert's count");
+                                    "each expert's count; kgrouped: each expert's tokens (0: an empty group)");
   app.add_option("--max-rows", ragged.maxRows, "Masked: the rows each expert's A holds (default: the largest count)");
   app.add_option("--n", ragged.N, "Ragged and masked: N (default 4096)");
-  app.add_option("--k", ragged.K, "Ragged and masked: K (default 7168)");
+  app.add_option("--k", ragged.K, "Ragged and masked: K (default 7168); kgrouped: M, the weight gradient's rows");
   app.add_flag("--fp8-only", fp8Only, "Ragged and masked: FP8 with block scales only (default: BF16, then FP8)");
   CLI11_PARSE(app, argc, argv);
-  if (layout != "all" && layout != "equal" && layout != "ragged" && layout != "masked")
-    return std::fprintf(stderr, "kiln_grouped_bench: --layout '%s' is not equal, ragged, masked or all\n", layout.c_str()), 2;
+  if (layout != "all" && layout != "equal" && layout != "ragged" && layout != "masked" && layout != "kgrouped")
+    return std::fprintf(stderr, "kiln_grouped_bench: --layout '%s' is not equal, ragged, masked, kgrouped or all\n",
+                        layout.c_str()),
+           2;
   nlohmann::json raggedRows = nlohmann::json::array();
   // Ragged and masked: the given schedules, else the family's pick and the variants that walk
   // ragged groups (bench::raggedConfigs; the equal layout's defaults cannot walk them).
@@ -113,6 +116,14 @@ int main(int argc, char** argv) {
       std::ofstream(jsonPath) << nlohmann::json{{"gpu", bench::gpuDescription()}, {"commit", KILN_GIT_COMMIT},
                                                 {"ragged", raggedRows}}.dump(2) << "\n";
     }
+  }
+  // Groups along K: the ragged forward's tokens per expert, its weight gradient.
+  if ((layout == "all" || layout == "kgrouped") && !fp8Only) {
+    bench::RaggedOptions o = ragged;
+    o.rows = !rowsArg.empty() ? parseInts(rowsArg) : bench::moeRows(8, 512, 2048, 41);
+    raggedRows.push_back(bench::runKGrouped(o));
+    std::ofstream(jsonPath) << nlohmann::json{{"gpu", bench::gpuDescription()}, {"commit", KILN_GIT_COMMIT},
+                                              {"ragged", raggedRows}}.dump(2) << "\n";
   }
   if (layout != "all" && layout != "equal") return 0;
 

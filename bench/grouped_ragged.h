@@ -51,5 +51,9 @@ std::vector<std::string> raggedConfigs(const RaggedOptions& o, const ir::Operati
 // for o.fp8).
 nlohmann::json runRagged(const RaggedOptions& o);
 nlohmann::json runRaggedFp8(const RaggedOptions& o);
+// --layout kgrouped (grouped_kgrouped.cpp): groups along K, the weight gradient dW_g = X_gᵀ · dY_g
+// with o.rows tokens per group, M = o.K and N = o.N (the ragged forward's weight gradient), BF16 in
+// and f32 out, against cuBLAS per group and one dense GEMM of the same work.
+nlohmann::json runKGrouped(const RaggedOptions& o);
 
 }  // namespace kiln::bench

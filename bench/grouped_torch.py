@@ -14,6 +14,12 @@ checked against a loop of torch.mm per group first (relative Frobenius error und
 the median of --reps CUDA-event timings with L2 flushed (a 256 MB write) before each. With --kiln,
 Kiln's best correct ragged kernel against torch._grouped_mm. Writes JSON; exits 3 without a GPU or
 torch.
+
+--layout kgrouped: groups along K, the weight gradient (torch._grouped_mm's 2D x 2D case,
+kiln_grouped_bench --layout kgrouped): dW_g = X_g^T dY_g with the same tokens per expert, X [T, M]
+(M = --k, 7168) and dY [T, N] row-major, torch._grouped_mm(X.t(), dY, offs=offs) -> [G, M, N]
+(out_dtype float32 where torch takes it, else its default, recorded), checked against a loop of
+torch.mm per group in float32; and the same work as one dense X.t() @ dY.
 """
 import argparse
 import json
@@ -60,6 +66,7 @@ def main():
     ap.add_argument("--json", default="grouped_torch.json")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--layout", choices=["ragged", "kgrouped"], default="ragged")
     args = ap.parse_args()
     try:
         import torch
@@ -70,6 +77,8 @@ def main():
         print("grouped_torch.py: needs a GPU: torch.cuda.is_available() is false", file=sys.stderr)
         return 3
     rows = [int(r) for r in args.rows.split(",")] if args.rows else moe_rows(8, 512, 2048, 41)
+    if args.layout == "kgrouped":
+        return kgrouped(torch, args, rows)
     G, N, K, total = len(rows), args.n, args.k, sum(rows)
     torch.manual_seed(0)
     a = torch.randn(total, K, device="cuda", dtype=torch.bfloat16)
@@ -108,6 +117,56 @@ def main():
                     print(f"Kiln's best ragged kernel: {entry['kiln_vs_grouped_mm']:.2f}x torch._grouped_mm")
                 else:
                     print("Kiln: no correct ragged kernel in " + args.kiln)
+    json.dump({"gpu": torch.cuda.get_device_name(), "results": [entry]}, open(args.json, "w"), indent=2)
+    return 0
+
+
+def kgrouped(torch, args, rows):
+    """Groups along K: torch._grouped_mm(X.t(), dY, offs) against a per-group loop and one dense mm."""
+    G, M, N, T = len(rows), args.k, args.n, sum(rows)
+    torch.manual_seed(0)
+    x = torch.randn(T, M, device="cuda", dtype=torch.bfloat16)
+    dy = torch.randn(T, N, device="cuda", dtype=torch.bfloat16)
+    offs = torch.cumsum(torch.tensor(rows, device="cuda", dtype=torch.int32), 0, dtype=torch.int32)
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    want, start = [], 0
+    for r in rows:
+        want.append(x[start:start + r].float().t() @ dy[start:start + r].float())
+        start += r
+    want = torch.stack(want).double()
+    flops = 2.0 * M * N * T
+    entry = {"layout": "kgrouped", "rows": rows, "M": M, "N": N, "total_tokens": T, "torch": torch.__version__}
+    xt = x.t()
+    call, out_dtype = None, None
+    for kwargs in ({"out_dtype": torch.float32}, {}):
+        try:
+            got = torch._grouped_mm(xt, dy, offs=offs, **kwargs)
+            call, out_dtype = (lambda kw=kwargs: torch._grouped_mm(xt, dy, offs=offs, **kw)), got.dtype
+            break
+        except Exception as e:  # an older torch, or an out_dtype it refuses
+            entry["grouped_mm"] = {"error": str(e), "correct": False}
+    if call:
+        err = float((got.double() - want).norm() / want.norm())
+        ok = err < 1e-2
+        ms = median_ms(torch, call, args.reps, args.warmup, flush) if ok else 0.0
+        entry["grouped_mm"] = {"ms": ms, "tflops": flops / ms / 1e9 if ms else 0.0, "rel_err": err, "correct": ok,
+                               "out_dtype": str(out_dtype)}
+    ms = median_ms(torch, lambda: xt @ dy, args.reps, args.warmup, flush)
+    entry["dense_same_work"] = {"ms": ms, "tflops": flops / ms / 1e9}
+    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}; kgrouped tokens {rows} ({T}), M={M}, N={N}")
+    gm = entry["grouped_mm"]
+    print("torch._grouped_mm 2D x 2D: " + (f"{gm['ms']:.4f} ms {gm['tflops']:.0f} TFLOP/s ({gm['out_dtype']}, rel err "
+                                           f"{gm['rel_err']:.1e})" if gm.get("correct") else f"BAD or unavailable: {gm}"))
+    print(f"torch.mm of the same work (bf16 out): {ms:.4f} ms {flops / ms / 1e9:.0f} TFLOP/s")
+    if args.kiln and gm.get("correct"):
+        for r in json.load(open(args.kiln)).get("ragged", []):
+            if r["layout"] == "kgrouped" and r["rows"] == rows:
+                best = [k["ms"] for k in r["kiln"] if k.get("correct") and k.get("ms")]
+                if best:
+                    entry["kiln_vs_grouped_mm"] = gm["ms"] / min(best)
+                    print(f"Kiln's best kgrouped kernel: {entry['kiln_vs_grouped_mm']:.2f}x torch._grouped_mm")
+                else:
+                    print("Kiln: no correct kgrouped kernel in " + args.kiln)
     json.dump({"gpu": torch.cuda.get_device_name(), "results": [entry]}, open(args.json, "w"), indent=2)
     return 0
 

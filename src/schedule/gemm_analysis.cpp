@@ -198,7 +198,7 @@ bool checkOperandLoads(GemmProgram& g, const std::string& who, const std::string
                                                   "{other = "
                                    << other->str() << "} is not supported";
     // B of a grouped GEMM may lead with the group index; A never does.
-    const Value* lead = g.batchArg;
+    const Value* lead = g.raggedK ? nullptr : g.batchArg;  // groups along K: the operands are not batched
     if (!lead && ld == g.loadB && g.groupValue && ld->numOperands() == 4 && ld->operand(1) == g.groupValue) {
       lead = g.groupValue;
       g.bGrouped = true;
@@ -208,7 +208,7 @@ bool checkOperandLoads(GemmProgram& g, const std::string& who, const std::string
     for (unsigned i = first; ok && i < ld->numOperands(); ++i) ok = !ld->operand(i)->definingOp();
     if (!ok)
       return diag.error(ld->loc()) << who << ": operand loads must be indexed by "
-                                   << (g.batchArg         ? "the batch index, then "
+                                   << (g.batchArg && !g.raggedK ? "the batch index, then "
                                        : g.groupValue ? "(for B) the group index, then "
                                                       : "")
                                    << "the tile and K coordinates only";

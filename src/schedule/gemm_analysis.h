@@ -89,6 +89,10 @@ struct GemmProgram {
   // and C batched by the group, each group's rows its count).
   const ir::Value* raggedBounds = nullptr;
   bool raggedOffsets = false;
+  // Groups along K (tile.for_tiles {ragged = K}, the weight gradient): group g's K range is
+  // [offsets[g-1], offsets[g]); A and B are not batched, C (and the epilogue) is, by the group,
+  // which stays the loop's batch (dimBatch, batchArg).
+  bool raggedK = false;
   std::string dimGroups;  // the groups' dim (G)
   // tile.dot_scaled (gemm_scales.cpp): the loads of A's and B's block scales, each indexed as its
   // operand's load, and the width of the K slices they scale (0: a plain tile.dot).

@@ -20,13 +20,22 @@ bool analyzeRagged(GemmProgram& g, const std::string& strategy, DiagnosticEngine
   if (strategy != "sm90_ws_persistent")
     return diag.error(ft.loc()) << strategy << " does not lower ragged groups (tile.for_tiles {ragged = \"" << ragged
                                 << "\"}); compile with strategy=sm90_ws_persistent";
-  if (ragged != g.dimM)
+  if (ragged == g.dimN)
     return diag.error(ft.loc()) << strategy << " lowers groups of the tile loop's rows (ragged = \"" << g.dimM
-                                << "\"), not of '" << ragged << "' (groups of K, for weight gradients, are not lowered "
-                                                               "yet)";
+                                << "\") or of its reduction (the weight gradient), not of its columns '" << ragged
+                                << "'";
   g.raggedBounds = ft.operand(0);
   g.raggedOffsets = ft.stringAttr("bounds") == "offsets";
   g.dimGroups = g.dimBatch;
+  // Not a tiled dim: the verifier allows only the one the loop's tile.reduce iterates. The group
+  // stays the loop's batch (C's and the epilogue's); A and B are loaded unbatched.
+  if (ragged != g.dimM) {
+    if (!g.raggedOffsets)
+      return diag.error(ft.loc()) << strategy << " lowers groups along K given by offsets (cumulative ends), not by "
+                                                 "counts";
+    g.raggedK = true;
+    return true;
+  }
   if (g.raggedOffsets) {  // the leading index is the group of B, not a batch of every operand
     g.groupValue = g.batchArg;
     g.batchArg = nullptr;

@@ -21,7 +21,9 @@
 //   {raster = "grouped"}: groups of group_m tile rows walked column by column (tile_walk.cpp);
 //   {cluster = [cm, cn]}: the walkers are the clusters (kern.cluster_id, kern.cluster_count) and
 //   the block takes its sub-tile by kern.cluster_rank; {stream_k}: expand_stream_k.cpp; {ragged}:
-//   the groups' tiles counted and found from their bounds in memory (ragged_tile_walk.cpp).
+//   the groups' tiles counted and found from their bounds in memory (ragged_tile_walk.cpp);
+//   {ragged = "k_offsets"}: the dense walk, each unit given its group's tokens from the offsets in
+//   memory and the K steps of the block's earlier units (ragged_tile_walk.cpp).
 //
 // Why it is the same program: kern_ops.h specifies the walk of kern.tile_loop; this writes that
 // specification out as arithmetic, unit by unit in the same order, and the body runs once per unit
@@ -53,6 +55,7 @@ void expand(Operation& loop, const tilewalk::Shape& s) {
     tilewalk::Grid g = tilewalk::grid(b, loop, s);
     tilewalk::Walkers w = tilewalk::walkers(b, s);
     u = s.streamK ? tilewalk::streamKLoop(b, loop, s, g, w) : tilewalk::persistentLoop(b, loop, s, g, w);
+    if (s.kGroups) tilewalk::kGroupArgs(b, loop, s, g, w, u);
   }
   ir::Block& old = loop.body();
   for (unsigned i = 0; i < old.numArguments(); ++i) old.argument(i)->replaceAllUsesWith(u.args[i]);

@@ -19,6 +19,19 @@
 // Every range is clamped to [lo, M] in 64 bits, so no bound in memory makes a row fall outside
 // [0, M) or the sums go negative. The bounds are read with uniform loads of G values per unit: a
 // few L1 lines, next to a tile's K loop.
+//
+// {ragged = "k_offsets"} (groups along K) appends to the dense walk's unit (kGroupArgs):
+//
+//   ktok, kend = TOKENS(group)   ksteps = (kend - ktok + kstep - 1) /u kstep
+//   %before = scf.for %g = 0 to %group iter(%acc = 0) {          the block's units of earlier groups
+//     lo, hi = TOKENS(g)   yield acc + steps(lo, hi) * (cnt((g + 1) per) - cnt(g per)) }
+//   done = before + ksteps * (iter - cnt(group per))             and of its own group before it
+//   TOKENS(g): lo = g > 0 ? clamp(offsets[g-1], 0, K) : 0, hi = clamp(offsets[g], lo, K)
+//   cnt(x): the walker's units below x: x > walker ? ceil((x - walker) / walkers) : 0
+//
+// Why: the walk's units are t = walker + i walkers, tile t in group t / per; cnt counts them, so
+// `done` is the sum of the K steps of exactly the units this block walked before (each group's
+// units all run that group's steps), the ring position every role derives alike.
 #include "transforms/tile_walk.h"
 
 #include <tuple>
@@ -107,6 +120,66 @@ UnitLoop raggedLoop(KernBuilder& b, const Operation& loop, const Shape& s, const
             nonNegative(b, n0, old.argument(2)->nameHint()), nonNegative(b, find->result(2), old.argument(3)->nameHint()),
             nonNegative(b, find->result(4), old.argument(4)->nameHint())};
   return u;
+}
+
+namespace {
+
+// Group g's tokens [lo, hi), clamped to [0, K] in 64 bits (the offsets may be i64).
+std::pair<Value*, Value*> groupTokens(KernBuilder& b, const Operation& loop, Value* g) {
+  const Type i64 = types::i64();
+  Value* offsets = loop.operand(3);
+  auto load = [&](Value* i, Value* on) {
+    Value* at = b.ptrAdd(offsets, b.cast(i, i64));
+    return b.cast(b.op1("kern.ld_global", {at, on}, Type::scalar(offsets->type().elem())), i64);
+  };
+  Value* zero = b.i64(0);
+  Value* K = b.cast(loop.operand(4), i64);
+  auto clamp = [&](Value* v, Value* lo) {
+    v = b.select(b.cmp("slt", v, lo), lo, v);
+    return b.select(b.cmp("slt", K, v), K, v);
+  };
+  Value* later = b.cmp("sgt", g, b.i32(0));
+  Value* prev = b.select(later, b.addConst(g, -1), b.i32(0));
+  Value* lo = b.select(later, clamp(load(prev, later), zero), zero);
+  Value* hi = clamp(load(g, b.i1(true)), lo);
+  return {b.cast(lo, types::i32()), b.cast(hi, types::i32())};
+}
+
+Value* kSteps(KernBuilder& b, const Shape& s, Value* lo, Value* hi) {
+  return divu(b, b.addConst(b.sub(hi, lo), s.kstep - 1), b.i32(s.kstep));
+}
+
+}  // namespace
+
+void kGroupArgs(KernBuilder& b, const Operation& loop, const Shape& s, const Grid& g, const Walkers& w, UnitLoop& u) {
+  const Block& old = loop.body();
+  Value* group = u.args[3];
+  auto [lo, hi] = groupTokens(b, loop, group);
+  Value* ksteps = kSteps(b, s, lo, hi);
+  auto cnt = [&](Value* x) {
+    Value* ahead = b.sub(x, w.id);
+    Value* n = divu(b, b.add(ahead, b.addConst(w.count, -1)), w.count);
+    return b.select(b.cmp("sgt", ahead, b.i32(0)), n, b.i32(0));
+  };
+  Value* zero = b.i32(0);
+  Operation* sum = b.create("scf.for", {zero, group, b.i32(1), zero}, {types::i32()}, {}, 1);
+  Block* body = sum->region(0).addBlock();
+  Value* gi = body->addArgument(types::i32(), "grp");
+  Value* acc = body->addArgument(types::i32(), "before");
+  {
+    InsertionGuard guard(b);
+    b.setInsertionPointToEnd(body);
+    auto [glo, ghi] = groupTokens(b, loop, gi);
+    Value* first = b.mul(gi, g.per);
+    Value* units = b.sub(cnt(b.add(first, g.per)), cnt(first));
+    b.create("scf.yield", {b.add(acc, b.mul(kSteps(b, s, glo, ghi), units))}, {});
+  }
+  Value* mine = b.sub(u.args[0], cnt(b.mul(group, g.per)));
+  Value* done = b.add(sum->result(0), b.mul(ksteps, mine));
+  u.args.push_back(nonNegative(b, lo, old.argument(4)->nameHint()));
+  u.args.push_back(nonNegative(b, hi, old.argument(5)->nameHint()));
+  u.args.push_back(nonNegative(b, ksteps, old.argument(6)->nameHint()));
+  u.args.push_back(nonNegative(b, done, old.argument(7)->nameHint()));
 }
 
 }  // namespace kiln::transforms::tilewalk

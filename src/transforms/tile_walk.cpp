@@ -34,16 +34,21 @@ std::optional<Shape> shapeOf(const Operation& loop) {
   if (s.splits < 1 || (s.split && s.streamK) || (loop.attr("stream_k") && s.streamK != 1 && s.streamK != 2))
     return std::nullopt;
   // {ragged}: the fourth operand is the bounds' pointer; only the row walk of whole tiles.
-  s.ragged = loop.attr("ragged") != nullptr;
   const std::string ragged = loop.stringAttr("ragged");
-  if (s.ragged && ((ragged != "offsets" && ragged != "counts") || s.clustered() || s.split || s.streamK))
+  s.kGroups = ragged == "k_offsets";
+  s.kstep = loop.intAttr("kstep", 0);
+  s.ragged = loop.attr("ragged") != nullptr && !s.kGroups;
+  if ((s.ragged || s.kGroups) && ((ragged != "offsets" && ragged != "counts" && !s.kGroups) || s.clustered() ||
+                                  s.split || s.streamK || (s.kGroups && s.kstep < 1)))
     return std::nullopt;
-  if (loop.numOperands() != (s.streamK || s.ragged ? 4u : 3u) || loop.numRegions() != 1 ||
-      loop.region(0).blocks().size() != 1 || loop.body().numArguments() != s.bodyArgs())
+  const unsigned operands = s.kGroups ? 5u : s.streamK || s.ragged ? 4u : 3u;
+  if (loop.numOperands() != operands || loop.numRegions() != 1 || loop.region(0).blocks().size() != 1 ||
+      loop.body().numArguments() != s.bodyArgs())
     return std::nullopt;
+  const bool bounds = s.ragged || s.kGroups;  // operand 3 is the bounds' pointer
   for (unsigned i = 0; i < loop.numOperands(); ++i)
-    if (!(s.ragged && i == 3) && !loop.operand(i)->type().isScalar(ScalarType::I32)) return std::nullopt;
-  if (s.ragged) {
+    if (!(bounds && i == 3) && !loop.operand(i)->type().isScalar(ScalarType::I32)) return std::nullopt;
+  if (bounds) {
     const Type& p = loop.operand(3)->type();
     if (!kern::isPtr(p) || (p.elem() != ScalarType::I32 && p.elem() != ScalarType::I64)) return std::nullopt;
   }

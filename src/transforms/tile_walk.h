@@ -19,10 +19,14 @@ struct Shape {
   int64_t streamK = 0;         // {stream_k}: 0, 1 or 2
   bool grouped = false;        // raster "grouped"
   bool ragged = false;         // {ragged}: operands (M, N, G, bounds), body (iter, m0, n0, group, mend)
+  // {ragged = "k_offsets", kstep}: groups along K, operands (M, N, G, offsets, K), the dense walk
+  // with body (iter, m0, n0, group, ktok, kend, ksteps, done).
+  bool kGroups = false;
+  int64_t kstep = 0;
   int64_t groupM = 8;
   bool clustered() const { return cm * cn > 1; }
   // The tile loop's body arguments: (iter, m0, n0, batch) and the unit's.
-  unsigned bodyArgs() const { return 4 + (split ? 2 : 0) + (streamK ? 4 : 0) + (ragged ? 1 : 0); }
+  unsigned bodyArgs() const { return 4 + (split ? 2 : 0) + (streamK ? 4 : 0) + (ragged ? 1 : 0) + (kGroups ? 4 : 0); }
 };
 // nullopt: a loop whose attributes or body this pass does not know (it is kept).
 std::optional<Shape> shapeOf(const ir::Operation& loop);
@@ -75,6 +79,10 @@ UnitLoop persistentLoop(KernBuilder& b, const ir::Operation& loop, const Shape& 
 // {ragged} (ragged_tile_walk.cpp): the groups' tile rows counted from the bounds in memory, then
 // each unit's group and rows found by a walk over them.
 UnitLoop raggedLoop(KernBuilder& b, const ir::Operation& loop, const Shape& s, const Walkers& w);
+// {ragged = "k_offsets"} (ragged_tile_walk.cpp): after persistentLoop's unit values, the unit's
+// group's tokens, its K steps and the K steps of the block's earlier units, appended to u.args.
+void kGroupArgs(KernBuilder& b, const ir::Operation& loop, const Shape& s, const Grid& g, const Walkers& w,
+                UnitLoop& u);
 // {stream_k} (expand_stream_k.cpp).
 UnitLoop streamKLoop(KernBuilder& b, const ir::Operation& loop, const Shape& s, const Grid& g, const Walkers& w);
 

@@ -95,6 +95,23 @@ def test_grouped_mm_ragged_offsets_match_torch():
     assert rel_err(out[:500], ref[:500]) < 1e-2
 
 
+# Groups along K (2D x 2D, the weight gradient): dW[g] = x[tokens of g].t() @ dy[tokens of g], f32,
+# an empty group zeros, token counts off the kernel's K step, tokens past the last offset unused.
+def test_grouped_mm_groups_along_k_match_torch():
+    torch = torch_mod()
+    import kiln.ops
+    m, n = 384, 520
+    offs = torch.tensor([70, 70, 201, 202, 902], device="cuda", dtype=torch.int32)
+    x = torch.randn(1000, m, device="cuda", dtype=torch.bfloat16)
+    dy = torch.randn(1000, n, device="cuda", dtype=torch.bfloat16)
+    out = kiln.ops.grouped_mm(x.t(), dy, offs)
+    assert out.shape == (5, m, n) and out.dtype == torch.float32
+    starts = [0] + offs.tolist()[:-1]
+    ref = torch.stack([x[s:e].float().t() @ dy[s:e].float() for s, e in zip(starts, offs.tolist())])
+    assert torch.count_nonzero(out[1]) == 0
+    assert rel_err(out, ref) < 1e-3
+
+
 def test_grouped_mm_matches_torch():
     torch = torch_mod()
     import kiln.ops

@@ -123,6 +123,13 @@
 //    t-th (a band of group_m tile rows may span groups). Body arguments: (iter, m0 = the tile
 //    row's first row, lo_g + i*bm, n0, group = g, mend = hi_g: rows from mend on are not the
 //    group's). The bounds must not change while the kernel runs (they are read again per tile).
+//    {ragged = "k_offsets", kstep = bk} (groups along K, the weight gradient; operands (M, N, G,
+//    offsets, K), offsets a ptr<i32|i64> to G cumulative ends along K; no cluster, splits or
+//    stream_k): the dense walk of G x tm x tn tiles (group g = the tile's batch), each unit also
+//    given its group's tokens [ktok, kend): ktok = min(max(offsets[g-1], 0), K) (0 for g = 0),
+//    kend = min(max(offsets[g], ktok), K), so any offsets stay inside [0, K]. Body arguments:
+//    (iter, m0, n0, group, ktok, kend, ksteps = ceil((kend - ktok) / kstep), done = the ksteps of
+//    the block's earlier units, in walk order: where its ring position starts).
 //
 // The tile scheduler as IR (expand-tile-loop writes kern.tile_loop out in these, kern.block_id,
 // kern.grid_dim and scalar ops):

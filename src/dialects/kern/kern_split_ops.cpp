@@ -58,14 +58,21 @@ bool verifyTileLoopSplits(const Operation& op, DiagnosticEngine& d) {
 // blocks or groups; either raster walks the groups' stacked tile rows.
 bool verifyTileLoopRagged(const Operation& op, DiagnosticEngine& d) {
   const std::string ragged = op.stringAttr("ragged");
-  if (ragged != "offsets" && ragged != "counts")
-    return d.error(op.loc()) << "'kern.tile_loop' needs {ragged = \"offsets\"|\"counts\"}, got \"" << ragged << "\"";
-  bool ok = op.numOperands() == 4;
-  for (unsigned i = 0; ok && i < 3; ++i) ok = op.operand(i)->type().isScalar(ScalarType::I32);
+  if (ragged != "offsets" && ragged != "counts" && ragged != "k_offsets")
+    return d.error(op.loc()) << "'kern.tile_loop' needs {ragged = \"offsets\"|\"counts\"|\"k_offsets\"}, got \""
+                             << ragged << "\"";
+  const bool alongK = ragged == "k_offsets";
+  if (alongK && op.intAttr("kstep", 0) < 1)
+    return d.error(op.loc()) << "'kern.tile_loop' {ragged = \"k_offsets\"} needs {kstep = bk} with bk >= 1";
+  bool ok = op.numOperands() == (alongK ? 5u : 4u);
+  for (unsigned i = 0; ok && i < op.numOperands(); ++i)
+    ok = i == 3 || op.operand(i)->type().isScalar(ScalarType::I32);
   const Type* p = ok ? &op.operand(3)->type() : nullptr;
   if (!ok || !isPtr(*p) || (p->elem() != ScalarType::I32 && p->elem() != ScalarType::I64))
-    return d.error(op.loc()) << "'kern.tile_loop' {ragged} takes (M, N, groups) as i32 and the groups' bounds as "
-                                "ptr<i32> or ptr<i64>";
+    return d.error(op.loc()) << (alongK ? "'kern.tile_loop' {ragged = \"k_offsets\"} takes (M, N, groups) as i32, the "
+                                          "groups' offsets as ptr<i32> or ptr<i64>, and K as i32"
+                                        : "'kern.tile_loop' {ragged} takes (M, N, groups) as i32 and the groups' bounds "
+                                          "as ptr<i32> or ptr<i64>");
   if (op.attr("cluster") || op.attr("splits") || op.attr("stream_k"))
     return d.error(op.loc()) << "'kern.tile_loop' {ragged} walks whole single-block tiles of one group each: it "
                                 "takes no {cluster}, {splits} or {stream_k}";
@@ -75,10 +82,13 @@ bool verifyTileLoopRagged(const Operation& op, DiagnosticEngine& d) {
   if (raster == "grouped" && op.intAttr("group_m", 0) < 1)
     return d.error(op.loc()) << "'kern.tile_loop' with raster = \"grouped\" needs {group_m = G} with G >= 1";
   const Block& body = op.body();
-  bool args = body.numArguments() == 5;
-  for (unsigned i = 0; args && i < 5; ++i) args = body.argument(i)->type().isScalar(ScalarType::I32);
+  const unsigned nargs = alongK ? 8 : 5;
+  bool args = body.numArguments() == nargs;
+  for (unsigned i = 0; args && i < nargs; ++i) args = body.argument(i)->type().isScalar(ScalarType::I32);
   if (!args)
-    return d.error(op.loc()) << "'kern.tile_loop' {ragged} body takes (iter, m0, n0, group, mend) : i32";
+    return d.error(op.loc()) << (alongK ? "'kern.tile_loop' {ragged = \"k_offsets\"} body takes (iter, m0, n0, group, "
+                                          "ktok, kend, ksteps, done) : i32"
+                                        : "'kern.tile_loop' {ragged} body takes (iter, m0, n0, group, mend) : i32");
   auto tile = op.intsAttr("tile");
   if (tile.size() != 2 || tile[0] <= 0 || tile[1] <= 0)
     return d.error(op.loc()) << "'kern.tile_loop' needs {tile = [bm, bn]} with positive sizes";

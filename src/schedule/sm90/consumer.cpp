@@ -76,11 +76,14 @@ void waitForTurn(KernBuilder& b, const Kernel& k, const Unit& u, Value* wg) {
 // After the K loop: every wgmma group retired, the last stage released (reuse_stage: the epilogue
 // stages boxes in it and the next tile gives it back), and with ping-pong the turn passed: this K
 // loop is issued, the other warpgroup may start its next one.
-void finishKLoop(KernBuilder& b, const Request& r, const Kernel& k, Value* wg, Value* isLane0, Value* last) {
+void finishKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, Value* wg, Value* isLane0,
+                 Value* last) {
   b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
   b.ifThen(isLane0, [&] {
-    // (fp8_accum=promote: sm90-promote-fp8 gives every stage back in its K step instead.)
-    if (!k.smem.sR) releaseStage(b, r, k, last);
+    // (fp8_accum=promote: sm90-promote-fp8 gives every stage back in its K step instead.) Groups
+    // along K: an empty group's unit ran no step and holds no stage.
+    if (!k.smem.sR && u.kEnd) b.ifThen(b.cmp("sgt", u.ksteps, b.i32(0)), [&] { releaseStage(b, r, k, last); });
+    else if (!k.smem.sR) releaseStage(b, r, k, last);
     if (r.geo.pingpong) b.create("kern.mbarrier_arrive", {k.smem.turn, b.intBin("arith.xori", wg, b.i32(1))}, {});
   });
 }
@@ -141,7 +144,8 @@ bool buildTile(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u,
   // sm90-promote-fp8 makes each K step's wgmmas sum from zero into fresh registers, added to the
   // carried f32 accumulators once they are done; so those start at the program's initial value.
   const bool promote = c.fp8Accum != Fp8Accum::Fast;
-  const bool firstIgnoresAcc = g.accInit == 0.0 && r.geo.splits <= 1 && !r.geo.streamK && !promote;
+  // Groups along K: an empty group's K loop runs no step, and its tile is zeros.
+  const bool firstIgnoresAcc = g.accInit == 0.0 && r.geo.splits <= 1 && !r.geo.streamK && !promote && !g.raggedK;
   Value* accInit = firstIgnoresAcc ? b.op1("kern.undef", {}, types::f32()) : b.f32(g.accInit);
   std::vector<Value*> acc0(size_t(r.geo.accumulators()), accInit);
   // The thread that issues the K steps' copies until sm90-warp-specialize gives them to the
@@ -150,7 +154,7 @@ bool buildTile(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u,
   Value* first = r.geo.pingpong ? b.rem(w.cwarp, b.i32(4)) : w.cwarp;
   Value* copier = b.andi(b.cmp("eq", first, b.i32(0)), isLane0);
   const KLoop kl = buildKLoop(b, r, k, u, w, copier, isLane0, acc0, firstIgnoresAcc, elected, prevLast);
-  finishKLoop(b, r, k, wg, isLane0, kl.last);
+  finishKLoop(b, r, k, u, wg, isLane0, kl.last);
   std::vector<Value*> out;
   for (Value* v : kl.acc) out.push_back(b.named(v, "acc"));
   return runEpilogue(b, r, k, u, w, out, k.smem.sR ? kl.last : nullptr, early, diag);

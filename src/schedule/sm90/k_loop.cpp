@@ -72,7 +72,8 @@ std::vector<NamedAttr> wgmmaAttrs(const Request& r) {
 // wgmma of the step into `sums` (its results replace them), and commit the group. The step's first
 // wgmma has scale_d = firstScale(on), `on` being true.
 void issueKStep(KernBuilder& b, const Request& r, const Kernel& k, const Warpgroup& w, Value* s, Value* ph,
-                const std::function<Value*(Value* on)>& firstScale, std::vector<Value*>& sums) {
+                const std::function<Value*(Value* on)>& firstScale, std::vector<Value*>& sums,
+                const std::function<void()>& afterWait) {
   const Config& c = r.c;
   const GemmProgram& g = r.g;
   const int blocks = r.geo.wgmmaBlocks, nacc = r.geo.accPerBlock;
@@ -81,6 +82,7 @@ void issueKStep(KernBuilder& b, const Request& r, const Kernel& k, const Warpgro
   // completes, whichever block issued them. A cluster-scope acquire would add CCTL.IVALL (an L1
   // invalidation) after every wait. CUTLASS's TMA pipelines synchronize the same way.
   b.create("kern.mbarrier_wait", {k.smem.full, s, ph}, {});
+  if (afterWait) afterWait();  // groups along K: the stage's tokens past the group's end zeroed
   b.setLoc(g.dot->loc());
   b.create("kern.wgmma_fence", {}, {});
   Value* on = b.i1(true);
@@ -185,7 +187,8 @@ KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
       b.create("kern.promote_scales", buildSliceScales(b, scales, u.kbase ? b.add(u.kbase, kt) : kt), {});
     }
     // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
-    issueKStep(b, r, k, w, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; }, acc);
+    issueKStep(b, r, k, w, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; }, acc,
+               u.kEnd ? std::function<void()>([&] { zeroTokenTail(b, r, k, u, w, kt, s); }) : nullptr);
     // No group in flight: the next step's release needs this step's reads done.
     b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
     b.setLoc(r.g.reduce->loc());

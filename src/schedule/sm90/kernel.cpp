@@ -44,9 +44,14 @@ std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r,
     if (r.batched()) box.push_back(1);
     return box;
   };
+  // A's and B's: groups along K batch only the output.
+  auto operandBox = [&](std::vector<int64_t> box) {
+    if (r.operandsBatched()) box.push_back(1);
+    return box;
+  };
   // Grouped (tile.group_index, ragged offsets): B's map has the group axis, one matrix per box.
   auto withGroup = [&](std::vector<int64_t> box) {
-    box = withBatch(std::move(box));
+    box = operandBox(std::move(box));
     if (g.bGrouped) box.push_back(1);
     return box;
   };
@@ -55,8 +60,8 @@ std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r,
   t.nameB = tensorName(g.tensorB);
   // A column-major [K][M]: boxes of 64 of M (128 bytes) x bk rows, bm / 64 per stage (as a
   // row-major B's); with cluster_n each block loads bk / cn rows of every box.
-  t.mapA = g.aColMajor ? kern::tmapType(g.abType, withBatch({64, c.bk / c.clusterN}), t.nameA, 128)
-                       : kern::tmapType(g.abType, withBatch({c.bk, c.bm / c.clusterN}), t.nameA, 128);
+  t.mapA = g.aColMajor ? kern::tmapType(g.abType, operandBox({64, c.bk / c.clusterN}), t.nameA, 128)
+                       : kern::tmapType(g.abType, operandBox({c.bk, c.bm / c.clusterN}), t.nameA, 128);
   t.mapB = g.bKMajor ? kern::tmapType(g.bType, withGroup({c.bk, c.bn / c.clusterM}), t.nameB, 128)
                      : kern::tmapType(g.bType, withGroup({64, c.bk / c.clusterM}), t.nameB, 128);
   if (c.epilogue != EpilogueStore::Tma) return t;

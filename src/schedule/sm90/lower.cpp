@@ -107,9 +107,15 @@ sm90::Unit unitOf(KernBuilder& b, const sm90::Request& r, const sm90::Kernel& k,
   u.n0 = body.addArgument(types::i32(), "n0");
   u.batch = body.addArgument(types::i32(), "batch");
   u.ksteps = k.ksteps;
+  Value* done = nullptr;
   // Ragged groups (kern.tile_loop {ragged}): the tile's group (with offsets B's matrix, with counts
   // every operand's batch) and the end of its rows.
-  if (r.g.raggedBounds) {
+  if (r.g.raggedK) {  // groups along K: the unit's tokens, K steps and ring position
+    u.kTok = body.addArgument(types::i32(), "ktok");
+    u.kEnd = body.addArgument(types::i32(), "kend");
+    u.ksteps = body.addArgument(types::i32(), "ksteps");
+    done = body.addArgument(types::i32(), "done");
+  } else if (r.g.raggedBounds) {
     if (r.g.raggedOffsets) u.group = u.batch;
     u.mEnd = body.addArgument(types::i32(), "mend");
   }
@@ -117,7 +123,6 @@ sm90::Unit unitOf(KernBuilder& b, const sm90::Request& r, const sm90::Kernel& k,
     u.tile = body.addArgument(types::i32(), "tile");
     u.split = body.addArgument(types::i32(), "split");
   }
-  Value* done = nullptr;
   if (c.streamK) {
     u.kbase = body.addArgument(types::i32(), "kbase");
     u.ksteps = body.addArgument(types::i32(), "ksteps");

@@ -30,6 +30,8 @@ struct Request {
   const Geometry& geo;
 
   bool batched() const { return !g.dimBatch.empty(); }
+  // Whether A and B are batched too (groups along K batch only the output, by the group).
+  bool operandsBatched() const { return batched() && !g.raggedK; }
   int elemBytes() const { return ir::bitWidth(g.abType) / 8; }  // A's (and B's but FP8 e4m3 x e5m2)
 };
 
@@ -72,6 +74,9 @@ struct Unit {
   // Ragged groups (kern.tile_loop {ragged}): with offsets the group's matrix of B, and the end of
   // the group's rows (stores stop there).
   ir::Value *group = nullptr, *mEnd = nullptr;
+  // Groups along K (kern.tile_loop {ragged = "k_offsets"}, ragged_walk.cpp): the group's first token (the K coordinate of its
+  // first step) and its end; the unit's K steps are ceil((kEnd - kTok) / bk) from kTok.
+  ir::Value *kTok = nullptr, *kEnd = nullptr;
   ir::Value *tile = nullptr, *split = nullptr;  // split_k
   ir::Value* peers = nullptr;                   // stream_k: the blocks whose sums this unit adds
   ir::Value *kbase = nullptr, *ksteps = nullptr;
@@ -87,9 +92,15 @@ struct Warpgroup {
 };
 
 // ragged_walk.cpp: whether the config can walk the program's ragged groups (a diagnostic if not),
-// and the tile loop that walks them (kern.tile_loop {ragged}), its body empty.
+// and the tile loop that walks them (kern.tile_loop {ragged}; groups along K: {ragged =
+// "k_offsets"}), its body empty.
 bool checkRagged(const GemmProgram& g, const Config& c, ir::DiagnosticEngine& diag);
 ir::Operation* createRaggedTileLoop(KernBuilder& b, const Request& r, const Kernel& k);
+// In the unit's K step kt on stage s, before its wgmmas: when the step holds fewer than bk of the
+// group's tokens, the stage's lines past them (the next group's tokens, or TMA's zeros) are zeroed
+// by the consumer threads that read the stage.
+void zeroTokenTail(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w, ir::Value* kt,
+                   ir::Value* s);
 
 // kernel.cpp: the kernel op with its parameters, launch contract and attributes, an empty body.
 struct KernelOp {

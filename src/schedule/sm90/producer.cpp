@@ -130,7 +130,7 @@ class StageCopies {
  private:
   std::vector<Value*> coords(Value* inner, Value* outer) const {
     std::vector<Value*> v = {inner, outer};
-    if (r_.batched()) v.push_back(u_.batch);
+    if (r_.operandsBatched()) v.push_back(u_.batch);
     return v;
   }
   // Grouped: B's coordinates end with the tile's group.
@@ -253,7 +253,9 @@ void buildCopies(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
   // ring starts empty), then armed with the bytes its copies deliver.
   b.create("kern.mbarrier_wait", {k.smem.empty, s, b.intBin("arith.xori", ph, b.i32(1))}, {});
   b.create("kern.mbarrier_arrive_expect_tx", {k.smem.full, s}, {}, {{"bytes", stageTxBytes(r)}});
-  Value* k0 = b.named(b.mulConst(u.kbase ? b.add(u.kbase, kt) : kt, c.bk), "k0");
+  // Groups along K: from the group's first token (not a multiple of bk).
+  Value* k0 = u.kTok ? b.named(b.add(u.kTok, b.mulConst(kt, c.bk)), "k0")
+                     : b.named(b.mulConst(u.kbase ? b.add(u.kbase, kt) : kt, c.bk), "k0");
   StageCopies(b, r, k, u, st, group, s, k0).issue();
   b.setLoc(r.g.reduce->loc());
 }

@@ -28,14 +28,49 @@
 //
 // Legal only with what raggedWalkConflict (gemm_ragged.cpp) accepts: no cluster, no split-K or
 // stream-K, no swap_ab.
+//
+// Groups along K (tile.for_tiles {ragged = K}, the weight gradient; docs/grouped-gemm.md, "Groups
+// along K"): every group has the same M x N tiles, so the walk is the dense batched one with the
+// group as the batch (C's, not A's or B's), and each unit gets its tokens from the tile loop,
+// kern.tile_loop {ragged = "k_offsets", kstep = bk} (kern_ops.h; expand-tile-loop writes the walk
+// in each role, ragged_tile_walk.cpp):
+//
+//   kern.tile_loop(%M, %N, %G, %offsets, %K) {tile = [bm, bn], raster, ragged = "k_offsets", kstep = bk} {
+//   ^bb0(%iter, %m0, %n0, %group, %ktok, %kend, %ksteps, %done):  the unit's role }
+//
+//   ktok = clamp(offsets[g-1], 0, K) (0 for g = 0)   kend = clamp(offsets[g], ktok, K)
+//   ksteps = ceil((kend - ktok) / bk)                 copies at K = ktok + kt bk
+//   done = the K steps of the block's earlier units
+//
+// The ring position is the running count `done` (as stream-K's), the units' K steps differing.
+// A group's last step reads past kEnd (the next group's tokens, or TMA's zeros past K): the
+// consumers zero those lines of the stage before its wgmmas (zeroTokenTail). An empty group runs
+// no step and stores zeros (consumer.cpp starts its accumulators at 0). The clamps keep bad
+// offsets inside [0, K] (a decreasing one overlaps the previous group's range rather than running
+// outside the tensors); the host paths refuse them by name.
 #include "schedule/sm90/lowering.h"
 
 namespace kiln::sm90 {
 using namespace ir;
 
+// Groups along K: what zeroTokenTail and the walk assume, else the option or layout to change.
+std::string raggedKConflict(const GemmProgram& g, const Config& c) {
+  if (g.fp8) return "bf16 or f16 operands (FP8 groups along K are not lowered: docs/grouped-gemm.md)";
+  if (!g.aColMajor || g.bKMajor)
+    return "A stored [K][M] (M contiguous) and B [K][N] row-major (a group's token tail is zeroed as whole lines "
+           "of stages whose rows are tokens)";
+  if (c.epilogue != EpilogueStore::Direct) return "epilogue=direct";
+  if (c.warpsN != 1) return "warps_n=1";
+  return "";
+}
+
 bool checkRagged(const GemmProgram& g, const Config& c, DiagnosticEngine& diag) {
-  const std::string need = g.raggedBounds ? raggedWalkConflict(c) : "";
+  std::string need = g.raggedBounds ? raggedWalkConflict(c) : "";
+  if (need.empty() && g.raggedK) need = raggedKConflict(g, c);
   if (need.empty()) return true;
+  if (g.raggedK)
+    return diag.error(g.forTiles->loc()) << c.strategy << " walks groups along K (tile.for_tiles {ragged = \""
+                                         << g.dimK << "\"}) only with " << need;
   return diag.error(g.forTiles->loc()) << c.strategy << " walks ragged groups (tile.for_tiles {ragged = \"" << g.dimM
                                        << "\"}) only with " << need;
 }
@@ -46,9 +81,56 @@ Operation* createRaggedTileLoop(KernBuilder& b, const Request& r, const Kernel& 
   std::vector<NamedAttr> attrs = {{"tile", Attribute::ints({r.c.bm, r.c.bn})},
                                   {"raster", r.c.raster == Raster::Grouped ? "grouped" : "row"}};
   if (r.c.raster == Raster::Grouped) attrs.push_back({"group_m", int64_t(r.c.groupM)});
-  attrs.push_back({"ragged", g.raggedOffsets ? "offsets" : "counts"});
-  return b.create("kern.tile_loop", {k.params.dimM, k.params.dimN, k.params.dims.at(g.dimGroups), bounds}, {}, attrs,
-                  1);
+  attrs.push_back({"ragged", g.raggedK ? "k_offsets" : g.raggedOffsets ? "offsets" : "counts"});
+  if (g.raggedK) attrs.push_back({"kstep", int64_t(r.c.bk)});
+  std::vector<Value*> operands = {k.params.dimM, k.params.dimN, k.params.dims.at(g.dimGroups), bounds};
+  if (g.raggedK) operands.push_back(k.params.dimK);
+  return b.create("kern.tile_loop", operands, {}, attrs, 1);
+}
+
+// The stage's lines of tokens kEnd.. (rows left..bk-1 of every 64-column box: with both operands
+// MN-major, one token is one 128-byte line of a box, which the 128-byte swizzle keeps whole) are
+// zeroed before the step's wgmmas: by the warpgroup whose tile it is with ping-pong (A and B),
+// else A's boxes by the warpgroup that reads them and B's by all consumer threads together; then
+// the generic-proxy writes are fenced for wgmma's async-proxy reads and the readers meet.
+void zeroTokenTail(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w, Value* kt,
+                   Value* s) {
+  const Config& c = r.c;
+  Value* left = b.named(b.sub(u.kEnd, b.add(u.kTok, b.mulConst(kt, c.bk))), "left");
+  b.ifThen(b.cmp("slt", left, b.i32(c.bk)), [&] {
+    Value* tid = b.op1("kern.thread_id", {}, types::i32());
+    Value* zero = b.cast(b.f32(0.0), Type::scalar(r.g.abType));
+    const bool own = r.geo.pingpong;  // the warpgroup reads the whole stage alone
+    Value* wgThread = b.rem(tid, b.i32(128));
+    Value* allThread = b.addConst(tid, -128);
+    const int64_t allThreads = 128 * r.geo.groups;
+    // Elements (left + e / 64, e % 64) of `boxes` boxes from stage row `row0` (box i at row0 + i bk),
+    // e = from + i step for a trip count the threads share (a loop bound is uniform).
+    auto zeroBoxes = [&](Value* buf, Value* row0, int boxes, Value* from, int64_t step) {
+      Value* per = b.mulConst(b.sub(b.i32(c.bk), left), 64);
+      Value* total = b.mulConst(per, boxes);
+      Value* trips = b.div(b.addConst(total, step - 1), b.i32(step));
+      Operation* loop = b.create("scf.for", {b.i32(0), trips, b.i32(1)}, {}, {}, 1);
+      Block* body = loop->region(0).addBlock();
+      Value* i = body->addArgument(types::i32(), "zi");
+      InsertionGuard guard(b);
+      b.setInsertionPointToEnd(body);
+      Value* e = b.add(b.mulConst(i, step), from);
+      b.ifThen(b.cmp("slt", e, total), [&] {
+        Value* box = b.div(e, per);
+        Value* in = b.rem(e, per);
+        Value* row = b.add(b.add(row0, b.mulConst(box, c.bk)), b.add(left, b.div(in, b.i32(64))));
+        Value* off = b.op1("kern.smem_offset", {buf, row, b.rem(in, b.i32(64))}, types::i32());
+        b.create("kern.st_shared", {buf, s, off, zero}, {}, {{"row", int64_t{0}}, {"col", int64_t{0}}});
+      });
+      b.create("scf.yield", {}, {});
+    };
+    zeroBoxes(k.smem.sA, w.rowA, r.geo.rowsPerConsumer / 64, wgThread, 128);
+    zeroBoxes(k.smem.sB, b.i32(0), (c.bn + 63) / 64, own ? wgThread : allThread, own ? 128 : allThreads);
+    b.create("kern.fence", {}, {}, {{"kind", "proxy_async"}});
+    if (own) b.create("kern.named_barrier", {groupBarrier(b, w.wg)}, {}, {{"threads", int64_t{128}}});
+    else b.create("kern.named_barrier", {b.i32(1 + r.geo.groups)}, {}, {{"threads", allThreads}});
+  });
 }
 
 }  // namespace kiln::sm90

@@ -5,7 +5,8 @@
 // (ops::defaultSchedule, what kiln.ops uses), launched on the interpreter's seeded random inputs
 // with the output poisoned, and compared with the tile-IR interpreter: the same tolerance as the
 // other GPU tests where a row is written, bit for bit poison where the interpreter wrote nothing
-// (rows no group owns). Skips, saying why, where there is no Hopper GPU.
+// (rows no group owns). Groups along K (the weight gradient) likewise, BF16. Skips, saying why,
+// where there is no Hopper GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -165,6 +166,17 @@ TEST_F(Fp8ModesGroupedGpu, MoeOfEightExperts) {
     auto module = ops::groupedGemmProgram({L::Offsets, t, ScalarType::BF16}, "moe");
     matches(*module, {{"G", 8}, {"M", 1280}, {"N", 4224}, {"K", 512}}, "offsets", ends);
   }
+}
+
+// Groups along K (the weight gradient, C f32 [G, M, N]): token counts off the 64-token K step
+// (each group's last step reads the next group's tokens, which the kernel zeroes), an empty group
+// (zeros), a group of one token, tokens past the last offset that no group owns; then one group of
+// every token.
+TEST_F(Fp8ModesGroupedGpu, GroupsAlongKMatchTheInterpreter) {
+  using L = ops::GroupedGemmSpec::Layout;
+  auto wgrad = ops::groupedGemmProgram({L::GroupsAlongK, ScalarType::BF16, ScalarType::F32}, "wgrad");
+  matches(*wgrad, {{"G", 6}, {"M", 384}, {"N", 520}, {"K", 3000}}, "offsets", {70, 70, 201, 202, 902, 2902});
+  matches(*wgrad, {{"G", 1}, {"M", 256}, {"N", 256}, {"K", 1000}}, "offsets", {1000});
 }
 
 }  // namespace

@@ -203,10 +203,7 @@ TEST(Sm90RaggedFunctional, RefusesConfigsThatCannotWalkTheGroups) {
   EXPECT_NE(sm90sim::compileError(*program, base + "split_k=2")
                 .find(walks + "split_k=1 stream_k=0: a group's tiles are not split along K"),
             std::string::npos);
-  auto wgrad = ops::groupedGemmProgram({L::GroupsAlongK, ScalarType::BF16, ScalarType::F32}, "wgrad");
-  EXPECT_NE(sm90sim::compileError(*wgrad, base).find("not of 'K' (groups of K, for weight gradients, are not "
-                                                     "lowered yet)"),
-            std::string::npos);
+  // Groups along K: sm90_kgrouped_functional_test.cpp.
 }
 
 }  // namespace

@@ -1,0 +1,210 @@
+// sm90_ws_persistent with groups along K (tile.for_tiles {ragged = K}, the weight gradient;
+// ops/grouped_programs.h Layout::GroupsAlongK; src/schedule/sm90/ragged_walk.cpp): dW_g = A[:, ks of
+// g] · B[ks of g, :], run by the warp-specialized simulator (tests/unit/testing/ws_sim.h) against
+// the tile-IR interpreter on the same inputs, C f32 [G, M, N] poisoned first in both. Groups whose
+// token counts are not multiples of the K step (the step past a group's end reads the next
+// group's tokens, which the consumers zero), an empty group (zeros), one group of every token,
+// more K steps than stages (the ring wraps inside and across groups), ping-pong; then the configs
+// it refuses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "backend/assembler.h"
+#include "interp/random_inputs.h"
+#include "kiln/compile.h"
+#include "kiln/interp/interpreter.h"
+#include "kiln/ir/parser.h"
+#include "kiln/kernel.h"
+#include "kiln/target.h"
+#include "ops/default_schedule.h"
+#include "ops/grouped_programs.h"
+#include "schedule/config.h"
+#include "tests/unit/schedule/sm90_sim_check.h"
+#include "tests/unit/testing/example_runs.h"
+#include "tests/unit/testing/ws_sim.h"
+
+namespace kiln {
+namespace {
+
+using L = ops::GroupedGemmSpec::Layout;
+using ir::ScalarType;
+
+struct KGroups {
+  int64_t m, n, k;
+  std::vector<int32_t> offsets;  // cumulative ends of the groups' tokens
+  uint32_t blocks = 3;
+  bool poisonNextTokens = false;  // tokens past the last offset hold inf (none may reach C)
+};
+
+std::unique_ptr<ir::Module> programOf() {
+  return ops::groupedGemmProgram({L::GroupsAlongK, ScalarType::BF16, ScalarType::F32}, "wgrad");
+}
+
+// The elements of C that differ from the interpreter's (at most 8 reported, `report`: as test
+// failures); `mutate` edits the kernel's kern IR before it runs (to show a check can fail).
+int mismatches(const std::string& configText, const KGroups& p, bool report,
+               const std::function<void(ir::Operation&)>& mutate = nullptr) {
+  SCOPED_TRACE(configText);
+  auto module = programOf();
+  const ir::Operation& program = *module->body().front();
+  const Config config = Config::parse(configText);
+  ir::DiagnosticEngine diag;
+  auto compiled = compile(*module, Target::sm90a(), config, diag);
+  if (!compiled) return ADD_FAILURE() << diag.str(), -1;
+  auto kern = ir::parseModule(compiled->kernIr, diag);
+  if (!kern) return ADD_FAILURE() << diag.str(), -1;
+  if (mutate) mutate(*kern->body().front());
+  const int64_t G = int64_t(p.offsets.size());
+  std::map<std::string, int64_t> dims = {{"G", G}, {"M", p.m}, {"N", p.n}, {"K", p.k}};
+  if (!compiled->launch.validate(dims, diag)) return ADD_FAILURE() << diag.str(), -1;
+
+  auto args = interp::generateArguments(program, dims, uint64_t(p.m * 131 + p.n * 7 + p.k));
+  std::memcpy(args.tensors.at("offsets").bytes.data(), p.offsets.data(), p.offsets.size() * 4);
+  if (p.poisonNextTokens) {  // B's rows (tokens) past the last group: +inf (bf16 0x7F80)
+    interp::HostTensor& B = args.tensors.at("B");
+    for (int64_t t = p.offsets.back(); t < p.k; ++t)
+      for (int64_t c = 0; c < p.n; ++c) {
+        const uint16_t inf = 0x7F80;
+        std::memcpy(B.bytes.data() + 2 * (t * p.n + c), &inf, 2);
+      }
+  }
+  interp::HostTensor& want = args.tensors.at("C");
+  std::memset(want.bytes.data(), 0xFF, want.bytes.size());  // poison: f32 NaN
+
+  testing::GlobalMemory mem;
+  std::map<std::string, uint64_t> addr;
+  std::vector<uint64_t> tensors;
+  for (const auto& op : program.body().operations())
+    if (op->is("tile.input") || op->is("tile.output")) {
+      const std::string name = op->stringAttr("name");
+      addr[name] = mem.add(args.tensors.at(name).bytes);
+      tensors.push_back(addr[name]);
+    }
+  testing::WsLaunch launch;
+  launch.kernel = kern->body().front();
+  launch.blocks = p.blocks;
+  auto sig = signatureOf(program, compiled->launch);
+  for (const auto& prm : compiled->launch.params) {
+    if (prm.kind == KernelParam::Kind::Pointer) {
+      launch.args.push_back(addr.at(prm.name));
+    } else if (prm.kind == KernelParam::Kind::TensorMap) {
+      launch.args.push_back(launch.maps.size());
+      launch.maps.push_back(tensorMapDescFor(prm, sig, tensors, dims));
+    } else {
+      if (prm.kind != KernelParam::Kind::Dim) return ADD_FAILURE() << prm.name, -1;
+      launch.args.push_back(uint32_t(int32_t(dims.at(prm.name))));
+    }
+  }
+  if (std::string e = testing::simulateWarpSpecialized(launch, mem); !e.empty()) return ADD_FAILURE() << e, -1;
+  if (!interp::run(program, args.request, diag)) return ADD_FAILURE() << diag.str(), -1;
+
+  interp::HostTensor got = want;
+  std::memcpy(got.bytes.data(), mem.at(addr.at("C")).data(), got.bytes.size());
+  const int64_t n = interp::numElements(want);
+  double scale = 0;
+  for (int64_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(interp::getElement(want, i)));
+  if (!(scale > 0)) return ADD_FAILURE() << "the interpreter's C is all zeros", -1;
+  const double atol = std::ldexp(scale, -16);
+  int bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double r = interp::getElement(want, i), g = interp::getElement(got, i);
+    // f32 sums of the same bf16 products, in another order: a few ulps of the terms' size.
+    if (!(std::fabs(g - r) <= 1e-5 * std::fabs(r) + atol) && ++bad <= 8 && report) {
+      const int64_t mn = p.m * p.n;
+      ADD_FAILURE() << "C element " << i << " (group " << i / mn << ", row " << i % mn / p.n << ", column "
+                    << i % p.n << ") = " << g << ", interpreter " << r;
+    }
+  }
+  return bad;
+}
+
+void check(const std::string& configText, const KGroups& p) { EXPECT_EQ(mismatches(configText, p, true), 0); }
+
+// A [M, K] M-contiguous (x.t() of a row-major [K, M]), B [K, N] row-major, C f32.
+const std::string kBase = "strategy=sm90_ws_persistent bk=64 warps_n=1 epilogue=direct ";
+
+// Groups of 70, 0 (an empty expert), 131, 1 and 50 tokens: none a multiple of the K step, a
+// group of one token, and tokens 252.. that no group owns (read by the last group's tail box).
+const std::vector<int32_t> kEnds = {70, 70, 201, 202, 252};
+
+TEST(Sm90KGroupedFunctional, EachGroupSumsOnlyItsTokensAndAnEmptyGroupIsZeros) {
+  check(kBase + "bm=64 bn=64 stages=3 warps_m=1", {72, 40, 300, kEnds});
+  // Two consumer warpgroups (the B stage's tail zeroed by both, then a barrier of both).
+  check(kBase + "bm=128 bn=128 stages=2 warps_m=2", {136, 136, 300, kEnds, 2});
+  // Ping-pong: each warpgroup zeroes the stages of its own units.
+  check(kBase + "bm=64 bn=64 stages=4 warps_m=2 consumers=pingpong", {72, 72, 300, kEnds});
+}
+
+TEST(Sm90KGroupedFunctional, TheNextTokensNeverReachAGroup) {
+  // Tokens past the last group are inf in B: the last group's tail step reads them, zeroed (an
+  // operand zeroed on one side only would give 0 x inf = NaN).
+  const KGroups p{64, 64, 256, {100, 150}, 2, true};
+  check(kBase + "bm=64 bn=64 stages=3 warps_m=1", p);
+  // Without the consumers' zeroing every group's last step mixes in the next group's tokens.
+  auto noZeroing = [](ir::Operation& k) {
+    std::vector<ir::Operation*> stores;
+    k.walk([&](ir::Operation& op) {
+      if (op.is("kern.st_shared")) stores.push_back(&op);
+    });
+    ASSERT_FALSE(stores.empty());
+    for (ir::Operation* op : stores) op->erase();
+  };
+  EXPECT_GT(mismatches(kBase + "bm=64 bn=64 stages=3 warps_m=1", p, false, noZeroing), 0);
+  EXPECT_GT(mismatches(kBase + "bm=64 bn=64 stages=3 warps_m=1", {72, 40, 300, kEnds}, false, noZeroing), 0);
+}
+
+// The family's pick for the MoE weight gradient (what kiln.ops.grouped_mm and kiln_grouped_bench
+// run): a variant that walks the groups, assembling with no spill or stack frame, and correct in
+// the simulator at a small shape.
+TEST(Sm90KGroupedFunctional, TheFamilyPicksAVariantThatLowersItSpillFree) {
+  auto module = programOf();
+  const ops::DefaultSchedule pick = ops::defaultSchedule(*module->body().front(), Target::sm90a(),
+                                                         {{"G", 8}, {"M", 7168}, {"N", 4096}, {"K", 12416}});
+  SCOPED_TRACE(pick.why);
+  ASSERT_TRUE(pick.fromFamily);
+  EXPECT_EQ(pick.family, "gemm_bf16");
+  ir::DiagnosticEngine diag;
+  auto r = compile(*module, Target::sm90a(), pick.config, diag);
+  ASSERT_TRUE(r) << diag.str();
+  auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
+  ASSERT_TRUE(cubin) << diag.str();
+  const auto& report = cubin->resources.begin()->second;
+  EXPECT_EQ(report.stackFrameBytes, 0);
+  EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0);
+  check(pick.config.str(), {136, 264, 300, kEnds, 2});
+}
+
+TEST(Sm90KGroupedFunctional, OneGroupOfEveryTokenAndRingsThatWrapAcrossGroups) {
+  check(kBase + "bm=64 bn=64 stages=2 warps_m=1", {64, 64, 128, {128}, 1});
+  check(kBase + "bm=64 bn=64 stages=2 warps_m=1", {64, 128, 700, {700}, 2});
+  // More K steps than stages in each group, with one block walking every unit.
+  check(kBase + "bm=64 bn=64 stages=2 warps_m=1", {128, 64, 600, {0, 250, 250, 590}, 1});
+}
+
+TEST(Sm90KGroupedFunctional, RefusesWhatItDoesNotLower) {
+  auto module = programOf();
+  auto error = [&](const std::string& config) {
+    ir::DiagnosticEngine diag;
+    EXPECT_FALSE(compile(*module, Target::sm90a(), Config::parse(config), diag));
+    return diag.str();
+  };
+  const std::string walks = "sm90_ws_persistent walks groups along K (tile.for_tiles {ragged = \"K\"}) only with ";
+  EXPECT_NE(error("strategy=sm90_ws_persistent bk=64 warps_n=1 epilogue=tma bm=128 bn=128 stages=3 warps_m=2").find(walks),
+            std::string::npos);
+  EXPECT_NE(error(kBase + "bm=128 bn=128 stages=3 warps_m=2 split_k=2").find(walks + "split_k=1 stream_k=0"),
+            std::string::npos);
+  auto fp8 = ops::groupedGemmProgram({L::GroupsAlongK, ScalarType::F8E4M3, ScalarType::F32}, "wgrad_fp8");
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(compile(*fp8, Target::sm90a(),
+                       Config::parse("strategy=sm90_ws_persistent bm=128 bn=128 bk=128 stages=4 warps_m=2 warps_n=1 "
+                                     "epilogue=direct fp8_accum=promote"),
+                       diag));
+  EXPECT_NE(diag.str().find(walks + "bf16 or f16 operands (FP8 groups along K are not lowered"), std::string::npos)
+      << diag.str();
+}
+
+}  // namespace
+}  // namespace kiln
