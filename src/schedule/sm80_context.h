@@ -73,6 +73,10 @@ struct Context {
   int numAcc() const { return mTiles() * nTiles() * 4; }
 };
 
+// Binds the program's arguments and dims as the kernel's parameters (body's arguments) into cx, sets
+// the builder's location to the tile loop's, and makes the thread, lane and warp indices.
+void bindKernelEntry(Context& cx, ir::Block* body);
+
 // Builds the cp.async ring, the pipelined K loop and the MMAs; returns the per-thread accumulators
 // (numAcc() f32 values, in accIndex order) after the loop.
 std::vector<ir::Value*> buildMainloop(Context& cx);

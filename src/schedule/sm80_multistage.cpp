@@ -136,6 +136,21 @@ void groupOfBlock(sm80::Context& cx) {
 
 }  // namespace
 
+// The kernel's entry shared by the strategies that build on sm80::Context (sm80_multistage, gemv):
+// the program's arguments and dims bound as kernel parameters, then the thread's indices.
+void sm80::bindKernelEntry(sm80::Context& cx, Block* body) {
+  const GemmProgram& g = cx.g;
+  KernBuilder& b = cx.b;
+  for (const auto& p : g.params) (p.decl ? cx.args : cx.dims)[p.name] = body->addArgument(p.type, p.name);
+  cx.dimM = cx.dims.at(g.dimM);
+  cx.dimN = cx.dims.at(g.dimN);
+  cx.dimK = cx.dims.at(g.dimK);
+  b.setLoc(g.forTiles->loc());
+  cx.tid = b.named(b.op1("kern.thread_id", {}, types::i32()), "tid");
+  cx.lane = b.named(b.op1("kern.lane_id", {}, types::i32()), "lane");
+  cx.warp = b.named(b.op1("kern.warp_id", {}, types::i32()), "warp");
+}
+
 std::unique_ptr<Operation> lowerSm80Multistage(const Operation& program, const Target& target, const Config& config,
                                                DiagnosticEngine& diag) {
   auto g = analyzeGemm(program, config.strategy, diag);
@@ -179,15 +194,7 @@ std::unique_ptr<Operation> lowerSm80Multistage(const Operation& program, const T
   KernBuilder b(body);
   b.setLoc(program.loc());
   sm80::Context cx{*g, config, target, b, diag};
-  for (const auto& p : g->params) (p.decl ? cx.args : cx.dims)[p.name] = body->addArgument(p.type, p.name);
-  cx.dimM = cx.dims.at(g->dimM);
-  cx.dimN = cx.dims.at(g->dimN);
-  cx.dimK = cx.dims.at(g->dimK);
-
-  b.setLoc(g->forTiles->loc());
-  cx.tid = b.named(b.op1("kern.thread_id", {}, types::i32()), "tid");
-  cx.lane = b.named(b.op1("kern.lane_id", {}, types::i32()), "lane");
-  cx.warp = b.named(b.op1("kern.warp_id", {}, types::i32()), "warp");
+  bindKernelEntry(cx, body);
   cx.warpM = b.named(b.div(cx.warp, b.i32(config.warpsN)), "wm");
   cx.warpN = b.named(b.rem(cx.warp, b.i32(config.warpsN)), "wn");
   blockCoordinates(cx);

@@ -152,15 +152,7 @@ std::unique_ptr<Operation> lowerGemv(const Operation& program, const Target& tar
   KernBuilder b(body);
   b.setLoc(program.loc());
   sm80::Context cx{*g, config, target, b, diag};
-  for (const auto& p : g->params) (p.decl ? cx.args : cx.dims)[p.name] = body->addArgument(p.type, p.name);
-  cx.dimM = cx.dims.at(g->dimM);
-  cx.dimN = cx.dims.at(g->dimN);
-  cx.dimK = cx.dims.at(g->dimK);
-
-  b.setLoc(g->forTiles->loc());
-  cx.tid = b.named(b.op1("kern.thread_id", {}, types::i32()), "tid");
-  cx.lane = b.named(b.op1("kern.lane_id", {}, types::i32()), "lane");
-  cx.warp = b.named(b.op1("kern.warp_id", {}, types::i32()), "warp");
+  bindKernelEntry(cx, body);
   cx.warpM = cx.warpN = b.i32(0);
   cx.n0 = b.named(b.mulConst(b.op1("kern.block_id", {}, types::i32(), {{"dim", "x"}}), config.bn), "n0");
   cx.m0 = b.named(b.mulConst(b.op1("kern.block_id", {}, types::i32(), {{"dim", "y"}}), config.bm), "m0");
