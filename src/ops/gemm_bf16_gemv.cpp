@@ -30,6 +30,24 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // column-major A: the gates).
 int loadsInFlight(int bm) { return bm <= 2 ? 8 : bm <= 8 ? 4 : 1; }
 
+// Slices of K per block tile (split_k, docs/gemv-strategy.md "Split-K"). Three blocks of 256
+// threads fit an SM at once (72 registers a thread at M = 1 on sm_90a), each with 256 x vectors
+// 16-byte loads in flight: the tiles alone fill the GPU from about three per SM (the H100 run of
+// 2026-12-06: 448 tiles of 28672 x 8192 ran at 0.94 of the read ceiling, 128 of 4096 x 4096 at
+// 0.53). Below that, K is split so that tiles x slices is about three blocks per SM, all resident
+// in one wave; every slice gets the same whole number of K steps (none past K at the problem's
+// own K), and at most 16 slices (their partial sums and the finishing block's stay small beside B).
+int gemvSplits(const Config& c, const GemmProblem& p, int V, int sms) {
+  const int64_t tiles = ceilDiv(p.n, c.bn) * ceilDiv(p.m, c.bm);
+  const int64_t resident = 3 * int64_t(sms);
+  if (sms <= 0 || tiles >= resident) return 1;
+  const int64_t step = p.bKMajor ? int64_t(c.rowThreads) * V * c.vectors : int64_t(c.blockThreads / (c.bn / V)) * c.vectors;
+  const int64_t steps = ceilDiv(p.k, step);
+  int64_t s = std::min<int64_t>({(resident + tiles / 2) / tiles, steps, 16});
+  if (s <= 1) return 1;
+  return int(ceilDiv(steps, ceilDiv(steps, s)));
+}
+
 }  // namespace
 
 std::vector<GemmVariant> gemmBf16GemvVariants() {
@@ -92,6 +110,7 @@ Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms) {
   if (!p.bKMajor && c.bn / V > 32) c.bn = 32 * V;
   const int rows = p.bKMajor ? c.bn / warps : 1;  // N rows per warp on the K path
   c.vectors = std::max(1, loadsInFlight(c.bm) / rows);
+  c.splitK = gemvSplits(c, p, V, sms);
   return c;
 }
 

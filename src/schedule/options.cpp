@@ -199,7 +199,10 @@ Strategy gemvStrategy() {
                      "bytes B's address and rows are aligned to: loads of 16, 8, 4 or 2 bytes along its rows"),
            intOption("align_c", "epilogue", &Config::alignC, 1, 16, 16,
                      "bytes the output's address and rows are aligned to: stores of element pairs, or of one element "
-                     "when a pair is wider")}};
+                     "when a pair is wider"),
+           intOption("split_k", "scheduler", &Config::splitK, 1, 64, 1,
+                     "slices of K per block tile, on separate blocks; the last to finish sums them in slice order "
+                     "through a workspace")}};
 }
 
 }  // namespace

@@ -33,6 +33,8 @@ struct Context {
   // min(M, m0 + bm), its fragment's rows past bm being another block's).
   ir::Value* rowEnd = nullptr;
   ir::Value* batch = nullptr;  // blockIdx.z when the tile loop is batched
+  // gemv split_k: the runtime's workspace (kern_ops.h, "Split-K"), when the kernel takes one.
+  ir::Value *wsFlags = nullptr, *wsPartials = nullptr;
   // Grouped GEMM: the block's group id, ids[m0] (i64); when B is selected by it, groupOk says the
   // id lies in [0, G) and groupB is the id to address B with (0 when it does not: the B copies are
   // then zero-filled, so no address outside B is ever formed).
@@ -74,8 +76,9 @@ struct Context {
 };
 
 // Binds the program's arguments and dims as the kernel's parameters (body's arguments) into cx, sets
-// the builder's location to the tile loop's, and makes the thread, lane and warp indices.
-void bindKernelEntry(Context& cx, ir::Block* body);
+// the builder's location to the tile loop's, and makes the thread, lane and warp indices. With
+// `workspace`, the split-K workspace (ws_flags, ws_partials) follows the program's tensor arguments.
+void bindKernelEntry(Context& cx, ir::Block* body, bool workspace = false);
 
 // Builds the cp.async ring, the pipelined K loop and the MMAs; returns the per-thread accumulators
 // (numAcc() f32 values, in accIndex order) after the loop.

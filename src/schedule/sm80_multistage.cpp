@@ -138,10 +138,18 @@ void groupOfBlock(sm80::Context& cx) {
 
 // The kernel's entry shared by the strategies that build on sm80::Context (sm80_multistage, gemv):
 // the program's arguments and dims bound as kernel parameters, then the thread's indices.
-void sm80::bindKernelEntry(sm80::Context& cx, Block* body) {
+void sm80::bindKernelEntry(sm80::Context& cx, Block* body, bool workspace) {
   const GemmProgram& g = cx.g;
   KernBuilder& b = cx.b;
-  for (const auto& p : g.params) (p.decl ? cx.args : cx.dims)[p.name] = body->addArgument(p.type, p.name);
+  for (size_t i = 0; i < g.params.size(); ++i) {
+    const auto& p = g.params[i];
+    (p.decl ? cx.args : cx.dims)[p.name] = body->addArgument(p.type, p.name);
+    bool lastTensor = kern::isPtr(p.type) && (i + 1 == g.params.size() || !kern::isPtr(g.params[i + 1].type));
+    if (workspace && lastTensor) {
+      cx.wsFlags = body->addArgument(kern::ptrType(ScalarType::I32), "ws_flags");
+      cx.wsPartials = body->addArgument(kern::ptrType(ScalarType::F32), "ws_partials");
+    }
+  }
   cx.dimM = cx.dims.at(g.dimM);
   cx.dimN = cx.dims.at(g.dimN);
   cx.dimK = cx.dims.at(g.dimK);

@@ -104,6 +104,17 @@ bool emitRedRelease(KernelEmitter& e, const ir::Operation& op) {
   return true;
 }
 
+// The count before the add where pred holds, else 0 (a predicated-off atom writes no register).
+bool emitAtomAdd(KernelEmitter& e, const ir::Operation& op) {
+  PtxBuilder& b = e.b();
+  e.requirePtxIsa(7, 0);
+  Reg r = e.def(op.result());
+  b.inst(fmt::format("mov.b32 {}, 0", r.str()));
+  b.instIf(e.use(op.operand(2)), fmt::format("atom.acq_rel.gpu.global.add.s32 {}, [{}], {}", r.str(),
+                                             e.use(op.operand(0)).str(), e.use(op.operand(1)).str()));
+  return true;
+}
+
 // A loop of acquiring loads: the block's other threads wait at a barrier meanwhile, so one thread
 // polls (with a short back-off, so the L2 slice holding the flag is not flooded).
 bool emitSpinWait(KernelEmitter& e, const ir::Operation& op) {

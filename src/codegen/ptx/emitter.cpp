@@ -64,7 +64,7 @@ const std::vector<Entry>& table() {
         {"kern.mbarrier_arrive_remote", emitMbarrierArriveRemote},
         {"kern.st_shared_v4", emitStSharedV4},
         {"kern.ld_shared_remote_v4", emitLdSharedRemoteV4},
-        {"kern.red_release", emitRedRelease}, {"kern.spin_wait", emitSpinWait},
+        {"kern.red_release", emitRedRelease}, {"kern.spin_wait", emitSpinWait}, {"kern.atom_add", emitAtomAdd},
     };
     std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
     return v;

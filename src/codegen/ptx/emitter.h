@@ -112,6 +112,7 @@ bool emitPrefetchGlobal(KernelEmitter&, const ir::Operation&);
 bool emitStGlobal(KernelEmitter&, const ir::Operation&);
 bool emitRedRelease(KernelEmitter&, const ir::Operation&);
 bool emitSpinWait(KernelEmitter&, const ir::Operation&);
+bool emitAtomAdd(KernelEmitter&, const ir::Operation&);
 
 // emit_warp_specialized.cpp
 bool emitRole(KernelEmitter&, const ir::Operation&);

@@ -244,6 +244,11 @@
 //    ws_partials : ptr<f32> (P bytes per tile), which the runtime allocates and owns; "tile" is the
 //    grid's x tile count without its factor. With {workspace_per = "block"} (stream-K) the bytes
 //    are per block of the launched grid instead.
+//  * kern.atom_add(flag, v, pred) (gemv split_k=S; docs/gemv-strategy.md, "Split-K"): where pred
+//    holds, atom.acq_rel.gpu.global.add.s32, returning the count before the add (0 elsewhere). It
+//    releases as kern.red_release does and acquires every release that made the count it read, so
+//    the block whose add reads S - 1 (the last of a tile's S slices to arrive, whatever the order)
+//    sees every slice's partial sums. No block waits on another: a non-persistent grid is safe.
 #include <optional>
 #include <string>
 #include <vector>

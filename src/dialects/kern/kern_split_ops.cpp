@@ -23,6 +23,17 @@ bool flagOperands(const Operation& op, DiagnosticEngine& d, const char* second) 
 bool verifyRedRelease(const Operation& op, DiagnosticEngine& d) { return flagOperands(op, d, "value"); }
 bool verifySpinWait(const Operation& op, DiagnosticEngine& d) { return flagOperands(op, d, "target"); }
 
+// gemv's split-K: the block whose add completes a tile's count sums the tile's slices.
+bool verifyAtomAdd(const Operation& op, DiagnosticEngine& d) {
+  if (!requireInKernel(op, d)) return false;
+  const Type& p = op.operand(0)->type();
+  if (!isPtr(p) || p.elem() != ScalarType::I32 || !op.operand(1)->type().isScalar(ScalarType::I32) ||
+      !op.operand(2)->type().isScalar(ScalarType::I1) || !op.result()->type().isScalar(ScalarType::I32))
+    return d.error(op.loc()) << "'kern.atom_add' takes (ptr<i32> flag, i32 value, i1 pred) and returns the i32 count "
+                                "before the add";
+  return true;
+}
+
 bool verifyTileLoopSplits(const Operation& op, DiagnosticEngine& d) {
   const Block& body = op.body();
   if (op.attr("stream_k")) {

@@ -71,6 +71,7 @@ bool verifyWaitScope(const ir::Operation& op, ir::DiagnosticEngine& d);
 // kern_split_ops.cpp
 bool verifyRedRelease(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifySpinWait(const ir::Operation& op, ir::DiagnosticEngine& d);
+bool verifyAtomAdd(const ir::Operation& op, ir::DiagnosticEngine& d);
 bool verifyTileLoopSplits(const ir::Operation& op, ir::DiagnosticEngine& d);
 // kern.tile_loop {ragged} (kern_ops.h): its operands, body and the options it excludes.
 bool verifyTileLoopRagged(const ir::Operation& op, ir::DiagnosticEngine& d);

@@ -9,7 +9,7 @@
 #include "schedule/gemv/gemv.h"
 
 #include "dialects/kern/kernel_launch.h"
-#include "schedule/gemv/gemv_loops.h"
+#include "schedule/gemv/gemv_split.h"
 #include "schedule/lower_programs.h"
 
 namespace kiln {
@@ -126,6 +126,34 @@ bool epilogue(sm80::Context& cx, const gemv::Geometry& geo, Value* sums) {
   return sm80::buildEpilogue(cx, acc);
 }
 
+// The kernel's launch contract: its parameters (split_k: the workspace after the tensors), the
+// requirements, the grid ([ceil(N / bn), ceil(M / bm), batches], or with split_k=S everything along
+// x: S x tiles, the workspace's units being the tiles) and the shared memory.
+bool launchContract(const GemmProgram& g, const Operation& program, const Config& config, const gemv::Geometry& geo,
+                    kern::KernelLaunch& launch, DiagnosticEngine& diag) {
+  const int S = config.splitK;
+  launch.name = program.stringAttr("sym_name");
+  for (size_t i = 0; i < g.params.size(); ++i) {
+    launch.params.push_back(g.params[i].name);
+    bool lastTensor = kern::isPtr(g.params[i].type) && (i + 1 == g.params.size() || !kern::isPtr(g.params[i + 1].type));
+    if (S > 1 && lastTensor) launch.params.insert(launch.params.end(), {"ws_flags", "ws_partials"});
+  }
+  if (!requirements(g, config, geo, launch, diag)) return false;
+  using Axis = kern::KernelLaunch::Axis;
+  if (S > 1) {
+    Axis x{S, {{g.dimN, config.bn}, {g.dimM, config.bm}}};
+    if (!g.dimBatch.empty()) x.tiles.push_back({g.dimBatch, 1});
+    launch.grid = {x};
+    launch.workspace = std::array<int64_t, 2>{4, int64_t(S) * geo.bm * geo.bn * 4};
+  } else {
+    launch.grid = {Axis{1, {{g.dimN, config.bn}}}, Axis{1, {{g.dimM, config.bm}}}};
+    if (!g.dimBatch.empty()) launch.grid.push_back(Axis{1, {{g.dimBatch, 1}}});
+  }
+  launch.threads = geo.T;
+  launch.smemBytes = geo.smemBytes() + (S > 1 ? 128 : 0);  // split_k: a vote per warp (gemv_split.cpp)
+  return true;
+}
+
 }  // namespace
 
 std::unique_ptr<Operation> lowerGemv(const Operation& program, const Target& target, const Config& config,
@@ -138,35 +166,45 @@ std::unique_ptr<Operation> lowerGemv(const Operation& program, const Target& tar
   if (!geometryOf(*g, config, geo, diag)) return nullptr;
 
   kern::KernelLaunch launch;
-  launch.name = program.stringAttr("sym_name");
-  for (const auto& p : g->params) launch.params.push_back(p.name);
-  if (!requirements(*g, config, geo, launch, diag)) return nullptr;
-  using Axis = kern::KernelLaunch::Axis;
-  launch.grid = {Axis{1, {{g->dimN, config.bn}}}, Axis{1, {{g->dimM, config.bm}}}};
-  if (!g->dimBatch.empty()) launch.grid.push_back(Axis{1, {{g->dimBatch, 1}}});
-  launch.threads = geo.T;
-  launch.smemBytes = geo.smemBytes();
-  auto kernel = Operation::create(program.loc(), "kern.kernel", {}, {},
-                                  kern::kernelAttributes(launch, {{"target", target.name}, {"config", config.str()}}), 1);
+  if (!launchContract(*g, program, config, geo, launch, diag)) return nullptr;
+  std::vector<NamedAttr> attrs = kern::kernelAttributes(launch, {{"target", target.name}, {"config", config.str()}});
+  // The register limit of one block per SM, stated (.maxnreg): without a limit, ptxas for sm_90a
+  // schedules for occupancy and issues each 16-byte load of B just before its FMAs, two in flight
+  // a thread (the SASS at M = 1: 40 registers); with one, even this loose, it issues every load of
+  // the step first (72 registers), as the lowering orders them (the gates test checks the order).
+  attrs.push_back({"max_regs", int64_t(std::min(255, 65536 / geo.T / 8 * 8))});
+  auto kernel = Operation::create(program.loc(), "kern.kernel", {}, {}, attrs, 1);
   Block* body = kernel->region(0).addBlock();
   KernBuilder b(body);
   b.setLoc(program.loc());
   sm80::Context cx{*g, config, target, b, diag};
-  bindKernelEntry(cx, body);
+  gemv::Split sp{config.splitK};
+  bindKernelEntry(cx, body, sp.splits > 1);
   cx.warpM = cx.warpN = b.i32(0);
-  cx.n0 = b.named(b.mulConst(b.op1("kern.block_id", {}, types::i32(), {{"dim", "x"}}), config.bn), "n0");
-  cx.m0 = b.named(b.mulConst(b.op1("kern.block_id", {}, types::i32(), {{"dim", "y"}}), config.bm), "m0");
-  if (g->batchArg) cx.batch = b.named(b.op1("kern.block_id", {}, types::i32(), {{"dim", "z"}}), "batch");
+  gemv::KRange kr;
+  if (sp.splits > 1) {
+    kr = gemv::sliceOf(cx, geo, sp);
+  } else {
+    cx.n0 = b.named(b.mulConst(b.op1("kern.block_id", {}, types::i32(), {{"dim", "x"}}), config.bn), "n0");
+    cx.m0 = b.named(b.mulConst(b.op1("kern.block_id", {}, types::i32(), {{"dim", "y"}}), config.bm), "m0");
+    if (g->batchArg) cx.batch = b.named(b.op1("kern.block_id", {}, types::i32(), {{"dim", "z"}}), "batch");
+  }
   Value* sums = b.op1("kern.smem_alloc", {}, kern::smemType(ScalarType::F32, 1, geo.bm, geo.cols(), Swizzle{}),
                       {{"offset", geo.partialsBytes()}});
   if (geo.kMajor) {
-    gemv::kPathSums(cx, geo, sums);
+    gemv::kPathSums(cx, geo, sums, kr);
   } else {
     Value* partials = b.op1("kern.smem_alloc", {},
                             kern::smemType(ScalarType::F32, geo.warps(), geo.bm, geo.cols(), Swizzle{}), {{"offset", int64_t(0)}});
-    gemv::nPathSums(cx, geo, partials, sums);
+    gemv::nPathSums(cx, geo, partials, sums, kr);
   }
-  if (!epilogue(cx, geo, sums)) return nullptr;
+  if (sp.splits == 1) {
+    if (!epilogue(cx, geo, sums)) return nullptr;
+    return kernel;
+  }
+  Value* votes = b.op1("kern.smem_alloc", {}, kern::smemType(ScalarType::F32, 1, 1, 32, Swizzle{}),
+                       {{"offset", geo.smemBytes()}});
+  if (!gemv::finishSplit(cx, geo, sp, sums, votes, [&] { return epilogue(cx, geo, sums); })) return nullptr;
   return kernel;
 }
 

@@ -106,7 +106,9 @@ void store(KernBuilder& b, Value* sums, Value* slot, Value* off, int row, int co
 
 }  // namespace
 
-void nPathSums(sm80::Context& cx, const Geometry& geo, Value* partials, Value* sums) {
+int kStep(const Geometry& geo) { return geo.kMajor ? geo.lanes * geo.V * geo.U : geo.groups() * geo.U; }
+
+void nPathSums(sm80::Context& cx, const Geometry& geo, Value* partials, Value* sums, const KRange& kr) {
   KernBuilder& b = cx.b;
   const GemmProgram& g = cx.g;
   b.setLoc(g.reduce->loc());
@@ -124,13 +126,14 @@ void nPathSums(sm80::Context& cx, const Geometry& geo, Value* partials, Value* s
   std::vector<Value*> inits(size_t(geo.bm * geo.V), b.f32(0.0));
   Value* step = b.i32(int64_t(geo.groups()) * geo.U);
   b.setLoc(g.dot->loc());
-  std::vector<Value*> acc = forLoop(b, b.i32(0), cx.dimK, step, inits, [&](Value* kb, const std::vector<Value*>& in) {
+  Value* kEnd = kr.end ? kr.end : cx.dimK;
+  std::vector<Value*> acc = forLoop(b, kr.begin ? kr.begin : b.i32(0), kEnd, step, inits, [&](Value* kb, const std::vector<Value*>& in) {
     std::vector<Value*> next = in;
     std::vector<std::vector<Value*>> bw(size_t(geo.U)), aw(size_t(geo.U));
     Value* k0 = b.add(kb, ko);
     for (int u = 0; u < geo.U; ++u) {  // every load first
       Value* k = b.addConst(k0, int64_t(u) * geo.groups());
-      Value* kOk = b.cmp("slt", k, cx.dimK);
+      Value* kOk = b.cmp("slt", k, kEnd);
       bw[size_t(u)] = loadRaw(b, b.ptrAdd(bBase, b.mul(i64(b, k), ldb)), b.andi(kOk, colOk), geo.V, eB);
       Value* kA = b.mul(i64(b, k), a.sK);
       for (int m = 0; m < geo.bm; ++m)
@@ -165,7 +168,7 @@ void nPathSums(sm80::Context& cx, const Geometry& geo, Value* partials, Value* s
     if (first + geo.T > outputs) idx = b.min(idx, b.i32(outputs - 1));
     Value* row = b.div(idx, b.i32(geo.bn)), *col = b.rem(idx, b.i32(geo.bn));
     Value* from = b.op1("kern.smem_offset", {partials, row, col}, types::i32());
-    Value* total = b.f32(g.accInit);
+    Value* total = b.f32(kr.addInit ? g.accInit : 0.0);
     for (int w = 0; w < geo.warps(); ++w)
       total = b.fbin("arith.addf", total,
                      b.op1("kern.ld_shared", {partials, b.i32(w), from}, types::f32(), {{"row", int64_t(0)}, {"col", int64_t(0)}}));
@@ -174,7 +177,7 @@ void nPathSums(sm80::Context& cx, const Geometry& geo, Value* partials, Value* s
   b.create("kern.barrier", {}, {});
 }
 
-void kPathSums(sm80::Context& cx, const Geometry& geo, Value* sums) {
+void kPathSums(sm80::Context& cx, const Geometry& geo, Value* sums, const KRange& kr) {
   KernBuilder& b = cx.b;
   const GemmProgram& g = cx.g;
   b.setLoc(g.reduce->loc());
@@ -198,13 +201,14 @@ void kPathSums(sm80::Context& cx, const Geometry& geo, Value* sums) {
   std::vector<Value*> inits(size_t(geo.bm * R), b.f32(0.0));
   Value* step = b.i32(int64_t(geo.lanes) * geo.V * geo.U);
   b.setLoc(g.dot->loc());
-  std::vector<Value*> acc = forLoop(b, b.i32(0), cx.dimK, step, inits, [&](Value* kb, const std::vector<Value*>& in) {
+  Value* kEnd = kr.end ? kr.end : cx.dimK;
+  std::vector<Value*> acc = forLoop(b, kr.begin ? kr.begin : b.i32(0), kEnd, step, inits, [&](Value* kb, const std::vector<Value*>& in) {
     std::vector<Value*> next = in;
     std::vector<std::vector<Value*>> bw, aw;  // [u * R + r], [u * bm + m]
     Value* k0 = b.add(kb, kLane);
     for (int u = 0; u < geo.U; ++u) {  // every load first
       Value* k = b.addConst(k0, int64_t(u) * geo.lanes * geo.V);
-      Value* kOk = b.cmp("slt", k, cx.dimK);
+      Value* kOk = b.cmp("slt", k, kEnd);
       Value* k64 = i64(b, k);
       for (int r = 0; r < R; ++r)
         bw.push_back(loadRaw(b, b.ptrAdd(bRow[size_t(r)], k64), b.andi(kOk, nOk[size_t(r)]), geo.V, eB));
@@ -242,7 +246,7 @@ void kPathSums(sm80::Context& cx, const Geometry& geo, Value* sums) {
   for (int m = 0; m < geo.bm; ++m)
     for (int r = 0; r < R; ++r)
       store(b, sums, zero, mine, m, r,
-            g.accInit == 0.0 ? acc[size_t(m * R + r)] : b.fbin("arith.addf", acc[size_t(m * R + r)], b.f32(g.accInit)));
+            g.accInit == 0.0 || !kr.addInit ? acc[size_t(m * R + r)] : b.fbin("arith.addf", acc[size_t(m * R + r)], b.f32(g.accInit)));
   b.create("kern.barrier", {}, {});
 }
 

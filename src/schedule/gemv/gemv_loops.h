@@ -27,10 +27,22 @@ struct Geometry {
   int64_t smemBytes() const { return partialsBytes() + sumsBytes(); }
 };
 
+// The block's share of K: [begin, end) (null: 0 and K); with split_k a slice, whose sums leave out
+// the program's initial value (addInit false: it is added once, to the slices' total).
+struct KRange {
+  ir::Value* begin = nullptr;
+  ir::Value* end = nullptr;
+  bool addInit = true;
+};
+
 // The N path (B row-major): the K loop, the warps' sums in `partials`, then the block's in `sums`
 // (after a barrier).
-void nPathSums(sm80::Context& cx, const Geometry& geo, ir::Value* partials, ir::Value* sums);
+void nPathSums(sm80::Context& cx, const Geometry& geo, ir::Value* partials, ir::Value* sums, const KRange& kr = {});
 // The K path (B K-major): the K loop, then the block's sums in `sums` (after a barrier).
-void kPathSums(sm80::Context& cx, const Geometry& geo, ir::Value* sums);
+void kPathSums(sm80::Context& cx, const Geometry& geo, ir::Value* sums, const KRange& kr = {});
+
+// The loop step along K of one block (every thread's loads of a step): the K chunk of a slice is a
+// whole number of them.
+int kStep(const Geometry& geo);
 
 }  // namespace kiln::gemv

@@ -74,6 +74,42 @@ TEST(GemmBf16Gemv, BlocksSizedToFillTheSms) {
   EXPECT_EQ(v.configFor(strided, 132).alignB, 2);
 }
 
+TEST(GemmBf16Gemv, KSplitWhereTheTilesUnderfillTheSms) {
+  const GemmVariant& v = *findGemmBf16Variant("bf16_gemv_m1");
+  // 128 tiles of 32 columns: split to about 3 blocks per SM (396), each slice the same whole
+  // number of K steps (512 rows: 64 rows of threads x 8 loads): 8 steps in slices of 3, 3, 2.
+  EXPECT_EQ(v.configFor(problem(1, 4096, 4096), 132).splitK, 3);
+  EXPECT_EQ(v.configFor(problem(1, 4096, 4096, true), 132).splitK, 3);  // K path: 32 lanes x 8 x 2
+  EXPECT_EQ(v.configFor(problem(1, 8192, 8192), 132).splitK, 3);        // 32 steps of 256: 11, 11, 10
+  EXPECT_EQ(v.configFor(problem(1, 14336, 4096), 132).splitK, 2);       // 224 tiles
+  EXPECT_EQ(v.configFor(problem(1, 4096, 14336), 132).splitK, 3);
+  EXPECT_EQ(findGemmBf16Variant("bf16_gemv_m8")->configFor(problem(8, 4096, 4096), 132).splitK, 3);
+  // 8-column tiles: a step is 2048 rows (256 rows of threads x 8), and a slice at least one step.
+  EXPECT_EQ(v.configFor(problem(1, 1024, 4096), 132).splitK, 2);
+  EXPECT_EQ(v.configFor(problem(1, 64, 65536), 132).splitK, 16);  // 8 tiles: at most 16 slices
+  // Enough tiles (448, 1571), or K of one step: no split.
+  EXPECT_EQ(v.configFor(problem(1, 28672, 8192), 132).splitK, 1);
+  EXPECT_EQ(v.configFor(problem(1, 50257, 4096), 132).splitK, 1);
+  EXPECT_EQ(v.configFor(problem(1, 4096, 512), 132).splitK, 1);
+}
+
+TEST(GemmBf16Gemv, SplitFamilyConfigsRunInTheSimulator) {
+  for (bool aCol : {false, true})
+    for (bool kMajor : {false, true})
+      for (int64_t n : {40, 37}) {
+        layouts::Layout l;
+        l.aCol = aCol;
+        l.bKMajor = kMajor;
+        GemmProblem p = problem(1, n, 2600, kMajor, !aCol);
+        Config c = findGemmBf16Variant("bf16_gemv_m1")->configFor(p, 132);
+        SCOPED_TRACE(c.str());
+        EXPECT_GT(c.splitK, 1);
+        testing::SimRun r =
+            testing::simulateAgainstInterpreter(*layouts::gemm(l), c, Target::sm90a(), layouts::dimsFor(1, n, 2600), 5);
+        EXPECT_EQ(r.error, "");
+      }
+}
+
 TEST(GemmBf16Gemv, FamilyConfigsRunInTheSimulator) {
   for (bool aCol : {false, true})
     for (bool kMajor : {false, true})

@@ -369,6 +369,15 @@ class Block {
           std::memcpy(mem_.ptr(get(op.operand(0))[t] + (i - 2) * each, each), &v, each);
         }
       }
+    } else if (n == "kern.atom_add") {  // gemv's split-K count: threads in order, as one thread's adds
+      Lanes& r = set(op.result());
+      for (int t = 0; t < T_; ++t) {
+        int32_t x = 0;
+        if (get(op.operand(2))[t]) std::memcpy(&x, mem_.ptr(get(op.operand(0))[t], 4), 4);
+        int32_t y = x + int32_t(get(op.operand(1))[t]);
+        if (get(op.operand(2))[t]) std::memcpy(mem_.ptr(get(op.operand(0))[t], 4), &y, 4);
+        r[t] = uint32_t(x);
+      }
     } else if (n == "kern.cvt_pack") {
       Lanes& r = set(op.result());
       for (int t = 0; t < T_; ++t) {
@@ -477,7 +486,7 @@ std::string simulate(const SimLaunch& launch, GlobalMemory& mem) {
   try {
     for (uint32_t z = 0; z < launch.grid[2]; ++z)
       for (uint32_t y = 0; y < launch.grid[1]; ++y)
-        for (uint32_t x = 0; x < launch.grid[0]; ++x) Block(launch, mem, x, y, z).run();
+        for (uint32_t i = 0; i < launch.grid[0]; ++i) Block(launch, mem, launch.reverse ? launch.grid[0] - 1 - i : i, y, z).run();
   } catch (const std::exception& e) {
     return e.what();
   }

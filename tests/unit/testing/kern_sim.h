@@ -51,6 +51,7 @@ struct SimLaunch {
   std::vector<uint64_t> args;  // raw bits per parameter: addresses, i32 values, f32 bits
   uint32_t grid[3] = {1, 1, 1};
   CopyTiming timing = CopyTiming::Early;
+  bool reverse = false;  // blocks along x from the last to the first (gemv split_k: another finisher)
 };
 
 // Runs every block of the grid. Returns an empty string, or what went wrong (an unsupported op, a

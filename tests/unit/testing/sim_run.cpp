@@ -17,7 +17,8 @@
 namespace kiln::testing {
 
 SimRun simulateAgainstInterpreter(const ir::Module& module, const Config& config, const Target& target,
-                                  const std::map<std::string, int64_t>& dims, uint64_t seed, CopyTiming timing) {
+                                  const std::map<std::string, int64_t>& dims, uint64_t seed, CopyTiming timing,
+                                  bool reverseBlocks) {
   SimRun run{{}, config.str()};
   const ir::Operation* program = module.body().front();
   ir::DiagnosticEngine diag;
@@ -44,6 +45,8 @@ SimRun simulateAgainstInterpreter(const ir::Module& module, const Config& config
   const runtime::KernelSignature sig = signatureOf(*program, compiled->launch);
   WsLaunch wsLaunch;
   SimLaunch launch;
+  launch.reverse = reverseBlocks;
+  uint64_t flagBuffer = 0;
   launch.kernel = kern->body().front();
   launch.timing = timing;
   for (const auto& p : compiled->launch.params) {
@@ -56,6 +59,12 @@ SimRun simulateAgainstInterpreter(const ir::Module& module, const Config& config
       launch.args.push_back(simvalues::fromF(float(args.request.scalars.at(p.name))));
     else if (p.kind == KernelParam::Kind::Scalar)
       launch.args.push_back(uint32_t(int32_t(args.request.scalars.at(p.name))));
+    else if (p.kind == KernelParam::Kind::Workspace && !ws) {  // gemv split_k: flags zero, partials poisoned
+      auto [flagBytes, partialBytes] = compiled->launch.workspaceBytes(dims, 4);
+      bool flags = p.name == "ws_flags";
+      launch.args.push_back(mem.add(std::vector<uint8_t>(size_t(flags ? flagBytes : partialBytes), flags ? 0 : 0xFF)));
+      if (flags) flagBuffer = launch.args.back();
+    }
     else return {"a parameter the simulator harness does not fill: " + p.name, run.config};
   }
   auto grid = compiled->launch.gridFor(dims, /*sms=*/4);
@@ -69,6 +78,9 @@ SimRun simulateAgainstInterpreter(const ir::Module& module, const Config& config
   } else if (std::string e = simulate(launch, mem); !e.empty()) {
     return {"the simulator stopped: " + e, run.config};
   }
+  if (flagBuffer)
+    for (uint8_t byte : mem.at(flagBuffer))
+      if (byte) return {"the kernel left a workspace flag nonzero (the next launch would miscount)", run.config};
   if (!interp::run(*program, args.request, diag)) return {"the interpreter failed: " + diag.str(), run.config};
   for (const auto& op : program->body().operations()) {
     if (!op->is("tile.output")) continue;
@@ -76,6 +88,7 @@ SimRun simulateAgainstInterpreter(const ir::Module& module, const Config& config
     const interp::HostTensor& want = args.tensors.at(name);
     interp::HostTensor got = want;
     std::memcpy(got.bytes.data(), mem.at(addr.at(name)).data(), got.bytes.size());
+    run.outputs[name] = got.bytes;
     run.error += compareToInterpreter(name, want, got);
   }
   return run;
