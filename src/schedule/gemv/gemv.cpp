@@ -168,11 +168,14 @@ std::unique_ptr<Operation> lowerGemv(const Operation& program, const Target& tar
   kern::KernelLaunch launch;
   if (!launchContract(*g, program, config, geo, launch, diag)) return nullptr;
   std::vector<NamedAttr> attrs = kern::kernelAttributes(launch, {{"target", target.name}, {"config", config.str()}});
-  // The register limit of one block per SM, stated (.maxnreg): without a limit, ptxas for sm_90a
-  // schedules for occupancy and issues each 16-byte load of B just before its FMAs, two in flight
-  // a thread (the SASS at M = 1: 40 registers); with one, even this loose, it issues every load of
-  // the step first (72 registers), as the lowering orders them (the gates test checks the order).
-  attrs.push_back({"max_regs", int64_t(std::min(255, 65536 / geo.T / 8 * 8))});
+  // With split_k, the register limit of one block per SM, stated (.maxnreg): without a limit,
+  // ptxas for sm_90a schedules for occupancy and issues each 16-byte load of B just before its FMAs,
+  // two in flight a thread (the SASS at M = 1: 40 registers); with one, even this loose, it issues
+  // every load of the step first (72 registers), as the lowering orders them (the gates test checks
+  // the order). A split grid is sized to be resident at that count (about three blocks per SM,
+  // ops/gemm_bf16_gemv.cpp); an unsplit one keeps ptxas's occupancy (its many tiles, up to eight
+  // blocks per SM at 32 registers, ran at 0.94 of the read ceiling on the H100).
+  if (config.splitK > 1) attrs.push_back({"max_regs", int64_t(std::min(255, 65536 / geo.T / 8 * 8))});
   auto kernel = Operation::create(program.loc(), "kern.kernel", {}, {}, attrs, 1);
   Block* body = kernel->region(0).addBlock();
   KernBuilder b(body);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
 
 #include "bench/bench_support.h"
 #include "kiln/config.h"
@@ -56,8 +57,10 @@ std::unique_ptr<ir::Module> program(const Case& c) {
   return p.finish();
 }
 
-// `strategy`: when set, the strategy the family's pick must have (the gemv cases).
-void run(const Case& c, cublasHandle_t handle, const runtime::Context& ctx, const std::string& strategy = "") {
+// `strategy`: when set, the strategy the family's pick must have (the gemv cases); `split`: whether
+// its K must be split across blocks (split_k above 1) or not.
+void run(const Case& c, cublasHandle_t handle, const runtime::Context& ctx, const std::string& strategy = "",
+         std::optional<bool> split = std::nullopt) {
   SCOPED_TRACE(name(c));
   const int64_t lda = (c.aCol ? c.M : c.K) + c.pad, ldb = (c.bKMajor ? c.K : c.N) + c.pad;
   const int64_t ldc = c.N + (c.cStrided ? 5 : 0);  // an odd leading dimension: element stores
@@ -74,6 +77,7 @@ void run(const Case& c, cublasHandle_t handle, const runtime::Context& ctx, cons
   Selection pick = select(*prog, target, dims, {{"A", base}, {"B", base}});
   SCOPED_TRACE(pick.config);
   if (!strategy.empty()) EXPECT_EQ(Config::parse(pick.config).strategy, strategy);
+  if (split) EXPECT_EQ(Config::parse(pick.config).splitK > 1, *split);
   ir::DiagnosticEngine diag;
   auto kernel = Kernel::build(*prog, target, pick.config, diag);
   ASSERT_TRUE(kernel) << diag.str();
@@ -82,6 +86,14 @@ void run(const Case& c, cublasHandle_t handle, const runtime::Context& ctx, cons
   bench::check(cudaDeviceSynchronize(), "kernel");
   std::vector<uint16_t> got(static_cast<size_t>(cElems));
   bench::check(cudaMemcpy(got.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C");
+  // Launched again (a split kernel on the workspace the first launch left, its flags zero): the same
+  // bits, whichever blocks finished first.
+  bench::poisonBf16(dC, nullptr);
+  kernel->launch(ctx, nullptr, {pa, pb, uint64_t(dC.ptr)}, {}, dims);
+  bench::check(cudaDeviceSynchronize(), "kernel, again");
+  std::vector<uint16_t> again(got.size());
+  bench::check(cudaMemcpy(again.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy C again");
+  EXPECT_TRUE(again == got) << "a second launch gave different bits";
   // The fp64 reference, indexing the buffers by the layouts; the matrix part of C compared.
   auto at = [](const std::vector<uint16_t>& v, int64_t i) { return double(bf16BitsToFloat(v[size_t(i)])); };
   std::vector<double> ref(size_t(c.M) * c.N);
@@ -168,6 +180,27 @@ TEST_F(GemmLayoutsGpu, GemvSmallMInEveryLayout) {
           int pad = view == 0 ? 0 : view == 1 ? 8 : 3;
           run({m, s.N, s.K, aCol, bK, pad, view == 2 ? 1 : 0, view == 1}, handle, ctx, m <= 8 ? "gemv" : "");
         }
+      }
+  cublasDestroy(handle);
+}
+
+// gemv's split of K across blocks (split_k, docs/gemv-strategy.md "Split-K"), which the family
+// picks where the block tiles alone make under three blocks per SM: M = 1 and 8 at 4096 x 4096 (128
+// tiles, K in 3 slices), odd N and K, a K not a whole number of slices' steps, every layout and
+// view, against fp64 and cuBLAS, each launched twice for the same bits.
+TEST_F(GemmLayoutsGpu, GemvSplitKInEveryLayout) {
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  cublasHandle_t handle;
+  bench::check(cublasCreate(&handle), "cublasCreate");
+  struct Shape {
+    int M, N, K;
+  };
+  for (Shape s : {Shape{1, 4096, 4096}, Shape{8, 4096, 4096}, Shape{3, 1000, 6001}, Shape{1, 2048, 4104}})
+    for (int layout = 0; layout < 4; ++layout)
+      for (int view = 0; view < 3; ++view) {
+        bool aCol = layout & 2, bK = layout & 1;
+        int pad = view == 0 ? 0 : view == 1 ? 8 : 3;
+        run({s.M, s.N, s.K, aCol, bK, pad, view == 2 ? 1 : 0, view == 1}, handle, ctx, "gemv", true);
       }
   cublasDestroy(handle);
 }
