@@ -18,7 +18,7 @@ echo "commit $(cat "$BIN/COMMIT" 2>/dev/null)" >> "$OUT/gpu.txt"
 cat "$OUT/gpu.txt"
 
 echo "== GPU tests: layouts"
-timeout 130 "$BIN/kiln_gpu_tests" --gtest_brief=1 --gtest_filter='GemmLayoutsGpu.*' > "$OUT/gpu_tests.log" 2>&1
+timeout 180 "$BIN/kiln_gpu_tests" --gtest_brief=1 --gtest_filter='GemmLayoutsGpu.*' > "$OUT/gpu_tests.log" 2>&1
 echo "gpu tests exit $?" | tee -a "$OUT/gpu_tests.log"
 tail -5 "$OUT/gpu_tests.log"
 

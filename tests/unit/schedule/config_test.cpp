@@ -68,7 +68,7 @@ TEST(Config, UnknownKey) {
             "error: unknown config key 'tile' for sm80_multistage; its keys: strategy, bm, bn, bk, stages, warps_m, "
             "warps_n, frag_prefetch, align_a, align_b, raster, group_m, align_c\n");
   EXPECT_EQ(parseErrors("split_k=2"),
-            "error: config key 'split_k' is not an option of sm80_multistage (it is one of sm90_ws_persistent); "
+            "error: config key 'split_k' is not an option of sm80_multistage (it is one of sm90_ws_persistent, gemv); "
             "drop it or change the strategy\n");
   EXPECT_EQ(parseErrors("strategy=sm90_ws"),
             "error: unknown strategy 'sm90_ws'; known strategies: sm80_multistage, sm90_ws_persistent, rowwise, gemv\n");
@@ -170,7 +170,8 @@ TEST(ConfigValidate, FieldsOfOtherStrategiesAreRefused) {
   ir::DiagnosticEngine diag;
   EXPECT_FALSE(validate(c, Target::sm80(), OperandInfo{}, diag));
   EXPECT_EQ(diag.str(),
-            "error: split_k=2 is not an option of sm80_multistage (it is one of sm90_ws_persistent); leave it at 1\n"
+            "error: split_k=2 is not an option of sm80_multistage (it is one of sm90_ws_persistent, gemv); "
+            "leave it at 1\n"
             "error: epilogue_loads=early is not an option of sm80_multistage (it is one of sm90_ws_persistent); "
             "leave it at late\n");
   Config s90 = Config::parse("strategy=sm90_ws_persistent");
