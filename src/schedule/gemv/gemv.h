@@ -26,10 +26,15 @@
 //  * parameters: the tensor arguments in declaration order, the f32 / i32 scalars, the dims;
 //  * block: block_threads threads; dynamic shared memory: 4 bytes per (m, n) of the block, times
 //    the warps on the N path;
-//  * grid: [ceil(N / bn), ceil(M / bm), batches];
+//  * grid: [ceil(N / bn), ceil(M / bm), batches]; with split_k=S one axis, S x ceil(N / bn) x
+//    ceil(M / bm) x batches blocks, and the runtime's split-K workspace (ws_flags, ws_partials after
+//    the tensor arguments; kern_ops.h "Split-K"): each block sums a slice of K, the last of a tile's
+//    S to arrive sums their partials in slice order and runs the epilogue (gemv_split.cpp);
 //  * requirements: A's and B's pointers and rows aligned to the widest access the kernel makes to
 //    them (align_a, align_b, as sm80_multistage), B's contiguous dim a multiple of V, the output's
 //    as the sm80 epilogue needs (align_c).
+//
+// split_k kernels carry .maxnreg (max_regs), so ptxas issues a step's loads before its FMAs on sm_90a.
 //
 // Refused, each with a sentence (tests/lit/schedule/invalid_gemv.kiln): FP8 operands, grouped and
 // ragged loops, block-scaled dots, and configs whose threads do not tile the block.

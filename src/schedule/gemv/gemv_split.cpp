@@ -53,7 +53,7 @@ Value* partial(sm80::Context& cx, const Geometry& geo, const Split& sp, Value* s
 // Whether this block's add made the unit's count S: thread 0's count before its add, as f32, summed
 // over each warp (only lane 0 of warp 0 is nonzero), one slot per warp in `votes`, and warp 0's read
 // back by every thread after a barrier.
-Value* arrivesLast(sm80::Context& cx, const Geometry& geo, const Split& sp, Value* flag, Value* votes) {
+Value* arrivesLast(sm80::Context& cx, const Split& sp, Value* flag, Value* votes) {
   KernBuilder& b = cx.b;
   Value* first = b.cmp("eq", cx.tid, b.i32(0));
   Value* before = b.op1("kern.atom_add", {flag, b.i32(1), first}, types::i32());
@@ -105,7 +105,7 @@ bool finishSplit(sm80::Context& cx, const Geometry& geo, const Split& sp, Value*
   // The barrier orders every thread's partial stores before thread 0's release (kern.atom_add).
   b.create("kern.barrier", {}, {});
   Value* flag = b.named(b.ptrAdd(cx.wsFlags, b.cast(sp.unit, types::i64())), "flag");
-  Value* last = b.named(arrivesLast(cx, geo, sp, flag, votes), "last");
+  Value* last = b.named(arrivesLast(cx, sp, flag, votes), "last");
   bool ok = true;
   b.ifThen(last, [&] {
     forEachOutput(cx, geo, [&](Value* idx, Value* row, Value* col) {
