@@ -42,8 +42,9 @@ constexpr double kPromoteTerm = 0.95, kPromotePairsTerm = 0.95 * 1.02;
 // busy bm bn / 32 cycles (2 x bm x bn x 128 FP8 flops at 8192 a cycle); the promotion adds, per
 // step, a wait the warpgroups cannot hide (the step's wgmma drained, its scales multiplied) and the
 // scale work each consumer thread issues besides its FFMAs (loads and FMULs of the scales: a few at
-// 1x128 x 128x128, one load per 4 columns and one FMUL per row-block and column pair at 1x128 x
-// 1x128), so a step costs bm bn / 32 + wait + kBlockScaleCyclesPerInstr x consumers x instructions.
+// 1x128 x 128x128; at 1x128 x 1x128 one FMUL per row-block and column pair and one 8-byte load per
+// 8 columns of the tile, one per 4 in the measured kernels), so a step costs bm bn / 32 + wait +
+// kBlockScaleCyclesPerInstr x consumers x instructions.
 // Fitted on the H100 run of every registered variant in both modes (bench/results/
 // 2026-12-06-h100-final/fp8_block.json, 10 shapes each): the pick within 2.1% of the fastest
 // measured at every shape (0.979 at the worst two, 0.995 / 1.000 in geometric mean); the terms
@@ -53,9 +54,10 @@ constexpr double kPromoteTerm = 0.95, kPromotePairsTerm = 0.95 * 1.02;
 //    under the other's wgmmas). It is what puts the 64x128 rings 6-13% ahead of 64x64 at M = 64
 //    (twice the work per wait), and 128x160 ahead of 128x128 at the compute-bound shapes.
 //  * 4 cycles of a step per scale instruction of a thread and consumer: with 1x128 x 1x128's 122
-//    a thread a step at 128x160 (80 FMUL, 42 loads) the step costs 2.4x its tensor work, which is
-//    the measured 0.48 of the same tile with 128x128 B blocks; 64x128's 98 on one consumer cost it
-//    less, so it stays ahead up to M = 128 (1.11x 128x160 at 128x7168x2048).
+//    a thread a step at 128x160 (80 FMUL, 42 loads, as measured) the step costs 2.4x its tensor
+//    work, which is the measured 0.48 of the same tile with 128x128 B blocks; 64x128's 98 on one
+//    consumer cost it less, so it stays ahead up to M = 128 (1.11x 128x160 at 128x7168x2048). With
+//    the loads paired (102 and 82) the picks at the file's shapes stay the same.
 constexpr double kBlockScaleWaitCycles = 150.0, kBlockScaleWaitCyclesTwoConsumers = 100.0;
 constexpr double kBlockScaleCyclesPerInstr = 4.0;
 // The pair along M sharing B through multicast (_c2), with block scales, compute-bound: measured
@@ -266,7 +268,7 @@ static double blockScaleStepTerm(const Config& c, Fp8Scaling mode) {
   // The 128-column blocks of B one tile's columns can touch (160 columns: two).
   const int spans = (c.bn + 127) / 128 + (c.bn % 128 != 0 && 128 % c.bn != 0 ? 1 : 0);
   const double instr = mode == Fp8Scaling::Block1x128x1x128
-                           ? blocks * c.bn / 2.0 + c.bn / 4.0 + 2.0 * blocks  // FMUL per row-block and column pair, loads
+                           ? blocks * c.bn / 2.0 + c.bn / 8.0 + 2.0 * blocks  // FMUL per row-block and column pair, loads
                            : 2.0 * blocks + spans + 2.0 * blocks * spans;      // scale_a / scale_b loads, FMULs
   const double wait = consumers > 1 && c.fp8Accum == Fp8Accum::Promote ? kBlockScaleWaitCyclesTwoConsumers
                                                                        : kBlockScaleWaitCycles;
