@@ -156,14 +156,7 @@ TEST(Sm90KGroupedFunctional, RefusesWhatItDoesNotLower) {
             std::string::npos);
   EXPECT_NE(error(kBase + "bm=128 bn=128 stages=3 warps_m=2 split_k=2").find(walks + "split_k=1 stream_k=0"),
             std::string::npos);
-  auto fp8 = ops::groupedGemmProgram({L::GroupsAlongK, ScalarType::F8E4M3, ScalarType::F32}, "wgrad_fp8");
-  ir::DiagnosticEngine diag;
-  EXPECT_FALSE(compile(*fp8, Target::sm90a(),
-                       Config::parse("strategy=sm90_ws_persistent bm=128 bn=128 bk=128 stages=4 warps_m=2 warps_n=1 "
-                                     "epilogue=direct fp8_accum=promote"),
-                       diag));
-  EXPECT_NE(diag.str().find(walks + "bf16 or f16 operands (FP8 groups along K are not lowered"), std::string::npos)
-      << diag.str();
+  // FP8 along K: sm90_kgrouped_fp8_test.cpp.
 }
 
 }  // namespace
