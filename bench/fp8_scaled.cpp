@@ -57,7 +57,7 @@ std::vector<float> padScaleB(const Fp8Scales& s) {
 }
 
 LtScaledGemm::LtScaledGemm(cublasLtHandle_t h, const Shape& s, ops::Fp8Scaling mode, const void* scaleA,
-                           const void* scaleB, bool fastAccum, DeviceBuffer& ws)
+                           const void* scaleB, bool fastAccum, DeviceBuffer& ws, cudaDataType_t outType)
     : h_(h), ws_(ws) {
   using F = ops::Fp8Scaling;
   // Modes in cuBLASLt's operand names: its A is Kiln's B, its B Kiln's A.
@@ -78,7 +78,7 @@ LtScaledGemm::LtScaledGemm(cublasLtHandle_t h, const Shape& s, ops::Fp8Scaling m
         set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, fast) &&
         step(cublasLtMatrixLayoutCreate(&la_, CUDA_R_8F_E4M3, s.K, s.N, s.K), "layout A") &&
         step(cublasLtMatrixLayoutCreate(&lb_, CUDA_R_8F_E4M3, s.K, s.M, s.K), "layout B") &&
-        step(cublasLtMatrixLayoutCreate(&lc_, CUDA_R_16BF, s.N, s.M, s.N), "layout C") &&
+        step(cublasLtMatrixLayoutCreate(&lc_, outType, s.N, s.M, s.N), "layout C") &&
         step(cublasLtMatmulPreferenceCreate(&pref_), "PreferenceCreate") &&
         step(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsBytes,
                                                   sizeof wsBytes),

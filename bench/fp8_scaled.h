@@ -32,8 +32,9 @@ Fp8Scales randomFp8Scales(ops::Fp8Scaling mode, const Shape& s, uint64_t seed);
 // 4 blocks: `scaleB` must then be Kiln's scale_b copied with rows of roundUp(kb, 4) (padScaleB).
 class LtScaledGemm {
  public:
+  // outType: C's type, bf16 or (grouped_kgrouped_fp8.cpp's weight gradient) f32.
   LtScaledGemm(cublasLtHandle_t h, const Shape& s, ops::Fp8Scaling mode, const void* scaleA, const void* scaleB,
-               bool fastAccum, DeviceBuffer& workspace);
+               bool fastAccum, DeviceBuffer& workspace, cudaDataType_t outType = CUDA_R_16BF);
   ~LtScaledGemm();
   LtScaledGemm(const LtScaledGemm&) = delete;
   LtScaledGemm& operator=(const LtScaledGemm&) = delete;

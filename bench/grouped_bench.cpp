@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-rows", ragged.maxRows, "Masked: the rows each expert's A holds (default: the largest count)");
   app.add_option("--n", ragged.N, "Ragged and masked: N (default 4096)");
   app.add_option("--k", ragged.K, "Ragged and masked: K (default 7168); kgrouped: M, the weight gradient's rows");
-  app.add_flag("--fp8-only", fp8Only, "Ragged and masked: FP8 with block scales only (default: BF16, then FP8)");
+  app.add_flag("--fp8-only", fp8Only, "Ragged, masked and kgrouped: FP8 with block scales only (default: BF16, then FP8)");
   CLI11_PARSE(app, argc, argv);
   if (layout != "all" && layout != "equal" && layout != "ragged" && layout != "masked" && layout != "kgrouped")
     return std::fprintf(stderr, "kiln_grouped_bench: --layout '%s' is not equal, ragged, masked, kgrouped or all\n",
@@ -117,13 +117,18 @@ int main(int argc, char** argv) {
                                                 {"ragged", raggedRows}}.dump(2) << "\n";
     }
   }
-  // Groups along K: the ragged forward's tokens per expert, its weight gradient.
-  if ((layout == "all" || layout == "kgrouped") && !fp8Only) {
+  // Groups along K: the ragged forward's tokens per expert, its weight gradient; FP8 (1x128 scales
+  // along K) with each expert's tokens rounded up to whole 128-token blocks (the recipe's rule).
+  if (layout == "all" || layout == "kgrouped") {
     bench::RaggedOptions o = ragged;
     o.rows = !rowsArg.empty() ? parseInts(rowsArg) : bench::moeRows(8, 512, 2048, 41);
-    raggedRows.push_back(bench::runKGrouped(o));
-    std::ofstream(jsonPath) << nlohmann::json{{"gpu", bench::gpuDescription()}, {"commit", KILN_GIT_COMMIT},
-                                              {"ragged", raggedRows}}.dump(2) << "\n";
+    for (bool fp8 : {false, true}) {
+      if (fp8Only && !fp8) continue;
+      o.fp8 = fp8;
+      raggedRows.push_back(fp8 ? bench::runKGroupedFp8(o) : bench::runKGrouped(o));
+      std::ofstream(jsonPath) << nlohmann::json{{"gpu", bench::gpuDescription()}, {"commit", KILN_GIT_COMMIT},
+                                                {"ragged", raggedRows}}.dump(2) << "\n";
+    }
   }
   if (layout != "all" && layout != "equal") return 0;
 

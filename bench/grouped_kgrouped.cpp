@@ -13,8 +13,11 @@
 #include <cstdio>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "bench/bench_rows.h"
 #include "bench/bench_support.h"
+#include "bench/grouped_kiln_row.h"
 #include "bench/grouped_ragged.h"
 #include "kiln/kernel.h"
 #include "kiln/runtime/driver.h"
@@ -52,7 +55,6 @@ nlohmann::json runKGrouped(const RaggedOptions& o) {
   runtime::Driver* drv = driverOrExplain("kiln_grouped_bench");
   if (!drv) std::exit(3);
   runtime::Context ctx = runtime::Context::primary(*drv);
-  const Target target = Target::sm90a();
   const int G = int(o.rows.size()), M = o.K, N = o.N;
   std::vector<int32_t> offs;
   int T = 0;
@@ -132,36 +134,30 @@ nlohmann::json runKGrouped(const RaggedOptions& o) {
   const std::map<std::string, int64_t> dims{{"G", G}, {"M", M}, {"N", N}, {"K", T}};
   RaggedOptions pickOpts = o;
   pickOpts.fp8 = false;
-  for (const std::string& line : raggedConfigs(pickOpts, *program->body().front(), dims)) {
-    ir::DiagnosticEngine diag;
-    auto config = Config::parse(line, diag);
-    auto kernel = config ? Kernel::build(*program, target, *config, diag) : std::nullopt;
-    if (!kernel) {
-      std::printf("  Kiln %s: not built: %s", line.c_str(), diag.str().c_str());
-      row["kiln"].push_back({{"config", line}, {"correct", false}, {"status", unsupportedStatus(diag.str())}});
-      continue;
-    }
-    const std::vector<uint64_t> ptrs = {uint64_t(dX.ptr), uint64_t(dDY.ptr), uint64_t(dOffs.ptr), uint64_t(dC.ptr)};
-    auto run = [&](cudaStream_t st) { kernel->launch(ctx, st, ptrs, {}, dims); };
-    double ms = 0, rel = 0;
-    bool ok = false;
-    std::optional<std::string> status = unsupportedShape(*kernel, ptrs, {}, dims);
-    if (!status)
-      status = guardedRow([&] {
-        poisonF32(dC);
-        run(nullptr);
-        check(cudaDeviceSynchronize(), "Kiln kgrouped");
-        ok = closeF32(copyF32(dC), ref, &rel);
-        if (ok) ms = medianMs(run, o.warmup, o.reps, nullptr);
-      });
-    std::printf("  Kiln %s: %s %.4f ms %.0f TFLOP/s (rel err %.1e; %.2fx cuBLAS per group, %.2fx the dense GEMM of "
-                "the same work)\n",
-                line.c_str(), status ? status->c_str() : ok ? "ok" : "BAD", ms, tf(ms), rel,
-                ms > 0 ? baseMs[0] / ms : 0.0, ms > 0 ? baseMs[1] / ms : 0.0);
-    row["kiln"].push_back({{"config", line}, {"correct", ok}, {"status", status.value_or("ok")}, {"rel_err", rel},
-                           {"ms", ms}, {"tflops", tf(ms)}, {"vs_cublas_per_group", ms > 0 ? baseMs[0] / ms : 0.0},
-                           {"vs_dense_same_work", ms > 0 ? baseMs[1] / ms : 0.0}});
-  }
+  KilnRowSpec spec;
+  spec.program = program.get();
+  spec.ptrs = {uint64_t(dX.ptr), uint64_t(dDY.ptr), uint64_t(dOffs.ptr), uint64_t(dC.ptr)};
+  spec.dims = dims;
+  spec.flops = flops;
+  spec.check = [&](const Launch& run, nlohmann::json& k) {
+    double rel = 0;
+    poisonF32(dC);
+    run(nullptr);
+    check(cudaDeviceSynchronize(), "Kiln kgrouped");
+    const bool ok = closeF32(copyF32(dC), ref, &rel);
+    k["rel_err"] = rel;
+    return ok;
+  };
+  spec.time = [&](const Launch& run) { return medianMs(run, o.warmup, o.reps, nullptr); };
+  spec.describe = [&](nlohmann::json& k) {
+    const double ms = k["ms"];
+    k["vs_cublas_per_group"] = ms > 0 ? baseMs[0] / ms : 0.0;
+    k["vs_dense_same_work"] = ms > 0 ? baseMs[1] / ms : 0.0;
+    return fmt::format("(rel err {:.1e}; {:.2f}x cuBLAS per group, {:.2f}x the dense GEMM of the same work)",
+                       k.value("rel_err", 0.0), double(k["vs_cublas_per_group"]), double(k["vs_dense_same_work"]));
+  };
+  for (const std::string& line : raggedConfigs(pickOpts, *program->body().front(), dims))
+    row["kiln"].push_back(kilnRow(ctx, line, spec).json);
   cublasDestroy(h);
   return row;
 }

@@ -9,9 +9,12 @@
 #include <numeric>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "bench/bench_rows.h"
 #include "bench/bench_support.h"
 #include "bench/fp8_scaled.h"
+#include "bench/grouped_kiln_row.h"
 #include "kiln/kernel.h"
 #include "kiln/resource_report.h"
 #include "kiln/runtime/driver.h"
@@ -141,7 +144,6 @@ nlohmann::json runRagged(const RaggedOptions& o) {
   runtime::Driver* drv = driverOrExplain("kiln_grouped_bench");
   if (!drv) std::exit(3);
   runtime::Context ctx = runtime::Context::primary(*drv);
-  Target target = Target::byName("sm_90a").value();
   const GroupLayout lay = layoutOf(o);
   const int G = lay.G, N = o.N, K = o.K, total = lay.total, Mbuf = lay.Mbuf;
   const std::vector<int>& starts = lay.starts;
@@ -243,34 +245,29 @@ nlohmann::json runRagged(const RaggedOptions& o) {
   // cuBLAS's dense GEMM of the same work, the check of the pick run on one group (below).
   std::vector<uint16_t> denseRef(size_t(total) * N);
   check(cudaMemcpy(denseRef.data(), dD.ptr, denseRef.size() * 2, cudaMemcpyDeviceToHost), "copy dense output");
+  KilnRowSpec spec;
+  spec.program = program.get();
+  spec.ptrs = {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dBounds.ptr), uint64_t(dC.ptr)};
+  spec.dims = dims;
+  spec.flops = flops;
+  spec.check = [&](const Launch& run, nlohmann::json& k) {
+    const CheckedRun checked = checkBf16Output(run, dC, ref);
+    k["rel_err"] = checked.cmp.relFrobenius;
+    return checked.ok;
+  };
+  spec.time = [&](const Launch& run) { return medianMs(run, o.warmup, o.reps, nullptr); };
+  spec.describe = [&](nlohmann::json& k) {
+    const double ms = k["ms"];
+    k["vs_cublas_grouped"] = !groupedStatus && ms > 0 ? baseMs[2] / ms : 0.0;
+    k["vs_dense_same_work"] = ms > 0 ? baseMs[1] / ms : 0.0;
+    return fmt::format("({:.2f}x the dense GEMM of the same work)", double(k["vs_dense_same_work"]));
+  };
   const std::vector<std::string> lines = raggedConfigs(o, *program->body().front(), dims);
   for (const std::string& line : lines) {
-    ir::DiagnosticEngine diag;
-    auto config = Config::parse(line, diag);
-    auto kernel = config ? Kernel::build(*program, target, *config, diag) : std::nullopt;
-    if (!kernel) {
-      std::printf("  Kiln %s: not built: %s", line.c_str(), diag.str().c_str());
-      row["kiln"].push_back({{"config", line}, {"correct", false}, {"status", unsupportedStatus(diag.str())}});
-      continue;
-    }
-    const std::vector<uint64_t> ptrs = {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dBounds.ptr), uint64_t(dC.ptr)};
-    auto run = [&](cudaStream_t st) { kernel->launch(ctx, st, ptrs, {}, dims); };
-    double ms = 0;
-    CheckedRun checked;
-    std::optional<std::string> status = unsupportedShape(*kernel, ptrs, {}, dims);
-    if (!status)
-      status = guardedRow([&] {
-        checked = checkBf16Output(run, dC, ref);
-        if (checked.ok) ms = medianMs(run, o.warmup, o.reps, nullptr);
-      });
-    nlohmann::json k = {{"config", line}, {"correct", checked.ok}, {"status", status.value_or("ok")},
-                        {"rel_err", checked.cmp.relFrobenius}, {"ms", ms}, {"tflops", tf(ms)},
-                        {"vs_cublas_grouped", !groupedStatus && ms > 0 ? baseMs[2] / ms : 0.0},
-                        {"vs_dense_same_work", ms > 0 ? baseMs[1] / ms : 0.0}};
-    std::printf("  Kiln %s: %s %.4f ms %.0f TFLOP/s (%.2fx the dense GEMM of the same work)\n", line.c_str(),
-                status ? status->c_str() : checked.ok ? "ok" : "BAD", ms, tf(ms), ms > 0 ? baseMs[1] / ms : 0.0);
-    if (&line == &lines.front() && !o.masked && ms > 0) timeOneGroup(k, *kernel, ctx, dA, dB, dC, denseRef, dims, o);
-    row["kiln"].push_back(k);
+    KilnRow k = kilnRow(ctx, line, spec);
+    if (&line == &lines.front() && !o.masked && k.ms > 0)
+      timeOneGroup(k.json, *k.kernel, ctx, dA, dB, dC, denseRef, dims, o);
+    row["kiln"].push_back(k.json);
   }
   cublasDestroy(h);
   return row;

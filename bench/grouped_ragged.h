@@ -55,5 +55,11 @@ nlohmann::json runRaggedFp8(const RaggedOptions& o);
 // with o.rows tokens per group, M = o.K and N = o.N (the ragged forward's weight gradient), BF16 in
 // and f32 out, against cuBLAS per group and one dense GEMM of the same work.
 nlohmann::json runKGrouped(const RaggedOptions& o);
+// --layout kgrouped, FP8 (grouped_kgrouped_fp8.cpp): the blockwise weight gradient, e4m3 operands
+// K-major, 1x128 scales along K for both, f32 out; each group's tokens o.rows rounded up to a
+// multiple of 128 (kgroupedFp8Tokens, which bench/grouped_torch.py applies too); against cuBLASLt's
+// blockwise GEMM (VEC128_32F both) once per group and once over the same total work.
+std::vector<int> kgroupedFp8Tokens(const std::vector<int>& rows);
+nlohmann::json runKGroupedFp8(const RaggedOptions& o);
 
 }  // namespace kiln::bench

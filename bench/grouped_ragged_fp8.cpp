@@ -7,9 +7,12 @@
 #include <cstdio>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "bench/bench_rows.h"
 #include "bench/bench_support.h"
 #include "bench/fp8_scaled.h"
+#include "bench/grouped_kiln_row.h"
 #include "bench/grouped_ragged.h"
 #include "kiln/float_formats.h"
 #include "kiln/kernel.h"
@@ -165,46 +168,39 @@ nlohmann::json runRaggedFp8(const RaggedOptions& o) {
                                           ir::ScalarType::BF16},
                                          o.masked ? "masked_grouped_fp8" : "ragged_grouped_fp8");
   std::map<std::string, int64_t> dims{{"G", G}, {"M", o.masked ? o.maxRows : lay.total}, {"N", N}, {"K", K}};
-  Target target = Target::byName("sm_90a").value();
   // cuBLASLt's dense GEMM of the same work: the check of the pick run on one group (below).
   std::vector<uint16_t> denseRef(size_t(lay.total) * N);
   check(cudaMemcpy(denseRef.data(), dR.ptr, denseRef.size() * 2, cudaMemcpyDeviceToHost), "copy dense output");
+  KilnRowSpec spec;
+  spec.program = program.get();
+  // A, B, scale_a, scale_b, offsets or counts, C (ops/grouped_programs.h).
+  spec.ptrs = {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dSa.ptr), uint64_t(dSb.ptr), uint64_t(dBounds.ptr),
+               uint64_t(dC.ptr)};
+  spec.dims = dims;
+  spec.flops = flops;
+  spec.check = [&](const Launch& run, nlohmann::json& k) {
+    const CheckedRun checked = checkBf16Output(run, dC, ref);
+    std::vector<uint16_t> got(ref.size());
+    check(cudaMemcpy(got.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy output");
+    const double err = sampleError(got);
+    k["rel_err"] = checked.cmp.relFrobenius;
+    k["sample_err"] = err;
+    return checked.ok && err <= 2e-2;
+  };
+  spec.time = [&](const Launch& run) { return alternatingMedianMs(run, runDense, o.warmup, o.reps, nullptr).first; };
+  spec.describe = [&](nlohmann::json& k) {
+    const double ms = k["ms"];
+    k["vs_cublaslt_per_group"] = ms > 0 ? baseMs[0] / ms : 0.0;
+    k["vs_dense_same_work"] = ms > 0 ? baseMs[1] / ms : 0.0;
+    return fmt::format("({:.2f}x the dense GEMM of the same work), fp64 err {:.1e}", double(k["vs_dense_same_work"]),
+                       k.value("sample_err", 0.0));
+  };
   const std::vector<std::string> lines = raggedConfigs(o, *program->body().front(), dims);
   for (const std::string& line : lines) {
-    ir::DiagnosticEngine diag;
-    auto config = Config::parse(line, diag);
-    auto kernel = config ? Kernel::build(*program, target, *config, diag) : std::nullopt;
-    if (!kernel) {
-      std::printf("  Kiln %s: not built: %s", line.c_str(), diag.str().c_str());
-      row["kiln"].push_back({{"config", line}, {"correct", false}, {"status", unsupportedStatus(diag.str())}});
-      continue;
-    }
-    // A, B, scale_a, scale_b, offsets or counts, C (ops/grouped_programs.h).
-    const std::vector<uint64_t> ptrs = {uint64_t(dA.ptr),  uint64_t(dB.ptr),      uint64_t(dSa.ptr),
-                                        uint64_t(dSb.ptr), uint64_t(dBounds.ptr), uint64_t(dC.ptr)};
-    auto run = [&](cudaStream_t st) { kernel->launch(ctx, st, ptrs, {}, dims); };
-    double ms = 0, err = 0;
-    CheckedRun checked;
-    std::optional<std::string> status = unsupportedShape(*kernel, ptrs, {}, dims);
-    if (!status)
-      status = guardedRow([&] {
-        checked = checkBf16Output(run, dC, ref);
-        std::vector<uint16_t> got(ref.size());
-        check(cudaMemcpy(got.data(), dC.ptr, dC.bytes, cudaMemcpyDeviceToHost), "copy output");
-        err = sampleError(got);
-        checked.ok = checked.ok && err <= 2e-2;
-        if (checked.ok) ms = alternatingMedianMs(run, runDense, o.warmup, o.reps, nullptr).first;
-      });
-    nlohmann::json k = {{"config", line}, {"correct", checked.ok}, {"status", status.value_or("ok")},
-                        {"rel_err", checked.cmp.relFrobenius}, {"sample_err", err}, {"ms", ms}, {"tflops", tf(ms)},
-                        {"vs_cublaslt_per_group", ms > 0 ? baseMs[0] / ms : 0.0},
-                        {"vs_dense_same_work", ms > 0 ? baseMs[1] / ms : 0.0}};
-    std::printf("  Kiln %s: %s %.4f ms %.0f TFLOP/s (%.2fx the dense GEMM of the same work), fp64 err %.1e\n",
-                line.c_str(), status ? status->c_str() : checked.ok ? "ok" : "BAD", ms, tf(ms),
-                ms > 0 ? baseMs[1] / ms : 0.0, err);
+    KilnRow k = kilnRow(ctx, line, spec);
     // The pick on one group of all the rows with the dense GEMM's scales (scale_a ones, the first
     // expert's scale_b): the same kernel on the dense problem (grouped_ragged.cpp, timeOneGroup).
-    if (&line == &lines.front() && !o.masked && ms > 0) {
+    if (&line == &lines.front() && !o.masked && k.ms > 0) {
       const int32_t all = lay.total;
       DeviceBuffer dOne(4);
       check(cudaMemcpy(dOne.ptr, &all, 4, cudaMemcpyHostToDevice), "copy bounds");
@@ -212,20 +208,20 @@ nlohmann::json runRaggedFp8(const RaggedOptions& o) {
       one["G"] = 1;
       const std::vector<uint64_t> onePtrs = {uint64_t(dA.ptr),  uint64_t(dB.ptr),   uint64_t(dDa.ptr),
                                              uint64_t(dSb.ptr), uint64_t(dOne.ptr), uint64_t(dC.ptr)};
-      auto runOne = [&](cudaStream_t st) { kernel->launch(ctx, st, onePtrs, {}, one); };
+      auto runOne = [&](cudaStream_t st) { k.kernel->launch(ctx, st, onePtrs, {}, one); };
       double oneMs = 0;
       CheckedRun oneChecked;
       std::optional<std::string> oneStatus = guardedRow([&] {
         oneChecked = checkBf16Output(runOne, dC, denseRef);
         if (oneChecked.ok) oneMs = medianMs(runOne, o.warmup, o.reps, nullptr);
       });
-      k["one_group_ms"] = oneMs;
-      k["one_group_correct"] = oneChecked.ok;
-      k["vs_one_group"] = oneMs > 0 ? oneMs / ms : 0.0;
+      k.json["one_group_ms"] = oneMs;
+      k.json["one_group_correct"] = oneChecked.ok;
+      k.json["vs_one_group"] = oneMs > 0 ? oneMs / k.ms : 0.0;
       std::printf("    the same kernel on one group of all %d rows: %s %.4f ms (the groups run at %.2fx of it)\n", all,
-                  oneStatus ? oneStatus->c_str() : oneChecked.ok ? "ok" : "BAD", oneMs, oneMs > 0 ? oneMs / ms : 0.0);
+                  oneStatus ? oneStatus->c_str() : oneChecked.ok ? "ok" : "BAD", oneMs, oneMs > 0 ? oneMs / k.ms : 0.0);
     }
-    row["kiln"].push_back(k);
+    row["kiln"].push_back(k.json);
   }
   cublasLtDestroy(lt);
   return row;

@@ -20,6 +20,14 @@ kiln_grouped_bench --layout kgrouped): dW_g = X_g^T dY_g with the same tokens pe
 (M = --k, 7168) and dY [T, N] row-major, torch._grouped_mm(X.t(), dY, offs=offs) -> [G, M, N]
 (out_dtype float32 where torch takes it, else its default, recorded), checked against a loop of
 torch.mm per group in float32; and the same work as one dense X.t() @ dY.
+
+--layout kgrouped --fp8: the FP8 blockwise weight gradient (kiln_grouped_bench --layout kgrouped's
+FP8 row): each expert's tokens rounded up to a multiple of 128 (bench/grouped_kgrouped_fp8.cpp's
+kgroupedFp8Tokens), e4m3 a [M, T] row-major and b [T, N] column-major. torch has no blockwise
+grouped FP8 GEMM: torch._scaled_grouped_mm (where this torch has it) takes rowwise scales only
+(scale_a [G * M], scale_b [G * N]), so it is timed in that cheaper mode, for orientation, and the
+row says so; the same work as one dense torch._scaled_mm with 1x128 x 1x128 scales (cuBLASLt's
+VEC128_32F, where this torch takes them) is the same-mode baseline.
 """
 import argparse
 import json
@@ -67,6 +75,7 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--layout", choices=["ragged", "kgrouped"], default="ragged")
+    ap.add_argument("--fp8", action="store_true", help="kgrouped: the FP8 blockwise weight gradient")
     args = ap.parse_args()
     try:
         import torch
@@ -78,7 +87,7 @@ def main():
         return 3
     rows = [int(r) for r in args.rows.split(",")] if args.rows else moe_rows(8, 512, 2048, 41)
     if args.layout == "kgrouped":
-        return kgrouped(torch, args, rows)
+        return kgrouped_fp8(torch, args, rows) if args.fp8 else kgrouped(torch, args, rows)
     G, N, K, total = len(rows), args.n, args.k, sum(rows)
     torch.manual_seed(0)
     a = torch.randn(total, K, device="cuda", dtype=torch.bfloat16)
@@ -167,6 +176,75 @@ def kgrouped(torch, args, rows):
                     print(f"Kiln's best kgrouped kernel: {entry['kiln_vs_grouped_mm']:.2f}x torch._grouped_mm")
                 else:
                     print("Kiln: no correct kgrouped kernel in " + args.kiln)
+    json.dump({"gpu": torch.cuda.get_device_name(), "results": [entry]}, open(args.json, "w"), indent=2)
+    return 0
+
+
+def kgrouped_fp8(torch, args, rows):
+    """FP8 groups along K: torch._scaled_grouped_mm (rowwise scales) and one dense blockwise
+    torch._scaled_mm of the same work, each checked against float64 sums of its own scales."""
+    tokens = [(r + 127) // 128 * 128 for r in rows]
+    G, M, N, T = len(tokens), args.k, args.n, sum(tokens)
+    kb = T // 128
+    torch.manual_seed(0)
+    f8 = torch.float8_e4m3fn
+    a = torch.randn(M, T, device="cuda").to(f8)            # [M, T] row-major (tokens contiguous)
+    b = torch.randn(N, T, device="cuda").to(f8).t()        # [T, N] column-major
+    offs = torch.cumsum(torch.tensor(tokens, device="cuda", dtype=torch.int32), 0, dtype=torch.int32)
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    flops = 2.0 * M * N * T
+    entry = {"layout": "kgrouped", "fp8": True, "rows": rows, "tokens": tokens, "M": M, "N": N, "total_tokens": T,
+             "torch": torch.__version__}
+    af, bf = a.double(), b.double()
+
+    def timed(name, call, want):
+        try:
+            got = call()
+            err = float((got.double() - want).norm() / want.norm())
+            ok = err < 1e-2
+            ms = median_ms(torch, call, args.reps, args.warmup, flush) if ok else 0.0
+            entry[name] = {"ms": ms, "tflops": flops / ms / 1e9 if ms else 0.0, "rel_err": err, "correct": ok,
+                           "out_dtype": str(got.dtype)}
+        except Exception as e:  # an older torch, or a mode its kernels refuse
+            entry[name] = {"error": str(e).splitlines()[0], "correct": False}
+
+    if hasattr(torch, "_scaled_grouped_mm"):
+        sa = torch.rand(G * M, device="cuda") + 0.5
+        sb = torch.rand(G * N, device="cuda") + 0.5
+        want, lo = [], 0
+        for g, t in enumerate(tokens):
+            w = af[:, lo:lo + t] @ bf[lo:lo + t]
+            want.append(w * sa[g * M:(g + 1) * M, None].double() * sb[None, g * N:(g + 1) * N].double())
+            lo += t
+        timed("scaled_grouped_mm_rowwise", lambda: torch._scaled_grouped_mm(a, b, sa, sb, offs=offs,
+                                                                            out_dtype=torch.bfloat16),
+              torch.stack(want))
+    else:
+        entry["scaled_grouped_mm_rowwise"] = {"error": "this torch has no torch._scaled_grouped_mm", "correct": False}
+    # The same work as one dense blockwise GEMM: scale_a [M, kb] and scale_b [N, kb], M- and N-major.
+    sa = (torch.rand(kb, M, device="cuda") + 0.5).t()
+    sb = (torch.rand(kb, N, device="cuda") + 0.5).t()
+    want = sum((af[:, k * 128:(k + 1) * 128] @ bf[k * 128:(k + 1) * 128]) * sa[:, k, None].double()
+               * sb[None, :, k].double() for k in range(kb))
+    timed("dense_same_work_blockwise", lambda: torch._scaled_mm(a, b, sa, sb, out_dtype=torch.float32), want)
+    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}; kgrouped FP8 tokens {tokens} ({T}), "
+          f"M={M}, N={N}")
+    for name, what in (("scaled_grouped_mm_rowwise", "torch._scaled_grouped_mm 2D x 2D (rowwise scales, not the "
+                                                     "blockwise mode)"),
+                       ("dense_same_work_blockwise", "torch._scaled_mm 1x128 x 1x128 of the same work")):
+        r = entry[name]
+        print(f"{what}: " + (f"{r['ms']:.4f} ms {r['tflops']:.0f} TFLOP/s ({r['out_dtype']}, rel err "
+                             f"{r['rel_err']:.1e})" if r.get("correct") else f"BAD or unavailable: {r}"))
+    if args.kiln:
+        for r in json.load(open(args.kiln)).get("ragged", []):
+            if r["layout"] == "kgrouped" and r.get("fp8") and r["rows"] == rows:
+                best = [k["ms"] for k in r["kiln"] if k.get("correct") and k.get("ms")]
+                for name in ("scaled_grouped_mm_rowwise", "dense_same_work_blockwise"):
+                    if best and entry[name].get("correct"):
+                        entry[f"kiln_vs_{name}"] = entry[name]["ms"] / min(best)
+                        print(f"Kiln's best FP8 kgrouped kernel: {entry[f'kiln_vs_{name}']:.2f}x {name}")
+                if not best:
+                    print("Kiln: no correct FP8 kgrouped kernel in " + args.kiln)
     json.dump({"gpu": torch.cuda.get_device_name(), "results": [entry]}, open(args.json, "w"), indent=2)
     return 0
 

@@ -262,9 +262,10 @@ def scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: 
     return out
 
 
-def _check_offsets(offs: torch.Tensor, groups: int, extent: int, dim: str):
+def _check_offsets(offs: torch.Tensor, groups: int, extent: int, dim: str, multiple: int = 1, why: str = ""):
     """The offsets' shape and dtype, always; their values too when they are on the host (no
-    synchronisation) or when KILN_CHECK_OFFSETS=1 asks for the device-to-host copy."""
+    synchronisation) or when KILN_CHECK_OFFSETS=1 asks for the device-to-host copy. multiple: every
+    group's size must be a multiple of it (`why` says whose rule that is)."""
     if offs.dtype != torch.int32 or offs.dim() != 1 or offs.shape[0] != groups:
         raise Error(f"grouped_mm: offs must be int32 [G] = [{groups}] (each group's cumulative end along {dim}); "
                     f"got {offs.dtype} {list(offs.shape)}")
@@ -277,13 +278,37 @@ def _check_offsets(offs: torch.Tensor, groups: int, extent: int, dim: str):
         if g and e < ends[g - 1]:
             raise Error(f"grouped_mm: offs must not decrease: group {g} ends at {e}, before group {g - 1}'s end "
                         f"{ends[g - 1]}")
+        if e % multiple:
+            raise Error(f"grouped_mm: offs must be multiples of {multiple} ({why}): group {g} ends at {e}")
 
 
 _RAGGED_UNAVAILABLE: dict = {}  # program key -> why no kernel compiles for it (asked once per key)
 
 
+def _fp8_kgrouped_scales(a, b, scale_a, scale_b, M, N, K):
+    """FP8 groups along K: the operands K-major and the 1x128 scales as torch._scaled_mm's
+    blockwise 1x128 takes them (scale_a [M, ceil(K/128)], scale_b [N, ceil(K/128)]), returned as the
+    program stores them ([kb][M] and [kb][N]). Errors name the argument."""
+    if scale_a is None or scale_b is None:
+        raise Error("grouped_mm: float8 operands need scale_a [M, ceil(K/128)] and scale_b [N, ceil(K/128)] "
+                    "(1x128 blocks along K)")
+    if a.stride(1) != 1 or a.stride(0) != K:
+        raise Error(f"grouped_mm: float8 a must be row-major [M, K] (tokens contiguous, as wgmma reads 8-bit "
+                    f"operands); got strides {list(a.stride())}")
+    if not _b_kmajor(b):
+        raise Error("grouped_mm: float8 b must be column-major [K, N] (K-major): pass x.t() of a contiguous [N, K]")
+    kb = -(-K // 128)
+    for name, t, rows in (("scale_a", scale_a, M), ("scale_b", scale_b, N)):
+        if t.dtype != torch.float32 or t.device != a.device or tuple(t.shape) != (rows, kb):
+            raise Error(f"grouped_mm: {name} must be float32 [{'M' if name == 'scale_a' else 'N'}, ceil(K/128)] = "
+                        f"[{rows}, {kb}] on {a.device} (one scale per row and 128 tokens); got {t.dtype} "
+                        f"{list(t.shape)} on {t.device}")
+    return _m_major(scale_a), scale_b.t().contiguous()
+
+
 def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, align: int = 64,
-               out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+               out_dtype: Optional[torch.dtype] = None, scale_a: Optional[torch.Tensor] = None,
+               scale_b: Optional[torch.Tensor] = None) -> torch.Tensor:
     """torch._grouped_mm with offsets (int32 [G], each group's cumulative end):
       a [M, K] (row-major) x b [G, K, N] -> [M, N]: rows offs[g-1]:offs[g] of a times b[g] (MoE);
       a [M, K] x b [K, N] (2D x 2D) -> [G, M, N]: columns offs[g-1]:offs[g] of a times those rows of
@@ -291,7 +316,11 @@ def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, align: int 
     Rows (columns) past offs[-1] belong to no group: those output rows are left unwritten (2D x 3D)
     and an empty group gives zeros (2D x 2D). Groups are scheduled on the device from the offsets,
     with no synchronisation, where Kiln has a kernel for ragged groups; until then groups along M
-    whose sizes are multiples of `align` rows run the aligned kernel (which reads offs on the host)."""
+    whose sizes are multiples of `align` rows run the aligned kernel (which reads offs on the host).
+    FP8 (float8_e4m3fn) 2D x 2D, the blockwise weight gradient: a [M, K] row-major and b [K, N]
+    column-major (both K-major), scale_a [M, ceil(K/128)] and scale_b [N, ceil(K/128)] (1x128 blocks
+    along K), every group's tokens a multiple of 128 (checked where offs are on the host or with
+    KILN_CHECK_OFFSETS=1; docs/grouped-gemm.md says what the kernel does otherwise)."""
     if a.dim() != 2 or offs.dim() != 1 or b.dim() not in (2, 3):
         raise Error(f"grouped_mm takes a [M, K] with b [G, K, N] or [K, N], and offs [G]; got {list(a.shape)}, "
                     f"{list(b.shape)}, {list(offs.shape)}")
@@ -302,10 +331,17 @@ def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, align: int 
     G = b.shape[0] if along == "M" else offs.shape[0]
     if (b.shape[1] if along == "M" else b.shape[0]) != K:
         raise Error(f"grouped_mm: a is [M, K] = {list(a.shape)} but b is {list(b.shape)}: their K differ")
-    _check_offsets(offs, G, M if along == "M" else K, along)
+    fp8 = a.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)
+    if fp8 and along != "K":
+        raise Error("grouped_mm: float8 operands are taken 2D x 2D (groups along K, the weight gradient) only")
+    if not fp8 and (scale_a is not None or scale_b is not None):
+        raise Error(f"grouped_mm: scale_a and scale_b go with float8 operands; a is {a.dtype}")
+    _check_offsets(offs, G, M if along == "M" else K, along, 128 if fp8 else 1,
+                   "float8 groups along K hold whole 1x128 scale blocks")
     N = b.shape[-1]
+    scales = _fp8_kgrouped_scales(a, b, scale_a, scale_b, M, N, K) if fp8 else ()
     out_dtype = out_dtype or (a.dtype if along == "M" else torch.float32)
-    b_kmajor = along == "M" and b.stride(1) == 1 and b.stride(2) == K
+    b_kmajor = (along == "M" and b.stride(1) == 1 and b.stride(2) == K) or fp8
     key = ("ragged_mm", along, a.dtype, out_dtype, b_kmajor)
     dims = {"G": G, "M": M, "N": N, "K": K}
     out = torch.empty((M, N) if along == "M" else (G, M, N), dtype=out_dtype, device=a.device)
@@ -317,7 +353,7 @@ def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, align: int 
         except Error as e:  # no strategy lowers ragged groups on this device yet
             _RAGGED_UNAVAILABLE[key] = str(e)
         else:
-            kernel(a, b, offs, out)
+            kernel(a, b, *scales, offs, out)
             return out
     if along == "K" or out_dtype != a.dtype:
         raise Error(f"grouped_mm: no kernel runs these groups on {a.device} yet: {_RAGGED_UNAVAILABLE[key]}")

@@ -81,13 +81,22 @@ def ragged_mm_program(dtype, out, along: str = "M", b_kmajor: bool = True) -> _k
     C[rows of g] = A[rows of g] @ B[g] with A [M, K], B [G, K, N] (K-major when b_kmajor), C [M, N];
     along K (weight gradients), C[g] = A[:, ks of g] @ B[ks of g, :] with A [M, K] (M contiguous,
     x.t() of a row-major [K, M]), B [K, N], C [G, M, N]. Rows (or columns) past the last offset are
-    not computed (tile_ops.h, "Ragged groups")."""
+    not computed (tile_ops.h, "Ragged groups"). FP8 along K (the blockwise weight gradient, as
+    ops/grouped_programs.h): A [M, K] and B [K, N] both K-major, scale_a [M, K] in blocks of [1, 128]
+    (stored [ceil(K/128)][M]) and scale_b [K, N] in blocks of [128, 1] (stored [ceil(K/128)][N])."""
     f32 = _kiln.dtype.f32
-    p = _kiln.Program(f"kiln_ragged_mm_{along.lower()}")
+    fp8 = dtype in (_kiln.dtype.f8e4m3, _kiln.dtype.f8e5m2)
+    p = _kiln.Program(f"kiln_ragged_mm_{along.lower()}" + ("_fp8" if fp8 else ""))
     G, M, N, K = p.dims("G", "M", "N", "K")
+    SA = SB = None
     if along == "M":
         A = p.input("A", dtype, [M, K])
         B = p.input("B", dtype, [G, K, N], [1, 2, 0] if b_kmajor else [])
+    elif fp8:
+        A = p.input("A", dtype, [M, K])
+        B = p.input("B", dtype, [K, N], [0, 1])
+        SA = p.scales("scale_a", [M, K], [1, 128], [0, 1])
+        SB = p.scales("scale_b", [K, N], [128, 1])
     else:
         A = p.input("A", dtype, [M, K], [0, 1])
         B = p.input("B", dtype, [K, N])
@@ -98,6 +107,10 @@ def ragged_mm_program(dtype, out, along: str = "M", b_kmajor: bool = True) -> _k
         if along == "M":
             acc = p.reduce(K, p.zeros(f32, [m, n]), lambda k, acc: _kiln.dot(A[m, k], B[g, k, n], acc))
             C[m, n] = acc if out == f32 else _kiln.cast(out, acc)
+        elif SA is not None:
+            acc = p.reduce(K, p.zeros(f32, [m, n]),
+                           lambda k, acc: _kiln.dot_scaled(A[m, k], SA[m, k], B[k, n], SB[k, n], acc))
+            C[g, m, n] = acc if out == f32 else _kiln.cast(out, acc)
         else:
             acc = p.reduce(K, p.zeros(f32, [m, n]), lambda k, acc: _kiln.dot(A[m, k], B[k, n], acc))
             C[g, m, n] = acc if out == f32 else _kiln.cast(out, acc)

@@ -91,6 +91,22 @@ def test_ragged_groups_along_m_and_k(rng):
     np.testing.assert_allclose(wg[2], a[:, 10:] @ b[0][10:], rtol=1e-5, atol=1e-4)
 
 
+def test_fp8_groups_along_k_scale_each_block_of_their_tokens(rng):
+    # The blockwise weight gradient: K-major e4m3 operands, 1x128 scales along K for both; groups
+    # of whole 128-token blocks, an empty one (zeros), tokens 384.. that no group owns.
+    M, N, K = 16, 24, 512
+    a, b = e4m3(rng.standard_normal((M, K))), e4m3(rng.standard_normal((K, N)))
+    sa = rng.uniform(0.5, 2, (M, 4)).astype(np.float32).astype(np.float64)
+    sb = rng.uniform(0.5, 2, (4, N)).astype(np.float32).astype(np.float64)
+    module = programs.ragged_mm_program(kiln.f8e4m3, kiln.f32, "K")
+    wg = kiln.interpret(module, A=a, B=b, scale_a=sa, scale_b=sb, offsets=np.array([128, 128, 384]))["C"]
+    np.testing.assert_allclose(wg[0], blockwise_reference(a[:, :128], sa, b[:128], lambda kb: sb[kb]),
+                               rtol=1e-5, atol=1e-3)
+    np.testing.assert_array_equal(wg[1], np.zeros((M, N)))
+    np.testing.assert_allclose(wg[2], blockwise_reference(a[:, 128:384], sa[:, 1:], b[128:384], lambda kb: sb[kb + 1]),
+                               rtol=1e-5, atol=1e-3)
+
+
 def test_bad_offsets_are_refused_naming_the_tensor(rng):
     module = programs.ragged_mm_program(kiln.bf16, kiln.f32, "M")
     a, b = np.ones((10, 4)), np.ones((2, 4, 4))
@@ -118,3 +134,16 @@ def test_scaled_mm_and_grouped_mm_argument_errors_name_the_argument():
         kiln.ops.grouped_mm(x, w, torch.tensor([5, 11], dtype=torch.int32))
     with pytest.raises(kiln.Error, match=r"grouped_mm: offs must be int32 \[G\] = \[2\]"):
         kiln.ops.grouped_mm(x, w, torch.tensor([5, 10]))
+    # FP8 groups along K: whole 128-token scale blocks per group, the scales' shapes, K-major operands.
+    xa = torch.zeros((16, 384)).to(torch.float8_e4m3fn)
+    yb = torch.zeros((8, 384)).to(torch.float8_e4m3fn).t()
+    sa, sb = torch.ones((16, 3)), torch.ones((8, 3))
+    with pytest.raises(kiln.Error, match=r"grouped_mm: offs must be multiples of 128 \(float8 groups along K hold "
+                                         r"whole 1x128 scale blocks\): group 1 ends at 200"):
+        kiln.ops.grouped_mm(xa, yb, torch.tensor([128, 200], dtype=torch.int32), scale_a=sa, scale_b=sb)
+    with pytest.raises(kiln.Error, match=r"grouped_mm: scale_b must be float32 \[N, ceil\(K/128\)\] = \[8, 3\]"):
+        kiln.ops.grouped_mm(xa, yb, torch.tensor([128, 384], dtype=torch.int32), scale_a=sa, scale_b=sb.t())
+    with pytest.raises(kiln.Error, match=r"grouped_mm: float8 b must be column-major \[K, N\] \(K-major\)"):
+        kiln.ops.grouped_mm(xa, yb.contiguous(), torch.tensor([128, 384], dtype=torch.int32), scale_a=sa, scale_b=sb)
+    with pytest.raises(kiln.Error, match=r"grouped_mm: float8 operands need scale_a"):
+        kiln.ops.grouped_mm(xa, yb, torch.tensor([128, 384], dtype=torch.int32))

@@ -112,6 +112,31 @@ def test_grouped_mm_groups_along_k_match_torch():
     assert rel_err(out, ref) < 1e-3
 
 
+# FP8 groups along K (the blockwise weight gradient): a [M, T] row-major and b [T, N] column-major
+# e4m3, 1x128 scales along K for both, groups of whole 128-token blocks (an empty one: zeros).
+def test_grouped_mm_fp8_groups_along_k_match_float64():
+    torch = torch_mod()
+    import kiln.ops
+    m, n, t = 392, 520, 1280
+    tokens = [128, 0, 512, 384]
+    offs = torch.tensor(tokens, device="cuda", dtype=torch.int32).cumsum(0, dtype=torch.int32)
+    a = torch.randn(m, t, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(n, t, device="cuda").to(torch.float8_e4m3fn).t()
+    sa = torch.rand(m, t // 128, device="cuda") + 0.5
+    sb = torch.rand(n, t // 128, device="cuda") + 0.5
+    out = kiln.ops.grouped_mm(a, b, offs, scale_a=sa, scale_b=sb)
+    assert out.shape == (4, m, n) and out.dtype == torch.float32
+    ad, bd, ref, lo = a.double(), b.double(), [], 0
+    for g, k in enumerate(tokens):
+        acc = torch.zeros(m, n, device="cuda", dtype=torch.float64)
+        for s in range(lo, lo + k, 128):
+            acc += (ad[:, s:s + 128] @ bd[s:s + 128]) * sa[:, s // 128, None].double() * sb[None, :, s // 128].double()
+        ref.append(acc)
+        lo += k
+    assert torch.count_nonzero(out[1]) == 0
+    assert rel_err(out, torch.stack(ref).float()) < 1e-4
+
+
 def test_grouped_mm_matches_torch():
     torch = torch_mod()
     import kiln.ops

@@ -80,9 +80,12 @@ void finishKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
                  Value* last) {
   b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
   b.ifThen(isLane0, [&] {
-    // (fp8_accum=promote: sm90-promote-fp8 gives every stage back in its K step instead.) Groups
-    // along K: an empty group's unit ran no step and holds no stage.
-    if (!k.smem.sR && u.kEnd) b.ifThen(b.cmp("sgt", u.ksteps, b.i32(0)), [&] { releaseStage(b, r, k, last); });
+    // (fp8_accum=promote: sm90-promote-fp8 gives every stage back in its K step instead, and drops
+    // this release, which it finds directly under lane0: FP8 groups along K, whose block scales
+    // need the promotion, leave it unguarded.) Groups along K: an empty group's unit ran no step
+    // and holds no stage.
+    if (!k.smem.sR && u.kEnd && !r.g.fp8)
+      b.ifThen(b.cmp("sgt", u.ksteps, b.i32(0)), [&] { releaseStage(b, r, k, last); });
     else if (!k.smem.sR) releaseStage(b, r, k, last);
     if (r.geo.pingpong) b.create("kern.mbarrier_arrive", {k.smem.turn, b.intBin("arith.xori", wg, b.i32(1))}, {});
   });

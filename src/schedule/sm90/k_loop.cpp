@@ -188,7 +188,7 @@ KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
     }
     // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
     issueKStep(b, r, k, w, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; }, acc,
-               u.kEnd ? std::function<void()>([&] { zeroTokenTail(b, r, k, u, w, kt, s); }) : nullptr);
+               u.kEnd && !r.g.fp8 ? std::function<void()>([&] { zeroTokenTail(b, r, k, u, w, kt, s); }) : nullptr);
     // No group in flight: the next step's release needs this step's reads done.
     b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
     b.setLoc(r.g.reduce->loc());

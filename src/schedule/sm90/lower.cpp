@@ -115,6 +115,9 @@ sm90::Unit unitOf(KernBuilder& b, const sm90::Request& r, const sm90::Kernel& k,
     u.kEnd = body.addArgument(types::i32(), "kend");
     u.ksteps = body.addArgument(types::i32(), "ksteps");
     done = body.addArgument(types::i32(), "done");
+    // Block scales (FP8): step kt reads the scale block of tokens ktok + kt bk, which is block
+    // ktok / bk + kt where groups hold whole blocks (ragged_walk.cpp, raggedKConflict).
+    if (r.g.blockK) u.kbase = b.named(b.div(u.kTok, b.i32(c.bk)), "kbase");
   } else if (r.g.raggedBounds) {
     if (r.g.raggedOffsets) u.group = u.batch;
     u.mEnd = body.addArgument(types::i32(), "mend");

@@ -55,7 +55,16 @@ using namespace ir;
 
 // Groups along K: what zeroTokenTail and the walk assume, else the option or layout to change.
 std::string raggedKConflict(const GemmProgram& g, const Config& c) {
-  if (g.fp8) return "bf16 or f16 operands (FP8 groups along K are not lowered: docs/grouped-gemm.md)";
+  if (g.fp8) {
+    // FP8 (the blockwise weight gradient): every group holds whole scale blocks of bk = 128 tokens
+    // (the launch contract; docs/grouped-gemm.md), so no K step spans two groups and nothing is
+    // zeroed; step kt's scales are block ktok / bk + kt (lower.cpp). Both operands K-major: the
+    // FP8 analysis refuses any other layout before this.
+    if (!g.blockK)
+      return "block scales along K (tile.dot_scaled {block_k = 128}: each group's tokens are whole scale blocks)";
+    if (c.epilogue != EpilogueStore::Direct) return "epilogue=direct";
+    return "";
+  }
   if (!g.aColMajor || g.bKMajor)
     return "A stored [K][M] (M contiguous) and B [K][N] row-major (a group's token tail is zeroed as whole lines "
            "of stages whose rows are tokens)";

@@ -5,8 +5,8 @@
 // (ops::defaultSchedule, what kiln.ops uses), launched on the interpreter's seeded random inputs
 // with the output poisoned, and compared with the tile-IR interpreter: the same tolerance as the
 // other GPU tests where a row is written, bit for bit poison where the interpreter wrote nothing
-// (rows no group owns). Groups along K (the weight gradient) likewise, BF16. Skips, saying why,
-// where there is no Hopper GPU.
+// (rows no group owns). Groups along K (the weight gradient) likewise, BF16 and FP8 with 1x128
+// scales along K. Skips, saying why, where there is no Hopper GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -177,6 +177,17 @@ TEST_F(Fp8ModesGroupedGpu, GroupsAlongKMatchTheInterpreter) {
   auto wgrad = ops::groupedGemmProgram({L::GroupsAlongK, ScalarType::BF16, ScalarType::F32}, "wgrad");
   matches(*wgrad, {{"G", 6}, {"M", 384}, {"N", 520}, {"K", 3000}}, "offsets", {70, 70, 201, 202, 902, 2902});
   matches(*wgrad, {{"G", 1}, {"M", 256}, {"N", 256}, {"K", 1000}}, "offsets", {1000});
+}
+
+// FP8 groups along K (the blockwise weight gradient: e4m3 operands K-major, 1x128 scales along K
+// for both): token counts that are multiples of 128 (the launch contract), two empty groups
+// (zeros), tokens past the last offset that no group owns, tiles partial along M and N; then one
+// group of every token.
+TEST_F(Fp8ModesGroupedGpu, Fp8GroupsAlongKMatchTheInterpreter) {
+  using L = ops::GroupedGemmSpec::Layout;
+  auto wgrad = ops::groupedGemmProgram({L::GroupsAlongK, ScalarType::F8E4M3, ScalarType::F32}, "wgrad_fp8");
+  matches(*wgrad, {{"G", 6}, {"M", 392}, {"N", 520}, {"K", 3072}}, "offsets", {128, 128, 512, 640, 640, 2944});
+  matches(*wgrad, {{"G", 1}, {"M", 256}, {"N", 256}, {"K", 1024}}, "offsets", {1024});
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // sm90_ws_persistent with groups along K (tile.for_tiles {ragged = K}, the weight gradient;
 // ops/grouped_programs.h Layout::GroupsAlongK; src/schedule/sm90/ragged_walk.cpp): dW_g = A[:, ks of
-// g] · B[ks of g, :], run by the warp-specialized simulator (tests/unit/testing/ws_sim.h) against
+// g] · B[ks of g, :], run by the warp-specialized simulator (tests/unit/testing/grouped_sim.h) against
 // the tile-IR interpreter on the same inputs, C f32 [G, M, N] poisoned first in both. Groups whose
 // token counts are not multiples of the K step (the step past a group's end reads the next
 // group's tokens, which the consumers zero), an empty group (zeros), one group of every token,
@@ -14,17 +14,13 @@
 
 #include "backend/assembler.h"
 #include "interp/random_inputs.h"
-#include "kiln/compile.h"
 #include "kiln/interp/interpreter.h"
-#include "kiln/ir/parser.h"
-#include "kiln/kernel.h"
+#include "kiln/compile.h"
 #include "kiln/target.h"
 #include "ops/default_schedule.h"
 #include "ops/grouped_programs.h"
 #include "schedule/config.h"
-#include "tests/unit/schedule/sm90_sim_check.h"
-#include "tests/unit/testing/example_runs.h"
-#include "tests/unit/testing/ws_sim.h"
+#include "tests/unit/testing/grouped_sim.h"
 
 namespace kiln {
 namespace {
@@ -49,60 +45,24 @@ int mismatches(const std::string& configText, const KGroups& p, bool report,
                const std::function<void(ir::Operation&)>& mutate = nullptr) {
   SCOPED_TRACE(configText);
   auto module = programOf();
-  const ir::Operation& program = *module->body().front();
-  const Config config = Config::parse(configText);
-  ir::DiagnosticEngine diag;
-  auto compiled = compile(*module, Target::sm90a(), config, diag);
-  if (!compiled) return ADD_FAILURE() << diag.str(), -1;
-  auto kern = ir::parseModule(compiled->kernIr, diag);
-  if (!kern) return ADD_FAILURE() << diag.str(), -1;
-  if (mutate) mutate(*kern->body().front());
-  const int64_t G = int64_t(p.offsets.size());
-  std::map<std::string, int64_t> dims = {{"G", G}, {"M", p.m}, {"N", p.n}, {"K", p.k}};
-  if (!compiled->launch.validate(dims, diag)) return ADD_FAILURE() << diag.str(), -1;
-
-  auto args = interp::generateArguments(program, dims, uint64_t(p.m * 131 + p.n * 7 + p.k));
-  std::memcpy(args.tensors.at("offsets").bytes.data(), p.offsets.data(), p.offsets.size() * 4);
-  if (p.poisonNextTokens) {  // B's rows (tokens) past the last group: +inf (bf16 0x7F80)
-    interp::HostTensor& B = args.tensors.at("B");
-    for (int64_t t = p.offsets.back(); t < p.k; ++t)
-      for (int64_t c = 0; c < p.n; ++c) {
-        const uint16_t inf = 0x7F80;
-        std::memcpy(B.bytes.data() + 2 * (t * p.n + c), &inf, 2);
-      }
-  }
-  interp::HostTensor& want = args.tensors.at("C");
-  std::memset(want.bytes.data(), 0xFF, want.bytes.size());  // poison: f32 NaN
-
-  testing::GlobalMemory mem;
-  std::map<std::string, uint64_t> addr;
-  std::vector<uint64_t> tensors;
-  for (const auto& op : program.body().operations())
-    if (op->is("tile.input") || op->is("tile.output")) {
-      const std::string name = op->stringAttr("name");
-      addr[name] = mem.add(args.tensors.at(name).bytes);
-      tensors.push_back(addr[name]);
+  testing::GroupedSimOptions o;
+  o.blocks = p.blocks;
+  o.mutate = mutate;
+  o.prepare = [&](std::map<std::string, interp::HostTensor>& t) {
+    std::memcpy(t.at("offsets").bytes.data(), p.offsets.data(), p.offsets.size() * 4);
+    if (p.poisonNextTokens) {  // B's rows (tokens) past the last group: +inf (bf16 0x7F80)
+      interp::HostTensor& B = t.at("B");
+      for (int64_t tok = p.offsets.back(); tok < p.k; ++tok)
+        for (int64_t c = 0; c < p.n; ++c) {
+          const uint16_t inf = 0x7F80;
+          std::memcpy(B.bytes.data() + 2 * (tok * p.n + c), &inf, 2);
+        }
     }
-  testing::WsLaunch launch;
-  launch.kernel = kern->body().front();
-  launch.blocks = p.blocks;
-  auto sig = signatureOf(program, compiled->launch);
-  for (const auto& prm : compiled->launch.params) {
-    if (prm.kind == KernelParam::Kind::Pointer) {
-      launch.args.push_back(addr.at(prm.name));
-    } else if (prm.kind == KernelParam::Kind::TensorMap) {
-      launch.args.push_back(launch.maps.size());
-      launch.maps.push_back(tensorMapDescFor(prm, sig, tensors, dims));
-    } else {
-      if (prm.kind != KernelParam::Kind::Dim) return ADD_FAILURE() << prm.name, -1;
-      launch.args.push_back(uint32_t(int32_t(dims.at(prm.name))));
-    }
-  }
-  if (std::string e = testing::simulateWarpSpecialized(launch, mem); !e.empty()) return ADD_FAILURE() << e, -1;
-  if (!interp::run(program, args.request, diag)) return ADD_FAILURE() << diag.str(), -1;
-
-  interp::HostTensor got = want;
-  std::memcpy(got.bytes.data(), mem.at(addr.at("C")).data(), got.bytes.size());
+  };
+  const std::map<std::string, int64_t> dims = {{"G", int64_t(p.offsets.size())}, {"M", p.m}, {"N", p.n}, {"K", p.k}};
+  testing::GroupedSimRun run = testing::runGroupedSim(*module, configText, dims, uint64_t(p.m * 131 + p.n * 7 + p.k), o);
+  if (!run.error.empty()) return ADD_FAILURE() << run.error, -1;
+  const interp::HostTensor &want = run.want, &got = run.got;
   const int64_t n = interp::numElements(want);
   double scale = 0;
   for (int64_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(interp::getElement(want, i)));
@@ -196,14 +156,7 @@ TEST(Sm90KGroupedFunctional, RefusesWhatItDoesNotLower) {
             std::string::npos);
   EXPECT_NE(error(kBase + "bm=128 bn=128 stages=3 warps_m=2 split_k=2").find(walks + "split_k=1 stream_k=0"),
             std::string::npos);
-  auto fp8 = ops::groupedGemmProgram({L::GroupsAlongK, ScalarType::F8E4M3, ScalarType::F32}, "wgrad_fp8");
-  ir::DiagnosticEngine diag;
-  EXPECT_FALSE(compile(*fp8, Target::sm90a(),
-                       Config::parse("strategy=sm90_ws_persistent bm=128 bn=128 bk=128 stages=4 warps_m=2 warps_n=1 "
-                                     "epilogue=direct fp8_accum=promote"),
-                       diag));
-  EXPECT_NE(diag.str().find(walks + "bf16 or f16 operands (FP8 groups along K are not lowered"), std::string::npos)
-      << diag.str();
+  // FP8 along K: sm90_kgrouped_fp8_test.cpp.
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // sm90_ws_persistent with ragged groups (tile.for_tiles {ragged = M}; ops/grouped_programs.h):
 // the offsets layout (MoE forward: A [M, K] and C [M, N] by rows, B [G, K, N] per group) and the
 // masked layout (counts; A, B, C batched by the group), BF16 and FP8 with 1x128 x 128x128 block
-// scales, run by the warp-specialized simulator (tests/unit/testing/ws_sim.h) against the tile-IR
+// scales, run by the warp-specialized simulator (tests/unit/testing/grouped_sim.h) against the tile-IR
 // interpreter on the same inputs. Outputs start poisoned in both: rows no group owns must stay
 // poisoned bit for bit, the others match the interpreter to the GPU tests' tolerance. Empty
 // groups, groups shorter than a tile, tiles shared by two groups, rows past the last group; bad
@@ -13,17 +13,12 @@
 #include <cstring>
 
 #include "interp/random_inputs.h"
-#include "kiln/compile.h"
 #include "kiln/interp/interpreter.h"
-#include "kiln/ir/parser.h"
-#include "kiln/kernel.h"
-#include "kiln/target.h"
 #include "ops/gemm_fp8.h"
 #include "ops/grouped_programs.h"
-#include "schedule/config.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
 #include "tests/unit/testing/example_runs.h"
-#include "tests/unit/testing/ws_sim.h"
+#include "tests/unit/testing/grouped_sim.h"
 
 namespace kiln {
 namespace {
@@ -51,53 +46,17 @@ std::unique_ptr<ir::Module> programOf(const Ragged& p) {
 void check(const std::string& configText, const Ragged& p, bool checkInterpreter = true) {
   SCOPED_TRACE(configText);
   auto module = programOf(p);
-  const ir::Operation& program = *module->body().front();
-  const Config config = Config::parse(configText);
-  ir::DiagnosticEngine diag;
-  auto compiled = compile(*module, Target::sm90a(), config, diag);
-  ASSERT_TRUE(compiled) << diag.str();
-  auto kern = ir::parseModule(compiled->kernIr, diag);
-  ASSERT_TRUE(kern) << diag.str();
-  const int64_t G = int64_t(p.bounds.size());
-  std::map<std::string, int64_t> dims = {{"G", G}, {"M", p.m}, {"N", p.n}, {"K", p.k}};
-  ASSERT_TRUE(compiled->launch.validate(dims, diag)) << diag.str();
-
-  auto args = interp::generateArguments(program, dims, uint64_t(p.m * 131 + p.n * 7 + p.k));
-  const std::string boundsName = p.layout == L::Masked ? "counts" : "offsets";
-  std::memcpy(args.tensors.at(boundsName).bytes.data(), p.bounds.data(), p.bounds.size() * 4);
-  interp::HostTensor& want = args.tensors.at("C");
-  std::memset(want.bytes.data(), 0xFF, want.bytes.size());  // poison: bf16 NaN
-
-  testing::GlobalMemory mem;
-  std::map<std::string, uint64_t> addr;
-  std::vector<uint64_t> tensors;  // the tensor arguments in the program's order (for the maps)
-  for (const auto& op : program.body().operations())
-    if (op->is("tile.input") || op->is("tile.output")) {
-      const std::string name = op->stringAttr("name");
-      addr[name] = mem.add(args.tensors.at(name).bytes);
-      tensors.push_back(addr[name]);
-    }
-  testing::WsLaunch launch;
-  launch.kernel = kern->body().front();
-  launch.blocks = p.blocks;
-  auto sig = signatureOf(program, compiled->launch);
-  for (const auto& prm : compiled->launch.params) {
-    if (prm.kind == KernelParam::Kind::Pointer) {
-      launch.args.push_back(addr.at(prm.name));
-    } else if (prm.kind == KernelParam::Kind::TensorMap) {
-      launch.args.push_back(launch.maps.size());
-      launch.maps.push_back(tensorMapDescFor(prm, sig, tensors, dims));
-    } else {
-      ASSERT_EQ(prm.kind, KernelParam::Kind::Dim) << prm.name;
-      launch.args.push_back(uint32_t(int32_t(dims.at(prm.name))));
-    }
-  }
-  ASSERT_EQ(testing::simulateWarpSpecialized(launch, mem), "");
+  testing::GroupedSimOptions o;
+  o.blocks = p.blocks;
+  o.runInterpreter = checkInterpreter;
+  o.prepare = [&](std::map<std::string, interp::HostTensor>& t) {
+    std::memcpy(t.at(p.layout == L::Masked ? "counts" : "offsets").bytes.data(), p.bounds.data(), p.bounds.size() * 4);
+  };
+  const std::map<std::string, int64_t> dims = {{"G", int64_t(p.bounds.size())}, {"M", p.m}, {"N", p.n}, {"K", p.k}};
+  testing::GroupedSimRun run = testing::runGroupedSim(*module, configText, dims, uint64_t(p.m * 131 + p.n * 7 + p.k), o);
+  ASSERT_EQ(run.error, "");
   if (!checkInterpreter) return;
-  ASSERT_TRUE(interp::run(program, args.request, diag)) << diag.str();
-
-  interp::HostTensor got = want;
-  std::memcpy(got.bytes.data(), mem.at(addr.at("C")).data(), got.bytes.size());
+  const interp::HostTensor &want = run.want, &got = run.got;
   const int64_t n = interp::numElements(want);
   double scale = 0;
   for (int64_t i = 0; i < n; ++i)
