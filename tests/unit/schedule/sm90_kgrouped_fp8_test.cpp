@@ -142,6 +142,14 @@ TEST(Sm90KGroupedFp8, TheFamilyPicksAVariantThatLowersItSpillFree) {
   EXPECT_EQ(report.stackFrameBytes, 0);
   EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0);
   check(pick.config.str(), {136, 264, 640, kEnds, 2});
+  // The picks at the GPU test's shapes (Fp8ModesGroupedGpu.Fp8GroupsAlongKMatchTheInterpreter).
+  for (const std::map<std::string, int64_t>& dims : std::vector<std::map<std::string, int64_t>>{
+           {{"G", 6}, {"M", 392}, {"N", 520}, {"K", 3072}}, {{"G", 1}, {"M", 256}, {"N", 256}, {"K", 1024}}}) {
+    const ops::DefaultSchedule small = ops::defaultSchedule(*module->body().front(), Target::sm90a(), dims);
+    SCOPED_TRACE(small.why);
+    ASSERT_TRUE(small.fromFamily);
+    check(small.config.str(), {136, 264, 640, kEnds, 2});
+  }
 }
 
 TEST(Sm90KGroupedFp8, RefusesWhatItDoesNotLower) {
