@@ -38,11 +38,33 @@ constexpr double kStreamKOverheadSteps = 40.0;
 // 4608x9216x2304, where 128x160 ran 2% ahead, less than 2.1%.
 constexpr double kPromoteTerm = 0.95, kPromotePairsTerm = 0.95 * 1.02;
 // Block scales (1x128 x 128x128, 1x128 x 1x128) multiply each K step's sums by their factors
-// before adding them: with one step in flight (`promote`) the tensor cores wait for that chain
-// every step. Measured (H100, bench/results/2026-12-06-h100-fp8/fp8_bench.json, 6 shapes): the
-// `promote` variants ran 0.31-0.46x cuBLASLt where the 128x128 `promote_pairs` ran 0.79-1.03x,
-// 0.35-0.45 of the pairs at every shape.
-constexpr double kBlockScalesOneStepTerm = 0.4;
+// before adding them (blockScaleStepTerm). A K step of a bm x bn tile keeps one SM's tensor cores
+// busy bm bn / 32 cycles (2 x bm x bn x 128 FP8 flops at 8192 a cycle); the promotion adds, per
+// step, a wait the warpgroups cannot hide (the step's wgmma drained, its scales multiplied) and the
+// scale work each consumer thread issues besides its FFMAs (loads and FMULs of the scales: a few at
+// 1x128 x 128x128; at 1x128 x 1x128 one FMUL per row-block and column pair and one 8-byte load per
+// 8 columns of the tile, one per 4 in the measured kernels), so a step costs bm bn / 32 + wait +
+// kBlockScaleCyclesPerInstr x consumers x instructions.
+// Fitted on the H100 run of every registered variant in both modes (bench/results/
+// 2026-12-06-h100-final/fp8_block.json, 10 shapes each): the pick within 2.1% of the fastest
+// measured at every shape (0.979 at the worst two, 0.995 / 1.000 in geometric mean); the terms
+// before (a flat 0.4 for single steps, fitted when 128x160 made 22 scale loads a step) picked the
+// 128x128 pairs at 0.75-0.86 of 128x160 at the compute-bound shapes and 64x64 at small M.
+//  * The wait: 150 cycles, 100 with two consumer warpgroups taking single steps (one's wait runs
+//    under the other's wgmmas). It is what puts the 64x128 rings 6-13% ahead of 64x64 at M = 64
+//    (twice the work per wait), and 128x160 ahead of 128x128 at the compute-bound shapes.
+//  * 4 cycles of a step per scale instruction of a thread and consumer: with 1x128 x 1x128's 122
+//    a thread a step at 128x160 (80 FMUL, 42 loads, as measured) the step costs 2.4x its tensor
+//    work, which is the measured 0.48 of the same tile with 128x128 B blocks; 64x128's 98 on one
+//    consumer cost it less, so it stays ahead up to M = 128 (1.11x 128x160 at 128x7168x2048). With
+//    the loads paired (102 and 82) the picks at the file's shapes stay the same.
+constexpr double kBlockScaleWaitCycles = 150.0, kBlockScaleWaitCyclesTwoConsumers = 100.0;
+constexpr double kBlockScaleCyclesPerInstr = 4.0;
+// The pair along M sharing B through multicast (_c2), with block scales, compute-bound: measured
+// 0.98-1.11x the lone 128x160 (geomean 1.04 over 12 shapes in both modes; rowwise on the H200 it
+// only gained where K is off 32-byte sectors, pitchTerm). Its B tile reaches two SMs in one L2 read
+// while both wait on each step's promotion; replaces the 0.99 tie-break in blockwise problems.
+constexpr double kBlockScalesClusterTerm = 1.05;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -214,7 +236,10 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
 //    the power 0.2 (128x256 over 128x128: +6%, as measured at 8192^3), and the epilogue: a
 //    cooperative tile's costs 2 K steps of its K loop (K steps / (K steps + 2)); a ping-pong one
 //    overlaps the other warpgroup's wgmma; promoting the sums (a wait for each K step's wgmma)
-//    0.95, two steps in flight 0.969 (kPromotePairsTerm); a cluster 0.99; one consumer warpgroup 0.65.
+//    0.95, two steps in flight 0.969 (kPromotePairsTerm); a cluster 0.99 (blockwise: kBlockScalesClusterTerm);
+//    one consumer warpgroup 0.65.
+//  * Block scales, both branches: the share of each K step the tensor cores work
+//    (blockScaleStepTerm), and a cluster pair counts its rows as one tile of bm x 2 rows.
 // A's and B's rows off 32-byte sectors (K bytes each, K not a multiple of 32): each 128-byte box
 // row spans five sectors, as for gemm_bf16's operands (its pitchTerm, fitted on many BF16 shapes),
 // so each operand a block loads alone costs 1 - 0.5 x its share of the rows a K step loads, and
@@ -237,6 +262,20 @@ static double pitchTerm(const Config& c, const Fp8GemmProblem& p) {
   return a * b;
 }
 
+// The share of a K step the tensor cores work when block scales are promoted (kBlockScaleWaitCycles).
+static double blockScaleStepTerm(const Config& c, Fp8Scaling mode) {
+  const int consumers = c.warpsM * c.warpsN, blocks = std::max(1, c.bm / c.warpsM / 64);
+  // The 128-column blocks of B one tile's columns can touch (160 columns: two).
+  const int spans = (c.bn + 127) / 128 + (c.bn % 128 != 0 && 128 % c.bn != 0 ? 1 : 0);
+  const double instr = mode == Fp8Scaling::Block1x128x1x128
+                           ? blocks * c.bn / 2.0 + c.bn / 8.0 + 2.0 * blocks  // FMUL per row-block and column pair, loads
+                           : 2.0 * blocks + spans + 2.0 * blocks * spans;      // scale_a / scale_b loads, FMULs
+  const double wait = consumers > 1 && c.fp8Accum == Fp8Accum::Promote ? kBlockScaleWaitCyclesTwoConsumers
+                                                                       : kBlockScaleWaitCycles;
+  const double work = double(c.bm) * double(c.bn) / 32.0;
+  return work / (work + wait + kBlockScaleCyclesPerInstr * consumers * instr);
+}
+
 double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) const {
   const Config& c = config;
   const int64_t sms = std::max(1, t.referenceSms);
@@ -249,16 +288,18 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   // block holds two tiles at once but shares one SM's tensor cores between them, so its waves
   // count one tile per SM too.
   const int64_t units = tiles * c.splitK, slots = sms / cm;
-  const double useful =
-      double(p.m) * double(p.n) / (double(ceilDiv(p.m, c.bm) * c.bm) * double(ceilDiv(p.n, c.bn) * c.bn));
+  // A cluster pair along M covers bm x cm rows: at M = 128 a pair of 128-row tiles leaves one idle.
+  const double useful = double(p.m) * double(p.n) /
+                        (double(ceilDiv(p.m, int64_t(c.bm) * cm) * c.bm * cm) * double(ceilDiv(p.n, c.bn) * c.bn));
   const double waves = double(units) / double(ceilDiv(units, slots) * slots);
-  const double cluster = cm > 1 ? 0.99 : 1.0;
   // The "_row" variants stay behind their grouped-raster twins, dense or ragged (the grouped walk
   // keeps a wave's tiles of B in L2; unmeasured: a tie-break).
   const double raster = c.raster == Raster::Row ? 0.97 : 1.0;
   const bool blockwise = p.scaling == Fp8Scaling::Block1x128x128x128 || p.scaling == Fp8Scaling::Block1x128x1x128;
-  const double blockScales = blockwise && c.fp8Accum == Fp8Accum::Promote ? kBlockScalesOneStepTerm : 1.0;
-  if (flops / bytes < kH200Fp8FlopsPerByte) {
+  const double blockScales = blockwise ? blockScaleStepTerm(c, p.scaling) : 1.0;
+  const bool computeBound = flops / bytes >= kH200Fp8FlopsPerByte;
+  const double cluster = cm == 1 ? 1.0 : blockwise && computeBound ? kBlockScalesClusterTerm : 0.99;
+  if (!computeBound) {
     double active = double(std::min(units, slots) * cm);
     double coverage = std::min(1.0, std::sqrt(active / (kStreamingSmsToSaturate * double(sms))));
     double fill = ceilDiv(units, slots) > 1 ? waves : 1.0;

@@ -155,6 +155,13 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
       launch.alignment.push_back({tensorName(op->operand(0)), align >= 2 * ceb ? 2 * ceb : ceb});
     }
   sm80::requirePairLoads(g, c, launch);  // the epilogue's loads of column pairs
+  if (g.blockK && pairedColumnScales(r)) {  // per-column scale_b loaded in column pairs (slice_scales.cpp)
+    const Operation& load = *g.loadScaleB;
+    launch.alignment.push_back({tensorName(load.operand(0)), 8});
+    for (unsigned i = 1; i < load.numOperands(); ++i)
+      if (load.operand(i) == coordArgN(g) && load.operand(0)->type().shape()[i - 1].isSymbolic())
+        launch.requireMultiple(load.operand(0)->type().shape()[i - 1].sym, 2);
+  }
   launch.grid = {gridAxis(r)};
   launch.persistent = true;
   launch.programmatic = c.pdl;

@@ -158,6 +158,10 @@ struct SliceScales {
     ir::Value *colStride = nullptr, *colLeft = nullptr;
     int base = -1;
     int64_t delta = 0;
+    // Column pairs (pairedColumnScales): `pair` loads this column and the next in one 8-byte load;
+    // a load with `secondOf` >= 0 is that next column, the second value of load secondOf.
+    bool pair = false;
+    int secondOf = -1;
   };
   std::vector<Load> loads;                     // scale_a's (per row), then scale_b's (per column block)
   std::vector<std::pair<int, int>> factorOf;   // per accumulator: its scale_a load and scale_b load
@@ -173,6 +177,10 @@ struct SliceScales {
 };
 // The distinct scale elements a thread loads per K step (its rows' and column blocks').
 int sliceScaleLoads(const Request& r);
+// Whether per-column scale_b elements are loaded in pairs (scale_b in blocks of one column, dense
+// with its columns contiguous): the launch then needs scale_b 8-byte aligned and its column
+// extent even (kernel.cpp), which puts every pair a thread loads on 8 bytes.
+bool pairedColumnScales(const Request& r);
 SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w);
 std::vector<ir::Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, ir::Value* kstep);
 struct KLoop {

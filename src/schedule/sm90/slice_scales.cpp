@@ -24,6 +24,10 @@
 // as above and each other column's load addressed in the step as that pointer plus a constant
 // (its column offset times the column stride), in the tensor where the offset is below the
 // columns left from the first: one pointer through the loop, not 40 (or 40 addressed each step).
+// Where scale_b's columns are contiguous (pairedColumnScales), a thread's two adjacent columns of an
+// n8 group (2 (l % 4) and the next) come in one 8-byte load: half the loads, their predicates and
+// their zero-fills (128x160: 42 loads a step -> 22). The pair's first column is even and the
+// column extent even (a launch requirement), so both columns are in the tensor or neither.
 //
 // sm90-promote-fp8 adds each step's sums as fma(sums, f, acc). The accumulator layout (PTX ISA,
 // "Matrix Fragments for wgmma.mma_async", D): in m64 block i, register 4j + e of warp v's lane l
@@ -35,6 +39,7 @@
 #include <numeric>
 #include <set>
 
+#include "dialects/tile/tensor_layout.h"
 #include "schedule/sm90/lowering.h"
 
 namespace kiln::sm90 {
@@ -152,6 +157,19 @@ int64_t colKey(const Request& r, int j, int e) {
 
 }  // namespace
 
+bool pairedColumnScales(const Request& r) {
+  if (blockN(r) != 1) return false;
+  const Operation& load = *r.g.loadScaleB;
+  const Type& t = load.operand(0)->type();
+  const tile::TensorLayout l = tile::tensorLayout(t);
+  for (unsigned i = 1; i < load.numOperands(); ++i)
+    if (load.operand(i) == coordArgN(r.g)) {
+      const Extent& e = t.shape()[i - 1];
+      return !l.strided() && l.contiguousAxis() == int64_t(i - 1) && (e.isSymbolic() || e.value % 2 == 0);
+    }
+  return false;
+}
+
 int sliceScaleLoads(const Request& r) {
   if (spansTwoBlocks(r)) return 2 * r.geo.wgmmaBlocks + 2;
   if (blockN(r) == 1) return 2 * r.geo.wgmmaBlocks + 1;  // the other columns' addressed from the first's
@@ -172,6 +190,7 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
   const bool two = g > 0;
   int firstCol = -1;  // per-column scales: the load of the thread's first column, and its key
   int64_t firstKey = 0;
+  const bool paired = pairedColumnScales(r);
   if (two) {  // the blocks of the warpgroup's first column and the next (its loads predicated off past N)
     const int64_t bN = blockN(r);
     Value* first = b.add(u.n0, w.colB);
@@ -192,7 +211,13 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
       }
       const int64_t key = colKey(r, j, e);
       auto [cb, newCol] = cols.try_emplace(key, int(s.loads.size()));
-      if (newCol && firstCol >= 0 && s.loads[size_t(firstCol)].colStride) {  // per column: from the first's
+      if (newCol && paired && (e & 1)) {  // the second column of the pair its n8 group's first starts
+        const int first = cols.at(key - 1);
+        s.loads[size_t(first)].pair = true;
+        SliceScales::Load l;
+        l.secondOf = first;
+        s.loads.push_back(l);
+      } else if (newCol && firstCol >= 0 && s.loads[size_t(firstCol)].colStride) {  // per column: from the first's
         SliceScales::Load l = s.loads[size_t(firstCol)];
         l.base = firstCol;
         l.delta = key - firstKey;
@@ -217,7 +242,14 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
 std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value* kstep) {
   std::vector<Value*> loaded, ptrs;
   std::map<int64_t, Value*> kidx;  // K steps per stored element -> the step's stored K index (i64)
-  for (const SliceScales::Load& l : s.loads) {
+  std::map<int, Value*> seconds;  // a pair's load -> its second column's value
+  for (size_t i = 0; i < s.loads.size(); ++i) {
+    const SliceScales::Load& l = s.loads[i];
+    if (l.secondOf >= 0) {
+      loaded.push_back(seconds.at(l.secondOf));
+      ptrs.push_back(nullptr);
+      continue;
+    }
     Value *p = nullptr, *ok = l.ok;
     if (l.base >= 0) {  // a column `delta` past load base's
       p = b.ptrAdd(ptrs[size_t(l.base)], b.intBin("arith.muli", b.i64(l.delta), l.colStride));
@@ -228,7 +260,13 @@ std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value
       p = b.ptrAdd(l.ptr, b.intBin("arith.muli", ki, l.kStride));
     }
     ptrs.push_back(p);
-    loaded.push_back(b.op1("kern.ld_global", {p, ok}, types::f32(), {{"other", 0.0}}));
+    if (l.pair) {
+      Operation* two = b.create("kern.ld_global", {p, ok}, {types::f32(), types::f32()}, {{"other", 0.0}});
+      loaded.push_back(two->result(0));
+      seconds[int(i)] = two->result(1);
+    } else {
+      loaded.push_back(b.op1("kern.ld_global", {p, ok}, types::f32(), {{"other", 0.0}}));
+    }
   }
   std::map<std::pair<int, int>, Value*> factor;
   auto product = [&](int a, int c) {
