@@ -169,7 +169,7 @@ def kgrouped(torch, args, rows):
     print(f"torch.mm of the same work (bf16 out): {ms:.4f} ms {flops / ms / 1e9:.0f} TFLOP/s")
     if args.kiln and gm.get("correct"):
         for r in json.load(open(args.kiln)).get("ragged", []):
-            if r["layout"] == "kgrouped" and r["rows"] == rows:
+            if r["layout"] == "kgrouped" and not r.get("fp8") and r["rows"] == rows:
                 best = [k["ms"] for k in r["kiln"] if k.get("correct") and k.get("ms")]
                 if best:
                     entry["kiln_vs_grouped_mm"] = gm["ms"] / min(best)

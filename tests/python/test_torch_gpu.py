@@ -134,7 +134,7 @@ def test_grouped_mm_fp8_groups_along_k_match_float64():
         ref.append(acc)
         lo += k
     assert torch.count_nonzero(out[1]) == 0
-    assert rel_err(out, torch.stack(ref).float()) < 1e-4
+    assert rel_err(out, torch.stack(ref).float()) < 1e-3
 
 
 def test_grouped_mm_matches_torch():

@@ -48,6 +48,12 @@
 // no step and stores zeros (consumer.cpp starts its accumulators at 0). The clamps keep bad
 // offsets inside [0, K] (a decreasing one overlaps the previous group's range rather than running
 // outside the tensors); the host paths refuse them by name.
+//
+// FP8 groups along K (the blockwise weight gradient, 1x128 scales along K for both operands):
+// every group holds whole 128-token scale blocks (kiln.ops.grouped_mm refuses other host offsets
+// by name), and bk = 128, so no step spans two groups and nothing is zeroed; step kt scales by
+// block ktok / bk + kt (lower.cpp's kbase). Offsets off the blocks on the device give the
+// documented wrong result inside the tensors (docs/grouped-gemm.md).
 #include "schedule/sm90/lowering.h"
 
 namespace kiln::sm90 {

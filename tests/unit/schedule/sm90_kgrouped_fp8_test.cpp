@@ -142,6 +142,14 @@ TEST(Sm90KGroupedFp8, TheFamilyPicksAVariantThatLowersItSpillFree) {
   EXPECT_EQ(report.stackFrameBytes, 0);
   EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0);
   check(pick.config.str(), {136, 264, 640, kEnds, 2});
+  // The picks at the GPU test's shapes (Fp8ModesGroupedGpu.Fp8GroupsAlongKMatchTheInterpreter).
+  for (const std::map<std::string, int64_t>& dims : std::vector<std::map<std::string, int64_t>>{
+           {{"G", 6}, {"M", 392}, {"N", 520}, {"K", 3072}}, {{"G", 1}, {"M", 256}, {"N", 256}, {"K", 1024}}}) {
+    const ops::DefaultSchedule small = ops::defaultSchedule(*module->body().front(), Target::sm90a(), dims);
+    SCOPED_TRACE(small.why);
+    ASSERT_TRUE(small.fromFamily);
+    check(small.config.str(), {136, 264, 640, kEnds, 2});
+  }
 }
 
 TEST(Sm90KGroupedFp8, RefusesWhatItDoesNotLower) {
@@ -159,6 +167,30 @@ TEST(Sm90KGroupedFp8, RefusesWhatItDoesNotLower) {
   EXPECT_NE(error(kBase + "fp8_accum=promote bm=128 bn=128 stages=3 warps_m=2 stream_k=1").find(walks + "split_k=1"),
             std::string::npos);
   // A scale block is one K step: bk = 128 (slice_scales.cpp says so for every blockwise program).
+  // Tensorwise scales: nothing makes the groups whole 128-token blocks, and the kernel zeroes no
+  // token tail of an 8-bit stage.
+  {
+    ProgramBuilder p("wgrad_fp8_tensorwise");
+    auto [G, M, N, K] = p.dims("G", "M", "N", "K");
+    Tensor A = p.input("A", ScalarType::F8E4M3, {M, K});
+    Tensor B = p.input("B", ScalarType::F8E4M3, {K, N}, {0, 1});
+    Tensor SA = p.input("scale_a", ScalarType::F32, {1});
+    Tensor SB = p.input("scale_b", ScalarType::F32, {1});
+    Tensor offs = p.input("offsets", ScalarType::I32, {G});
+    Tensor C = p.output("C", ScalarType::F32, {G, M, N});
+    p.tile_grouped(G, Ragged::byOffsets(K, offs), {M, N}, [&](Index g, Coord m, Coord n) {
+      Tile acc = p.zeros(ScalarType::F32, {m, n});
+      p.reduce(K, [&](Coord k) { acc = dot(A(m, k), B(k, n), acc); });
+      C(g, m, n) = scale(acc, SA.item() * SB.item());
+    });
+    ir::DiagnosticEngine diag;
+    EXPECT_FALSE(compile(*p.finish(), Target::sm90a(),
+                         Config::parse(kBase + "fp8_accum=promote bm=128 bn=128 stages=3 warps_m=2"), diag));
+    EXPECT_NE(diag.str().find(walks + "block scales along K (tile.dot_scaled {block_k = 128}: each group's tokens "
+                                      "are whole scale blocks)"),
+              std::string::npos)
+        << diag.str();
+  }
   // A stored [K][M] (M contiguous, as the BF16 weight gradient takes it): wgmma reads 8-bit
   // operands K-major only.
   ProgramBuilder p("wgrad_fp8_m_contiguous");
