@@ -76,13 +76,19 @@ struct TuningKey {
   // a compile definition every layer and its users get from kiln_common (cmake/KilnLayers.cmake).
   std::string kilnVersion = KILN_VERSION;
   std::map<std::string, int> bucket;  // bucketDims() of the dims it was tuned at
+  // "gemv" where the family picks gemv at the dims (M <= 8), so that kiln tune searched gemv's
+  // space (tune/gemv_space.h): a bucket of M may straddle the pick's edge (M = 8 and 9 share one),
+  // and a gemv winner must not serve the rows the tensor cores run, nor the other way. Empty
+  // otherwise, and then not hashed, so that every other key (the pretuned table's) is unchanged.
+  std::string space;
   // Lower-case hex SHA-256 over every field, each length-prefixed (as cache_key.cpp does), so no
   // two different keys hash the same bytes.
   std::string hex() const;
   bool operator==(const TuningKey&) const = default;
 };
 
-// The key for `program` run on `device` for target `target` at `dims`.
+// The key for `program` run on `device` for target `target` at `dims` (`space` from the family's
+// untuned pick there).
 TuningKey tuningKey(const ir::Operation& program, std::string target, DeviceIdentity device,
                     const std::map<std::string, int64_t>& dims);
 

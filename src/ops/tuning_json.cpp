@@ -130,7 +130,8 @@ std::optional<TuningKey> keyFromJson(const json& j, const std::string& prefix, s
   std::optional<DeviceIdentity> d;
   if (!f.isObject("key") || !f.string("programHash", k.programHash) || !f.string("target", k.target) ||
       !(device = f.get("device")) || !(d = deviceFrom(*device, prefix + "device.", why)) ||
-      !f.string("kilnVersion", k.kilnVersion) || !f.integerMap("bucket", k.bucket))
+      !f.string("kilnVersion", k.kilnVersion) || !f.integerMap("bucket", k.bucket) ||
+      (j.contains("space") && !f.string("space", k.space)))  // absent in keys of the GEMM spaces
     return std::nullopt;
   k.device = std::move(*d);
   return k;
@@ -176,11 +177,13 @@ json toJson(const DeviceIdentity& d) {
 }
 
 json toJson(const TuningKey& k) {
-  return json{{"programHash", k.programHash},
+  json j{{"programHash", k.programHash},
               {"target", k.target},
               {"device", toJson(k.device)},
               {"kilnVersion", k.kilnVersion},
               {"bucket", json(k.bucket)}};
+  if (!k.space.empty()) j["space"] = k.space;
+  return j;
 }
 
 json toJson(const TunedEntry& e) {

@@ -5,6 +5,7 @@
 
 #include "backend/sha256.h"
 #include "kiln/ir/printer.h"
+#include "ops/default_schedule.h"
 #include "ops/tuning_cache.h"
 
 namespace kiln::ops {
@@ -71,6 +72,10 @@ std::string TuningKey::hex() const {
     field(h, name);
     field(h, std::to_string(b));
   }
+  if (!space.empty()) {
+    field(h, "space");
+    field(h, space);
+  }
   return backend::toHex(h.finish());
 }
 
@@ -81,6 +86,9 @@ TuningKey tuningKey(const ir::Operation& program, std::string target, DeviceIden
   k.target = std::move(target);
   k.device = std::move(device);
   k.bucket = bucketDims(dims);
+  // The family's pick decides the space kiln tune searches: gemv's for M <= 8.
+  if (auto t = Target::byName(k.target))
+    if (defaultSchedule(program, *t, dims).config.strategy == "gemv") k.space = "gemv";
   return k;
 }
 

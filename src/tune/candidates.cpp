@@ -7,6 +7,7 @@
 
 #include "ops/default_schedule.h"
 #include "tune/gemm_space.h"
+#include "tune/gemv_space.h"
 
 namespace kiln::tuning {
 
@@ -67,6 +68,12 @@ std::vector<Candidate> candidates(const ir::Operation& program, const Target& t,
     for (auto& [n, what] : neighbours(r.config, gemm && gemm->epilogueLoads))
       push({n, fmt::format("neighbour of {}: {}", r.variant, what), r.score * kNeighbourDiscount});
   }
+  // Where the family picks gemv (M <= 8), gemv's own space around the pick first: split_k, the
+  // block's width and threads, the loads in flight (tune/gemv_space.h).
+  if (gemm && ranked.front().config.strategy == "gemv")
+    for (Candidate& c : gemvSpace(*gemm, ranked.front().config, ranked.front().score, t,
+                                  std::max(0, limit - int(out.size())), stats))
+      push(std::move(c));
   if (gemm)
     for (Candidate& c : gemmSpace(*gemm, t, std::max(0, limit - int(out.size())), stats)) push(std::move(c));
   // Ranked by the heuristic, the family's pick first whatever a generated config scores: it is

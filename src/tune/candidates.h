@@ -4,8 +4,9 @@
 // in the strategy's option space (one option changed by one step: pipeline depth, the raster
 // group, a cluster along M, where the epilogue's loads are issued); and, for a GEMM, the
 // generated option space of tune/gemm_space.h (tile shapes fitted to the problem, warpgroup
-// layouts, swapped operands, split-K, stream-K, clusters, the epilogue's staging), pruned without
-// compiling and cut to a limit. All of them ranked together by the family's heuristic.
+// layouts, swapped operands, split-K, stream-K, clusters, the epilogue's staging) and, where the
+// family picks gemv, gemv's (tune/gemv_space.h: split_k, block width and threads, loads in
+// flight), pruned without compiling and cut to a limit. All of them ranked together by the family's heuristic.
 #include <map>
 #include <string>
 #include <vector>

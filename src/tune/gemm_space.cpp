@@ -292,6 +292,11 @@ std::vector<Candidate> gemmSpace(const GemmShape& g, const Target& t, int limit,
     ir::DiagnosticEngine quiet;
     if (!validate(c, t, ops, quiet) || (g.groupAlign > 0 && g.groupAlign % (int64_t(c.bm) * c.clusterM) != 0)) {
       ++st.invalid;
+      std::string why = quiet.str();
+      why = why.empty() ? fmt::format("bm={} x cluster_m={} does not divide the groups' rows ({})", c.bm, c.clusterM,
+                                      g.groupAlign)
+                        : why.substr(0, why.find('\n'));
+      st.refused.emplace_back(c.str(), std::move(why));
       return std::nullopt;
     }
     if (hopeless(c, g)) {
@@ -341,7 +346,7 @@ std::vector<Candidate> gemmSpace(const GemmShape& g, const Target& t, int limit,
       else ++st.pruned;
     }
   }
-  st.kept = int(out.size());
+  st.kept += int(out.size());
   std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
   return out;
 }

@@ -22,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/ir/operation.h"
@@ -62,6 +63,9 @@ struct SpaceStats {
   int invalid = 0;    // refused by the strategy's validation (shared memory, registers, combinations)
   int pruned = 0;     // valid, but not kept (mostly padding, or past the limit by score)
   int kept = 0;
+  // Each refused config's line and the first line of why (the strategy's diagnostic, or for gemv
+  // the resource it lacks: gemv_space.h).
+  std::vector<std::pair<std::string, std::string>> refused;
 };
 
 // The space's candidates for the GEMM on `t`, best first by the heuristic, at most `limit`

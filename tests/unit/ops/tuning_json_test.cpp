@@ -24,6 +24,16 @@ TEST(TuningCacheJson, RoundTrips) {
   auto k = tuningKeyFromJson(toJson(sampleKey()), why);
   ASSERT_TRUE(k) << why;
   EXPECT_EQ(*k, sampleKey());
+  EXPECT_FALSE(toJson(sampleKey()).contains("space"));  // as keys written before the field
+  TuningKey gemv = sampleKey();
+  gemv.space = "gemv";
+  auto g = tuningKeyFromJson(toJson(gemv), why);
+  ASSERT_TRUE(g) << why;
+  EXPECT_EQ(*g, gemv);
+  json wrong = toJson(gemv);
+  wrong["space"] = 3;
+  EXPECT_FALSE(tuningKeyFromJson(wrong, why));
+  EXPECT_EQ(why, "the field 'space' is a number, not a string");
   auto d = deviceIdentityFromJson(toJson(sampleKey().device), why);
   ASSERT_TRUE(d) << why;
   EXPECT_EQ(*d, sampleKey().device);

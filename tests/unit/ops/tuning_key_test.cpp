@@ -88,6 +88,7 @@ TEST(TuningCacheKey, HexCoversEveryField) {
   vary("a bucket's name", [](TuningKey& k) { k.bucket.erase("N"), k.bucket["n"] = 48; });
   vary("one more dim", [](TuningKey& k) { k.bucket["G"] = 3; });
   vary("one dim fewer", [](TuningKey& k) { k.bucket.erase("K"); });
+  vary("space", [](TuningKey& k) { k.space = "gemv"; });
   // Length prefixes: moving a character from one field to the next changes the hash.
   vary("target/kilnVersion boundary", [](TuningKey& k) { k.target += k.kilnVersion[0], k.kilnVersion.erase(0, 1); });
   std::set<std::string> seen = {base.hex()};
@@ -130,6 +131,26 @@ TEST(TuningCacheKey, TuningKeyBucketsTheDims) {
   EXPECT_EQ(a.bucket, (std::map<std::string, int>{{"K", 48}, {"M", 48}, {"N", 48}}));
   EXPECT_EQ(a.hex(), b.hex());
   EXPECT_NE(a.hex(), c.hex());
+  EXPECT_EQ(a.space, "");
+}
+
+// M = 8 and M = 9 share a bucket, but the family picks gemv at 8 and the tensor cores at 9, and
+// kiln tune searches gemv's space only at 8: their keys differ, so neither winner serves the other.
+// The key of a shape outside gemv's rows hashes as it did before the field (empty: not hashed).
+TEST(TuningCacheKey, TheGemvSpaceHasItsOwnKeys) {
+  auto gemm = examples::find("gemm_bf16")->build();
+  const ir::Operation& p = *gemm->body().front();
+  DeviceIdentity dev{"NVIDIA H200", 132, 12080};
+  TuningKey m8 = tuningKey(p, "sm_90a", dev, {{"M", 8}, {"N", 4096}, {"K", 4096}});
+  TuningKey m9 = tuningKey(p, "sm_90a", dev, {{"M", 9}, {"N", 4096}, {"K", 4096}});
+  EXPECT_EQ(m8.bucket, m9.bucket);
+  EXPECT_EQ(m8.space, "gemv");
+  EXPECT_EQ(m9.space, "");
+  EXPECT_NE(m8.hex(), m9.hex());
+  TuningKey old = m9;
+  old.space = "";
+  EXPECT_EQ(m9.hex(), old.hex());
+  EXPECT_EQ(tuningKey(p, "sm_80", dev, {{"M", 1}, {"N", 4096}, {"K", 4096}}).space, "gemv");
 }
 
 }  // namespace
