@@ -5,6 +5,7 @@
 // K split into slices of about two steps, the last partial). The registered variants' configs are
 // simulated by tests/unit/schedule/gemv_split_functional_test.cpp; the space combines block widths,
 // thread counts and slice counts they never combine.
+#include "ops/gemm_bf16.h"
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -20,19 +21,8 @@
 namespace kiln::tuning {
 namespace {
 
-std::unique_ptr<ir::Module> gemvProgram(bool bKMajor) {
-  ProgramBuilder pb("gemv_space_sim");
-  auto [M, N, K] = pb.dims("M", "N", "K");
-  auto A = pb.input("A", bf16, {M, K});
-  auto B = bKMajor ? pb.input("B", bf16, {K, N}, {0, 1}) : pb.input("B", bf16, {K, N});
-  auto C = pb.output("C", bf16, {M, N});
-  pb.tile({M, N}, [&](Coord m, Coord n) {
-    Tile acc = pb.zeros(f32, {m, n});
-    pb.reduce(K, [&](Coord k) { acc = dot(A(m, k), B(k, n), acc); });
-    C(m, n) = cast(bf16, acc);
-  });
-  return pb.finish();
-}
+// The family's own BF16 GEMM program (GemmVariant::program), the one every variant compiles.
+std::unique_ptr<ir::Module> gemvProgram(bool bKMajor) { return ops::GemmVariant{"gemv_space_sim", {}}.program(bKMajor); }
 
 TEST(TuneGemvSpaceSim, EveryBlockShapeWithItsMostSlicesComputesTheProduct) {
   int simulated = 0;

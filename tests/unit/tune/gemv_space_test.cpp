@@ -2,6 +2,7 @@
 // family's pick among the candidates with K split across blocks up to the bound the tiles per SM
 // give, none twice (each its own kernel, so its own compile-cache entry), every candidate
 // assembling without spills, and what cannot run pruned before compiling with the reason.
+#include "ops/gemm_bf16.h"
 #include "tune/gemv_space.h"
 
 #include <gtest/gtest.h>
@@ -18,19 +19,8 @@
 namespace kiln::tuning {
 namespace {
 
-std::unique_ptr<ir::Module> gemvProgram(bool bKMajor) {
-  ProgramBuilder pb("gemv_space");
-  auto [M, N, K] = pb.dims("M", "N", "K");
-  auto A = pb.input("A", bf16, {M, K});
-  auto B = bKMajor ? pb.input("B", bf16, {K, N}, {0, 1}) : pb.input("B", bf16, {K, N});
-  auto C = pb.output("C", bf16, {M, N});
-  pb.tile({M, N}, [&](Coord m, Coord n) {
-    Tile acc = pb.zeros(f32, {m, n});
-    pb.reduce(K, [&](Coord k) { acc = dot(A(m, k), B(k, n), acc); });
-    C(m, n) = cast(bf16, acc);
-  });
-  return pb.finish();
-}
+// The family's own BF16 GEMM program (GemmVariant::program), the one every variant compiles.
+std::unique_ptr<ir::Module> gemvProgram(bool bKMajor) { return ops::GemmVariant{"gemv_space", {}}.program(bKMajor); }
 
 struct Space {
   Config pick;
