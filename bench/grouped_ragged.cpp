@@ -94,6 +94,15 @@ std::vector<std::string> raggedConfigs(const RaggedOptions& o, const ir::Operati
   const ops::DefaultSchedule pick = ops::defaultSchedule(program, target, dims);
   std::printf("  Kiln's pick: %s\n", pick.why.c_str());
   if (pick.fromFamily) lines.push_back(pick.config.str());
+  // A stream-K pick (the last partial wave shared out, docs/grouped-gemm.md): its best-ranked
+  // data-parallel rival beside it, so the run measures what stream-K gives.
+  if (pick.fromFamily && pick.config.streamK)
+    for (const ops::RankedSchedule& r : ops::rankedSchedules(program, target, dims))
+      if (!r.family.empty() && !r.config.streamK) {
+        std::printf("  data-parallel rival: %s\n", r.variant.c_str());
+        lines.push_back(r.config.str());
+        break;
+      }
   auto add = [&](const Config& c) {
     if (c.raster == Raster::Row && (o.masked || c.bm >= 128) &&
         std::find(lines.begin(), lines.end(), c.str()) == lines.end())

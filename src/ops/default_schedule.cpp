@@ -201,6 +201,8 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
     p.c = familyOut;
     p.scaling = scalingOf(*g);
     p.ragged = g->raggedBounds != nullptr;
+    p.raggedK = g->raggedK;
+    p.groups = g->raggedBounds ? dim(g->dimGroups) : 0;
     p.strided = layout.strided;
     auto pick = selectGemmFp8(p, t, quiet);
     if (!pick) return fallback(program, firstMessage(quiet));
@@ -216,6 +218,8 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
   p.m = m, p.n = n, p.k = k, p.a = familyIn, p.b = f16Operands ? familyIn : g->bType, p.c = familyOut;
   p.bKMajor = g->bKMajor;
   p.ragged = g->raggedBounds != nullptr;
+  p.raggedK = g->raggedK;
+  p.groups = g->raggedBounds ? dim(g->dimGroups) : 0;
   p.grouped = g->groupIndex != nullptr;
   auto pick = selectGemmBf16(p, t, quiet);
   if (!pick) return fallback(program, firstMessage(quiet));
@@ -273,6 +277,8 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
       p.c = familyOut;
       p.scaling = scalingOf(*g);
       p.ragged = g->raggedBounds != nullptr;
+      p.raggedK = g->raggedK;
+      p.groups = g->raggedBounds ? dim(g->dimGroups) : 0;
       p.strided = layout.strided;
       for (const auto& v : gemmFp8Variants())
         if (v.eligible(p, t)) ranked.push_back({forOutput(v.config, *out), "gemm_fp8", v.name, v.preference(p, t)});
@@ -283,6 +289,8 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
       p.m = m, p.n = n, p.k = k, p.a = familyIn, p.b = f16Operands ? familyIn : g->bType, p.c = familyOut;
       p.bKMajor = g->bKMajor;
       p.ragged = g->raggedBounds != nullptr;
+      p.raggedK = g->raggedK;
+      p.groups = g->raggedBounds ? dim(g->dimGroups) : 0;
       p.grouped = g->groupIndex != nullptr;
       for (const auto& v : gemmBf16Variants()) {
         if (!v.eligible(p, t)) continue;

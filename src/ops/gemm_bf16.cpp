@@ -145,7 +145,7 @@ bool GemmVariant::eligible(const GemmProblem& p, const Target& t, std::string* w
   };
   if (!commonEligible(p, why)) return false;
   if (p.ragged)
-    if (std::string need = raggedWalkConflict(config); !need.empty())
+    if (std::string need = raggedWalkConflict(config, p.raggedK); !need.empty())
       return no("the problem has ragged groups, which it cannot walk: they need " + need);
   if (config.strategy == "sm90_ws_persistent") return sm90Eligible(*this, p, t, why);
   if (config.strategy == "gemv") return gemvEligible(*this, p, t, why);

@@ -50,9 +50,12 @@ struct GemmProblem {
   bool bKMajor = false;
   bool cRowMajor = true;
   // Ragged groups (tile.for_tiles {ragged = M}; docs/grouped-gemm.md): only the variants that can
-  // walk them (raggedWalkConflict: sm90, no cluster, split-K, stream-K or swap_ab).
-  // m is then the rows of every group together (offsets) or G x the per-group capacity (counts).
+  // walk them (raggedWalkConflict: sm90, no cluster, split-K or swap_ab; stream-K for groups of
+  // rows only). m is then the rows of every group together (offsets) or G x the per-group
+  // capacity (counts).
   bool ragged = false;
+  bool raggedK = false;  // ... the groups are along K (the weight gradient)
+  int64_t groups = 0;    // ... how many (G); their sizes are on the device
   bool grouped = false;     // tile.group_index picks B's matrix per block of rows (MoE)
   bool strided = false;     // some tensor argument is strided (a leading dimension, a batch stride)
   bool zeroStride = false;  // ... with a stride 0 (one matrix for every batch), which no tensor map has

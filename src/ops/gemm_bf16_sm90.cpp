@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ops/gemm_bf16.h"
+#include "ops/ragged_waves.h"
 
 namespace kiln::ops {
 
@@ -268,6 +269,7 @@ double splitTerm(const TileWork& w) {
 double streamKTerm(const TileWork& w) {
   if (!w.c.streamK) return 1.0;
   if (w.memoryBound) return 0.9;
+  if (w.p.ragged && !w.p.raggedK) return 0.97;  // its waves: raggedTerm
   auto [units, slots] = clusterWalk(w.c, w.p, w.sms, w.clustersOf4);
   double dataParallel = double(ceilDiv(units, slots));
   double shared = units % slots == 0 ? dataParallel
@@ -275,6 +277,21 @@ double streamKTerm(const TileWork& w) {
   // 0.97: where the waves fill it gives nothing back for running without reuse_stage and
   // group_m 16 (1-3% behind the 128x256 twin on the long-K BENCH.md shapes, bench/results/2026-11-29-h200-stream-k/).
   return 0.97 * dataParallel / shared;
+}
+
+// Ragged groups of rows, compute-bound: the tile count is the groups' (read on the device), which
+// the host can only expect (ragged_waves.h: M / bm + G / 2 tile rows). tileShapeScore counted the
+// dense problem's useful work over ceil(tiles / SMs) waves; this replaces those waves by the
+// expected time, data-parallel or stream-K (so stream-K's own wave count is not in streamKTerm).
+// The MoE shape (12416 rows in 8 groups, N = 4096, K = 7168) at 128x256: 1616 tiles, 12.24 waves;
+// data-parallel 13 (8 x 16 tiles of rounding are under a wave: the tail is predictable),
+// stream-K 12.42, so `_tma_streamk1` (0.97 x 13 / 12.42 = 1.015) passes `_tma_rs_g16` (1.01).
+double raggedTerm(const TileWork& w) {
+  if (!w.p.ragged || w.p.raggedK || w.memoryBound) return 1.0;
+  const int64_t dense = ceilDiv(w.tiles, w.sms);  // tileShapeScore's waves
+  RaggedWaves r = raggedWaves(w.p.m, w.p.n, w.c.bm, w.c.bn, w.p.groups, w.sms, w.c.streamK != 0,
+                              kStreamKOverheadSteps, w.kSteps());
+  return double(dense) / r.time;
 }
 
 // B's rows off 32-byte sectors (row-major B, N * 2 bytes not a multiple of 32): each 128-byte box
@@ -342,7 +359,7 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   // wave's tiles of B in L2 (unmeasured: a tie-break).
   const double raster = c.raster == Raster::Row ? 0.97 : 1.0;
   return 2.0 * tileShapeScore(c, p, t) * twinTerms(c, p, t) * memoryTerm(w) * splitTerm(w) * streamKTerm(w) *
-         pitchTerm(w) * computeIntensityTerm(w) * raster;
+         raggedTerm(w) * pitchTerm(w) * computeIntensityTerm(w) * raster;
 }
 
 }  // namespace kiln::ops

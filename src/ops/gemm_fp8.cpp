@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kiln/program_builder.h"
+#include "ops/ragged_waves.h"
 #include "ops/select_variant.h"
 #include "schedule/gemm_analysis.h"
 
@@ -210,7 +211,7 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
   if (p.n % 8 != 0) return no(fmt::format("N = {} is not a multiple of 8 (16-byte rows of the bf16 output)", p.n));
   if (!t.wgmma || !t.tma) return no(t.name + " has no wgmma / TMA (the FP8 variants need sm_90a)");
   if (p.ragged)
-    if (std::string need = raggedWalkConflict(config); !need.empty())
+    if (std::string need = raggedWalkConflict(config, p.raggedK); !need.empty())
       return no("the problem has ragged groups, which it cannot walk: they need " + need);
   // 1x128 x 1x128: a scale of B per column, kept in registers through its K step; two steps in
   // flight spill at the registered tiles (the gates test assembles every eligible one).
@@ -310,6 +311,12 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   if (c.streamK) {
     double perSlot = double(units) / double(slots);
     fill = perSlot / (perSlot + kStreamKOverheadSteps / ksteps) * 0.97;
+  }
+  // Ragged groups of rows: the expected waves of the groups' tiles (ragged_waves.h; the tile count
+  // is on the device), data-parallel or stream-K, over the dense problem's work.
+  if (p.ragged && !p.raggedK && cm == 1) {
+    RaggedWaves r = raggedWaves(p.m, p.n, c.bm, c.bn, p.groups, slots, c.streamK != 0, kStreamKOverheadSteps, ksteps);
+    fill = double(units) / double(slots) / r.time * (c.streamK ? 0.97 : 1.0);
   }
   double intensity = std::pow((double(c.bm) * c.bn / (c.bm + c.bn)) / 64.0, 0.2);
   double epilogue = pingpong ? 1.0 : ksteps / (ksteps + 2.0);

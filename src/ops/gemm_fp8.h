@@ -49,6 +49,8 @@ struct Fp8GemmProblem {
   Fp8Scaling scaling = Fp8Scaling::Rowwise;
   // Ragged groups (as GemmProblem::ragged): only the variants that can walk them.
   bool ragged = false;
+  bool raggedK = false;  // the groups are along K (the weight gradient): no stream-K
+  int64_t groups = 0;    // how many (G); their sizes are on the device
 };
 
 struct Fp8GemmVariant {

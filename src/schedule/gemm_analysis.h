@@ -115,8 +115,9 @@ struct GemmProgram {
 // false after a diagnostic.
 bool analyzeRagged(GemmProgram& g, const std::string& strategy, ir::DiagnosticEngine& diag);
 // What a config lacks to walk ragged groups (sm90/ragged_walk.cpp): "" when it can, else the
-// options it needs and why ("cluster_m=1 cluster_n=1: ...").
-std::string raggedWalkConflict(const Config& c);
+// options it needs and why ("cluster_m=1 cluster_n=1: ..."). Groups of rows take stream_k, groups
+// along K (alongK) neither split.
+std::string raggedWalkConflict(const Config& c, bool alongK = false);
 // The tile loop's coord arguments of M and N: its last two (after a batch or group index).
 inline const ir::Value* coordArgM(const GemmProgram& g) {
   return g.forTiles->body().argument(g.forTiles->body().numArguments() - 2);

@@ -44,10 +44,16 @@ bool analyzeRagged(GemmProgram& g, const std::string& strategy, DiagnosticEngine
   return true;
 }
 
-std::string raggedWalkConflict(const Config& c) {
+std::string raggedWalkConflict(const Config& c, bool alongK) {
   if (c.strategy != "sm90_ws_persistent") return "strategy=sm90_ws_persistent: no other strategy walks them";
   if (c.clusterM > 1 || c.clusterN > 1) return "cluster_m=1 cluster_n=1: the tiles of a cluster may lie in different groups";
-  if (c.splitK > 1 || c.streamK) return "split_k=1 stream_k=0: a group's tiles are not split along K";
+  // stream_k is the one split it takes: the walk shares out the last waves' K steps of the tile
+  // count it reads on the device (sm90/ragged_walk.cpp); split_k's fixed slices per tile are not
+  // lowered over groups (nor needed: the groups' tiles fill at least as many waves as stream-K's).
+  if (c.splitK > 1)
+    return alongK ? "split_k=1 stream_k=0: a unit runs its group's K steps"
+                  : "split_k=1: a group's tiles are not cut into fixed K slices (stream_k=1 shares out the last wave)";
+  if (c.streamK && alongK) return "split_k=1 stream_k=0: a unit runs its group's K steps";
   if (c.swapAB) return "swap_ab=false: the groups are rows of A";
   return "";
 }

@@ -20,6 +20,11 @@
 // peers = b + 1 - ceil((tile start + 1) R / S), the walker whose run holds the tile's first step
 // being the lowest of them. The three arms are the three places a unit comes from; the loop runs
 // exactly one iteration per unit, so the arms are chosen in walk order.
+//
+// {ragged, stream_k}: T is the groups' tile count, summed from the bounds by every walker before
+// the loop (raggedGrid), so D, S, R and the runs above are closed forms of values the kernel
+// reads itself: no host synchronization. A tile's (m0, n0, group, mend) come from raggedPlace
+// (the unit's tile in the groups' stacked tile rows), not from the dense grid.
 #include "transforms/tile_walk.h"
 
 namespace kiln::transforms::tilewalk {
@@ -41,7 +46,7 @@ struct Run {
 
 Run planRun(KernBuilder& b, const Operation& loop, const Shape& s, const Grid& g, const Walkers& w) {
   Run r;
-  r.ks = loop.operand(3);
+  r.ks = loop.operand(s.ragged ? 4 : 3);  // {ragged}: after the bounds
   Value* full = divu(b, g.total, w.count);
   Value* lessWaves = b.op1("arith.maxsi", {b.sub(full, b.i32(s.streamK - 1)), b.i32(0)}, types::i32());
   Value* whole = b.cmp("eq", remu(b, g.total, w.count), b.i32(0));
@@ -101,9 +106,16 @@ UnitLoop streamKLoop(KernBuilder& b, const Operation& loop, const Shape& s, cons
                   b.sub(b.addConst(w.id, 1), owner1), pos});
   }
   Value* tile = nonNegative(b, dp->result(0), "tile");
-  Origin o = place(b, loop, s, g, w, tile);
-  u.args = {iter, o.m0, o.n0, o.batch};
-  for (unsigned i = 1; i < 5; ++i) u.args.push_back(nonNegative(b, dp->result(i), old.argument(3 + i)->nameHint()));
+  u.args = {iter};
+  if (s.ragged) {  // (m0, n0, group, mend) of the groups' tile, found from the bounds
+    for (Value* v : raggedPlace(b, loop, s, g, tile)) u.args.push_back(v);
+  } else {
+    Origin o = place(b, loop, s, g, w, tile);
+    u.args.insert(u.args.end(), {o.m0, o.n0, o.batch});
+  }
+  const unsigned first = unsigned(u.args.size());
+  for (unsigned i = 1; i < 5; ++i)
+    u.args.push_back(nonNegative(b, dp->result(i), old.argument(first + i - 1)->nameHint()));
   u.next = dp->result(5);
   return u;
 }

@@ -21,7 +21,8 @@
 //   {raster = "grouped"}: groups of group_m tile rows walked column by column (tile_walk.cpp);
 //   {cluster = [cm, cn]}: the walkers are the clusters (kern.cluster_id, kern.cluster_count) and
 //   the block takes its sub-tile by kern.cluster_rank; {stream_k}: expand_stream_k.cpp; {ragged}:
-//   the groups' tiles counted and found from their bounds in memory (ragged_tile_walk.cpp);
+//   the groups' tiles counted and found from their bounds in memory (ragged_tile_walk.cpp), with
+//   {stream_k} the stream-K walk over those tiles (the count on the device, no host sync);
 //   {ragged = "k_offsets"}: the dense walk, each unit given its group's tokens from the offsets in
 //   memory and the K steps of the block's earlier units (ragged_tile_walk.cpp).
 //
@@ -50,7 +51,8 @@ void expand(Operation& loop, const tilewalk::Shape& s) {
   tilewalk::UnitLoop u;
   if (s.ragged) {  // the tile count is read from memory: no grid of tiles up front
     tilewalk::Walkers w = tilewalk::walkers(b, s);
-    u = tilewalk::raggedLoop(b, loop, s, w);
+    tilewalk::Grid g = tilewalk::raggedGrid(b, loop, s);
+    u = s.streamK ? tilewalk::streamKLoop(b, loop, s, g, w) : tilewalk::raggedLoop(b, loop, s, g, w);
   } else {
     tilewalk::Grid g = tilewalk::grid(b, loop, s);
     tilewalk::Walkers w = tilewalk::walkers(b, s);

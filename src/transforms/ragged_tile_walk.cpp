@@ -80,33 +80,31 @@ Operation* overGroups(KernBuilder& b, const Operation& loop, const std::vector<V
 
 }  // namespace
 
-UnitLoop raggedLoop(KernBuilder& b, const Operation& loop, const Shape& s, const Walkers& w) {
+Grid raggedGrid(KernBuilder& b, const Operation& loop, const Shape& s) {
   Value* zero = b.i32(0);
   Operation* count = overGroups(b, loop, {zero, zero}, {"cum", "gend"}, [&](Value* g, const std::vector<Value*>& c) {
     auto [lo, hi] = groupRows(b, loop, g, c[1]);
     return std::vector<Value*>{b.add(c[0], tileRows(b, s, lo, hi)), hi};
   });
   Value* tn = b.named(divu(b, b.addConst(loop.operand(1), s.bn - 1), b.i32(s.bn)), "tn");
-  Value* total = b.named(b.mul(b.named(count->result(0), "vtm"), tn), "tiles");
-  UnitLoop u;
-  u.loop = b.create("scf.for", {w.id, total, w.count, b.i32(0)}, {types::i32()}, {}, 1);
-  Block* body = u.loop->region(0).addBlock();
-  Value* unit = body->addArgument(types::i32(), "unit");
-  u.counter = body->addArgument(types::i32(), "i");
-  b.setInsertionPointToEnd(body);
-  const Block& old = loop.body();
-  Value* iter = nonNegative(b, u.counter, old.argument(0)->nameHint());
-  // The unit's tile row among the groups' stacked tile rows, and its column: row by row, or with
+  Value* vtm = b.named(count->result(0), "vtm");
+  Value* total = b.named(b.mul(vtm, tn), "tiles");
+  return Grid{vtm, tn, total, total};
+}
+
+std::vector<Value*> raggedPlace(KernBuilder& b, const Operation& loop, const Shape& s, const Grid& grid, Value* tile) {
+  // The tile's row among the groups' stacked tile rows, and its column: row by row, or with
   // raster "grouped" group_m stacked tile rows column by column (the same walk as a dense grid of
   // vtm x tn tiles, so a wave's blocks share B's tile columns; a band may span two groups).
   Value *vt = nullptr, *pn = nullptr;
   if (s.grouped) {
-    std::tie(vt, pn) = raster(b, s, Grid{count->result(0), tn, total, total}, unit);
+    std::tie(vt, pn) = raster(b, s, grid, tile);
   } else {
-    vt = b.named(divu(b, unit, tn), "vtile");
-    pn = remu(b, unit, tn);
+    vt = b.named(divu(b, tile, grid.tn), "vtile");
+    pn = remu(b, tile, grid.tn);
   }
   Value* n0 = b.mulConst(pn, s.bn);
+  Value* zero = b.i32(0);
   Operation* find = overGroups(b, loop, {zero, zero, zero, zero, zero}, {"cum", "gend", "found", "frow", "fend"},
                                [&](Value* g, const std::vector<Value*>& c) {
                                  auto [lo, hi] = groupRows(b, loop, g, c[1]);
@@ -116,9 +114,21 @@ UnitLoop raggedLoop(KernBuilder& b, const Operation& loop, const Shape& s, const
                                  return std::vector<Value*>{next, hi, b.select(hit, g, c[2]), b.select(hit, row, c[3]),
                                                             b.select(hit, hi, c[4])};
                                });
-  u.args = {iter, nonNegative(b, find->result(3), old.argument(1)->nameHint()),
-            nonNegative(b, n0, old.argument(2)->nameHint()), nonNegative(b, find->result(2), old.argument(3)->nameHint()),
-            nonNegative(b, find->result(4), old.argument(4)->nameHint())};
+  const Block& old = loop.body();
+  return {nonNegative(b, find->result(3), old.argument(1)->nameHint()), nonNegative(b, n0, old.argument(2)->nameHint()),
+          nonNegative(b, find->result(2), old.argument(3)->nameHint()),
+          nonNegative(b, find->result(4), old.argument(4)->nameHint())};
+}
+
+UnitLoop raggedLoop(KernBuilder& b, const Operation& loop, const Shape& s, const Grid& grid, const Walkers& w) {
+  UnitLoop u;
+  u.loop = b.create("scf.for", {w.id, grid.total, w.count, b.i32(0)}, {types::i32()}, {}, 1);
+  Block* body = u.loop->region(0).addBlock();
+  Value* unit = body->addArgument(types::i32(), "unit");
+  u.counter = body->addArgument(types::i32(), "i");
+  b.setInsertionPointToEnd(body);
+  u.args = {nonNegative(b, u.counter, loop.body().argument(0)->nameHint())};
+  for (Value* v : raggedPlace(b, loop, s, grid, unit)) u.args.push_back(v);
   return u;
 }
 

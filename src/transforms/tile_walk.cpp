@@ -33,15 +33,16 @@ std::optional<Shape> shapeOf(const Operation& loop) {
   s.streamK = loop.intAttr("stream_k", 0);
   if (s.splits < 1 || (s.split && s.streamK) || (loop.attr("stream_k") && s.streamK != 1 && s.streamK != 2))
     return std::nullopt;
-  // {ragged}: the fourth operand is the bounds' pointer; only the row walk of whole tiles.
+  // {ragged}: the fourth operand is the bounds' pointer; single-block tiles, not split in slices
+  // (groups of rows may take stream-K: the fifth operand is then ktiles).
   const std::string ragged = loop.stringAttr("ragged");
   s.kGroups = ragged == "k_offsets";
   s.kstep = loop.intAttr("kstep", 0);
   s.ragged = loop.attr("ragged") != nullptr && !s.kGroups;
   if ((s.ragged || s.kGroups) && ((ragged != "offsets" && ragged != "counts" && !s.kGroups) || s.clustered() ||
-                                  s.split || s.streamK || (s.kGroups && s.kstep < 1)))
+                                  s.split || (s.kGroups && (s.streamK || s.kstep < 1))))
     return std::nullopt;
-  const unsigned operands = s.kGroups ? 5u : s.streamK || s.ragged ? 4u : 3u;
+  const unsigned operands = s.kGroups || (s.ragged && s.streamK) ? 5u : s.streamK || s.ragged ? 4u : 3u;
   if (loop.numOperands() != operands || loop.numRegions() != 1 || loop.region(0).blocks().size() != 1 ||
       loop.body().numArguments() != s.bodyArgs())
     return std::nullopt;

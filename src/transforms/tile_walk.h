@@ -18,7 +18,9 @@ struct Shape {
   int64_t splits = 1;
   int64_t streamK = 0;         // {stream_k}: 0, 1 or 2
   bool grouped = false;        // raster "grouped"
-  bool ragged = false;         // {ragged}: operands (M, N, G, bounds), body (iter, m0, n0, group, mend)
+  // {ragged}: operands (M, N, G, bounds), body (iter, m0, n0, group, mend); with {stream_k} one
+  // more operand, ktiles, and the stream-K walk's four body arguments after mend.
+  bool ragged = false;
   // {ragged = "k_offsets", kstep}: groups along K, operands (M, N, G, offsets, K), the dense walk
   // with body (iter, m0, n0, group, ktok, kend, ksteps, done).
   bool kGroups = false;
@@ -76,14 +78,18 @@ struct UnitLoop {
 };
 // The grid-stride walk (tile_walk.cpp): units walker, walker + walkers, ... below total x S.
 UnitLoop persistentLoop(KernBuilder& b, const ir::Operation& loop, const Shape& s, const Grid& g, const Walkers& w);
-// {ragged} (ragged_tile_walk.cpp): the groups' tile rows counted from the bounds in memory, then
-// each unit's group and rows found by a walk over them.
-UnitLoop raggedLoop(KernBuilder& b, const ir::Operation& loop, const Shape& s, const Walkers& w);
+// {ragged} (ragged_tile_walk.cpp): the groups' tile rows counted from the bounds in memory (a
+// vtm x tn grid of one batch: tm = vtm, per = total = vtm tn), then each unit's group and rows
+// found by a walk over them. raggedPlace gives tile `tile`'s (m0, n0, group, mend).
+Grid raggedGrid(KernBuilder& b, const ir::Operation& loop, const Shape& s);
+std::vector<ir::Value*> raggedPlace(KernBuilder& b, const ir::Operation& loop, const Shape& s, const Grid& g,
+                                    ir::Value* tile);
+UnitLoop raggedLoop(KernBuilder& b, const ir::Operation& loop, const Shape& s, const Grid& g, const Walkers& w);
 // {ragged = "k_offsets"} (ragged_tile_walk.cpp): after persistentLoop's unit values, the unit's
 // group's tokens, its K steps and the K steps of the block's earlier units, appended to u.args.
 void kGroupArgs(KernBuilder& b, const ir::Operation& loop, const Shape& s, const Grid& g, const Walkers& w,
                 UnitLoop& u);
-// {stream_k} (expand_stream_k.cpp).
+// {stream_k} (expand_stream_k.cpp); with {ragged}, over raggedGrid's tiles, placed by raggedPlace.
 UnitLoop streamKLoop(KernBuilder& b, const ir::Operation& loop, const Shape& s, const Grid& g, const Walkers& w);
 
 }  // namespace kiln::transforms::tilewalk

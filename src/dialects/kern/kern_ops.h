@@ -112,7 +112,7 @@
 //    a cluster take the same units, each its sub-tile by rank, and peers counts lower clusters
 //    (a block's peers are the blocks of its rank in them).
 //    {ragged = "offsets" | "counts"} (ragged groups, MoE; operands (M, N, G, bounds), bounds a
-//    ptr<i32|i64> to G values in global memory; no cluster, splits or stream_k):
+//    ptr<i32|i64> to G values in global memory; no cluster or splits):
 //    group g owns rows [lo_g, hi_g): "offsets" (cumulative ends) lo_g = hi_(g-1) (lo_0 = 0), hi_g =
 //    min(max(bounds[g], lo_g), M); "counts" lo_g = 0, hi_g = min(max(bounds[g], 0), M) (the rows of
 //    batch g). Clamping keeps every group inside [0, M) whatever the bounds hold. Group g has
@@ -123,6 +123,11 @@
 //    t-th (a band of group_m tile rows may span groups). Body arguments: (iter, m0 = the tile
 //    row's first row, lo_g + i*bm, n0, group = g, mend = hi_g: rows from mend on are not the
 //    group's). The bounds must not change while the kernel runs (they are read again per tile).
+//    With {stream_k = W} (one more operand, ktiles = K steps per tile) the T tiles above, in the
+//    same order, are walked as {stream_k} walks a dense loop's T tiles (D data-parallel waves, the
+//    rest's K steps in runs, the same units, done and peers), T being the tile count every walker
+//    computed from the bounds; body arguments (iter, m0, n0, group, mend, kbase, ksteps, done,
+//    peers).
 //    {ragged = "k_offsets", kstep = bk} (groups along K, the weight gradient; operands (M, N, G,
 //    offsets, K), offsets a ptr<i32|i64> to G cumulative ends along K; no cluster, splits or
 //    stream_k): the dense walk of G x tm x tn tiles (group g = the tile's batch), each unit also

@@ -65,8 +65,10 @@ bool verifyTileLoopSplits(const Operation& op, DiagnosticEngine& d) {
 }
 
 // Ragged groups (kern_ops.h, kern.tile_loop {ragged}): the tile count comes from the bounds in
-// memory, so the walk takes no option that presumes a fixed grid of tiles or a tile split across
-// blocks or groups; either raster walks the groups' stacked tile rows.
+// memory, so the walk takes no option that presumes a fixed grid of tiles (splits) or a tile that
+// spans groups (cluster); either raster walks the groups' stacked tile rows. {stream_k} is the one
+// split across blocks it takes, for groups of rows: its waves are computed from the tile count on
+// the device, as that count is.
 bool verifyTileLoopRagged(const Operation& op, DiagnosticEngine& d) {
   const std::string ragged = op.stringAttr("ragged");
   if (ragged != "offsets" && ragged != "counts" && ragged != "k_offsets")
@@ -75,30 +77,44 @@ bool verifyTileLoopRagged(const Operation& op, DiagnosticEngine& d) {
   const bool alongK = ragged == "k_offsets";
   if (alongK && op.intAttr("kstep", 0) < 1)
     return d.error(op.loc()) << "'kern.tile_loop' {ragged = \"k_offsets\"} needs {kstep = bk} with bk >= 1";
-  bool ok = op.numOperands() == (alongK ? 5u : 4u);
+  // {stream_k = W} over groups of rows: the walk's tiles are the groups' (counted on the device),
+  // the last W waves' K steps shared out as the dense stream-K walk does; one more operand, ktiles.
+  const bool streamK = op.attr("stream_k") != nullptr;
+  if (streamK && alongK)
+    return d.error(op.loc()) << "'kern.tile_loop' {ragged = \"k_offsets\"} gives each unit its group's K steps; it "
+                                "takes no {stream_k}";
+  if (streamK && op.intAttr("stream_k", 0) != 1 && op.intAttr("stream_k", 0) != 2)
+    return d.error(op.loc()) << "'kern.tile_loop' {stream_k = W} shares out the tiles of the last W waves: W is 1 "
+                                "or 2";
+  bool ok = op.numOperands() == (alongK || streamK ? 5u : 4u);
   for (unsigned i = 0; ok && i < op.numOperands(); ++i)
     ok = i == 3 || op.operand(i)->type().isScalar(ScalarType::I32);
   const Type* p = ok ? &op.operand(3)->type() : nullptr;
   if (!ok || !isPtr(*p) || (p->elem() != ScalarType::I32 && p->elem() != ScalarType::I64))
     return d.error(op.loc()) << (alongK ? "'kern.tile_loop' {ragged = \"k_offsets\"} takes (M, N, groups) as i32, the "
                                           "groups' offsets as ptr<i32> or ptr<i64>, and K as i32"
+                                        : streamK ? "'kern.tile_loop' {ragged, stream_k} takes (M, N, groups) as "
+                                                    "i32, the groups' bounds as ptr<i32> or ptr<i64>, and ktiles (K "
+                                                    "steps per tile) as i32"
                                         : "'kern.tile_loop' {ragged} takes (M, N, groups) as i32 and the groups' bounds "
                                           "as ptr<i32> or ptr<i64>");
-  if (op.attr("cluster") || op.attr("splits") || op.attr("stream_k"))
-    return d.error(op.loc()) << "'kern.tile_loop' {ragged} walks whole single-block tiles of one group each: it "
-                                "takes no {cluster}, {splits} or {stream_k}";
+  if (op.attr("cluster") || op.attr("splits"))
+    return d.error(op.loc()) << "'kern.tile_loop' {ragged} walks single-block tiles of one group each: it takes no "
+                                "{cluster} or {splits}";
   const std::string raster = op.stringAttr("raster");
   if (raster != "row" && raster != "grouped")
     return d.error(op.loc()) << "'kern.tile_loop' needs {raster = \"row\"|\"grouped\"}, got \"" << raster << "\"";
   if (raster == "grouped" && op.intAttr("group_m", 0) < 1)
     return d.error(op.loc()) << "'kern.tile_loop' with raster = \"grouped\" needs {group_m = G} with G >= 1";
   const Block& body = op.body();
-  const unsigned nargs = alongK ? 8 : 5;
+  const unsigned nargs = alongK ? 8 : streamK ? 9 : 5;
   bool args = body.numArguments() == nargs;
   for (unsigned i = 0; args && i < nargs; ++i) args = body.argument(i)->type().isScalar(ScalarType::I32);
   if (!args)
     return d.error(op.loc()) << (alongK ? "'kern.tile_loop' {ragged = \"k_offsets\"} body takes (iter, m0, n0, group, "
                                           "ktok, kend, ksteps, done) : i32"
+                                        : streamK ? "'kern.tile_loop' {ragged, stream_k} body takes (iter, m0, n0, "
+                                                    "group, mend, kbase, ksteps, done, peers) : i32"
                                         : "'kern.tile_loop' {ragged} body takes (iter, m0, n0, group, mend) : i32");
   auto tile = op.intsAttr("tile");
   if (tile.size() != 2 || tile[0] <= 0 || tile[1] <= 0)

@@ -26,8 +26,14 @@
 // good bounds are not changed by it, and the host paths refuse the bad ones by name
 // (docs/grouped-gemm.md, "Bad offsets").
 //
-// Legal only with what raggedWalkConflict (gemm_ragged.cpp) accepts: no cluster, no split-K or
-// stream-K, no swap_ab.
+// Legal only with what raggedWalkConflict (gemm_ragged.cpp) accepts: no cluster, no split-K, no
+// swap_ab. stream_k=W walks the same tiles with the dense stream-K walk's units
+// (kern.tile_loop {ragged, stream_k}): the data-parallel waves and the runs of the last W waves'
+// K steps are closed forms of the tile count every walker sums from the bounds, so the split
+// needs no host sync; the hand-over is the dense one (split_handover.cpp: partials per block in
+// the workspace, added by the tile's finisher in a fixed order), and the finisher's epilogue
+// stores at %mend as any unit's does. The walk is the one thing that changes; a tile still lies
+// in one group.
 //
 // Groups along K (tile.for_tiles {ragged = K}, the weight gradient; docs/grouped-gemm.md, "Groups
 // along K"): every group has the same M x N tiles, so the walk is the dense batched one with the
@@ -80,7 +86,7 @@ std::string raggedKConflict(const GemmProgram& g, const Config& c) {
 }
 
 bool checkRagged(const GemmProgram& g, const Config& c, DiagnosticEngine& diag) {
-  std::string need = g.raggedBounds ? raggedWalkConflict(c) : "";
+  std::string need = g.raggedBounds ? raggedWalkConflict(c, g.raggedK) : "";
   if (need.empty() && g.raggedK) need = raggedKConflict(g, c);
   if (need.empty()) return true;
   if (g.raggedK)
@@ -100,6 +106,12 @@ Operation* createRaggedTileLoop(KernBuilder& b, const Request& r, const Kernel& 
   if (g.raggedK) attrs.push_back({"kstep", int64_t(r.c.bk)});
   std::vector<Value*> operands = {k.params.dimM, k.params.dimN, k.params.dims.at(g.dimGroups), bounds};
   if (g.raggedK) operands.push_back(k.params.dimK);
+  // stream_k over groups of rows: the walk shares out the last waves of the tile count it reads
+  // from the bounds (kern_ops.h); the unit's (kbase, ksteps, done, peers) follow mend.
+  if (r.c.streamK && !g.raggedK) {
+    attrs.push_back({"stream_k", int64_t(r.c.streamK)});
+    operands.push_back(k.ktiles);
+  }
   return b.create("kern.tile_loop", operands, {}, attrs, 1);
 }
 

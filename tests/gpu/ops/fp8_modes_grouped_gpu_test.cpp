@@ -6,7 +6,8 @@
 // with the output poisoned, and compared with the tile-IR interpreter: the same tolerance as the
 // other GPU tests where a row is written, bit for bit poison where the interpreter wrote nothing
 // (rows no group owns). Groups along K (the weight gradient) likewise, BF16 and FP8 with 1x128
-// scales along K. Skips, saying why, where there is no Hopper GPU.
+// scales along K; stream-K over ragged groups' tiles, launched twice for the same bits. Skips,
+// saying why, where there is no Hopper GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,6 +23,7 @@
 #include "kiln/target.h"
 #include "ops/default_schedule.h"
 #include "ops/fp8_programs.h"
+#include "ops/gemm_bf16.h"
 #include "ops/gemm_fp8.h"
 #include "ops/grouped_programs.h"
 #include "tests/gpu/ops/gemm_reference.h"
@@ -43,8 +45,9 @@ class Fp8ModesGroupedGpu : public ::testing::Test {
 // Runs `module` at `dims` with the picked schedule; `bounds` (name, values) overwrite the seeded
 // group bounds. Checks C against the interpreter (poison where it wrote nothing).
 // `forced`: that config instead of the pick.
+// `again`: launch a second time on a poisoned C and expect the same bits (stream-K's fixed order).
 void matches(const ir::Module& module, const std::map<std::string, int64_t>& dims, const std::string& boundsName = "",
-             const std::vector<int32_t>& bounds = {}, const Config* forced = nullptr) {
+             const std::vector<int32_t>& bounds = {}, const Config* forced = nullptr, bool again = false) {
   const ir::Operation& program = *module.body().front();
   const ops::DefaultSchedule pick = ops::defaultSchedule(program, Target::sm90a(), dims);
   SCOPED_TRACE(pick.why);
@@ -76,6 +79,14 @@ void matches(const ir::Module& module, const std::map<std::string, int64_t>& dim
   bench::check(cudaDeviceSynchronize(), "kernel");
   interp::HostTensor got = want;
   bench::check(cudaMemcpy(got.bytes.data(), buffers.back()->ptr, got.bytes.size(), cudaMemcpyDeviceToHost), "C");
+  if (again) {
+    bench::check(cudaMemset(buffers.back()->ptr, 0xFF, got.bytes.size()), "poison");
+    kernel->launch(ctx, nullptr, pointers, {}, dims);
+    bench::check(cudaDeviceSynchronize(), "kernel");
+    std::vector<uint8_t> second(got.bytes.size());
+    bench::check(cudaMemcpy(second.data(), buffers.back()->ptr, second.size(), cudaMemcpyDeviceToHost), "C");
+    EXPECT_TRUE(second == got.bytes) << "a second launch gave other bits";
+  }
   if (boundsName.empty()) {
     EXPECT_EQ(testing::compareToInterpreter("C", want, got), "");
     return;
@@ -166,6 +177,23 @@ TEST_F(Fp8ModesGroupedGpu, MoeOfEightExperts) {
     auto module = ops::groupedGemmProgram({L::Offsets, t, ScalarType::BF16}, "moe");
     matches(*module, {{"G", 8}, {"M", 1280}, {"N", 4224}, {"K", 512}}, "offsets", ends);
   }
+}
+
+// Stream-K over the groups' tiles (docs/grouped-gemm.md, "The last wave"): the family's MoE pick
+// (128x256, stream_k=1) where the groups' 17 tile rows x 10 columns make 170 tiles, a wave of 132
+// and 38 whose K steps (16 each) are shared out over every SM; an empty group, a group of 100
+// rows (under a tile), rows past the last offset no group owns. Launched twice: the finishers add
+// their peers' sums in a fixed order, so the bits must not change. Then the masked layout.
+TEST_F(Fp8ModesGroupedGpu, RaggedStreamKSharesOutTheLastWave) {
+  using L = ops::GroupedGemmSpec::Layout;
+  const ops::GemmVariant* v = ops::findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma_streamk1");
+  ASSERT_NE(v, nullptr);
+  auto module = ops::groupedGemmProgram({L::Offsets, ScalarType::BF16, ScalarType::BF16}, "moe");
+  matches(*module, {{"G", 8}, {"M", 1900}, {"N", 2560}, {"K", 1024}}, "offsets",
+          {0, 100, 356, 620, 1000, 1100, 1390, 1800}, &v->config, true);
+  auto masked = ops::groupedGemmProgram({L::Masked, ScalarType::BF16, ScalarType::BF16}, "moe_masked");
+  matches(*masked, {{"G", 4}, {"M", 1024}, {"N", 2560}, {"K", 1024}}, "counts", {0, 1024, 129, 900}, &v->config,
+          true);
 }
 
 // Groups along K (the weight gradient, C f32 [G, M, N]): token counts off the 64-token K step

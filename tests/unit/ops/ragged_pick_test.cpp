@@ -28,6 +28,7 @@ TEST(RaggedPick, EveryLayoutPicksAVariantThatWalksTheGroups) {
   };
   const Case cases[] = {
       {L::Offsets, ScalarType::BF16, {{"G", 8}, {"M", 10240}, {"N", 4096}, {"K", 7168}}},
+      {L::Offsets, ScalarType::BF16, {{"G", 8}, {"M", 12416}, {"N", 4096}, {"K", 7168}}},  // stream-K
       {L::Offsets, ScalarType::F8E4M3, {{"G", 8}, {"M", 10240}, {"N", 4096}, {"K", 7168}}},
       {L::Offsets, ScalarType::BF16, {{"G", 4}, {"M", 96}, {"N", 512}, {"K", 1024}}},
       {L::Masked, ScalarType::BF16, {{"G", 8}, {"M", 256}, {"N", 4096}, {"K", 7168}}},
@@ -55,6 +56,44 @@ TEST(RaggedPick, EveryLayoutPicksAVariantThatWalksTheGroups) {
   }
 }
 
+// The last wave (docs/grouped-gemm.md, ops/ragged_waves.h): the MoE forward's groups (12416 rows
+// in 8 groups, N = 4096, K = 7168) are expected to make 101 tile rows of 128, 1616 tiles of
+// 128x256, 12.24 waves of 132: data-parallel 13, stream-K over the last one 12.42, so the pick is
+// the stream-K twin; the dense problem of the same rows (1552 tiles, 11.76 waves) keeps its
+// data-parallel pick, and so does the ragged one at K = 1024, where a run's fill and hand-over (~20
+// K steps of 16) cost more than the partial wave.
+TEST(RaggedPick, TheLastPartialWaveGoesToStreamKWhereItPays) {
+  auto pickOf = [](bool ragged, int64_t k) {
+    auto module = ragged ? groupedGemmProgram({L::Offsets, ScalarType::BF16, ScalarType::BF16}, "moe") : nullptr;
+    std::map<std::string, int64_t> dims = {{"G", 8}, {"M", 12416}, {"N", 4096}, {"K", k}};
+    if (ragged) return defaultSchedule(*module->body().front(), Target::sm90a(), dims);
+    GemmProblem p{12416, 4096, k, ScalarType::BF16, ScalarType::BF16, ScalarType::BF16};
+    ir::DiagnosticEngine diag;
+    auto sel = selectGemmBf16(p, Target::sm90a(), diag);
+    DefaultSchedule d;
+    d.variant = sel ? sel->variant->name : diag.str();
+    return d;
+  };
+  EXPECT_EQ(pickOf(true, 7168).variant, "bf16_gemm_sm90_128x256x64_s4_tma_streamk1") << pickOf(true, 7168).why;
+  EXPECT_EQ(pickOf(false, 7168).variant, "bf16_gemm_sm90_128x256x64_s4_tma_rs_g16");
+  EXPECT_EQ(pickOf(true, 1024).variant.find("streamk"), std::string::npos) << pickOf(true, 1024).variant;
+  // The masked layout walks the same way (its tiles counted from the counts): 8 experts of a
+  // capacity of 1552 rows (12416 in all), the same expected tiles and the same pick.
+  auto masked = groupedGemmProgram({L::Masked, ScalarType::BF16, ScalarType::BF16}, "moe");
+  EXPECT_EQ(defaultSchedule(*masked->body().front(), Target::sm90a(), {{"G", 8}, {"M", 1552}, {"N", 4096}, {"K", 7168}})
+                .variant,
+            "bf16_gemm_sm90_128x256x64_s4_tma_streamk1");
+  // Groups along K never take stream-K (a unit runs its group's K steps).
+  GemmProblem kg{7168, 4096, 12416, ScalarType::BF16, ScalarType::BF16, ScalarType::BF16};
+  kg.ragged = kg.raggedK = true;
+  std::string why;
+  const GemmVariant* sk = findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma_streamk1");
+  ASSERT_NE(sk, nullptr);
+  EXPECT_FALSE(sk->eligible(kg, Target::sm90a(), &why));
+  EXPECT_EQ(why, "the problem has ragged groups, which it cannot walk: they need split_k=1 stream_k=0: a unit runs its "
+                 "group's K steps");
+}
+
 TEST(RaggedPick, VariantsThatCannotWalkTheGroupsSayWhy) {
   GemmProblem p{4096, 4096, 4096, ScalarType::BF16, ScalarType::BF16, ScalarType::BF16};
   p.ragged = true;
@@ -80,7 +119,7 @@ TEST(RaggedPick, VariantsThatCannotWalkTheGroupsSayWhy) {
     }
   }
   EXPECT_GE(walkers, 2);
-  EXPECT_GE(refused, 1);  // the clusters and split-K / stream-K variants
+  EXPECT_GE(refused, 1);  // the clusters and split-K variants
 }
 
 }  // namespace

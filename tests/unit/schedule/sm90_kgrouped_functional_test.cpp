@@ -156,6 +156,10 @@ TEST(Sm90KGroupedFunctional, RefusesWhatItDoesNotLower) {
             std::string::npos);
   EXPECT_NE(error(kBase + "bm=128 bn=128 stages=3 warps_m=2 split_k=2").find(walks + "split_k=1 stream_k=0"),
             std::string::npos);
+  // Stream-K is lifted for groups of rows only: a unit along K runs its group's own K steps.
+  EXPECT_NE(error(kBase + "bm=128 bn=128 stages=3 warps_m=2 stream_k=1")
+                .find(walks + "split_k=1 stream_k=0: a unit runs its group's K steps"),
+            std::string::npos);
   // FP8 along K: sm90_kgrouped_fp8_test.cpp.
 }
 

@@ -6,7 +6,8 @@
 // poisoned bit for bit, the others match the interpreter to the GPU tests' tolerance. Empty
 // groups, groups shorter than a tile, tiles shared by two groups, rows past the last group; bad
 // bounds (decreasing, past M, negative) clamped by the kernel so that it stays inside its tensors;
-// the grouped raster and TMA-store epilogue; then the configs it refuses.
+// the grouped raster and TMA-store epilogue; stream-K over the groups' tiles (a partial last wave
+// shared out, determinism); then the configs it refuses.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 
 #include "interp/random_inputs.h"
 #include "kiln/interp/interpreter.h"
+#include "ops/gemm_bf16.h"
 #include "ops/gemm_fp8.h"
 #include "ops/grouped_programs.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
@@ -140,6 +142,61 @@ TEST(Sm90RaggedFunctional, GroupedRasterAndTmaStores) {
   check(fp8 + "bm=128 bn=128 stages=3 warps_m=2", {L::Masked, true, 136, 136, 272, {70, 0, 136}, 2});
 }
 
+// stream_k over the groups' tiles (kern.tile_loop {ragged, stream_k}): the tile count the walk
+// sums from the bounds on the device sets the data-parallel waves and the runs of the last W
+// waves' K steps (docs/grouped-gemm.md). kEnds at bm = 64 has 2 + 0 + 3 + 1 + 1 = 7 tile rows
+// (an empty group, a group of one row); at N = 72, 14 tiles: on 4 blocks 3 whole waves and 2
+// tiles whose 5 K steps each (K = 264) are runs of 2 or 3 steps, so both tiles are finished by a
+// block that adds a lower block's partial sums. At bm = 128, 10 tiles on 3 blocks: the last
+// tile's 4 K steps on all 3 blocks (its finisher adds 2 peers).
+TEST(Sm90RaggedFunctional, StreamKSharesOutTheLastPartialWave) {
+  const std::string sk = kBf16 + "bm=64 bn=64 stages=3 warps_m=1 stream_k=";
+  check(sk + "1", {L::Offsets, false, 300, 72, 264, kEnds, 4});
+  check(sk + "2", {L::Offsets, false, 300, 72, 264, kEnds, 4});
+  check(kBf16 + "bm=128 bn=128 stages=3 warps_m=2 stream_k=1", {L::Offsets, false, 300, 200, 200, kEnds, 3});
+  // The dense kernels' walk and stores: grouped raster, TMA stores of whole tiles, a group's
+  // partial tile stored from registers by its finisher.
+  check(kBf16Any + "raster=grouped epilogue=tma group_m=2 bm=64 bn=64 stages=3 warps_m=1 stream_k=1",
+        {L::Offsets, false, 300, 72, 264, kEnds, 4});
+  // Masked (counts 0, 70, 128: 4 tile rows, 8 tiles on 3 blocks), and fewer tiles than blocks
+  // (4 tiles on 5 blocks: no data-parallel wave, every K step shared out).
+  check(sk + "1", {L::Masked, false, 128, 72, 264, {0, 70, 128}, 3});
+  check(sk + "1", {L::Masked, false, 128, 72, 264, {0, 70, 0}, 5});
+  // FP8 block scales: each run's steps scaled by their own K blocks (kbase).
+  check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2 stream_k=1", {L::Offsets, true, 300, 136, 400, kEnds, 3});
+  // The family's pick for the MoE forward (ragged_pick_test.cpp): 128x256, grouped raster, TMA
+  // stores; kEnds at bm = 128 and N = 520: 15 tiles on 4 blocks, 3 waves and 3 tiles shared out.
+  const ops::GemmVariant* pick = ops::findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma_streamk1");
+  ASSERT_NE(pick, nullptr);
+  check(pick->config.str(), {L::Offsets, false, 300, 520, 264, kEnds, 4});
+  // Every group empty: no tile, no unit; nothing written, no flag left set (runGroupedSim checks).
+  check(sk + "1", {L::Offsets, false, 300, 72, 264, {0, 0, 0}, 4}, false);
+  // Bad bounds: clamped as without stream-K, inside the tensors.
+  check(sk + "1", {L::Offsets, false, 200, 72, 200, {150, 40, 1000, -5}, 4}, false);
+}
+
+// The finisher adds its peers' partial sums in a fixed order (nearest block first), so two launches
+// give the same bits; and those bits are the sum of the same K steps as without stream-K, to the
+// tolerance of the order (the check against the interpreter above).
+TEST(Sm90RaggedFunctional, StreamKIsDeterministic) {
+  auto module = programOf({L::Offsets, false, 300, 72, 264, kEnds});
+  testing::GroupedSimOptions o;
+  o.blocks = 4;
+  o.runInterpreter = false;
+  o.prepare = [&](std::map<std::string, interp::HostTensor>& t) {
+    std::memcpy(t.at("offsets").bytes.data(), kEnds.data(), kEnds.size() * 4);
+  };
+  const std::map<std::string, int64_t> dims = {{"G", 5}, {"M", 300}, {"N", 72}, {"K", 264}};
+  const std::string config = kBf16 + "bm=64 bn=64 stages=3 warps_m=1 stream_k=1";
+  testing::GroupedSimRun a = testing::runGroupedSim(*module, config, dims, 7, o);
+  testing::GroupedSimRun b = testing::runGroupedSim(*module, config, dims, 7, o);
+  ASSERT_EQ(a.error, "");
+  ASSERT_EQ(b.error, "");
+  ASSERT_EQ(a.got.bytes.size(), b.got.bytes.size());
+  EXPECT_TRUE(a.got.bytes == b.got.bytes) << "two launches of the same stream-K kernel differ";
+  EXPECT_FALSE(a.got.bytes == std::vector<uint8_t>(a.got.bytes.size(), 0xFF)) << "the kernel wrote nothing";
+}
+
 // Bounds the interpreter refuses: decreasing offsets, an offset past M, a negative one, counts past
 // the rows. The kernel clamps each group's range, so it reads and writes inside its tensors only
 // (GlobalMemory aborts on any access outside them).
@@ -160,7 +217,12 @@ TEST(Sm90RaggedFunctional, RefusesConfigsThatCannotWalkTheGroups) {
                 .find(walks + "cluster_m=1 cluster_n=1: the tiles of a cluster may lie in different groups"),
             std::string::npos);
   EXPECT_NE(sm90sim::compileError(*program, base + "split_k=2")
-                .find(walks + "split_k=1 stream_k=0: a group's tiles are not split along K"),
+                .find(walks + "split_k=1: a group's tiles are not cut into fixed K slices (stream_k=1 shares out the "
+                              "last wave)"),
+            std::string::npos);
+  // stream_k is no refusal (StreamKSharesOutTheLastPartialWave), but keeps its own rules.
+  EXPECT_NE(sm90sim::compileError(*program, base + "stream_k=1 consumers=pingpong")
+                .find("stream_k=1 with consumers=pingpong is not supported by"),
             std::string::npos);
   // Groups along K: sm90_kgrouped_functional_test.cpp.
 }

@@ -34,6 +34,7 @@ GroupedSimRun runGroupedSim(const ir::Module& module, const std::string& configT
   GlobalMemory mem;
   std::map<std::string, uint64_t> addr;
   std::vector<uint64_t> tensors;  // the tensor arguments in the program's order (for the maps)
+  uint64_t flags = 0;             // stream_k's flags: every launch must leave them zero
   for (const auto& op : program.body().operations())
     if (op->is("tile.input") || op->is("tile.output")) {
       const std::string name = op->stringAttr("name");
@@ -50,6 +51,11 @@ GroupedSimRun runGroupedSim(const ir::Module& module, const std::string& configT
     } else if (prm.kind == KernelParam::Kind::TensorMap) {
       launch.args.push_back(launch.maps.size());
       launch.maps.push_back(tensorMapDescFor(prm, sig, tensors, dims));
+    } else if (prm.kind == KernelParam::Kind::Workspace) {  // stream_k: flags zero, partials poisoned
+      auto [flagBytes, partialBytes] = compiled->launch.workspaceBytes(dims, int(launch.blocks));
+      const bool flagBuf = prm.name == "ws_flags";
+      launch.args.push_back(mem.add(std::vector<uint8_t>(size_t(flagBuf ? flagBytes : partialBytes), flagBuf ? 0 : 0xFF)));
+      if (flagBuf) flags = launch.args.back();
     } else {
       if (prm.kind != KernelParam::Kind::Dim) return out.error = "unexpected kernel parameter " + prm.name, out;
       launch.args.push_back(uint32_t(int32_t(dims.at(prm.name))));
@@ -57,6 +63,9 @@ GroupedSimRun runGroupedSim(const ir::Module& module, const std::string& configT
   }
   out.got = want;
   if (std::string e = simulateWarpSpecialized(launch, mem); !e.empty()) return out.error = e, out;
+  if (flags)
+    for (uint8_t byte : mem.at(flags))
+      if (byte != 0) return out.error = "the launch left a stream-K flag set (the next launch would not wait)", out;
   std::memcpy(out.got.bytes.data(), mem.at(addr.at("C")).data(), out.got.bytes.size());
   if (o.runInterpreter && !interp::run(program, args.request, diag)) return out.error = diag.str(), out;
   out.want = want;
