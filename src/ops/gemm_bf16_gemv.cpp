@@ -6,6 +6,8 @@
 // element, the FMAs of M rows and an unpack: M <= 8 leaves room, M = 16 would be bound by issue,
 // so the family prefers gemv up to M = 8 and the tensor-core variants above it (gemv stays
 // eligible up to 16, for a forced pick and the benchmark's comparison).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ops/gemm_bf16.h"
@@ -46,6 +48,31 @@ int gemvSplits(const Config& c, const GemmProblem& p, int V, int sms) {
   int64_t s = std::min<int64_t>({(resident + tiles / 2) / tiles, steps, 16});
   if (s <= 1) return 1;
   return int(ceilDiv(steps, ceilDiv(steps, s)));
+}
+
+// The N path (B row-major) with 16-byte loads at M <= 2 (docs/gemv-strategy.md, "N-major B"): a
+// warp's load of one B row is bn x 2 bytes, and 64-byte runs (bn = 32) read at 0.72-0.78 of the
+// read ceiling on the H100 where 128-byte runs (bn = 64) read at 0.89-0.95 (run of 2026-12-06,
+// d015204). So the block is 64 columns wide (at most N rounded up to 8) and split-K, not narrower
+// blocks, fills the GPU. A split block keeps 4 loads in flight per thread (56 registers at M = 1
+// on sm_90a: four 256-thread blocks per SM; 72 at M = 2: three), and the slices are as many as
+// fit in ONE wave of resident blocks (tiles x slices <= resident; a partial second wave leaves its
+// few blocks reading alone: 14336 x 4096 split 2 ways into 448 blocks for 396 places ran at
+// 0.80), each the same whole number of steps. Too many tiles for two slices: unsplit, 8 loads.
+void nPathWide(Config& c, const GemmProblem& p, int sms) {
+  c.bn = int(std::clamp<int64_t>(ceilDiv(p.n, 8) * 8, 8, 64));
+  while (c.bn & (c.bn - 1)) c.bn += 8;  // 8, 16, 32 or 64: bn / V threads, a power of two
+  c.vectors = 8;
+  c.splitK = 1;
+  const int64_t tiles = ceilDiv(p.n, c.bn) * ceilDiv(p.m, c.bm);
+  const int64_t resident = int64_t(c.bm == 1 ? 4 : 3) * std::max(0, sms);
+  if (tiles * 2 > resident) return;
+  const int64_t step = int64_t(c.blockThreads / (c.bn / 8)) * 4;
+  const int64_t steps = ceilDiv(p.k, step);
+  const int64_t s = std::min<int64_t>({resident / tiles, steps, 16});
+  if (s <= 1) return;
+  c.vectors = 4;
+  c.splitK = int(ceilDiv(steps, ceilDiv(steps, s)));
 }
 
 }  // namespace
@@ -94,6 +121,10 @@ Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms) {
   int bytes = 16;
   while (bytes > 2 && bytes > c.alignB) bytes /= 2;
   const int V = bytes / 2;
+  if (!p.bKMajor && V == 8 && c.bm <= 2 && c.blockThreads >= 64 * 8 / V) {
+    nPathWide(c, p, sms);
+    return c;
+  }
   // The widest block (longest contiguous runs of B per row on the N path, most N rows per group on
   // the K path) whose grid still fills about a wave of the SMs: no K split across blocks is needed
   // for N of a few thousand and up (docs/gemv-strategy.md, "Grid").
