@@ -50,29 +50,30 @@ int gemvSplits(const Config& c, const GemmProblem& p, int V, int sms) {
   return int(ceilDiv(steps, ceilDiv(steps, s)));
 }
 
-// The N path (B row-major) with 16-byte loads at M <= 2 (docs/gemv-strategy.md, "N-major B"): a
-// warp's load of one B row is bn x 2 bytes, and 64-byte runs (bn = 32) read at 0.72-0.78 of the
-// read ceiling on the H100 where 128-byte runs (bn = 64) read at 0.89-0.95 (run of 2026-12-06,
-// d015204). So the block is 64 columns wide (at most N rounded up to 8) and split-K, not narrower
-// blocks, fills the GPU. A split block keeps 4 loads in flight per thread (56 registers at M = 1
-// on sm_90a: four 256-thread blocks per SM; 72 at M = 2: three), and the slices are as many as
-// fit in ONE wave of resident blocks (tiles x slices <= resident; a partial second wave leaves its
-// few blocks reading alone: 14336 x 4096 split 2 ways into 448 blocks for 396 places ran at
-// 0.80), each the same whole number of steps. Too many tiles for two slices: unsplit, 8 loads.
-void nPathWide(Config& c, const GemmProblem& p, int sms) {
-  c.bn = int(std::clamp<int64_t>(ceilDiv(p.n, 8) * 8, 8, 64));
-  while (c.bn & (c.bn - 1)) c.bn += 8;  // 8, 16, 32 or 64: bn / V threads, a power of two
-  c.vectors = 8;
-  c.splitK = 1;
+// Split-K in ONE wave, at 16-byte loads (docs/gemv-strategy.md, "One wave"): a split block keeps
+// 4 loads of B in flight per thread (4 rows of one column strip on the N path; 4 / R K vectors of
+// each of its R N rows on the K path), which takes 55-60 registers at M = 1 on sm_80 and sm_90a:
+// four 256-thread blocks per SM (72 at M = 2 on the N path: three). The slices are as many as fit
+// in one wave of those resident blocks (tiles x slices <= resident): a partial second wave leaves
+// its few blocks reading alone (the H100 run of 2026-12-06, d015204: 14336 x 4096 NN split 2 ways
+// into 448 blocks for 396 places ran at 0.80 of the read ceiling), and each slice gets the same
+// whole number of steps, as gemvSplits. Too many tiles for two slices a tile: unsplit, with the
+// variant's loads. Returns false where this rule does not apply (gemvSplits' then).
+bool oneWaveSplit(Config& c, const GemmProblem& p, int V, int sms) {
+  const int rows = p.bKMajor ? c.bn / (c.blockThreads / 32) : 1;  // N rows per warp (K path)
+  if (V != 8 || c.bm > (p.bKMajor ? 1 : 2) || rows > 4 || c.rowThreads != 32) return false;
   const int64_t tiles = ceilDiv(p.n, c.bn) * ceilDiv(p.m, c.bm);
   const int64_t resident = int64_t(c.bm == 1 ? 4 : 3) * std::max(0, sms);
-  if (tiles * 2 > resident) return;
-  const int64_t step = int64_t(c.blockThreads / (c.bn / 8)) * 4;
+  c.splitK = 1;
+  if (tiles * 2 > resident) return true;
+  const int vectors = 4 / rows;
+  const int64_t step = p.bKMajor ? int64_t(c.rowThreads) * V * vectors : int64_t(c.blockThreads / (c.bn / V)) * vectors;
   const int64_t steps = ceilDiv(p.k, step);
   const int64_t s = std::min<int64_t>({resident / tiles, steps, 16});
-  if (s <= 1) return;
-  c.vectors = 4;
+  if (s <= 1) return true;
+  c.vectors = vectors;
   c.splitK = int(ceilDiv(steps, ceilDiv(steps, s)));
+  return true;
 }
 
 }  // namespace
@@ -121,14 +122,19 @@ Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms) {
   int bytes = 16;
   while (bytes > 2 && bytes > c.alignB) bytes /= 2;
   const int V = bytes / 2;
-  if (!p.bKMajor && V == 8 && c.bm <= 2 && c.blockThreads >= 64 * 8 / V) {
-    nPathWide(c, p, sms);
-    return c;
-  }
   // The widest block (longest contiguous runs of B per row on the N path, most N rows per group on
   // the K path) whose grid still fills about a wave of the SMs: no K split across blocks is needed
   // for N of a few thousand and up (docs/gemv-strategy.md, "Grid").
   const int warps = c.blockThreads / 32;
+  if (!p.bKMajor && V == 8 && c.bm <= 2) {
+    // 64 columns (128-byte runs of each B row: 64-byte runs, bn = 32, read at 0.72-0.78 of the
+    // read ceiling on the H100 where 128-byte runs read at 0.89-0.95, run of 2026-12-06 d015204),
+    // at most N rounded up to a power of two; split-K, not narrower blocks, fills the GPU.
+    c.bn = 8;
+    while (c.bn < 64 && c.bn < p.n) c.bn *= 2;
+    c.vectors = loadsInFlight(c.bm);
+    if (oneWaveSplit(c, p, V, sms)) return c;
+  }
   std::vector<int> widths = p.bKMajor ? std::vector<int>{4 * warps, 2 * warps, warps} : std::vector<int>{64, 32, 16, 8};
   c.bn = widths.back();
   for (int bn : widths) {
@@ -141,6 +147,7 @@ Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms) {
   if (!p.bKMajor && c.bn / V > 32) c.bn = 32 * V;
   const int rows = p.bKMajor ? c.bn / warps : 1;  // N rows per warp on the K path
   c.vectors = std::max(1, loadsInFlight(c.bm) / rows);
+  if (oneWaveSplit(c, p, V, sms)) return c;
   c.splitK = gemvSplits(c, p, V, sms);
   return c;
 }
