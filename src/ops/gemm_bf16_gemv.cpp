@@ -6,6 +6,8 @@
 // element, the FMAs of M rows and an unpack: M <= 8 leaves room, M = 16 would be bound by issue,
 // so the family prefers gemv up to M = 8 and the tensor-core variants above it (gemv stays
 // eligible up to 16, for a forced pick and the benchmark's comparison).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ops/gemm_bf16.h"
@@ -46,6 +48,32 @@ int gemvSplits(const Config& c, const GemmProblem& p, int V, int sms) {
   int64_t s = std::min<int64_t>({(resident + tiles / 2) / tiles, steps, 16});
   if (s <= 1) return 1;
   return int(ceilDiv(steps, ceilDiv(steps, s)));
+}
+
+// Split-K in ONE wave, at 16-byte loads (docs/gemv-strategy.md, "One wave"): a split block keeps
+// 4 loads of B in flight per thread (4 rows of one column strip on the N path; 4 / R K vectors of
+// each of its R N rows on the K path), which takes 55-60 registers at M = 1 on sm_80 and sm_90a:
+// four 256-thread blocks per SM (72 at M = 2 on the N path: three). The slices are as many as fit
+// in one wave of those resident blocks (tiles x slices <= resident): a partial second wave leaves
+// its few blocks reading alone (the H100 run of 2026-12-06, d015204: 14336 x 4096 NN split 2 ways
+// into 448 blocks for 396 places ran at 0.80 of the read ceiling), and each slice gets the same
+// whole number of steps, as gemvSplits. Too many tiles for two slices a tile: unsplit, with the
+// variant's loads. Returns false where this rule does not apply (gemvSplits' then).
+bool oneWaveSplit(Config& c, const GemmProblem& p, int V, int sms) {
+  const int rows = p.bKMajor ? c.bn / (c.blockThreads / 32) : 1;  // N rows per warp (K path)
+  if (V != 8 || c.bm > (p.bKMajor ? 1 : 2) || rows > 4 || c.rowThreads != 32) return false;
+  const int64_t tiles = ceilDiv(p.n, c.bn) * ceilDiv(p.m, c.bm);
+  const int64_t resident = int64_t(c.bm == 1 ? 4 : 3) * std::max(0, sms);
+  c.splitK = 1;
+  if (tiles * 2 > resident) return true;
+  const int vectors = 4 / rows;
+  const int64_t step = p.bKMajor ? int64_t(c.rowThreads) * V * vectors : int64_t(c.blockThreads / (c.bn / V)) * vectors;
+  const int64_t steps = ceilDiv(p.k, step);
+  const int64_t s = std::min<int64_t>({resident / tiles, steps, 16});
+  if (s <= 1) return true;
+  c.vectors = vectors;
+  c.splitK = int(ceilDiv(steps, ceilDiv(steps, s)));
+  return true;
 }
 
 }  // namespace
@@ -98,6 +126,15 @@ Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms) {
   // the K path) whose grid still fills about a wave of the SMs: no K split across blocks is needed
   // for N of a few thousand and up (docs/gemv-strategy.md, "Grid").
   const int warps = c.blockThreads / 32;
+  if (!p.bKMajor && V == 8 && c.bm <= 2) {
+    // 64 columns (128-byte runs of each B row: 64-byte runs, bn = 32, read at 0.72-0.78 of the
+    // read ceiling on the H100 where 128-byte runs read at 0.89-0.95, run of 2026-12-06 d015204),
+    // at most N rounded up to a power of two; split-K, not narrower blocks, fills the GPU.
+    c.bn = 8;
+    while (c.bn < 64 && c.bn < p.n) c.bn *= 2;
+    c.vectors = loadsInFlight(c.bm);
+    if (oneWaveSplit(c, p, V, sms)) return c;
+  }
   std::vector<int> widths = p.bKMajor ? std::vector<int>{4 * warps, 2 * warps, warps} : std::vector<int>{64, 32, 16, 8};
   c.bn = widths.back();
   for (int bn : widths) {
@@ -110,6 +147,7 @@ Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms) {
   if (!p.bKMajor && c.bn / V > 32) c.bn = 32 * V;
   const int rows = p.bKMajor ? c.bn / warps : 1;  // N rows per warp on the K path
   c.vectors = std::max(1, loadsInFlight(c.bm) / rows);
+  if (oneWaveSplit(c, p, V, sms)) return c;
   c.splitK = gemvSplits(c, p, V, sms);
   return c;
 }

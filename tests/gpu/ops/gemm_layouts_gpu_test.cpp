@@ -196,7 +196,8 @@ TEST_F(GemmLayoutsGpu, GemvSplitKInEveryLayout) {
   struct Shape {
     int M, N, K;
   };
-  for (Shape s : {Shape{1, 4096, 4096}, Shape{8, 4096, 4096}, Shape{3, 1000, 6001}, Shape{1, 2048, 4104}})
+  for (Shape s : {Shape{1, 4096, 4096}, Shape{8, 4096, 4096}, Shape{3, 1000, 6001}, Shape{1, 2048, 4104},
+                  Shape{1, 4096, 14336}})
     for (int layout = 0; layout < 4; ++layout)
       for (int view = 0; view < 3; ++view) {
         bool aCol = layout & 2, bK = layout & 1;

@@ -3,7 +3,7 @@
 // and B, on sm_80 and sm_90a, assembles without spills, its K loop loads B with 16-byte loads
 // (LDG.E.128: `vectors` per thread and step on the N path, `vectors` x the warp's N rows on the K
 // path, plus a row-major A's), and on both targets every one of a step's loads is issued before the
-// step's first FMA (the family's 4096 x 4096 configs split K: split_k=4, its hand-over included).
+// step's first FMA (the family's 4096 x 4096 configs split K, its hand-over included).
 // Needs nvJitLink and a SASS disassembler (skips, saying why, without one).
 #include <gtest/gtest.h>
 

@@ -53,14 +53,20 @@ TEST(GemmBf16Gemv, PickedUpToEightRowsInEveryLayout) {
 
 TEST(GemmBf16Gemv, BlocksSizedToFillTheSms) {
   const GemmVariant& v = *findGemmBf16Variant("bf16_gemv_m1");
-  // Row-major B: the widest block (64 columns, 128-byte runs per row) whose grid fills a wave.
+  // Row-major B: 64 columns (128-byte runs of each B row), split-K fills the SMs, not narrower
+  // blocks; at most N rounded up to a power of two.
   EXPECT_EQ(v.configFor(problem(1, 14336, 4096), 132).bn, 64);  // 224 blocks
-  EXPECT_EQ(v.configFor(problem(1, 4096, 4096), 132).bn, 32);   // 128 blocks
-  EXPECT_EQ(v.configFor(problem(1, 1024, 4096), 132).bn, 8);
-  // K-major B: N rows per warp (bn / 8), fewer loads per row the more rows.
+  EXPECT_EQ(v.configFor(problem(1, 4096, 4096), 132).bn, 64);   // 64 tiles
+  EXPECT_EQ(v.configFor(problem(1, 1024, 4096), 132).bn, 64);
+  EXPECT_EQ(v.configFor(problem(1, 40, 4096), 132).bn, 64);
+  EXPECT_EQ(v.configFor(problem(1, 24, 4096), 132).bn, 32);
+  EXPECT_EQ(v.configFor(problem(1, 8, 4096), 132).bn, 8);
+  // M = 8 keeps the wave rule: 32 columns at 4096.
+  EXPECT_EQ(findGemmBf16Variant("bf16_gemv_m8")->configFor(problem(8, 4096, 4096), 132).bn, 32);
+  // K-major B: N rows per warp (bn / 8), fewer loads per row the more rows (4 rows, 1 load each split).
   Config k = v.configFor(problem(1, 4096, 4096, true), 132);
   EXPECT_EQ(k.bn, 32);
-  EXPECT_EQ(k.vectors, 2);
+  EXPECT_EQ(k.vectors, 1);
   EXPECT_EQ(v.configFor(problem(1, 2048, 4096, true), 132).bn, 16);
   // Odd N: 2-byte loads, 8 columns a block at least.
   Config odd = v.configFor(problem(1, 50257, 4096), 132);
@@ -76,21 +82,41 @@ TEST(GemmBf16Gemv, BlocksSizedToFillTheSms) {
 
 TEST(GemmBf16Gemv, KSplitWhereTheTilesUnderfillTheSms) {
   const GemmVariant& v = *findGemmBf16Variant("bf16_gemv_m1");
-  // 128 tiles of 32 columns: split to about 3 blocks per SM (396), each slice the same whole
-  // number of K steps (512 rows: 64 rows of threads x 8 loads): 8 steps in slices of 3, 3, 2.
-  EXPECT_EQ(v.configFor(problem(1, 4096, 4096), 132).splitK, 3);
-  EXPECT_EQ(v.configFor(problem(1, 4096, 4096, true), 132).splitK, 3);  // K path: 32 lanes x 8 x 2
-  EXPECT_EQ(v.configFor(problem(1, 8192, 8192), 132).splitK, 3);        // 32 steps of 256: 11, 11, 10
-  EXPECT_EQ(v.configFor(problem(1, 14336, 4096), 132).splitK, 2);       // 224 tiles
-  EXPECT_EQ(v.configFor(problem(1, 4096, 14336), 132).splitK, 3);
+  // Row-major B at M = 1: 64-column tiles, 4 loads in flight (56 registers: four blocks of 256
+  // threads per SM, 528 on 132 SMs), as many slices as one wave holds, each the same whole number
+  // of 128-row steps (32 rows of threads x 4 loads).
+  Config c = v.configFor(problem(1, 4096, 4096), 132);
+  EXPECT_EQ(c.splitK, 8);  // 64 tiles x 8 = 512 blocks, 32 steps: 4 a slice
+  EXPECT_EQ(c.vectors, 4);
+  EXPECT_EQ(v.configFor(problem(1, 8192, 8192), 132).splitK, 4);   // 128 tiles: 512 blocks, 16 steps a slice
+  EXPECT_EQ(v.configFor(problem(1, 14336, 4096), 132).splitK, 2);  // 224 tiles: 448 blocks, one wave
+  EXPECT_EQ(v.configFor(problem(1, 4096, 14336), 132).splitK, 8);  // 112 steps: 14 a slice
+  EXPECT_EQ(v.configFor(problem(1, 1024, 4096), 132).splitK, 16);  // 16 tiles: at most 16 slices
+  EXPECT_EQ(v.configFor(problem(1, 64, 65536), 132).splitK, 16);
+  EXPECT_EQ(v.configFor(problem(1, 4096, 512), 132).splitK, 4);    // 4 steps of 128 rows
+  EXPECT_EQ(v.configFor(problem(1, 4096, 200), 132).splitK, 2);    // 2 steps
+  // Not enough room for two slices a tile in one wave (448 x 2 > 528): unsplit, 8 loads in flight.
+  Config wide = v.configFor(problem(1, 28672, 8192), 132);
+  EXPECT_EQ(wide.splitK, 1);
+  EXPECT_EQ(wide.vectors, 8);
+  // M = 2: 72 registers at 4 loads, three blocks per SM (396): 64 tiles x 6, 32 steps in 6 of 6, 6,
+  // 6, 6, 6, 2.
+  EXPECT_EQ(findGemmBf16Variant("bf16_gemv_m2")->configFor(problem(2, 4096, 4096), 132).splitK, 6);
+  // K-major B at M = 1, the same rule: 128 tiles of 32 N rows (4 a warp, one 16-byte load of each
+  // a step: 60 registers), 4 slices of 4 steps of 256 (32 lanes x 8); 8192 x 8192: 256 tiles, 2
+  // slices; 14336 x 4096 (448 tiles): unsplit, 2 loads of each row.
+  Config k = v.configFor(problem(1, 4096, 4096, true), 132);
+  EXPECT_EQ(k.splitK, 4);
+  EXPECT_EQ(k.vectors, 1);
+  EXPECT_EQ(v.configFor(problem(1, 8192, 8192, true), 132).splitK, 2);
+  Config kWide = v.configFor(problem(1, 14336, 4096, true), 132);
+  EXPECT_EQ(kWide.splitK, 1);
+  EXPECT_EQ(kWide.vectors, 2);
+  // Narrower loads and M > 2 keep the rule of about three blocks per SM (rounded).
   EXPECT_EQ(findGemmBf16Variant("bf16_gemv_m8")->configFor(problem(8, 4096, 4096), 132).splitK, 3);
-  // 8-column tiles: a step is 2048 rows (256 rows of threads x 8), and a slice at least one step.
-  EXPECT_EQ(v.configFor(problem(1, 1024, 4096), 132).splitK, 2);
-  EXPECT_EQ(v.configFor(problem(1, 64, 65536), 132).splitK, 16);  // 8 tiles: at most 16 slices
-  // Enough tiles (448, 1571), or K of one step: no split.
-  EXPECT_EQ(v.configFor(problem(1, 28672, 8192), 132).splitK, 1);
+  // Enough tiles (1571 of 32 columns at 2-byte loads), or K of one step: no split.
   EXPECT_EQ(v.configFor(problem(1, 50257, 4096), 132).splitK, 1);
-  EXPECT_EQ(v.configFor(problem(1, 4096, 512), 132).splitK, 1);
+  EXPECT_EQ(v.configFor(problem(1, 4096, 128), 132).splitK, 1);
 }
 
 TEST(GemmBf16Gemv, SplitFamilyConfigsRunInTheSimulator) {
@@ -106,6 +132,29 @@ TEST(GemmBf16Gemv, SplitFamilyConfigsRunInTheSimulator) {
         EXPECT_GT(c.splitK, 1);
         testing::SimRun r =
             testing::simulateAgainstInterpreter(*layouts::gemm(l), c, Target::sm90a(), layouts::dimsFor(1, n, 2600), 5);
+        EXPECT_EQ(r.error, "");
+      }
+}
+
+// The one-wave rule's configs at the geometry they take at 4096 x 4096 on 132 SMs, scaled down to 2
+// SMs: 64-column blocks of 4 loads (N path), 32 N rows of one load each a block (K path), M = 1 and
+// 2, K in 4, 2 or 3 slices of whole steps, the last one short.
+TEST(GemmBf16Gemv, OneWaveSplitConfigsRunInTheSimulator) {
+  for (bool aCol : {false, true})
+    for (bool kMajor : {false, true})
+      for (int64_t m : {1, 2}) {
+        if (kMajor && m == 2) continue;  // the K path takes the rule at M = 1 only
+        layouts::Layout l;
+        l.aCol = aCol;
+        l.bKMajor = kMajor;
+        GemmProblem p = problem(m, 128, 1400, kMajor, !aCol);
+        Config c = findGemmBf16Variant(m == 1 ? "bf16_gemv_m1" : "bf16_gemv_m2")->configFor(p, 2);
+        SCOPED_TRACE(c.str());
+        EXPECT_EQ(c.bn, kMajor ? 32 : 64);
+        EXPECT_EQ(c.vectors, kMajor ? 1 : 4);
+        EXPECT_EQ(c.splitK, kMajor ? 2 : m == 1 ? 4 : 3);
+        testing::SimRun r =
+            testing::simulateAgainstInterpreter(*layouts::gemm(l), c, Target::sm90a(), layouts::dimsFor(m, 128, 1400), 5);
         EXPECT_EQ(r.error, "");
       }
 }

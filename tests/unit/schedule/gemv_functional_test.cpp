@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "kiln/program_builder.h"
-#include "tests/unit/schedule/gemm_layouts_program.h"
+#include "tests/unit/schedule/gemv_cases.h"
 #include "tests/unit/testing/sim_run.h"
 
 namespace kiln {
@@ -14,6 +14,7 @@ namespace {
 
 using layouts::dimsFor;
 using layouts::gemm;
+using gemv_cases::name;
 using layouts::Layout;
 
 void expectRuns(const Layout& l, const std::string& config, const std::map<std::string, int64_t>& dims,
@@ -22,8 +23,6 @@ void expectRuns(const Layout& l, const std::string& config, const std::map<std::
   testing::SimRun r = testing::simulateAgainstInterpreter(*program, Config::parse(config), t, dims, 11);
   EXPECT_EQ(r.error, "") << r.config;
 }
-
-std::string name(const Layout& l) { return std::string(l.aCol ? "T" : "N") + (l.bKMajor ? "T" : "N"); }
 
 TEST(Gemv, AllFourLayoutsAtSmallM) {
   for (bool aCol : {false, true})
@@ -53,14 +52,9 @@ TEST(Gemv, RowsOfMBeyondOneBlock) {
 TEST(Gemv, StridedBatchedAndOdd) {
   for (bool aCol : {false, true})
     for (bool bK : {false, true}) {
-      Layout l{aCol, bK, true, true, true};
-      l.batched = true;
-      l.bShared = true;  // one B (batch stride 0) for every batch of A and C
+      Layout l = gemv_cases::stridedSharedB(aCol, bK);
       SCOPED_TRACE(name(l));
-      std::map<std::string, int64_t> d = dimsFor(3, 48, 80, 0, 2);
-      for (const char* ld : {"lda", "ldb", "ldc"}) d[ld] = (d[ld] + 7) / 8 * 8 + 8;
-      d["sa"] = d["lda"] * 80 + 8;
-      d["sc"] = d["ldc"] * 3 + 8;
+      std::map<std::string, int64_t> d = gemv_cases::stridedSharedBDims();
       expectRuns(l, "strategy=gemv bm=4 bn=32 block_threads=128 vectors=2", d);
       // Odd N and K: element loads of A and B, single-element stores.
       Layout o{aCol, bK};

@@ -9,7 +9,7 @@
 
 #include "examples/examples.h"
 #include "kiln/program_builder.h"
-#include "tests/unit/schedule/gemm_layouts_program.h"
+#include "tests/unit/schedule/gemv_cases.h"
 #include "tests/unit/testing/sim_run.h"
 
 namespace kiln {
@@ -17,6 +17,7 @@ namespace {
 
 using layouts::dimsFor;
 using layouts::gemm;
+using gemv_cases::name;
 using layouts::Layout;
 
 void expectSplitRuns(const ir::Module& program, const std::string& config, const std::map<std::string, int64_t>& dims,
@@ -28,8 +29,6 @@ void expectSplitRuns(const ir::Module& program, const std::string& config, const
   EXPECT_EQ(rev.error, "") << rev.config << " (blocks in reverse)";
   EXPECT_EQ(fwd.outputs, rev.outputs) << "the sum depends on which slice finished the tile";
 }
-
-std::string name(const Layout& l) { return std::string(l.aCol ? "T" : "N") + (l.bKMajor ? "T" : "N"); }
 
 TEST(GemvSplitK, EveryLayoutAndSmallM) {
   for (bool aCol : {false, true})
@@ -52,14 +51,9 @@ TEST(GemvSplitK, EveryLayoutAndSmallM) {
 TEST(GemvSplitK, OddShapesStridedAndBatched) {
   for (bool aCol : {false, true})
     for (bool bK : {false, true}) {
-      Layout l{aCol, bK, true, true, true};
-      l.batched = true;
-      l.bShared = true;  // one B (batch stride 0) for every batch of A and C
+      Layout l = gemv_cases::stridedSharedB(aCol, bK);
       SCOPED_TRACE(name(l));
-      std::map<std::string, int64_t> d = dimsFor(3, 48, 80, 0, 2);
-      for (const char* ld : {"lda", "ldb", "ldc"}) d[ld] = (d[ld] + 7) / 8 * 8 + 8;
-      d["sa"] = d["lda"] * 80 + 8;
-      d["sc"] = d["ldc"] * 3 + 8;
+      std::map<std::string, int64_t> d = gemv_cases::stridedSharedBDims();
       // Several tiles along N and M and two batches: the units of x, each with its own flag.
       expectSplitRuns(*gemm(l), "strategy=gemv bm=2 bn=16 block_threads=64 vectors=1 split_k=3", d);
       Layout dense{aCol, bK};
