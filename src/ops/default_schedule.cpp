@@ -98,6 +98,7 @@ void layoutOf(const GemmProgram& g, const ir::Operation& program, const std::map
     const ir::Type& t = op->result()->type();
     if (const ir::Attribute* st = t.param("strides")) {
       p.strided = true;
+      p.bStrided |= op->result() == g.tensorB;
       for (const ir::Attribute& e : st->asArray()) p.zeroStride |= e.isInt() && e.asInt() == 0;
     }
     if (!op->is("tile.output") || contiguousMatrixAxis(t) != 1) continue;

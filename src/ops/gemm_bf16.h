@@ -58,6 +58,7 @@ struct GemmProblem {
   int64_t groups = 0;    // ... how many (G); their sizes are on the device
   bool grouped = false;     // tile.group_index picks B's matrix per block of rows (MoE)
   bool strided = false;     // some tensor argument is strided (a leading dimension, a batch stride)
+  bool bStrided = false;    // B is (its rows as aligned as its leading dimension, not its N or K)
   bool zeroStride = false;  // ... with a stride 0 (one matrix for every batch), which no tensor map has
   // The bytes each matrix's rows are aligned to (a power of two, at most 16), from its row length
   // or leading dimension (and for C its N: a pair of elements must not straddle a row's end).

@@ -116,7 +116,10 @@ Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms) {
   // vectors along K, K bound the widths too (p's alignments are the leading dimensions' for
   // strided operands, which may be longer than the rows).
   c.alignA = std::min({c.alignA, p.alignA, rowAlignment(p.k, 2)});
-  c.alignB = std::min({c.alignB, p.alignB, rowAlignment(p.bKMajor ? p.k : p.n, 2)});
+  // A strided row-major B is the exception: its rows are as aligned as its leading dimension, and
+  // the lowering loads the columns past N's last whole vector one at a time (gemv.cpp, nTail).
+  const bool nTail = !p.bKMajor && p.bStrided;
+  c.alignB = std::min({c.alignB, p.alignB, nTail ? 16 : rowAlignment(p.bKMajor ? p.k : p.n, 2)});
   c.alignC = std::min(c.alignC, p.alignC);
   // B's elements per load, as the lowering derives them (gemv.cpp, accessBytes).
   int bytes = 16;

@@ -54,6 +54,10 @@ bool geometryOf(const GemmProgram& g, const Config& c, gemv::Geometry& geo, Diag
   geo.VA = g.bKMajor && !g.aColMajor ? std::min(geo.V, accessBytes(c.alignA, ebA) / ebA) : 1;
   const Location& at = g.program->loc();
   if (!geo.kMajor) {
+    // A strided B's rows are as aligned as its leading dimension (checked at launch), whatever N:
+    // its columns past N's last whole vector are loaded one at a time (gemv_loops.cpp), so N need
+    // not be a multiple of V. A dense B's rows are N long: N itself must keep them aligned.
+    geo.nTail = g.accessB.strided && geo.V > 1;
     geo.lanes = c.bn / geo.V;
     if (c.bn % geo.V || geo.lanes > 32 || (geo.lanes & (geo.lanes - 1)))
       return diag.error(at) << c.strategy << " gives each thread " << geo.V << " columns of a row-major B (align_b="
@@ -73,14 +77,15 @@ bool geometryOf(const GemmProgram& g, const Config& c, gemv::Geometry& geo, Diag
 // The alignments and multiples the kernel's accesses need (gemv.h, "requirements").
 bool requirements(const GemmProgram& g, const Config& c, const gemv::Geometry& geo, kern::KernelLaunch& launch,
                   DiagnosticEngine& diag) {
-  auto operand = [&](const Value* tensor, const GemmProgram::Access& access, int elems, const std::string& rowDim) {
+  auto operand = [&](const Value* tensor, const GemmProgram::Access& access, int elems, const std::string& rowDim,
+                     bool tail) {
     const int eb = bitWidth(tensor->type().elem()) / 8;
     launch.alignment.push_back({argName(tensor), elems * eb});
     if (!access.strided && access.ld.isSymbolic()) launch.requireMultiple(access.ld.sym, elems);
-    launch.requireMultiple(rowDim, elems);  // no access straddles the end of a row
+    if (!tail) launch.requireMultiple(rowDim, elems);  // no access straddles the end of a row
   };
-  operand(g.tensorA, g.accessA, geo.VA, g.dimK);
-  operand(g.tensorB, g.accessB, geo.V, geo.kMajor ? g.dimK : g.dimN);
+  operand(g.tensorA, g.accessA, geo.VA, g.dimK, false);
+  operand(g.tensorB, g.accessB, geo.V, geo.kMajor ? g.dimK : g.dimN, geo.nTail);
   for (const Operation* op : g.epilogue) {
     if (!op->is("tile.store")) continue;
     const Type& t = op->operand(0)->type();

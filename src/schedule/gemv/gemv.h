@@ -31,7 +31,8 @@
 //    the tensor arguments; kern_ops.h "Split-K"): each block sums a slice of K, the last of a tile's
 //    S to arrive sums their partials in slice order and runs the epilogue (gemv_split.cpp);
 //  * requirements: A's and B's pointers and rows aligned to the widest access the kernel makes to
-//    them (align_a, align_b, as sm80_multistage), B's contiguous dim a multiple of V, the output's
+//    them (align_a, align_b, as sm80_multistage), B's contiguous dim a multiple of V (not N for a
+//    strided row-major B: the block over N's end loads its columns by elements), the output's
 //    as the sm80 epilogue needs (align_c).
 //
 // split_k kernels carry .maxnreg (max_regs), so ptxas issues a step's loads before its FMAs on sm_90a.

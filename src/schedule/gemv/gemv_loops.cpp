@@ -10,6 +10,8 @@
 //            }
 //            shfl.bfly over the warp's rows of threads; partials[warp][m][cn * V + v];
 //            barrier; sums[m][c] = sum over warps (fixed order) + acc_init; barrier
+//            (strided B, V > 1: scf.if (n0 + bn <= N) { the loop } else { the loop with V element loads
+//             of B per row, each masked by its column }: N need not be a multiple of V)
 //   K path:  scf.for %kb = 0 to K step lanes * V * U (acc[bm][R]) {
 //              %k_u = %kb + c * V + u * lanes * V     ld.global.v4 B[n_r][k_u .. k_u + V]  (u < U, r < R)
 //              A(m, k_u .. k_u + V)                  fma acc[m][r] += sum_v A(m, k_u + v) * B[n_r][k_u + v]
@@ -127,29 +129,58 @@ void nPathSums(sm80::Context& cx, const Geometry& geo, Value* partials, Value* s
   Value* step = b.i32(int64_t(geo.groups()) * geo.U);
   b.setLoc(g.dot->loc());
   Value* kEnd = kr.end ? kr.end : cx.dimK;
-  std::vector<Value*> acc = forLoop(b, kr.begin ? kr.begin : b.i32(0), kEnd, step, inits, [&](Value* kb, const std::vector<Value*>& in) {
-    std::vector<Value*> next = in;
-    std::vector<std::vector<Value*>> bw(size_t(geo.U)), aw(size_t(geo.U));
-    Value* k0 = b.add(kb, ko);
-    for (int u = 0; u < geo.U; ++u) {  // every load first
-      Value* k = b.addConst(k0, int64_t(u) * geo.groups());
-      Value* kOk = b.cmp("slt", k, kEnd);
-      bw[size_t(u)] = loadRaw(b, b.ptrAdd(bBase, b.mul(i64(b, k), ldb)), b.andi(kOk, colOk), geo.V, eB);
-      Value* kA = b.mul(i64(b, k), a.sK);
-      for (int m = 0; m < geo.bm; ++m)
-        aw[size_t(u)].push_back(loadRaw(b, b.ptrAdd(aRow[size_t(m)], kA), b.andi(kOk, mOk[size_t(m)]), 1, eA)[0]);
-    }
-    for (int u = 0; u < geo.U; ++u) {
-      std::vector<Value*> bv = unpack(b, bw[size_t(u)]);
-      std::vector<Value*> av = unpack(b, aw[size_t(u)]);
-      for (int m = 0; m < geo.bm; ++m)
-        for (int v = 0; v < geo.V; ++v) {
-          Value*& s = next[size_t(m * geo.V + v)];
-          s = b.op1("arith.fmaf", {av[size_t(m)], bv[size_t(v)], s}, types::f32());
+  // The tail's columns, each inside N or not (elements: the block past N's last whole vector).
+  std::vector<Value*> elemOk;
+  if (geo.nTail)
+    for (int v = 0; v < geo.V; ++v) elemOk.push_back(b.cmp("slt", b.addConst(col, v), cx.dimN));
+  auto kLoop = [&](bool elements) {
+    return forLoop(b, kr.begin ? kr.begin : b.i32(0), kEnd, step, inits, [&](Value* kb, const std::vector<Value*>& in) {
+      std::vector<Value*> next = in;
+      std::vector<std::vector<Value*>> bw(size_t(geo.U)), aw(size_t(geo.U));
+      Value* k0 = b.add(kb, ko);
+      for (int u = 0; u < geo.U; ++u) {  // every load first
+        Value* k = b.addConst(k0, int64_t(u) * geo.groups());
+        Value* kOk = b.cmp("slt", k, kEnd);
+        // (The mask before the address: the order of the unsplit kernels' pinned PTX.)
+        Value* vecOk = elements ? nullptr : b.andi(kOk, colOk);
+        Value* row = b.ptrAdd(bBase, b.mul(i64(b, k), ldb));
+        if (!elements) {
+          bw[size_t(u)] = loadRaw(b, row, vecOk, geo.V, eB);
+        } else {
+          for (int v = 0; v < geo.V; ++v)
+            bw[size_t(u)].push_back(loadRaw(b, v ? b.ptrAdd(row, b.i64(v)) : row, b.andi(kOk, elemOk[size_t(v)]), 1, eB)[0]);
         }
+        Value* kA = b.mul(i64(b, k), a.sK);
+        for (int m = 0; m < geo.bm; ++m)
+          aw[size_t(u)].push_back(loadRaw(b, b.ptrAdd(aRow[size_t(m)], kA), b.andi(kOk, mOk[size_t(m)]), 1, eA)[0]);
+      }
+      for (int u = 0; u < geo.U; ++u) {
+        std::vector<Value*> bv = unpack(b, bw[size_t(u)]);
+        std::vector<Value*> av = unpack(b, aw[size_t(u)]);
+        for (int m = 0; m < geo.bm; ++m)
+          for (int v = 0; v < geo.V; ++v) {
+            Value*& s = next[size_t(m * geo.V + v)];
+            s = b.op1("arith.fmaf", {av[size_t(m)], bv[size_t(v)], s}, types::f32());
+          }
+      }
+      return next;
+    });
+  };
+  std::vector<Value*> acc;
+  if (!geo.nTail) {
+    acc = kLoop(false);
+  } else {
+    // Block-uniform: a block whose columns all lie inside N takes the vector loop; the block over
+    // N's end (one per row of tiles) loads its columns one element at a time.
+    Value* whole = b.cmp("sle", b.addConst(cx.n0, geo.bn), cx.dimN);
+    Operation* branch = b.create("scf.if", {whole}, std::vector<Type>(inits.size(), types::f32()), {}, 2);
+    for (unsigned arm = 0; arm < 2; ++arm) {
+      InsertionGuard guard(b);
+      b.setInsertionPointToEnd(branch->region(arm).addBlock());
+      b.create("scf.yield", kLoop(arm == 1), {});
     }
-    return next;
-  });
+    for (unsigned i = 0; i < branch->numResults(); ++i) acc.push_back(branch->result(i));
+  }
   // The warp's rows of threads (lanes lanes apart) summed; its first row writes the warp's slot.
   b.setLoc(g.reduce->loc());
   butterfly(b, acc, geo.lanes, 32);

@@ -15,6 +15,9 @@ struct Geometry {
   int VA = 1;           // A elements per load along K (K path, row-major A), else 1
   int U = 4;            // loads of B per thread and step (and N rows: R of them each on the K path)
   int lanes = 32;       // threads along B's contiguous dim: bn / V (N path) or row_threads (K path)
+  // N path, strided B with V > 1: N need not be a multiple of V (the leading dimension keeps rows
+  // aligned); the block over N's end loads its columns one element at a time.
+  bool nTail = false;
   int groups() const { return T / lanes; }  // N path: rows of threads along K; K path: N-row groups
   int rowsPerGroup() const { return bn / groups(); }  // K path: N rows each group owns
   int warps() const { return T / 32; }

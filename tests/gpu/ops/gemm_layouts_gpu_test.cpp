@@ -60,7 +60,7 @@ std::unique_ptr<ir::Module> program(const Case& c) {
 // `strategy`: when set, the strategy the family's pick must have (the gemv cases); `split`: whether
 // its K must be split across blocks (split_k above 1) or not.
 void run(const Case& c, cublasHandle_t handle, const runtime::Context& ctx, const std::string& strategy = "",
-         std::optional<bool> split = std::nullopt) {
+         std::optional<bool> split = std::nullopt, int alignB = 0) {
   SCOPED_TRACE(name(c));
   const int64_t lda = (c.aCol ? c.M : c.K) + c.pad, ldb = (c.bKMajor ? c.K : c.N) + c.pad;
   const int64_t ldc = c.N + (c.cStrided ? 5 : 0);  // an odd leading dimension: element stores
@@ -78,6 +78,7 @@ void run(const Case& c, cublasHandle_t handle, const runtime::Context& ctx, cons
   SCOPED_TRACE(pick.config);
   if (!strategy.empty()) EXPECT_EQ(Config::parse(pick.config).strategy, strategy);
   if (split) EXPECT_EQ(Config::parse(pick.config).splitK > 1, *split);
+  if (alignB) EXPECT_EQ(Config::parse(pick.config).alignB, alignB);
   ir::DiagnosticEngine diag;
   auto kernel = Kernel::build(*prog, target, pick.config, diag);
   ASSERT_TRUE(kernel) << diag.str();
@@ -204,6 +205,27 @@ TEST_F(GemmLayoutsGpu, GemvSplitKInEveryLayout) {
         int pad = view == 0 ? 0 : view == 1 ? 8 : 3;
         run({s.M, s.N, s.K, aCol, bK, pad, view == 2 ? 1 : 0, view == 1}, handle, ctx, "gemv", true);
       }
+  cublasDestroy(handle);
+}
+
+// An odd N over a row-major B whose leading dimension keeps its rows 16-byte aligned (a padded
+// buffer): the family's gemv pick keeps 16-byte loads (align_b=16) and the block over N's end loads
+// its columns by elements (docs/gemv-strategy.md, "An odd N"), split (1 x 1001 x 512) and unsplit
+// (3 x 1001 x 512, 1 x 50257 x 4096), M = 1 and 3, A row- and column-major, against fp64 and cuBLAS, twice each.
+TEST_F(GemmLayoutsGpu, GemvOddNOverAnAlignedStridedB) {
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  cublasHandle_t handle;
+  bench::check(cublasCreate(&handle), "cublasCreate");
+  struct Shape {
+    int M, N, K;
+    std::optional<bool> split;
+  };
+  // M = 3 (bm = 4) takes the rule of about three blocks per SM: 8-column tiles, one K step, unsplit.
+  for (Shape s : {Shape{1, 1001, 512, true}, Shape{3, 1001, 512, false}, Shape{1, 50257, 4096, false}})
+    for (bool aCol : {false, true}) {
+      const int pad = (8 - s.N % 8) % 8 + 8;  // ldb = N + pad: a multiple of 8 elements
+      run({s.M, s.N, s.K, aCol, false, pad, 0, false}, handle, ctx, "gemv", s.split, 16);
+    }
   cublasDestroy(handle);
 }
 

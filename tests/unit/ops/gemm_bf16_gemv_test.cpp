@@ -72,12 +72,20 @@ TEST(GemmBf16Gemv, BlocksSizedToFillTheSms) {
   Config odd = v.configFor(problem(1, 50257, 4096), 132);
   EXPECT_EQ(odd.alignB, 2);
   EXPECT_EQ(odd.bn, 32);
-  // A strided B whose leading dimension is 16-byte aligned but whose rows (N = 1001) are not: loads
-  // of one element, none across a row's end (the launch contract asks N % V == 0).
+  // Another tensor strided, B dense with N = 1001: loads of one element (B's rows are N long).
   GemmProblem strided = problem(1, 1001, 4096);
   strided.strided = true;
-  strided.alignB = 16;
+  strided.alignB = 2;
   EXPECT_EQ(v.configFor(strided, 132).alignB, 2);
+  // B strided, its leading dimension 16-byte aligned, N = 1001: 16-byte loads, the block over N's
+  // end loading its columns one at a time (the lowering's tail; the contract drops N % 8).
+  strided.bStrided = true;
+  strided.alignB = 16;
+  EXPECT_EQ(v.configFor(strided, 132).alignB, 16);
+  // K-major B: its rows are K long, N's oddness is whole rows.
+  GemmProblem stridedK = problem(1, 1001, 4099, true);
+  stridedK.strided = stridedK.bStrided = true;
+  EXPECT_EQ(v.configFor(stridedK, 132).alignB, 2);
 }
 
 TEST(GemmBf16Gemv, KSplitWhereTheTilesUnderfillTheSms) {

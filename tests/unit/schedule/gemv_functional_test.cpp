@@ -63,6 +63,22 @@ TEST(Gemv, StridedBatchedAndOdd) {
     }
 }
 
+// An odd N over a strided B whose leading dimension keeps rows 16-byte aligned: 16-byte loads in
+// the blocks inside N, the block over N's end loading its columns one at a time (N = 37: columns
+// 32..36 of the last 16-column block; its vector would read past B's storage in the last row,
+// which the simulator refuses). The K-major B's odd N is whole rows (masked as before).
+TEST(Gemv, OddNOverAnAlignedStridedBTakesVectorsAndAnElementTail) {
+  for (bool aCol : {false, true})
+    for (bool bK : {false, true})
+      for (int m : {1, 3}) {
+        Layout l{aCol, bK, false, true, false};
+        SCOPED_TRACE(name(l) + " M=" + std::to_string(m));
+        std::map<std::string, int64_t> d = dimsFor(m, 37, 200);  // ldb = 200: rows 400 bytes apart
+        expectRuns(l, "strategy=gemv bm=" + std::string(m == 1 ? "1" : "4") + " bn=16 block_threads=64 vectors=2 align_b=16 align_c=2",
+                   d, Target::sm90a());
+      }
+}
+
 TEST(Gemv, Fp16AndF32Out) {
   for (bool bK : {false, true}) {
     Layout l;

@@ -65,6 +65,18 @@ TEST(GemvSplitK, OddShapesStridedAndBatched) {
     }
 }
 
+// The odd-N tail of a strided row-major B (gemv_functional_test.cpp) in split slices: every
+// slice's block over N's end loads by elements, the others by vectors.
+TEST(GemvSplitK, OddNTailOverAnAlignedStridedB) {
+  for (bool aCol : {false, true})
+    for (bool bK : {false, true}) {
+      Layout l{aCol, bK, false, true, false};
+      SCOPED_TRACE(name(l));
+      expectSplitRuns(*gemm(l), "strategy=gemv bm=1 bn=16 block_threads=64 vectors=2 align_b=16 align_c=2 split_k=3",
+                      dimsFor(1, 45, 1000), Target::sm90a());
+    }
+}
+
 // The program's initial sum (0.5 here) is added once, to the slices' total.
 std::unique_ptr<ir::Module> gemvFromHalf() {
   ProgramBuilder p("gemv_from_half");
