@@ -34,8 +34,8 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes, int cElemBytes) {
   s.stageBytes = int64_t(c.bm + s.bStageRows) * c.bk * elemBytes;
   s.cOffset = c.stages * s.stageBytes;
   // epilogue=tma stages each consumer warpgroup's rows (a share of the CTA's tile when the
-  // warpgroups cooperate, a whole tile each when they take turns), one 64-column box of its
-  // columns (all of the tile's, or with warps_n its share) per slot.
+  // warpgroups cooperate, a whole tile each when they take turns), one box (a 128-byte row's
+  // columns) of its columns (all of the tile's, or with warps_n its share) per slot.
   if (c.epilogue == EpilogueStore::Tma) {
     const sm90::Geometry geo = sm90::geometryOf(c, cElemBytes);
     // store_pieces: a slot holds one row piece of a box.
@@ -227,7 +227,7 @@ void schedulerRules(const Config& c, ir::DiagnosticEngine& diag, const ir::Locat
 // each within half of the SM's shared memory (less the 1 KB the hardware reserves per block).
 // Clusters are left out: the runtime sizes a clustered grid by the clusters the device runs at
 // once, which already counts every block an SM holds.
-void blocksPerSmRules(const Config& c, const Target& t, int elemBytes, ir::DiagnosticEngine& diag,
+void blocksPerSmRules(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
                       const ir::Location& loc) {
   if (c.blocksPerSm <= 1) return;
   if (c.warpsM * c.warpsN != 1)
@@ -236,7 +236,7 @@ void blocksPerSmRules(const Config& c, const Target& t, int elemBytes, ir::Diagn
   if (c.clusterM * c.clusterN > 1)
     diag.error(loc) << "blocks_per_sm=" << c.blocksPerSm << " with cluster_m=" << c.clusterM << " cluster_n="
                     << c.clusterN << " is not supported by " << kWho << ": use one or the other";
-  const int64_t perBlock = sm90Shape(c, elemBytes).smemBytes + 1024;
+  const int64_t perBlock = sm90Shape(c, ops.aElemBytes, ops.cElemBytes).smemBytes + 1024;
   if (c.blocksPerSm * perBlock > t.smemPerSm)
     diag.error(loc) << "blocks_per_sm=" << c.blocksPerSm << " needs " << c.blocksPerSm << " x " << perBlock
                     << " bytes of shared memory (the pipeline and the 1 KB reserved per block), but an SM of " << t.name
@@ -330,7 +330,7 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   schedulerRules(c, diag, loc);
   epilogueRules(c, diag, loc);
   if (diag.errorCount() == errors) stagedOutputRules(c, ops, diag, loc);
-  if (diag.errorCount() == errors) blocksPerSmRules(c, t, ops.aElemBytes, diag, loc);
+  if (diag.errorCount() == errors) blocksPerSmRules(c, t, ops, diag, loc);
   if (diag.errorCount() != errors) return false;
   Sm90Shape s = sm90Shape(c, ops.aElemBytes, ops.cElemBytes);
   if (s.smemBytes > t.maxSmemPerBlock)

@@ -136,6 +136,14 @@ TEST(Sm90F32TmaStore, RefusesWhatAnF32OutputCannotStage) {
   has(refusal(kTma + "bm=128 bn=256 stages=5 warps_m=2"),
       "the pipeline needs 278608 bytes of shared memory (5 stages x 49152 bytes, 32768 bytes of output staging, 80 "
       "bytes of barriers), but sm_90a allows at most 232448 bytes per block; lower stages, bm or bn");
+  // A 64-column warpgroup share is one bf16 box but two f32 ones, so f32 takes two slots (32 KB at
+  // 128 rows) where bf16 takes one: two such blocks fit an SM with a bf16 output, not with f32.
+  const std::string twoPerSm = kTma + "bm=128 bn=64 stages=4 warps_m=1 blocks_per_sm=2";
+  has(refusal(twoPerSm),
+      "blocks_per_sm=2 needs 2 x 132160 bytes of shared memory (the pipeline and the 1 KB reserved per block), but an "
+      "SM of sm_90a has 233472; lower stages");
+  ir::DiagnosticEngine diag;
+  EXPECT_TRUE(validate(Config::parse(twoPerSm), Target::sm90a(), OperandInfo{2, 2, 2}, diag)) << diag.str();
 }
 
 // ptxas's report (in-process assembly) of the staged f32 kernels the families pick: no spill, no
