@@ -191,6 +191,7 @@ struct Config {
 struct OperandInfo {
   int aElemBytes = 2;
   int bElemBytes = 2;
+  int cElemBytes = 2;  // the output's: sm90's TMA-store epilogue stages 2-byte or 4-byte elements
 };
 
 // Checks a config against the target and the program's operands. Reports every problem found.

@@ -39,17 +39,23 @@ std::optional<ir::ScalarType> onlyOutputType(const ir::Operation& program) {
   return type;
 }
 
-// The pick for a BF16 output, adapted to the program's: the TMA-store epilogue stages 16-bit tiles
-// (sm90/kernel.cpp), so an f32 output is stored from registers, without the options of the
-// staged epilogue.
-Config forOutput(Config c, ir::ScalarType out) {
+// The pick for a BF16 output, adapted to the program's (g: its operands). sm90's TMA-store epilogue
+// stages an f32 output too (32-column boxes, st.shared.v2 pairs: sm90/epilogue.cpp), which keeps it
+// where the config rules allow it: stage_store=pairs (stmatrix moves 16-bit matrices), reuse_stage
+// only where the f32 boxes past the slots fit the B stage; a swapped tile (staged by stmatrix
+// .trans), or a config the f32 staging would not fit, stores from registers instead.
+Config forOutput(Config c, ir::ScalarType out, const GemmProgram& g, const Target& t) {
   if (out != ir::ScalarType::F32 || c.epilogue != EpilogueStore::Tma) return c;
   const Config defaults;
+  c.stageStore = defaults.stageStore;
+  const OperandInfo ops{ir::bitWidth(g.abType) / 8, ir::bitWidth(g.bType) / 8, 4};
+  ir::DiagnosticEngine quiet;
+  if (c.reuseStage && !validate(c, t, ops, quiet)) c.reuseStage = false;
+  if (!c.swapAB && validate(c, t, ops, quiet)) return c;
   c.epilogue = EpilogueStore::Direct;
   c.reuseStage = defaults.reuseStage;
   c.storeSlots = defaults.storeSlots;
   c.storePieces = defaults.storePieces;
-  c.stageStore = defaults.stageStore;
   return c;
 }
 
@@ -207,7 +213,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
     p.strided = layout.strided;
     auto pick = selectGemmFp8(p, t, quiet);
     if (!pick) return fallback(program, firstMessage(quiet));
-    return {forOutput(pick->variant->config, *out),
+    return {forOutput(pick->variant->config, *out, *g, t),
             fmt::format("gemm_fp8's pick for {}: {} ({}, score {:.2f}){}", shape, pick->variant->name, pick->source,
                         pick->score, adapted),
             true, "gemm_fp8", pick->variant->name};
@@ -238,7 +244,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
       c.alignC != pick->variant->config.alignC)
     aligned = fmt::format(", with rows aligned to {}, {} and {} bytes (align_a, align_b, align_c)", c.alignA, c.alignB,
                           c.alignC);
-  return {forOutput(c, *out),
+  return {forOutput(c, *out, *g, t),
           fmt::format("gemm_bf16's pick for {}: {}{}{}{}", shape, pick->str(), f16Operands ? ", for f16 operands" : "",
                       adapted, aligned),
           true, "gemm_bf16", pick->variant->name};
@@ -282,7 +288,7 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
       p.groups = g->raggedBounds ? dim(g->dimGroups) : 0;
       p.strided = layout.strided;
       for (const auto& v : gemmFp8Variants())
-        if (v.eligible(p, t)) ranked.push_back({forOutput(v.config, *out), "gemm_fp8", v.name, v.preference(p, t)});
+        if (v.eligible(p, t)) ranked.push_back({forOutput(v.config, *out, *g, t), "gemm_fp8", v.name, v.preference(p, t)});
     } else {
       const bool f16Operands = g->abType == ir::ScalarType::F16 && g->bType == ir::ScalarType::F16;
       const ir::ScalarType familyIn = f16Operands ? ir::ScalarType::BF16 : g->abType;
@@ -296,7 +302,7 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
       for (const auto& v : gemmBf16Variants()) {
         if (!v.eligible(p, t)) continue;
         if (g->groupIndex && g->groupAlign % (int64_t(v.config.bm) * v.config.clusterM) != 0) continue;
-        ranked.push_back({forOutput(v.configFor(p, t.referenceSms), *out), "gemm_bf16", v.name, v.preference(p, t)});
+        ranked.push_back({forOutput(v.configFor(p, t.referenceSms), *out, *g, t), "gemm_bf16", v.name, v.preference(p, t)});
       }
     }
     std::stable_sort(ranked.begin(), ranked.end(),

@@ -50,7 +50,7 @@ struct Sm90Shape {
   int64_t barrierOffset = 0;
 };
 // elemBytes: A's and B's element size (2, or 1 for FP8); the staged output is 16-bit.
-Sm90Shape sm90Shape(const Config& c, int elemBytes);
+Sm90Shape sm90Shape(const Config& c, int elemBytes, int cElemBytes = 2);
 
 // l2_hint=reuse in sm90_ws_persistent: when an operand streams (is loaded L2 evict_first). It
 // streams when no other cluster reads its tiles (A: N <= bn * cluster_n; B: M <= bm * cluster_m)

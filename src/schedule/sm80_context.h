@@ -55,9 +55,10 @@ struct Context {
   // sm90 swap_ab: the fragment holds the tile transposed, its rows along N and its columns along M
   // (warpRow0 is then a column of the output and warpCol0 a row). Stores go through storeToSmem.
   bool transposed = false;
-  // When set (sm90 epilogue=tma), the output store hands each packed pair (m16 tile i, row half h,
-  // n8 tile j) here instead of storing it to global memory; the strategy stages it in shared memory.
-  std::function<void(int i, int h, int j, ir::Value* packed)> storeToSmem{};
+  // When set (sm90 epilogue=tma), the output store hands each pair (m16 tile i, row half h, n8
+  // tile j) here instead of storing it to global memory; the strategy stages it in shared memory.
+  // A 16-bit output's pair comes packed in `packed` (hi null); an f32 output's as two f32 values.
+  std::function<void(int i, int h, int j, ir::Value* packed, ir::Value* hi)> storeToSmem{};
   // When set (sm90 epilogue_loads=early), the epilogue's vector and scalar loads made ahead of it
   // by preloadEpilogue, per load op, in the order that load lowers them; the epilogue uses these
   // instead of loading again. preloadEpilogue fills it.

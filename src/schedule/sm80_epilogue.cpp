@@ -359,19 +359,19 @@ class Epilogue {
       return false;
     }
     if (cx_.storeToSmem) {
-      // The strategy stages the tile for a TMA store (sm90 epilogue=tma): pairs only, no masks
-      // (the TMA store clips the tile at the tensor's edges).
-      if (elem == ScalarType::F32) {
-        diag() << cx_.cfg.strategy << " with epilogue=tma stores bf16 or f16 outputs, not f32";
-        return false;
-      }
+      // Staged for a TMA store (sm90 epilogue=tma): pairs, no masks (TMA clips the tile at the
+      // tensor's edges); a 16-bit pair packed in one register, an f32 pair as its two values.
       for (int i = 0; i < cx_.mTiles(); ++i)
         for (int h = 0; h < 2; ++h)
           for (int j = 0; j < cx_.nTiles(); ++j) {
             int e = 2 * h;
+            if (elem == ScalarType::F32) {
+              cx_.storeToSmem(i, h, j, toF32(at(v, i, j, e)), toF32(at(v, i, j, e + 1)));
+              continue;
+            }
             Value* packed = b_.op1("kern.cvt_pack", {storeSource(at(v, i, j, e), elem), storeSource(at(v, i, j, e + 1), elem)},
                                    kern::fragType(elem));
-            cx_.storeToSmem(i, h, j, packed);
+            cx_.storeToSmem(i, h, j, packed, nullptr);
           }
       return true;
     }

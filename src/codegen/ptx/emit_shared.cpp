@@ -144,6 +144,11 @@ bool emitNamedBarrier(KernelEmitter& e, const Operation& op) {
 bool emitStShared(KernelEmitter& e, const Operation& op) {
   auto l = *kern::smemLayout(op.operand(0)->type());
   SharedAddress a = stageAddress(e, op);
+  if (op.numOperands() == 5) {  // two 32-bit elements, 8 aligned bytes (the verifier checks the displacement)
+    e.b().inst(fmt::format("st.shared.v2.{} {}, {{{}, {}}}", l.elem == ScalarType::F32 ? "f32" : "b32", a.operand(),
+                           e.use(op.operand(3)).str(), e.use(op.operand(4)).str()));
+    return true;
+  }
   const char* type = kern::isFrag(op.operand(3)->type()) || l.elemBytes() == 4 ? "b32" : l.elemBytes() == 2 ? "b16" : "b8";
   e.b().inst(fmt::format("st.shared.{} {}, {}", type, a.operand(), e.use(op.operand(3)).str()));
   return true;

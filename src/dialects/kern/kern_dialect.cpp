@@ -297,9 +297,10 @@ std::optional<SmemLayout> stageAddress(const Operation& op, DiagnosticEngine& d)
   uint8_t chunks = runtimeChunks(*def, quads, layout->elemBytes());
   std::string why;
   // Inside a chunk, a displacement must keep the access aligned to its own size.
-  const int64_t accessBytes = op.is("kern.cp_async") ? op.intAttr("bytes", 16)
+  const int64_t accessBytes = op.is("kern.cp_async")                                ? op.intAttr("bytes", 16)
+                              : op.is("kern.st_shared") && op.numOperands() == 5     ? 2 * layout->elemBytes()
                               : op.is("kern.st_shared") && isFrag(op.operand(3)->type()) ? 4
-                                                                                          : layout->elemBytes();
+                                                                                         : layout->elemBytes();
   const bool within = withinChunkDisplacement(op);
   if (within && (col->asInt() * layout->elemBytes()) % accessBytes != 0) {
     d.error(op.loc()) << "'" << op.name() << "' displacement {row = " << row->asInt() << ", col = " << col->asInt()

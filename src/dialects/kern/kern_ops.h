@@ -175,7 +175,9 @@
 //    swapped (swap_ab). The FP8 forms have no transpose: both false.
 //    kern.wgmma_fence / commit / wait are wgmma.fence / commit_group / wait_group.
 //  * The TMA-store epilogue: kern.st_shared(buf, slot, off, v) {row, col} stores v (an element, or
-//    a frag pair starting at an even column) at the element the stage addressing above gives
+//    a frag pair starting at an even column; kern.st_shared(buf, slot, off, lo, hi): two 32-bit
+//    elements, st.shared.v2, at an even column of a 32-bit buffer, as an f32 output's accumulator
+//    pair is staged) at the element the stage addressing above gives
 //    (off from kern.smem_offset: one swizzle per thread, then a constant XOR / add per store);
 //    kern.tma_store(map, buf, slot, c0, c1(, c2)) {row}
 //    copies the map's box from the stage's rows {row}.. (the tma_load layout) to the tensor,

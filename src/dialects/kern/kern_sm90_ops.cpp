@@ -372,9 +372,17 @@ using namespace kiln::ir;
 
 bool verifyStShared(const Operation& op, DiagnosticEngine& d) {
   if (!requireInKernel(op, d)) return false;
+  if (op.numOperands() != 4 && op.numOperands() != 5)
+    return d.error(op.loc()) << "'kern.st_shared' takes (buf, slot, off) and one value, or two 32-bit elements";
   auto layout = stageAddress(op, d);
   if (!layout) return false;
   const Type& v = op.operand(3)->type();
+  if (op.numOperands() == 5) {  // st.shared.v2: two adjacent 32-bit elements (an f32 accumulator pair)
+    if (layout->elemBytes() != 4 || v != Type::scalar(layout->elem) || op.operand(4)->type() != v)
+      return d.error(op.loc()) << "'kern.st_shared' stores two values only as two 32-bit elements of its buffer, not "
+                               << v.str() << " and " << op.operand(4)->type().str() << " into " << scalarName(layout->elem);
+    return true;
+  }
   if (v != Type::scalar(layout->elem) && v != fragType(layout->elem))
     return d.error(op.loc()) << "'kern.st_shared' stores " << scalarName(layout->elem) << " or "
                              << fragType(layout->elem).str() << " into this buffer, not " << v.str();

@@ -7,7 +7,7 @@
 
 namespace kiln {
 
-Sm90Shape sm90Shape(const Config& c, int elemBytes) {
+Sm90Shape sm90Shape(const Config& c, int elemBytes, int cElemBytes) {
   Sm90Shape s;
   // Consumer warpgroups: warps_m along the tile's rows times warps_n along its columns (swap_ab).
   const int groups = c.warpsM * c.warpsN;
@@ -34,16 +34,18 @@ Sm90Shape sm90Shape(const Config& c, int elemBytes) {
   s.stageBytes = int64_t(c.bm + s.bStageRows) * c.bk * elemBytes;
   s.cOffset = c.stages * s.stageBytes;
   // epilogue=tma stages each consumer warpgroup's rows (a share of the CTA's tile when the
-  // warpgroups cooperate, a whole tile each when they take turns), one 64-column box of its
-  // columns (all of the tile's, or with warps_n its share) per slot.
+  // warpgroups cooperate, a whole tile each when they take turns), one box (a 128-byte row's
+  // columns) of its columns (all of the tile's, or with warps_n its share) per slot.
   if (c.epilogue == EpilogueStore::Tma) {
-    const sm90::Geometry geo = sm90::geometryOf(c);
+    const sm90::Geometry geo = sm90::geometryOf(c, cElemBytes);
     // store_pieces: a slot holds one row piece of a box.
     int pieces = std::max(1, c.storePieces);
     int rowsStaged = groups * geo.rowsPerConsumer / pieces;
     s.cSlots = geo.cSlots;
-    // The staged output is 16-bit (bf16 or f16, sm90/kernel.cpp), whatever A and B are.
-    s.cBytes = int64_t(rowsStaged) * 64 * s.cSlots * 2;
+    // A slot is one 128-byte swizzled row per staged row: 64 columns of a 16-bit output, 32 of an
+    // f32 one (sm90/kernel.cpp), whatever A and B are. An f32 tile has twice the boxes, not
+    // bigger ones: the slots cost the same bytes and take turns twice as often.
+    s.cBytes = int64_t(rowsStaged) * 128 * s.cSlots;
     s.ringBoxes = geo.ringBoxes;
   }
   s.barrierOffset = s.cOffset + s.cBytes;
@@ -225,7 +227,7 @@ void schedulerRules(const Config& c, ir::DiagnosticEngine& diag, const ir::Locat
 // each within half of the SM's shared memory (less the 1 KB the hardware reserves per block).
 // Clusters are left out: the runtime sizes a clustered grid by the clusters the device runs at
 // once, which already counts every block an SM holds.
-void blocksPerSmRules(const Config& c, const Target& t, int elemBytes, ir::DiagnosticEngine& diag,
+void blocksPerSmRules(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
                       const ir::Location& loc) {
   if (c.blocksPerSm <= 1) return;
   if (c.warpsM * c.warpsN != 1)
@@ -234,7 +236,7 @@ void blocksPerSmRules(const Config& c, const Target& t, int elemBytes, ir::Diagn
   if (c.clusterM * c.clusterN > 1)
     diag.error(loc) << "blocks_per_sm=" << c.blocksPerSm << " with cluster_m=" << c.clusterM << " cluster_n="
                     << c.clusterN << " is not supported by " << kWho << ": use one or the other";
-  const int64_t perBlock = sm90Shape(c, elemBytes).smemBytes + 1024;
+  const int64_t perBlock = sm90Shape(c, ops.aElemBytes, ops.cElemBytes).smemBytes + 1024;
   if (c.blocksPerSm * perBlock > t.smemPerSm)
     diag.error(loc) << "blocks_per_sm=" << c.blocksPerSm << " needs " << c.blocksPerSm << " x " << perBlock
                     << " bytes of shared memory (the pipeline and the 1 KB reserved per block), but an SM of " << t.name
@@ -292,6 +294,26 @@ void epilogueRules(const Config& c, ir::DiagnosticEngine& diag, const ir::Locati
   reuseStageRules(c, diag, loc);
 }
 
+// epilogue=tma with an f32 output (OperandInfo::cElemBytes = 4): boxes of 32 columns staged by
+// st.shared.v2 pairs. stmatrix (stage_store=stmatrix, and swap_ab's transposed staging) moves
+// 16-bit matrices only, and with reuse_stage the boxes past the slots must fit the B stage.
+void stagedOutputRules(const Config& c, const OperandInfo& ops, ir::DiagnosticEngine& diag, const ir::Location& loc) {
+  if (c.epilogue != EpilogueStore::Tma) return;
+  if (ops.cElemBytes == 4 && c.stageStore == StageStore::Stmatrix)
+    diag.error(loc) << "stage_store=stmatrix moves 16-bit matrices; an f32 output is staged by st.shared.v2 pairs: "
+                    << "use stage_store=pairs";
+  if (ops.cElemBytes == 4 && c.swapAB)
+    diag.error(loc) << "swap_ab=true with epilogue=tma stages the transposed tile by stmatrix .trans, which moves "
+                    << "16-bit matrices; with an f32 output use swap_ab=false or epilogue=direct";
+  const sm90::Geometry geo = sm90::geometryOf(c, ops.cElemBytes);
+  const int region = c.bn / std::max(1, c.warpsM);  // a warpgroup's rows of a B stage's view
+  if (geo.ringBoxes && int64_t(geo.ringBoxes) * geo.rowsPerConsumer > region)
+    diag.error(loc) << "reuse_stage=true stages the " << geo.ringBoxes << " boxes of " << geo.boxCols << " x "
+                    << geo.rowsPerConsumer << " past a warpgroup's slots in its " << region
+                    << " rows of the B stage, which hold " << region / geo.rowsPerConsumer
+                    << " (an f32 output's boxes are 32 columns): use reuse_stage=false";
+}
+
 }  // namespace
 
 bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInfo& ops, ir::DiagnosticEngine& diag,
@@ -307,9 +329,10 @@ bool validateSm90WsPersistent(const Config& c, const Target& t, const OperandInf
   if (diag.errorCount() == errors) registerRule(c, ops, diag, loc);
   schedulerRules(c, diag, loc);
   epilogueRules(c, diag, loc);
-  if (diag.errorCount() == errors) blocksPerSmRules(c, t, ops.aElemBytes, diag, loc);
+  if (diag.errorCount() == errors) stagedOutputRules(c, ops, diag, loc);
+  if (diag.errorCount() == errors) blocksPerSmRules(c, t, ops, diag, loc);
   if (diag.errorCount() != errors) return false;
-  Sm90Shape s = sm90Shape(c, ops.aElemBytes);
+  Sm90Shape s = sm90Shape(c, ops.aElemBytes, ops.cElemBytes);
   if (s.smemBytes > t.maxSmemPerBlock)
     diag.error(loc) << "the pipeline needs " << s.smemBytes << " bytes of shared memory (" << c.stages << " stages x "
                     << s.stageBytes << " bytes, "

@@ -1,6 +1,7 @@
 // The sm90 consumer's fused epilogue (contract in lowering.h): one tile's accumulators, through
 // the sm80 epilogue's view of them (each consumer warp as an sm80 warp: consumer.cpp), stored
-// from registers (epilogue=direct) or staged per 64-column box in shared memory and stored by TMA
+// from registers (epilogue=direct) or staged per box (one 128-byte swizzled row wide: 64 bf16 / f16
+// columns, 32 f32 ones) in shared memory and stored by TMA
 // (epilogue=tma), with swap_ab's transposed fragment staged by stmatrix .trans; with ragged groups
 // and epilogue=tma, a group's last, partial tile from registers (buildEpilogue).
 #include <algorithm>
@@ -39,20 +40,22 @@ sm80::Context epilogueContext(KernBuilder& b, const Request& r, const Kernel& k,
   return cx;
 }
 
-// The units the staged epilogue (epilogue=tma) goes out in: the warpgroup's 64-column boxes, each
-// in `pieces` row pieces of pieceRows (store_pieces, swap_ab), then, when bn is not a multiple of
-// 64, the columns past the last whole box (unit `units`, stored from registers).
+// The units the staged epilogue (epilogue=tma) goes out in: the warpgroup's boxes of boxCols
+// columns (64 of a 16-bit output, 32 of an f32 one: one 128-byte swizzled row), each in `pieces`
+// row pieces of pieceRows (store_pieces, swap_ab), then, when bn is not a multiple of boxCols, the
+// columns past the last whole box (unit `units`, stored from registers).
 struct Units {
-  int boxes, pieces, pieceRows, units, perBox, tail;
+  int boxes, pieces, pieceRows, units, perBox, tail, cols;
 };
 Units stagedUnits(const Request& r) {
   Units un;
-  un.boxes = r.geo.colsPerConsumer / 64;
+  un.cols = r.geo.boxCols;
+  un.boxes = r.geo.colsPerConsumer / un.cols;
   un.pieces = std::max(1, r.c.storePieces);
   un.pieceRows = r.geo.rowsPerPiece;
   un.units = un.boxes * un.pieces;
-  un.perBox = r.geo.swapped ? un.pieceRows / 8 : 64 / 8;  // the fragment's n8 tiles per unit
-  un.tail = r.c.bn % 64 / 8;
+  un.perBox = r.geo.swapped ? un.pieceRows / 8 : un.cols / 8;  // the fragment's n8 tiles per unit
+  un.tail = r.c.bn % un.cols / 8;
   return un;
 }
 
@@ -70,7 +73,7 @@ void placeUnit(KernBuilder& b, const Request& r, const Unit& u, sm80::Context& c
                Value* nStore, Value* warpCol0) {
   if (i == un.units) {
     cx.nTilesOverride = un.tail;
-    cx.warpCol0 = b.addConst(u.n0, 64 * un.boxes);
+    cx.warpCol0 = b.addConst(u.n0, int64_t(un.cols) * un.boxes);
     return;
   }
   const int box = i / un.pieces, piece = i % un.pieces;
@@ -79,7 +82,7 @@ void placeUnit(KernBuilder& b, const Request& r, const Unit& u, sm80::Context& c
     cx.warpRow0 = b.add(b.addConst(nStore, 64 * box), b.mulConst(v, 16));
     if (un.pieces > 1) cx.warpCol0 = b.addConst(warpCol0, int64_t(piece) * un.pieceRows);
   } else {
-    cx.warpCol0 = b.addConst(u.n0, 64 * box);
+    cx.warpCol0 = b.addConst(u.n0, int64_t(un.cols) * box);
   }
 }
 
@@ -111,7 +114,9 @@ StagingAddress stagingAddress(KernBuilder& b, const Request& r, const Warpgroup&
     rowBase = b.add(b.mulConst(v, 16), b.add(b.rem(lane, b.i32(8)), b.mulConst(b.rem(b.div(lane, b.i32(8)), b.i32(2)), 8)));
     colBase = b.mulConst(b.div(lane, b.i32(16)), 8);
   } else {
-    // stage_store=pairs: row l/4 of its m8 half, columns 2(l%4), 2(l%4)+1 of each n8 tile.
+    // stage_store=pairs: row l/4 of its m8 half, columns 2(l%4), 2(l%4)+1 of each n8 tile (an f32
+    // output's in bytes 8(l%4) of the tile's 32: chunk l%4 / 2 of its two, which the tile's
+    // displacement of two whole chunks composes with).
     rowBase = b.add(b.mulConst(v, 16), b.div(lane, b.i32(4)));
     colBase = b.mulConst(b.rem(lane, b.i32(4)), 2);
   }
@@ -125,8 +130,9 @@ struct Slot {
   int64_t row;
 };
 
-// The stores of one staged unit's packed pairs (sm80::Context::storeToSmem): each pair by
-// st.shared (stage_store=pairs), or the pairs of each 16 x 16 block, (h, j) = (0, j0), (1, j0),
+// The stores of one staged unit's pairs (sm80::Context::storeToSmem): each pair by st.shared
+// (stage_store=pairs: a packed 16-bit pair by st.shared.b32, an f32 pair by st.shared.v2.f32, the
+// same one store per pair at twice the bytes), or the pairs of each 16 x 16 block, (h, j) = (0, j0), (1, j0),
 // (0, j0+1), (1, j0+1), as one stmatrix .x4 once the last of them is made (the epilogue makes an
 // m16 block's pairs h = 0 for every j, then h = 1): its four 8x8 matrices are exactly the
 // accumulator fragments of the two m8 halves of two n8 tiles.
@@ -134,12 +140,14 @@ class StagedStores {
  public:
   StagedStores(KernBuilder& b, const Request& r, const Slot& at, int perBox) : b_(b), r_(r), at_(at), perBox_(perBox) {}
 
-  void operator()(int i, int h, int j, Value* packed) {
+  void operator()(int i, int h, int j, Value* packed, Value* hi) {
     if (r_.c.stageStore != StageStore::Stmatrix) {
-      b_.create("kern.st_shared", {at_.buf, at_.slot, at_.offset, packed}, {},
-                {{"row", int64_t(64 * i + 8 * h + at_.row)}, {"col", int64_t(8 * j)}});
+      std::vector<Value*> ops = {at_.buf, at_.slot, at_.offset, packed};
+      if (hi) ops.push_back(hi);
+      b_.create("kern.st_shared", ops, {}, {{"row", int64_t(64 * i + 8 * h + at_.row)}, {"col", int64_t(8 * j)}});
       return;
     }
+    KILN_ASSERT(!hi, "sm90: stmatrix stages 16-bit pairs (the config rules refuse it for an f32 output)");
     made_[{h, j}] = packed;
     if (h != 1) return;
     if (j % 2 == 1) {
@@ -170,6 +178,7 @@ class StagedStores {
 // The accumulators of staged unit (box, piece) or of the columns past the boxes (box = boxes,
 // count = tail n8 tiles), in the epilogue's (m16 tile, n8 tile, element) order.
 std::vector<Value*> unitAccumulators(const Request& r, const std::vector<Value*>& out, int box, int piece, int count) {
+  const int perBox = r.geo.boxCols / 8;
   const int blocks = r.geo.wgmmaBlocks, nacc = r.geo.accPerBlock;
   std::vector<Value*> part;
   if (r.geo.swapped) {  // the unit is block `box`, or its piece's n8 tiles
@@ -177,7 +186,6 @@ std::vector<Value*> unitAccumulators(const Request& r, const std::vector<Value*>
     part.assign(first, first + count * 4);
     return part;
   }
-  const int perBox = 64 / 8;
   for (int i = 0; i < blocks; ++i)
     for (int j = 0; j < count; ++j)
       for (int e = 0; e < 4; ++e) part.push_back(out[size_t(i * nacc + (box * perBox + j) * 4 + e)]);
@@ -222,8 +230,8 @@ namespace {
 // the H100), none does not: a unit's loads then go out before its own slot wait and barrier.
 constexpr int kAhead = 0;
 
-// epilogue=tma: the warpgroup's rows go out one 64-column box at a time, through cSlots slots of
-// its region of sC (each rows x 64, 128B-swizzled, the TMA box layout). Each box is staged (every
+// epilogue=tma: the warpgroup's rows go out one box (boxCols columns) at a time, through cSlots
+// slots of its region of sC (each rows x boxCols, 128B-swizzled, the TMA box layout). Each box is staged (every
 // thread writes its pairs of it) between a kern.stage_begin and a kern.stage_end, and
 // sm90-stage-epilogue writes the protocol around it (the elected thread's wait until the store
 // that last used the slot has read it, a named barrier, the staging, a proxy fence, a named
@@ -295,9 +303,9 @@ bool stageBoxes(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u
     endOps.push_back(elected);
     endOps.push_back(barrier);
     b.create("kern.stage_end", endOps, {},
-             {{"row", at.row}, {"offset", Attribute::ints({64 * box, int64_t(piece) * un.pieceRows})}});
+             {{"row", at.row}, {"offset", Attribute::ints({int64_t(un.cols) * box, int64_t(piece) * un.pieceRows})}});
   }
-  // bn not a multiple of 64: the columns past the last whole box are stored directly from
+  // bn not a multiple of boxCols: the columns past the last whole box are stored directly from
   // registers, masked at the tensor's edges (a box that narrow would need a tensor map of its own).
   if (un.tail) {
     if (!loadAhead(total)) return false;

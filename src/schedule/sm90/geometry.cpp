@@ -5,8 +5,10 @@
 
 namespace kiln::sm90 {
 
-Geometry geometryOf(const Config& c) {
+Geometry geometryOf(const Config& c, int cElemBytes) {
   Geometry g;
+  g.cElemBytes = cElemBytes;
+  g.boxCols = 128 / std::max(2, cElemBytes);
   g.pingpong = c.consumers == Consumers::Pingpong;
   g.swapped = c.swapAB;
   g.streamK = c.streamK != 0;
@@ -22,8 +24,8 @@ Geometry geometryOf(const Config& c) {
   g.accPerBlock = g.wgmmaN / 2;
   if (c.epilogue == EpilogueStore::Tma) {
     const int pieces = std::max(1, c.storePieces);  // a slot holds one row piece of a box
-    g.cSlots = std::max(1, std::min(c.storeSlots ? c.storeSlots : 2, g.colsPerConsumer / 64 * pieces));
-    if (c.reuseStage) g.ringBoxes = std::max(0, c.bn / 64 - g.cSlots);
+    g.cSlots = std::max(1, std::min(c.storeSlots ? c.storeSlots : 2, g.colsPerConsumer / g.boxCols * pieces));
+    if (c.reuseStage) g.ringBoxes = std::max(0, c.bn / g.boxCols - g.cSlots);
   }
   return g;
 }

@@ -21,15 +21,17 @@ struct Geometry {
   // cooperate, the whole tile when they take turns; its columns: all of them, or with warps_n a
   // share of whole m64 blocks. Warpgroup wg takes row share wg / warps_n, column share wg % warps_n.
   int rowsPerConsumer = 0, colsPerConsumer = 0;
-  // epilogue=tma: rows of one staged piece of a 64-column box (the warpgroup's rows, or with
-  // store_pieces a piece of them, one TMA store each).
+  // epilogue=tma: rows of one staged piece of a box (the warpgroup's rows, or with store_pieces a
+  // piece of them, one TMA store each). A box is one 128-byte swizzled row wide (the widest the
+  // 128B swizzle takes): boxCols = 64 columns of a bf16 / f16 output, 32 of an f32 one.
   int rowsPerPiece = 0;
+  int cElemBytes = 2, boxCols = 64;
   // A warpgroup's wgmma of one K step: `wgmmaBlocks` m64 blocks, each wgmma N = wgmmaN wide with
   // accPerBlock f32 accumulators per thread. Normally its rows in m64 blocks, each as wide as the
   // tile; swap_ab: its columns in m64 blocks, each as wide as its rows, so each block holds its 64
   // columns x rows transposed.
   int wgmmaBlocks = 0, wgmmaN = 0, accPerBlock = 0;
-  // epilogue=tma: the 64-column boxes a warpgroup stages at once (store_slots, at most its boxes;
+  // epilogue=tma: the boxes a warpgroup stages at once (store_slots, at most its boxes;
   // 0 without epilogue=tma), and with reuse_stage the boxes past them, staged in the ring stage the
   // tile's K loop read last.
   int cSlots = 0, ringBoxes = 0;
@@ -38,7 +40,8 @@ struct Geometry {
   int accumulators() const { return wgmmaBlocks * accPerBlock; }
 };
 
-Geometry geometryOf(const Config& c);
+// cElemBytes: the output's element bytes (2, or 4 for f32), which set the staged box's columns.
+Geometry geometryOf(const Config& c, int cElemBytes = 2);
 
 // The elements of K one wgmma reads from each operand's 128-byte row: 16 for 16-bit operands,
 // 32 for FP8.

@@ -31,7 +31,8 @@ std::string tensorName(const Value* tensor) { return tensor->definingOp()->strin
 // each block loads half of the B stage and multicasts it: K-major B splits the bn rows (box 64 x
 // bn/2), row-major B the bk rows of every 64-column box (box 64 x bk/2). With cluster_n=cn each
 // loads bm / cn rows of the A stage (box 64 x bm/cn) and multicasts them. epilogue=tma: the output
-// through a map too, one box of 64 columns x a consumer's rows (or row piece) at a time.
+// through a map too, one box of 128 bytes of a row (64 bf16 / f16 columns, 32 f32 ones: the widest
+// box the 128B swizzle takes) x a consumer's rows (or row piece) at a time.
 struct TensorMaps {
   std::string nameA, nameB, nameC;  // nameC: epilogue=tma only
   Type mapA, mapB, mapC;
@@ -74,14 +75,16 @@ std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r,
       }
       store = op;
     }
-  ScalarType ce = store ? store->operand(0)->type().elem() : ScalarType::F32;
-  if (!store || (ce != ScalarType::BF16 && ce != ScalarType::F16) || contiguousMatrixAxis(store->operand(0)->type()) != 1) {
+  ScalarType ce = store ? store->operand(0)->type().elem() : ScalarType::F8E4M3;
+  if (!store || (ce != ScalarType::BF16 && ce != ScalarType::F16 && ce != ScalarType::F32) ||
+      contiguousMatrixAxis(store->operand(0)->type()) != 1) {
     diag.error(store ? store->loc() : program.loc())
-        << c.strategy << " with epilogue=tma stores a row-major bf16 or f16 output tile; use epilogue=direct";
+        << c.strategy << " with epilogue=tma stores a row-major bf16, f16 or f32 output tile; use epilogue=direct";
     return std::nullopt;
   }
+  KILN_ASSERT(bitWidth(ce) / 8 == r.geo.cElemBytes, "sm90: the geometry was made for the output's element size");
   t.nameC = tensorName(store->operand(0));
-  t.mapC = kern::tmapType(ce, withBatch({64, r.geo.rowsPerPiece}), t.nameC, 128);
+  t.mapC = kern::tmapType(ce, withBatch({r.geo.boxCols, r.geo.rowsPerPiece}), t.nameC, 128);
   return t;
 }
 
@@ -135,7 +138,7 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
   const GemmProgram& g = r.g;
   const Config& c = r.c;
   const int eb = r.elemBytes();
-  const Sm90Shape shape = sm90Shape(c, eb);
+  const Sm90Shape shape = sm90Shape(c, eb, r.geo.cElemBytes);
   kern::KernelLaunch launch;
   launch.name = program.stringAttr("sym_name");
   launch.params = sig.names;
@@ -223,7 +226,7 @@ Params bindParams(Block& body, const Request& r, const Signature& sig) {
 Buffers allocateShared(KernBuilder& b, const Request& r, const Params& p) {
   const GemmProgram& g = r.g;
   const Config& c = r.c;
-  const Sm90Shape shape = sm90Shape(c, r.elemBytes());
+  const Sm90Shape shape = sm90Shape(c, r.elemBytes(), r.geo.cElemBytes);
   Swizzle sw{3, 4, 3};
   const int64_t bytesA = int64_t(c.stages) * c.bm * 128;
   Buffers s;
@@ -242,11 +245,12 @@ Buffers allocateShared(KernBuilder& b, const Request& r, const Params& p) {
   s.empty = barriers(c.stages, shape.barrierOffset + 8 * int64_t(c.stages), "empty");
   if (r.geo.pingpong) s.turn = barriers(2, shape.barrierOffset + 16 * int64_t(c.stages), "turn");
   if (!p.tmC) return s;
-  // One staging region per consumer warpgroup (a "stage" each): cSlots boxes of its rows x 64.
+  // One staging region per consumer warpgroup (a "stage" each): cSlots boxes of its rows x boxCols
+  // (128-byte rows: 64 bf16 / f16 columns, 32 f32 ones).
   b.setLoc(g.forTiles->loc());
   const ScalarType ce = p.tmC->type().elem();  // the staged output's
   s.sC = b.named(b.op1("kern.smem_alloc", {},
-                       kern::smemType(ce, r.geo.groups, r.geo.rowsPerPiece * r.geo.cSlots, 64, sw),
+                       kern::smemType(ce, r.geo.groups, r.geo.rowsPerPiece * r.geo.cSlots, r.geo.boxCols, sw),
                        {{"offset", shape.cOffset}}),
                  "sC");
   // reuse_stage: the boxes past the slots go to the B part of the ring stage the tile read last,
@@ -255,7 +259,7 @@ Buffers allocateShared(KernBuilder& b, const Request& r, const Params& p) {
   if (r.geo.ringBoxes) {
     KILN_ASSERT(r.geo.ringBoxes * r.geo.rowsPerConsumer <= c.bn / c.warpsM,
                 "reuse_stage: the boxes past the slots fit a B stage");
-    s.sR = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(ce, c.stages * c.warpsM, c.bn / c.warpsM, 64, sw),
+    s.sR = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(ce, c.stages * c.warpsM, c.bn / c.warpsM, r.geo.boxCols, sw),
                          {{"offset", bytesA}, {"alias", true}}),
                    "sR");
   }
@@ -292,7 +296,7 @@ std::optional<KernelOp> createKernel(const Operation& program, const Request& r,
   const Signature sig = signature(r, *maps);
   std::vector<NamedAttr> attrs = kern::kernelAttributes(launchContract(program, r, *maps, sig),
                                                         {{"target", r.target.name}, {"config", r.c.str()}});
-  const Sm90Shape shape = sm90Shape(r.c, r.elemBytes());
+  const Sm90Shape shape = sm90Shape(r.c, r.elemBytes(), r.geo.cElemBytes);
   if (shape.maxRegsAtEntry) attrs.push_back({"max_regs", int64_t(shape.maxRegsAtEntry)});
   // Ragged groups walked by stream-K (128x256, raster=grouped, epilogue=tma: the MoE pick) came
   // out of ptxas (CUDA 13.0) with 4 bytes of spill at a consumer budget of 232 and none at 224 or

@@ -22,6 +22,8 @@
 //   in a cluster: cluster_barrier  (no block exits while a peer may still touch its shared memory)
 #include "schedule/sm90/lower.h"
 
+#include <algorithm>
+
 #include "schedule/lower_programs.h"
 #include "schedule/sm90/lowering.h"
 
@@ -172,7 +174,12 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
   auto g = analyzeGemm(program, config.strategy, diag);
   if (!g || !checkGrouped(*g, config, diag)) return nullptr;
   const int eb = bitWidth(g->abType) / 8;
-  if (!validate(config, target, OperandInfo{eb, bitWidth(g->bType) / 8}, diag, program.loc())) return nullptr;
+  // The output's element bytes, which size the TMA-store epilogue's boxes (2 when there is no one
+  // store: sm90/kernel.cpp refuses such a program with epilogue=tma by name).
+  int ceb = 2;
+  for (const Operation* op : g->epilogue)
+    if (op->is("tile.store")) ceb = std::max(2, bitWidth(op->operand(0)->type().elem()) / 8);
+  if (!validate(config, target, OperandInfo{eb, bitWidth(g->bType) / 8, ceb}, diag, program.loc())) return nullptr;
   if (!checkHandOver(*g, config, diag) || !sm90::checkSliceScales(*g, config, diag) ||
       !sm90::checkRagged(*g, config, diag))
     return nullptr;
@@ -183,7 +190,7 @@ std::unique_ptr<Operation> lowerSm90WsPersistent(const Operation& program, const
                                 << g->tensorA->type().str() << "): use swap_ab=false";
     return nullptr;
   }
-  const sm90::Geometry geo = sm90::geometryOf(config);
+  const sm90::Geometry geo = sm90::geometryOf(config, ceb);
   const sm90::Request r{*g, config, target, geo};
   auto kernel = sm90::createKernel(program, r, diag);
   if (!kernel) return nullptr;

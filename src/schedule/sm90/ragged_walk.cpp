@@ -55,6 +55,10 @@
 // offsets inside [0, K] (a decreasing one overlaps the previous group's range rather than running
 // outside the tensors); the host paths refuse them by name.
 //
+// Either epilogue: C is [G, M, N] batched by the group and every tile lies inside its group (all
+// of them have the same M x N tiles), so a TMA store (epilogue=tma, f32 boxes of 32 columns:
+// epilogue.cpp) takes the group as its batch coordinate with no partial-tile path.
+//
 // FP8 groups along K (the blockwise weight gradient, 1x128 scales along K for both operands):
 // every group holds whole 128-token scale blocks (kiln.ops.grouped_mm refuses other host offsets
 // by name), and bk = 128, so no step spans two groups and nothing is zeroed; step kt scales by
@@ -74,13 +78,11 @@ std::string raggedKConflict(const GemmProgram& g, const Config& c) {
     // FP8 analysis refuses any other layout before this.
     if (!g.blockK)
       return "block scales along K (tile.dot_scaled {block_k = 128}: each group's tokens are whole scale blocks)";
-    if (c.epilogue != EpilogueStore::Direct) return "epilogue=direct";
     return "";
   }
   if (!g.aColMajor || g.bKMajor)
     return "A stored [K][M] (M contiguous) and B [K][N] row-major (a group's token tail is zeroed as whole lines "
            "of stages whose rows are tokens)";
-  if (c.epilogue != EpilogueStore::Direct) return "epilogue=direct";
   if (c.warpsN != 1) return "warps_n=1";
   return "";
 }

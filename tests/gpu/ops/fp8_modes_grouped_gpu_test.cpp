@@ -6,7 +6,9 @@
 // with the output poisoned, and compared with the tile-IR interpreter: the same tolerance as the
 // other GPU tests where a row is written, bit for bit poison where the interpreter wrote nothing
 // (rows no group owns). Groups along K (the weight gradient) likewise, BF16 and FP8 with 1x128
-// scales along K; stream-K over ragged groups' tiles, launched twice for the same bits. Skips,
+// scales along K; stream-K over ragged groups' tiles, launched twice for the same bits. The
+// TMA-store epilogue of an f32 output (32-column boxes staged by st.shared.v2), dense and along K,
+// against the interpreter and bit for bit against the direct store of the same kernel. Skips,
 // saying why, where there is no Hopper GPU.
 #include <gtest/gtest.h>
 
@@ -19,6 +21,7 @@
 #include "interp/random_inputs.h"
 #include "kiln/interp/interpreter.h"
 #include "kiln/kernel.h"
+#include "kiln/program_builder.h"
 #include "kiln/runtime/driver.h"
 #include "kiln/target.h"
 #include "ops/default_schedule.h"
@@ -46,8 +49,10 @@ class Fp8ModesGroupedGpu : public ::testing::Test {
 // group bounds. Checks C against the interpreter (poison where it wrote nothing).
 // `forced`: that config instead of the pick.
 // `again`: launch a second time on a poisoned C and expect the same bits (stream-K's fixed order).
+// `out`: receives the kernel's C.
 void matches(const ir::Module& module, const std::map<std::string, int64_t>& dims, const std::string& boundsName = "",
-             const std::vector<int32_t>& bounds = {}, const Config* forced = nullptr, bool again = false) {
+             const std::vector<int32_t>& bounds = {}, const Config* forced = nullptr, bool again = false,
+             interp::HostTensor* out = nullptr) {
   const ir::Operation& program = *module.body().front();
   const ops::DefaultSchedule pick = ops::defaultSchedule(program, Target::sm90a(), dims);
   SCOPED_TRACE(pick.why);
@@ -87,6 +92,7 @@ void matches(const ir::Module& module, const std::map<std::string, int64_t>& dim
     bench::check(cudaMemcpy(second.data(), buffers.back()->ptr, second.size(), cudaMemcpyDeviceToHost), "C");
     EXPECT_TRUE(second == got.bytes) << "a second launch gave other bits";
   }
+  if (out) *out = got;
   if (boundsName.empty()) {
     EXPECT_EQ(testing::compareToInterpreter("C", want, got), "");
     return;
@@ -216,6 +222,44 @@ TEST_F(Fp8ModesGroupedGpu, Fp8GroupsAlongKMatchTheInterpreter) {
   auto wgrad = ops::groupedGemmProgram({L::GroupsAlongK, ScalarType::F8E4M3, ScalarType::F32}, "wgrad_fp8");
   matches(*wgrad, {{"G", 6}, {"M", 392}, {"N", 520}, {"K", 3072}}, "offsets", {128, 128, 512, 640, 640, 2944});
   matches(*wgrad, {{"G", 1}, {"M", 256}, {"N", 256}, {"K", 1024}}, "offsets", {1024});
+}
+
+// The TMA-store epilogue of an f32 output: each config with epilogue=tma against the interpreter,
+// and bit for bit against the same config with epilogue=direct (the same accumulators, stored
+// from registers): dense (edges off the 32-column boxes, two warpgroups, 8 boxes through 2 slots),
+// then groups along K in BF16 and FP8 (an empty group's zeros, tiles partial along M and N).
+TEST_F(Fp8ModesGroupedGpu, F32TmaStoreMatchesTheInterpreterAndTheDirectStore) {
+  using L = ops::GroupedGemmSpec::Layout;
+  auto both = [](const ir::Module& module, const std::map<std::string, int64_t>& dims, const std::string& config,
+                 const std::string& boundsName = "", const std::vector<int32_t>& bounds = {}) {
+    SCOPED_TRACE(config);
+    interp::HostTensor tma, direct;
+    const Config c = Config::parse(config + " epilogue=tma"), d = Config::parse(config + " epilogue=direct");
+    matches(module, dims, boundsName, bounds, &c, false, &tma);
+    matches(module, dims, boundsName, bounds, &d, false, &direct);
+    EXPECT_TRUE(tma.bytes == direct.bytes) << "the TMA store's C differs from the direct store's";
+  };
+  ProgramBuilder p("gemm_f32_out");
+  auto [M, N, K] = p.dims("M", "N", "K");
+  Tensor A = p.input("A", ScalarType::BF16, {M, K});
+  Tensor B = p.input("B", ScalarType::BF16, {K, N});
+  Tensor C = p.output("C", ScalarType::F32, {M, N});
+  p.tile({M, N}, [&](Coord m, Coord n) {
+    Tile acc = p.zeros(ScalarType::F32, {m, n});
+    p.reduce(K, [&](Coord k) { acc = dot(A(m, k), B(k, n), acc); });
+    C(m, n) = acc;
+  });
+  auto dense = p.finish();
+  const std::string sm90 = "strategy=sm90_ws_persistent bk=64 warps_n=1 ";
+  both(*dense, {{"M", 1000}, {"N", 1048}, {"K", 1000}}, sm90 + "bm=128 bn=256 stages=4 warps_m=2");
+  both(*dense, {{"M", 520}, {"N", 200}, {"K", 512}}, sm90 + "bm=64 bn=128 stages=4 warps_m=2 consumers=pingpong");
+  auto wgrad = ops::groupedGemmProgram({L::GroupsAlongK, ScalarType::BF16, ScalarType::F32}, "wgrad");
+  both(*wgrad, {{"G", 6}, {"M", 384}, {"N", 520}, {"K", 3000}}, sm90 + "bm=128 bn=256 stages=4 warps_m=2", "offsets",
+       {70, 70, 201, 202, 902, 2902});
+  auto fp8 = ops::groupedGemmProgram({L::GroupsAlongK, ScalarType::F8E4M3, ScalarType::F32}, "wgrad_fp8");
+  both(*fp8, {{"G", 6}, {"M", 392}, {"N", 520}, {"K", 3072}},
+       "strategy=sm90_ws_persistent bk=128 warps_n=1 fp8_accum=promote bm=128 bn=128 stages=5 warps_m=2", "offsets",
+       {128, 128, 512, 640, 640, 2944});
 }
 
 }  // namespace

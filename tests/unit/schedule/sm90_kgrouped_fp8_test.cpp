@@ -101,6 +101,16 @@ TEST(Sm90KGroupedFp8, EachGroupSumsItsScaledBlocksAndAnEmptyGroupIsZeros) {
   check(kBase + "fp8_accum=promote bm=64 bn=128 stages=4 warps_m=2 consumers=pingpong", {72, 136, 640, kEnds});
 }
 
+// epilogue=tma: each group's f32 tile staged in 32-column boxes (st.shared.v2) and stored by TMA at
+// batch coordinate = its group; the empty groups' zeros go out the same way.
+const std::string kTma = "strategy=sm90_ws_persistent bk=128 warps_n=1 epilogue=tma ";
+
+TEST(Sm90KGroupedFp8, TheTmaStoreEpilogueStoresEachGroupAtItsBatch) {
+  check(kTma + "fp8_accum=promote bm=64 bn=128 stages=3 warps_m=1", {72, 136, 640, kEnds});
+  check(kTma + "fp8_accum=promote_pairs bm=128 bn=128 stages=4 warps_m=2", {136, 136, 640, kEnds, 2});
+  check(kTma + "fp8_accum=promote bm=64 bn=128 stages=4 warps_m=2 consumers=pingpong", {72, 136, 640, kEnds});
+}
+
 TEST(Sm90KGroupedFp8, OneGroupOfEveryTokenAndRingsThatWrapAcrossGroups) {
   check(kBase + "fp8_accum=promote bm=64 bn=128 stages=2 warps_m=1", {64, 128, 512, {512}, 1});
   // More K steps than stages in each group, one block walking every unit; a first empty group.
@@ -120,6 +130,9 @@ TEST(Sm90KGroupedFp8, OffsetsOffTheBlocksStayInsideTheTensors) {
     const testing::GroupedSimRun run =
         simulate(kBase + "fp8_accum=promote bm=64 bn=128 stages=3 warps_m=1", {64, 128, 384, ends, 2}, false);
     EXPECT_EQ(run.error, "");
+    // The TMA stores too (the clamped group is every tile's batch).
+    EXPECT_EQ(simulate(kTma + "fp8_accum=promote bm=64 bn=128 stages=3 warps_m=1", {64, 128, 384, ends, 2}, false).error,
+              "");
   }
 }
 
@@ -128,19 +141,15 @@ TEST(Sm90KGroupedFp8, OffsetsOffTheBlocksStayInsideTheTensors) {
 // assembling with no spill or stack frame, and right in the simulator at a small shape.
 TEST(Sm90KGroupedFp8, TheFamilyPicksAVariantThatLowersItSpillFree) {
   auto module = programOf();
-  const ops::DefaultSchedule pick = ops::defaultSchedule(*module->body().front(), Target::sm90a(),
-                                                         {{"G", 8}, {"M", 7168}, {"N", 4096}, {"K", 12416}});
-  SCOPED_TRACE(pick.why);
-  ASSERT_TRUE(pick.fromFamily);
-  EXPECT_EQ(pick.family, "gemm_fp8");
-  ir::DiagnosticEngine diag;
-  auto r = compile(*module, Target::sm90a(), pick.config, diag);
-  ASSERT_TRUE(r) << diag.str();
-  auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
-  ASSERT_TRUE(cubin) << diag.str();
-  const auto& report = cubin->resources.begin()->second;
-  EXPECT_EQ(report.stackFrameBytes, 0);
-  EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0);
+  const testing::AssembledPick a =
+      testing::assembleFamilyPick(*module, {{"G", 8}, {"M", 7168}, {"N", 4096}, {"K", 12416}}, "gemm_fp8");
+  SCOPED_TRACE(a.pick.why);
+  ASSERT_EQ(a.error, "");
+  EXPECT_EQ(a.report.stackFrameBytes, 0);
+  EXPECT_EQ(a.report.spillStoreBytes + a.report.spillLoadBytes, 0);
+  // The f32 output goes out by the TMA-store epilogue (32-column boxes, st.shared.v2 staging).
+  EXPECT_EQ(a.pick.config.epilogue, EpilogueStore::Tma);
+  const ops::DefaultSchedule& pick = a.pick;
   check(pick.config.str(), {136, 264, 640, kEnds, 2});
   // The picks at the GPU test's shapes (Fp8ModesGroupedGpu.Fp8GroupsAlongKMatchTheInterpreter).
   for (const std::map<std::string, int64_t>& dims : std::vector<std::map<std::string, int64_t>>{
@@ -160,9 +169,10 @@ TEST(Sm90KGroupedFp8, RefusesWhatItDoesNotLower) {
     return diag.str();
   };
   const std::string walks = "sm90_ws_persistent walks groups along K (tile.for_tiles {ragged = \"K\"}) only with ";
-  EXPECT_NE(error("strategy=sm90_ws_persistent bk=128 warps_n=1 epilogue=tma fp8_accum=promote bm=128 bn=128 "
-                  "stages=3 warps_m=2")
-                .find(walks + "epilogue=direct"),
+  // The f32 output staged for TMA: pairs only (sm90_f32_tma_store_test.cpp has the other rules).
+  EXPECT_NE(error(kTma + "fp8_accum=promote bm=128 bn=128 stages=3 warps_m=2 stage_store=stmatrix")
+                .find("stage_store=stmatrix moves 16-bit matrices; an f32 output is staged by st.shared.v2 pairs: use "
+                      "stage_store=pairs"),
             std::string::npos);
   EXPECT_NE(error(kBase + "fp8_accum=promote bm=128 bn=128 stages=3 warps_m=2 stream_k=1").find(walks + "split_k=1"),
             std::string::npos);

@@ -120,21 +120,52 @@ TEST(Sm90KGroupedFunctional, TheNextTokensNeverReachAGroup) {
 // run): a variant that walks the groups, assembling with no spill or stack frame, and correct in
 // the simulator at a small shape.
 TEST(Sm90KGroupedFunctional, TheFamilyPicksAVariantThatLowersItSpillFree) {
-  auto module = programOf();
-  const ops::DefaultSchedule pick = ops::defaultSchedule(*module->body().front(), Target::sm90a(),
-                                                         {{"G", 8}, {"M", 7168}, {"N", 4096}, {"K", 12416}});
-  SCOPED_TRACE(pick.why);
-  ASSERT_TRUE(pick.fromFamily);
-  EXPECT_EQ(pick.family, "gemm_bf16");
-  ir::DiagnosticEngine diag;
-  auto r = compile(*module, Target::sm90a(), pick.config, diag);
-  ASSERT_TRUE(r) << diag.str();
-  auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
-  ASSERT_TRUE(cubin) << diag.str();
-  const auto& report = cubin->resources.begin()->second;
-  EXPECT_EQ(report.stackFrameBytes, 0);
-  EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0);
-  check(pick.config.str(), {136, 264, 300, kEnds, 2});
+  const testing::AssembledPick a =
+      testing::assembleFamilyPick(*programOf(), {{"G", 8}, {"M", 7168}, {"N", 4096}, {"K", 12416}}, "gemm_bf16");
+  SCOPED_TRACE(a.pick.why);
+  ASSERT_EQ(a.error, "");
+  EXPECT_EQ(a.report.stackFrameBytes, 0);
+  EXPECT_EQ(a.report.spillStoreBytes + a.report.spillLoadBytes, 0);
+  // The f32 output goes out by the TMA-store epilogue (32-column boxes, st.shared.v2 staging).
+  EXPECT_EQ(a.pick.config.epilogue, EpilogueStore::Tma);
+  check(a.pick.config.str(), {136, 264, 300, kEnds, 2});
+}
+
+// epilogue=tma: each group's tile staged in boxes of 32 f32 columns (st.shared.v2) and stored by
+// TMA at batch coordinate = its group, an empty group's zeros included; the zeroing of the token
+// tail (st_shared of one element into the ring) beside the staging's pairs.
+const std::string kTma = "strategy=sm90_ws_persistent bk=64 warps_n=1 epilogue=tma ";
+
+TEST(Sm90KGroupedFunctional, TheTmaStoreEpilogueStoresEachGroupAtItsBatch) {
+  check(kTma + "bm=64 bn=64 stages=3 warps_m=1", {72, 40, 300, kEnds});
+  check(kTma + "bm=128 bn=256 stages=2 warps_m=2", {136, 264, 300, kEnds, 2});
+  check(kTma + "bm=64 bn=64 stages=4 warps_m=2 consumers=pingpong", {72, 72, 300, kEnds});
+  check(kTma + "bm=128 bn=128 stages=3 warps_m=2 store_slots=1", {136, 136, 300, kEnds, 2});
+  // The store's batch coordinate made the tile's row instead of its group: wrong.
+  auto rowAsBatch = [](ir::Operation& k) {
+    int stores = 0;
+    k.walk([&](ir::Operation& op) {
+      if (op.is("kern.tma_store") && op.numOperands() == 6) op.setOperand(5, op.operand(4)), ++stores;
+    });
+    ASSERT_GT(stores, 0);
+  };
+  EXPECT_GT(mismatches(kTma + "bm=64 bn=64 stages=3 warps_m=1", {72, 40, 300, kEnds}, false, rowAsBatch), 0);
+}
+
+// Offsets on the device that decrease or run past K: the walk clamps them, so the TMA stores, as
+// the direct ones, stay inside C (the simulator's memory aborts on any access outside a tensor).
+TEST(Sm90KGroupedFunctional, BadOffsetsStayInsideTheTensorsWithTheTmaStore) {
+  for (const std::vector<int32_t>& ends : std::vector<std::vector<int32_t>>{{100, 50, 400}, {-5, 30, 29}}) {
+    auto module = programOf();
+    testing::GroupedSimOptions o;
+    o.runInterpreter = false;  // it refuses such offsets by name
+    o.prepare = [&](std::map<std::string, interp::HostTensor>& t) {
+      std::memcpy(t.at("offsets").bytes.data(), ends.data(), ends.size() * 4);
+    };
+    const testing::GroupedSimRun run = testing::runGroupedSim(
+        *module, kTma + "bm=64 bn=64 stages=3 warps_m=1", {{"G", 3}, {"M", 72}, {"N", 40}, {"K", 300}}, 7, o);
+    EXPECT_EQ(run.error, "");
+  }
 }
 
 TEST(Sm90KGroupedFunctional, OneGroupOfEveryTokenAndRingsThatWrapAcrossGroups) {
@@ -152,7 +183,10 @@ TEST(Sm90KGroupedFunctional, RefusesWhatItDoesNotLower) {
     return diag.str();
   };
   const std::string walks = "sm90_ws_persistent walks groups along K (tile.for_tiles {ragged = \"K\"}) only with ";
-  EXPECT_NE(error("strategy=sm90_ws_persistent bk=64 warps_n=1 epilogue=tma bm=128 bn=128 stages=3 warps_m=2").find(walks),
+  // The f32 output staged for TMA: pairs only (sm90_f32_tma_store_test.cpp has the others).
+  EXPECT_NE(error(kTma + "bm=128 bn=128 stages=3 warps_m=2 stage_store=stmatrix")
+                .find("stage_store=stmatrix moves 16-bit matrices; an f32 output is staged by st.shared.v2 pairs: use "
+                      "stage_store=pairs"),
             std::string::npos);
   EXPECT_NE(error(kBase + "bm=128 bn=128 stages=3 warps_m=2 split_k=2").find(walks + "split_k=1 stream_k=0"),
             std::string::npos);

@@ -72,4 +72,19 @@ GroupedSimRun runGroupedSim(const ir::Module& module, const std::string& configT
   return out;
 }
 
+AssembledPick assembleFamilyPick(const ir::Module& module, const std::map<std::string, int64_t>& dims,
+                                 const std::string& family) {
+  AssembledPick out;
+  out.pick = ops::defaultSchedule(*module.body().front(), Target::sm90a(), dims);
+  if (!out.pick.fromFamily || out.pick.family != family)
+    return out.error = "not a " + family + " pick: " + out.pick.why, out;
+  ir::DiagnosticEngine diag;
+  auto compiled = compile(module, Target::sm90a(), out.pick.config, diag);
+  if (!compiled) return out.error = diag.str(), out;
+  auto cubin = backend::assemble(compiled->ptx, Target::sm90a().ptxTarget, diag);
+  if (!cubin || cubin->resources.empty()) return out.error = "assembly: " + diag.str(), out;
+  out.report = cubin->resources.begin()->second;
+  return out;
+}
+
 }  // namespace kiln::testing

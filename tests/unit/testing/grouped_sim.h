@@ -9,8 +9,10 @@
 #include <map>
 #include <string>
 
+#include "backend/assembler.h"
 #include "interp/random_inputs.h"
 #include "kiln/ir/operation.h"
+#include "ops/default_schedule.h"
 
 namespace kiln::testing {
 
@@ -31,5 +33,15 @@ struct GroupedSimRun {
 // `seed` seeds interp::generateArguments; `module`'s program has one output, C.
 GroupedSimRun runGroupedSim(const ir::Module& module, const std::string& configText,
                             const std::map<std::string, int64_t>& dims, uint64_t seed, const GroupedSimOptions& o);
+
+// The family's default schedule for the program at `dims` (what kiln.ops.grouped_mm and
+// kiln_grouped_bench run), compiled for sm_90a and assembled in-process (ptxas's resource report).
+struct AssembledPick {
+  std::string error;  // "", or why not: no pick of `family`, a compile or assembly diagnostic
+  ops::DefaultSchedule pick;
+  backend::ResourceReport report;  // registers, stack frame, spills, shared memory
+};
+AssembledPick assembleFamilyPick(const ir::Module& module, const std::map<std::string, int64_t>& dims,
+                                 const std::string& family);
 
 }  // namespace kiln::testing

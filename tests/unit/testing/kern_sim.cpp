@@ -394,6 +394,8 @@ class Block {
   // another warp wrote, nor write bytes another warp read (lockstep would hide both).
   void sharedScalar(const Operation& op) {
     bool isStore = op.is("kern.st_shared");
+    if (isStore && op.numOperands() == 5)  // st.shared.v2: only sm90's staged f32 epilogue (ws_sim) makes it
+      throw std::runtime_error("kern_sim does not run kern.st_shared of two elements; ws_sim does");
     size_t eb = size_t(kern::smemLayout(op.operand(0)->type())->elemBytes());
     Lanes* r = isStore ? nullptr : &set(op.result());
     for (int t = 0; t < T_; ++t) {

@@ -275,15 +275,21 @@ uint64_t displacedAddress(const kern::SmemLayout& l, uint64_t base, uint64_t slo
 }
 }  // namespace
 
+// One element, a packed 16-bit pair, or (five operands) two 32-bit elements: st.shared.v2, whose
+// address must be 8-byte aligned and whose second element is the next column of the same row.
 void Agent::stShared(const Operation& op, const Mask& m) {
   auto l = *kern::smemLayout(op.operand(0)->type());
   size_t bytes = kern::isFrag(op.operand(3)->type()) ? 4 : size_t(l.elemBytes());
+  const bool pair = op.numOperands() == 5;
   for (int t = 0; t < b_.T_; ++t) {
     if (!m[size_t(t)]) continue;
     uint64_t a = displacedAddress(l, get(op.operand(0))[size_t(t)], get(op.operand(1))[size_t(t)],
                                   get(op.operand(2))[size_t(t)], op);
-    uint64_t v = get(op.operand(3))[size_t(t)];
-    std::memcpy(b_.shared(a, bytes), &v, bytes);
+    if (pair && a % 8 != 0) throw std::runtime_error("st.shared.v2 of a misaligned address");
+    for (unsigned i = 0; i < (pair ? 2u : 1u); ++i) {
+      uint64_t v = get(op.operand(3 + i))[size_t(t)];
+      std::memcpy(b_.shared(a + i * bytes, bytes), &v, bytes);
+    }
   }
 }
 
