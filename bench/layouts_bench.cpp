@@ -23,11 +23,13 @@
 #include "bench/bench_rows.h"
 #include "bench/bench_support.h"
 #include "bench/read_ceiling.h"
+#include "kiln/config.h"
 #include "kiln/kernel.h"
 #include "kiln/program_builder.h"
 #include "kiln/runtime/driver.h"
 #include "kiln/select.h"
 #include "kiln/target.h"
+#include "ops/default_schedule.h"
 
 using namespace kiln;
 
@@ -44,10 +46,14 @@ const std::vector<Shape> kLarge = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4096
 // Vocabulary projections (hidden 4096 or 2048 to 50257 or 32001 tokens) and ragged sizes.
 const std::vector<Shape> kOdd = {{4096, 50257, 4096}, {4096, 32001, 4096}, {2048, 50257, 2048}, {512, 32001, 4096},
                                  {3001, 2999, 4001},  {1000, 1001, 1003},  {8192, 4095, 1031}, {4096, 4096, 4100}};
-// M = 1, 8 and 16 at Llama-like projections (N x K: 4096 x 4096, 14336 x 4096, 4096 x 14336, 8192 x
-// 8192, 28672 x 8192) and a vocabulary one; the family picks the gemv strategy up to M = 8.
-const std::vector<Shape> kGemv = {{1, 4096, 4096}, {1, 14336, 4096}, {1, 4096, 14336}, {1, 8192, 8192},
-                                  {1, 28672, 8192}, {1, 50257, 4096}, {8, 4096, 4096}, {8, 14336, 4096},
+// M = 1, 2, 4, 8 and 16 at Llama-like projections (N x K: 4096 x 4096, 14336 x 4096, 4096 x 14336,
+// 8192 x 8192, 28672 x 8192) and a vocabulary one. On sm_90a the family picks the gemv strategy up
+// to M = 2 and the sm90 tensor cores above (gemvPreferredRows in src/ops/gemm_bf16_gemv.cpp; a
+// dense column-major A keeps gemv below M = 8, its rows too short for TMA): the M = 2 and 4 rows,
+// and gemv forced where the pick is not gemv (Runner::forcedGemv), measure that threshold.
+const std::vector<Shape> kGemv = {{1, 4096, 4096},  {1, 14336, 4096}, {1, 4096, 14336}, {1, 8192, 8192},
+                                  {1, 28672, 8192}, {1, 50257, 4096}, {2, 4096, 4096},  {2, 14336, 4096},
+                                  {4, 4096, 4096},  {4, 14336, 4096}, {8, 4096, 4096},  {8, 14336, 4096},
                                   {16, 4096, 4096}, {16, 8192, 8192}};
 
 struct Layout {
@@ -88,12 +94,16 @@ struct Row {
   std::string config, why, status;
   bool ok = false;
   double ms = 0, cublasMs = 0, relErr = 0, readMs = 0;
+  // The gemv set at 1 < M <= 8 where the pick is not gemv: gemv's best-ranked config, forced, timed
+  // against cuBLAS the same way (0: not run). Measures gemvPreferredRows' threshold.
+  double gemvMs = 0, gemvCublasMs = 0;
+  std::string gemvConfig;
   double vs() const { return ok ? cublasMs / ms : 0.0; }
   double tflops() const { return ok ? 2.0 * s.M * s.N * s.K / ms / 1e9 : 0.0; }
   nlohmann::json json() const {
     return {{"set", set},          {"layout", layout}, {"M", s.M},         {"N", s.N},        {"K", s.K},
             {"ld_pad", pad},       {"config", config}, {"why", why},       {"status", status}, {"correct", ok},
-            {"ms", ms},            {"cublas_ms", cublasMs}, {"vs_cublas", vs()}, {"tflops", tflops()},
+            {"ms", ms},            {"cublas_ms", cublasMs}, {"gemv_ms", gemvMs}, {"gemv_cublas_ms", gemvCublasMs}, {"gemv_config", gemvConfig}, {"vs_cublas", vs()}, {"tflops", tflops()},
             {"rel_err", relErr},   {"read_ms", readMs}};
   }
 };
@@ -136,10 +146,41 @@ class Runner {
         if (row.ok) std::tie(row.ms, row.cublasMs) = bench::alternatingMedianMs(run, runCublas, o_.warmup, o_.reps, nullptr);
       });
     row.status = status ? *status : row.ok ? "ok" : "wrong output";
+    if (set == "gemv" && s.M > 1 && s.M <= 8 && row.ok && Config::parse(row.config).strategy != "gemv")
+      forcedGemv(l, pad, dims, ptrs, dC, R, runCublas, row);
     return row;
   }
 
  private:
+  // gemv's best-ranked config (the family ranks it below the tensor cores here), checked against
+  // cuBLAS's output, then timed in alternation with cuBLAS as the pick was.
+  template <class Cublas>
+  void forcedGemv(const Layout& l, int pad, const std::map<std::string, int64_t>& dims, const std::vector<uint64_t>& ptrs,
+                  bench::DeviceBuffer& dC, const std::vector<uint16_t>& R, Cublas& runCublas, Row& row) {
+    const Target target = Target::byName("sm_90a").value();
+    auto key = std::make_pair(l.name, pad);
+    for (const ops::RankedSchedule& r : ops::rankedSchedules(*programs_[key]->body().front(), target, dims)) {
+      if (r.config.strategy != "gemv") continue;
+      const std::string config = r.config.str();
+      auto kkey = std::make_tuple(l.name, pad, config);
+      if (!kernels_.count(kkey)) {
+        ir::DiagnosticEngine diag;
+        auto k = Kernel::build(*programs_[key], target, config, diag);
+        if (!k) return;
+        kernels_.emplace(kkey, std::move(*k));
+      }
+      const Kernel& k = kernels_.at(kkey);
+      auto run = [&](cudaStream_t st) { k.launch(ctx_, st, ptrs, {}, dims); };
+      bench::guardedRow([&] {
+        if (bench::checkBf16Output(run, dC, R).ok) {
+          row.gemvConfig = config;
+          std::tie(row.gemvMs, row.gemvCublasMs) = bench::alternatingMedianMs(run, runCublas, o_.warmup, o_.reps, nullptr);
+        }
+      });
+      return;
+    }
+  }
+
   // The family's pick for this layout, padding and shape, compiled once per (program, config).
   const Kernel* kernelFor(const Layout& l, int pad, const std::map<std::string, int64_t>& dims, Row& row) {
     auto key = std::make_pair(l.name, pad);
@@ -205,6 +246,18 @@ std::string summary(const std::vector<Row>& rows) {
   for (const auto& [k, v] : vsCublas) out << "| " << k << " | " << num3(geomean(v)) << " | " << v.size() << " |\n";
   out << "\n| layout against the NN kernel (NN time / its time) | geomean | cases |\n|---|---:|---:|\n";
   for (const auto& [k, v] : vsNN) out << "| " << k << " | " << num3(geomean(v)) << " | " << v.size() << " |\n";
+  bool forced = false;
+  for (const Row& r : rows)
+    if (r.gemvMs > 0) {
+      if (!forced)
+        out << "\n| layout | M | N | K | pick us | gemv forced us | gemv / pick time | gemv x cuBLAS | gemv config |\n"
+               "|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+      forced = true;
+      std::snprintf(line, sizeof line, "| %s | %d | %d | %d | %.1f | %.1f | %.3f | %.3f | %s |\n", r.layout.c_str(), r.s.M,
+                    r.s.N, r.s.K, r.ms * 1e3, r.gemvMs * 1e3, r.gemvMs / r.ms, r.gemvCublasMs / r.gemvMs,
+                    r.gemvConfig.substr(0, 90).c_str());
+      out << line;
+    }
   if (!gemvCeiling.empty())
     out << "\nM = 1: Kiln's time against the read ceiling (read time / Kiln time), geomean " << num3(geomean(gemvCeiling))
         << " over " << gemvCeiling.size() << " cases\n";

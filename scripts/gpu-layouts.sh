@@ -4,8 +4,8 @@
 # reference and cuBLAS, bad strides refused naming the argument), compute-sanitizer memcheck on
 # their subset, and kiln_layouts_bench: all four layouts at BENCH.md's large shapes (each against
 # the NN kernel), strided operands (--ld 8), the odd-shape set and the GEMV set, against cuBLAS in
-# the same layout (the GEMV set: M = 1, 8, 16, the family's gemv pick up to M = 8, against the read
-# ceiling too). Logs, JSON and summary.md land in $OUT (default ./out).
+# the same layout (the GEMV set: M = 1, 2, 4, 8, 16, the family's gemv pick up to M = 2 on sm_90a,
+# against the read ceiling too). Logs, JSON and summary.md land in $OUT (default ./out).
 # Usage: scripts/gpu-layouts.sh BIN_DIR   where BIN_DIR holds kiln_gpu_tests and kiln_layouts_bench
 # (scripts/stage-gpu-bin.sh packs them into gpu-pack/; untar into gpu-bin/).
 set -uo pipefail

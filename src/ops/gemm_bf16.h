@@ -98,6 +98,9 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
 std::vector<GemmVariant> gemmBf16GemvVariants();
 bool gemvEligible(const GemmVariant& v, const GemmProblem& p, const Target& t, std::string* why);
 double gemvPreference(const GemmVariant& v, const GemmProblem& p, const Target& t);
+// The most rows at which the family prefers gemv on `t` (docs/gemv-strategy.md, "Which problems it
+// runs"): 2 (1 with a column-major A) where the sm90 tensor-core variants run `p`, else 8.
+int gemvPreferredRows(const GemmProblem& p, const Target& t);
 Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms);
 // What both parts share (gemm_bf16.cpp): the problem checks every variant makes (bf16 in and out,
 // C row-major, positive dims; the reason in *why), and the tile shape terms of the preference,

@@ -3,9 +3,10 @@
 // streams B in 16-byte loads and sums on the CUDA cores; tensor cores gain nothing while the FMAs
 // per byte of B (M / 2 for 16-bit B) stay under what the SM issues per byte the memory delivers.
 // On an H100 (132 SMs x 4 schedulers x ~1.75 GHz, 3.35 TB/s) that is about 9 instructions per B
-// element, the FMAs of M rows and an unpack: M <= 8 leaves room, M = 16 would be bound by issue,
-// so the family prefers gemv up to M = 8 and the tensor-core variants above it (gemv stays
-// eligible up to 16, for a forced pick and the benchmark's comparison).
+// element, the FMAs of M rows and an unpack: M = 16 would be bound by issue. Measured, the budget
+// is far smaller than that peak (gemvPreferredRows): where Hopper's tensor-core variants can run
+// the problem the family prefers gemv up to M = 2 only (M = 1 with a column-major A), elsewhere up
+// to M = 8; gemv stays eligible up to 16, for a forced pick, kiln tune and the benchmark.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -17,7 +18,29 @@ namespace kiln::ops {
 namespace {
 
 constexpr int kMaxRows = 16;  // the strategy's bm limit
+// Rows up to which the family prefers gemv where only the mma.sync variants compete (sm_80): the
+// issue budget above (docs/gemv-strategy.md); sm80_multistage ran M = 1 at 0.17-0.75x cuBLAS
+// (H100, 2026-12-06), and no run has measured it against gemv at M = 2..8.
 constexpr int kPreferredRows = 8;
+// Rows up to which the family prefers gemv over the sm90 tensor-core variants (refit here from
+// kiln_layouts_bench --set gemv's M = 2 and M = 4 rows). H100 run of 2026-12-06 (main aa54445,
+// gemv.md and kiln tune at M = 1): the sm90 64x64x64 s13 variant (split_k 2 under a wave) takes
+// ~20 us at 4096 x 4096 whatever M (20.3 us tuned at M = 1, 19.6-21.0 at M = 16, 1.03-1.11x
+// cuBLAS): memory-bound, its MMAs' empty rows cost nothing. gemv is read-bound at M = 1
+// (20.2-22.3 us) but at M = 8 took 41.5 us NN / 32.1 NT / 41.2 TN (105.8 / 95.4 / 103.4 at
+// 14336 x 4096): about 5.2 us a row of M at 4096 x 4096 (13 at 14336 x 4096), 2x the read time
+// and 6-8x under the FP32 peak's 8 FMAs + unpack per element (the sums' registers, the A loads,
+// the reductions). Cost per element ~ M + 2 slots (FMAs, unpack, A and address): M = 4 is 6 of
+// M = 8's 10, ~25 us at 4096 x 4096 (at least 21 even linear in M) against ~20: the tensor cores.
+// M = 2 is 4 slots, ~17 us of issue under ~20.5 us of reading: read-bound like M = 1, a tie with
+// the tensor cores; gemv keeps it (it is M = 1's kernel with two rows).
+constexpr int kPreferredRowsOverWgmma = 2;
+// A column-major A over a K-major B (TT) at M > 1: the K path loads A element by element, M
+// loads per B element at a quarter of the FMA rate (163.5 us at M = 8 against NT's 32.1); TN on
+// the N path broadcasts A (41.2 us, as NN). At M = 2 TN/TT gain nothing over the tensor cores'
+// ~21 us (TN/TT at M = 16: 21.0), so a column-major A keeps gemv at M = 1 only. (A dense one has
+// rows of 2M bytes, which TMA addresses only at M = 8, 16: below that no sm90 variant runs it.)
+constexpr int kPreferredRowsOverWgmmaColumnMajorA = 1;
 
 int ceilPow2(int64_t m) {
   int p = 1;
@@ -103,11 +126,26 @@ bool gemvEligible(const GemmVariant& v, const GemmProblem& p, const Target&, std
   return true;
 }
 
-double gemvPreference(const GemmVariant& v, const GemmProblem& p, const Target&) {
-  if (p.m > kPreferredRows) return 0.05;  // below every tensor-core variant's score
+int gemvPreferredRows(const GemmProblem& p, const Target& t) {
+  // The sm90 variants run it (sm_90a, TMA-aligned rows, no stride 0): they win above a few rows.
+  bool wgmma = false;
+  for (const GemmVariant& v : gemmBf16Variants())
+    if (v.config.strategy == "sm90_ws_persistent" && v.eligible(p, t, nullptr)) {
+      wgmma = true;
+      break;
+    }
+  if (!wgmma) return kPreferredRows;
+  return p.aRowMajor ? kPreferredRowsOverWgmma : kPreferredRowsOverWgmmaColumnMajorA;
+}
+
+double gemvPreference(const GemmVariant& v, const GemmProblem& p, const Target& t) {
   // The variant whose bm is M rounded up to a power of two: one block row along M, no sums wasted.
-  if (v.config.bm == ceilPow2(p.m)) return 4.0;
-  return v.config.bm > p.m ? 3.0 / v.config.bm : 0.5 / ceilDiv(p.m, v.config.bm);
+  const double own = v.config.bm == ceilPow2(p.m) ? 4.0
+                     : v.config.bm > p.m         ? 3.0 / v.config.bm
+                                                 : 0.5 / ceilDiv(p.m, v.config.bm);
+  // Above the preferred rows: below every tensor-core variant's score, in the same order.
+  if (p.m > gemvPreferredRows(p, t)) return 0.05 * own / 4.0;
+  return own;
 }
 
 Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms) {

@@ -86,7 +86,7 @@ TuningKey tuningKey(const ir::Operation& program, std::string target, DeviceIden
   k.target = std::move(target);
   k.device = std::move(device);
   k.bucket = bucketDims(dims);
-  // The family's pick decides the space kiln tune searches: gemv's for M <= 8.
+  // The family's pick decides the space kiln tune searches: gemv's where it picks gemv (gemvPreferredRows).
   if (auto t = Target::byName(k.target))
     if (defaultSchedule(program, *t, dims).config.strategy == "gemv") k.space = "gemv";
   return k;

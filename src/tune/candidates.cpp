@@ -68,7 +68,7 @@ std::vector<Candidate> candidates(const ir::Operation& program, const Target& t,
     for (auto& [n, what] : neighbours(r.config, gemm && gemm->epilogueLoads))
       push({n, fmt::format("neighbour of {}: {}", r.variant, what), r.score * kNeighbourDiscount});
   }
-  // Where the family picks gemv (M <= 8), gemv's own space around the pick first: split_k, the
+  // Where the family picks gemv (ops::gemvPreferredRows), gemv's own space around the pick first: split_k, the
   // block's width and threads, the loads in flight (tune/gemv_space.h).
   if (gemm && ranked.front().config.strategy == "gemv")
     for (Candidate& c : gemvSpace(*gemm, ranked.front().config, ranked.front().score, t,

@@ -1,6 +1,6 @@
 #pragma once
 // The gemv strategy's option space (docs/gemv-strategy.md, "Searched by kiln tune"), searched where
-// gemm_bf16 picks gemv (M <= 8): around the family's pick, whose rows (bm) and alignments it keeps,
+// gemm_bf16 picks gemv (ops::gemvPreferredRows): around the family's pick, whose rows (bm) and alignments it keeps,
 //   - block_threads 128, 256 or 512;
 //   - the block's width bn: on a row-major B (N path) 8 to 64 columns, bn / V threads side by side
 //     (V elements per 16-byte load); on a K-major B (K path) one, two or four N rows per group of

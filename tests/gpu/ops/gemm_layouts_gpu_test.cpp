@@ -19,6 +19,7 @@
 #include "kiln/runtime/driver.h"
 #include "kiln/select.h"
 #include "kiln/target.h"
+#include "ops/default_schedule.h"
 #include "tests/gpu/ops/gemm_reference.h"
 #include "tests/unit/testing/output_check.h"
 
@@ -75,6 +76,15 @@ void run(const Case& c, cublasHandle_t handle, const runtime::Context& ctx, cons
   const Target target = Target::byName("sm_90a").value();
   const int base = c.offset % 8 ? 2 : 16;
   Selection pick = select(*prog, target, dims, {{"A", base}, {"B", base}});
+  // A gemv case above the family's gemv rows (ops::gemvPreferredRows: on sm_90a M > 2, or M > 1
+  // with a column-major A, where the sm90 tensor cores are picked): gemv's best-ranked config,
+  // forced (its rows aligned to 16 bytes here: an offset view's pick is gemv already).
+  if (strategy == "gemv" && Config::parse(pick.config).strategy != "gemv")
+    for (const ops::RankedSchedule& r : ops::rankedSchedules(*prog->body().front(), target, dims))
+      if (r.config.strategy == "gemv") {
+        pick.config = r.config.str();
+        break;
+      }
   SCOPED_TRACE(pick.config);
   if (!strategy.empty()) EXPECT_EQ(Config::parse(pick.config).strategy, strategy);
   if (split) EXPECT_EQ(Config::parse(pick.config).splitK > 1, *split);
@@ -163,9 +173,11 @@ class GemmLayoutsGpu : public ::testing::Test {
 
 TEST_F(GemmLayoutsGpu, EveryLayoutAndShapeClassMatchesReferenceAndCublas) { runAll(false); }
 
-// The gemv strategy (docs/gemv-strategy.md), the family's pick for M <= 8: M in {1, 2, 7, 16} (16 is
-// gemv's largest, run forced by no pick: the family's tensor-core pick there), every layout, odd N
-// and K, leading dimensions past the rows and at an unaligned offset, against fp64 and cuBLAS.
+// The gemv strategy (docs/gemv-strategy.md), the family's pick for few rows (M <= 2 on sm_90a, M = 1
+// with a column-major A; up to 8 where no sm90 variant runs the problem, e.g. the offset views):
+// M in {1, 2, 7, 16}, gemv forced where the family picks the tensor cores (7; 16, gemv's largest,
+// runs the family's tensor-core pick), every layout, odd N and K, leading dimensions past the rows
+// and at an unaligned offset, against fp64 and cuBLAS.
 TEST_F(GemmLayoutsGpu, GemvSmallMInEveryLayout) {
   runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
   cublasHandle_t handle;
@@ -188,7 +200,7 @@ TEST_F(GemmLayoutsGpu, GemvSmallMInEveryLayout) {
 
 // gemv's split of K across blocks (split_k, docs/gemv-strategy.md "Split-K"), which the family
 // picks where the block tiles alone make under three blocks per SM: M = 1 and 8 at 4096 x 4096 (128
-// tiles, K in 3 slices), odd N and K, a K not a whole number of slices' steps, every layout and
+// tiles, K in 3 slices; M = 8 forced: the family picks the tensor cores there on sm_90a), odd N and K, a K not a whole number of slices' steps, every layout and
 // view, against fp64 and cuBLAS, each launched twice for the same bits.
 TEST_F(GemmLayoutsGpu, GemvSplitKInEveryLayout) {
   runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());

@@ -1,5 +1,5 @@
 // gemm_bf16's gemv variants (src/ops/gemm_bf16_gemv.cpp): which problems they run, the family's
-// pick for M <= 8 in every layout, the block sizes configFor derives from N and the SM count, and
+// pick for few rows in every layout, the block sizes configFor derives from N and the SM count, and
 // those adapted configs run by the kern simulator against the interpreter.
 #include <gtest/gtest.h>
 
@@ -24,18 +24,62 @@ GemmProblem problem(int64_t m, int64_t n, int64_t k, bool kMajor = false, bool a
   return p;
 }
 
-TEST(GemmBf16Gemv, PickedUpToEightRowsInEveryLayout) {
+// The family's gemv rows (gemvPreferredRows): on sm_80 up to M = 8 in every layout; on sm_90a,
+// where the sm90 tensor-core variants run the problem, up to M = 2 with a row-major A and M = 1
+// with a column-major one (the H100 run of 2026-12-06, aa54445: gemv at M = 8 ran 0.48-0.67x
+// cuBLAS, TT 0.13x, where the sm90 64x64 s13 variant runs ~20 us at 4096 x 4096 whatever M). A
+// dense column-major A of M < 8 has rows of 2M bytes, which TMA cannot address: gemv up to 8.
+TEST(GemmBf16Gemv, PickedUpToItsRowsInEveryLayout) {
   for (const Target& t : {Target::sm80(), Target::sm90a()})
     for (bool aRow : {true, false})
       for (bool kMajor : {false, true})
-        for (int64_t m : {1, 2, 3, 8}) {
+        for (int64_t m : {1, 2, 3, 4, 8}) {
           SCOPED_TRACE(t.name + " M=" + std::to_string(m) + (aRow ? " N" : " T") + (kMajor ? "T" : "N"));
           ir::DiagnosticEngine diag;
-          auto pick = selectGemmBf16(problem(m, 4096, 4096, kMajor, aRow), t, diag);
+          const GemmProblem p = problem(m, 4096, 4096, kMajor, aRow);
+          auto pick = selectGemmBf16(p, t, diag);
           ASSERT_TRUE(pick) << diag.str();
-          int bm = m == 3 ? 4 : int(m);
-          EXPECT_EQ(pick->variant->name, "bf16_gemv_m" + std::to_string(bm));
+          const bool tma = aRow || m % 8 == 0;  // A's rows (M long when column-major) 16-byte aligned
+          const int rows = t.wgmma && tma ? (aRow ? 2 : 1) : 8;
+          EXPECT_EQ(gemvPreferredRows(p, t), rows);
+          if (m <= rows) {
+            int bm = m == 3 ? 4 : int(m);
+            EXPECT_EQ(pick->variant->name, "bf16_gemv_m" + std::to_string(bm));
+          } else {
+            // The 64x64x64 s13 variant, K split in two: 64 tiles under a wave of 132 SMs.
+            EXPECT_EQ(pick->variant->name, "bf16_gemm_sm90_64x64x64_s13_sk2");
+          }
         }
+  // A column-major A in a padded buffer (leading dimension a multiple of 8): the tensor cores from
+  // M = 2 in both B layouts.
+  for (bool kMajor : {false, true}) {
+    GemmProblem padded = problem(2, 4096, 4096, kMajor, false);
+    padded.alignA = 16;
+    EXPECT_EQ(gemvPreferredRows(padded, Target::sm90a()), 1);
+    ir::DiagnosticEngine diag;
+    auto pick = selectGemmBf16(padded, Target::sm90a(), diag);
+    ASSERT_TRUE(pick) << diag.str();
+    EXPECT_EQ(pick->variant->name, "bf16_gemm_sm90_64x64x64_s13_sk2");
+  }
+  // Where no sm90 variant runs the problem on sm_90a (B's rows aligned to 2 bytes: no TMA), gemv
+  // keeps its 8 rows.
+  {
+    GemmProblem odd = problem(8, 4095, 4096);
+    EXPECT_EQ(gemvPreferredRows(odd, Target::sm90a()), 8);
+    ir::DiagnosticEngine diag;
+    auto pick = selectGemmBf16(odd, Target::sm90a(), diag);
+    ASSERT_TRUE(pick) << diag.str();
+    EXPECT_EQ(pick->variant->name, "bf16_gemv_m8");
+  }
+  // Above its rows gemv stays eligible, below every tensor-core variant, its own order kept (kiln
+  // tune and a forced pick).
+  {
+    const GemmProblem p = problem(8, 4096, 4096);
+    const double m8 = findGemmBf16Variant("bf16_gemv_m8")->preference(p, Target::sm90a());
+    EXPECT_LT(m8, 0.1);
+    EXPECT_GT(m8, findGemmBf16Variant("bf16_gemv_m4")->preference(p, Target::sm90a()));
+    EXPECT_EQ(findGemmBf16Variant("bf16_gemv_m8")->preference(p, Target::sm80()), 4.0);
+  }
   // Above 8 rows the CUDA cores' FMAs would bound it: the tensor-core variants are preferred.
   ir::DiagnosticEngine diag;
   auto pick = selectGemmBf16(problem(16, 8192, 8192), Target::sm90a(), diag);

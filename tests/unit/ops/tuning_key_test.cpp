@@ -134,15 +134,17 @@ TEST(TuningCacheKey, TuningKeyBucketsTheDims) {
   EXPECT_EQ(a.space, "");
 }
 
-// M = 8 and M = 9 share a bucket, but the family picks gemv at 8 and the tensor cores at 9, and
-// kiln tune searches gemv's space only at 8: their keys differ, so neither winner serves the other.
-// The key of a shape outside gemv's rows hashes as it did before the field (empty: not hashed).
+// M = 8 and M = 9 share a bucket, but on sm_80 the family picks gemv at 8 and the tensor cores at
+// 9, and kiln tune searches gemv's space only at 8: their keys differ, so neither winner serves the
+// other. On sm_90a the family picks the tensor cores from M = 3 (gemvPreferredRows): M = 8 has no
+// gemv space there, M = 2 has. The key of a shape outside gemv's rows hashes as it did before the
+// field (empty: not hashed).
 TEST(TuningCacheKey, TheGemvSpaceHasItsOwnKeys) {
   auto gemm = examples::find("gemm_bf16")->build();
   const ir::Operation& p = *gemm->body().front();
   DeviceIdentity dev{"NVIDIA H200", 132, 12080};
-  TuningKey m8 = tuningKey(p, "sm_90a", dev, {{"M", 8}, {"N", 4096}, {"K", 4096}});
-  TuningKey m9 = tuningKey(p, "sm_90a", dev, {{"M", 9}, {"N", 4096}, {"K", 4096}});
+  TuningKey m8 = tuningKey(p, "sm_80", dev, {{"M", 8}, {"N", 4096}, {"K", 4096}});
+  TuningKey m9 = tuningKey(p, "sm_80", dev, {{"M", 9}, {"N", 4096}, {"K", 4096}});
   EXPECT_EQ(m8.bucket, m9.bucket);
   EXPECT_EQ(m8.space, "gemv");
   EXPECT_EQ(m9.space, "");
@@ -150,7 +152,9 @@ TEST(TuningCacheKey, TheGemvSpaceHasItsOwnKeys) {
   TuningKey old = m9;
   old.space = "";
   EXPECT_EQ(m9.hex(), old.hex());
-  EXPECT_EQ(tuningKey(p, "sm_80", dev, {{"M", 1}, {"N", 4096}, {"K", 4096}}).space, "gemv");
+  EXPECT_EQ(tuningKey(p, "sm_90a", dev, {{"M", 1}, {"N", 4096}, {"K", 4096}}).space, "gemv");
+  EXPECT_EQ(tuningKey(p, "sm_90a", dev, {{"M", 2}, {"N", 4096}, {"K", 4096}}).space, "gemv");
+  EXPECT_EQ(tuningKey(p, "sm_90a", dev, {{"M", 8}, {"N", 4096}, {"K", 4096}}).space, "");
 }
 
 }  // namespace
