@@ -23,8 +23,8 @@ constexpr int kMaxRows = 16;  // the strategy's bm limit
 // (H100, 2026-12-06), and no run has measured it against gemv at M = 2..8.
 constexpr int kPreferredRows = 8;
 // Rows up to which the family prefers gemv over the sm90 tensor-core variants (refit here from
-// kiln_layouts_bench --set gemv's M = 2 and M = 4 rows). H100 run of 2026-12-06 (main aa54445,
-// gemv.md and kiln tune at M = 1): the sm90 64x64x64 s13 variant (split_k 2 under a wave) takes
+// kiln_layouts_bench --set gemv's M = 2 and M = 4 rows). H100 run of 2026-12-06 at aa54445
+// (bench/results/2026-12-06-h100-s4: gemv.md, tune_m1.json): the sm90 64x64x64 s13 variant (split_k 2 under a wave) takes
 // ~20 us at 4096 x 4096 whatever M (20.3 us tuned at M = 1, 19.6-21.0 at M = 16, 1.03-1.11x
 // cuBLAS): memory-bound, its MMAs' empty rows cost nothing. gemv is read-bound at M = 1
 // (20.2-22.3 us) but at M = 8 took 41.5 us NN / 32.1 NT / 41.2 TN (105.8 / 95.4 / 103.4 at
