@@ -43,7 +43,7 @@ std::vector<int> tileSizes(int64_t dim, const std::vector<int>& usual, int step,
 int deepestStages(Config c, const GemmShape& g, const Target& t) {
   for (int s = 16; s >= 2; --s) {
     c.stages = s;
-    int64_t bytes = c.strategy == "sm90_ws_persistent" ? sm90Shape(c, g.elemBytes).smemBytes
+    int64_t bytes = c.strategy == "sm90_ws_persistent" ? sm90Shape(c, g.elemBytes, g.cElemBytes).smemBytes
                                                         : c.pipelineSmemBytes(g.elemBytes, g.elemBytes);
     if (c.blocksPerSm == 2 ? 2 * (bytes + 1024) <= t.smemPerSm : bytes <= t.maxSmemPerBlock) return s;
   }
@@ -94,8 +94,9 @@ std::vector<Config> sm90Tiles(const GemmShape& g) {
         add(l, bm, bn);
       }
   // Swapped (16-bit operands): a warpgroup's rows are wgmma's N, any multiple of 8 up to 256, so
-  // the height fits M; its columns whole m64 blocks.
-  if (g.elemBytes == 2 && !g.f32Out)
+  // the height fits M; its columns whole m64 blocks. With an f32 output the config rules refuse
+  // them (stmatrix .trans stages 16-bit matrices), which the space records with their sentence.
+  if (g.elemBytes == 2)
     for (const Layout& l : {Layout{true, false, 1, 1}, Layout{true, false, 2, 1}, Layout{true, false, 1, 2},
                             Layout{true, false, 1, 3}, Layout{true, false, 3, 1}})
       for (int bm : tileSizes(g.m, usual, 8 * l.wm, 8 * l.wm, std::min(256, 256 * l.wm)))
@@ -106,7 +107,8 @@ std::vector<Config> sm90Tiles(const GemmShape& g) {
 
 // The epilogue's store and staging for a tile: TMA (through stmatrix when swapped) with its
 // default slots, one slot or row pieces where that frees a ring stage, and (unswapped) the direct
-// store from registers.
+// store from registers. The ring's depth counts the output's staged boxes (g.cElemBytes); which
+// staging an f32 output may use is the config rules' to say (accept in gemmSpace).
 std::vector<Config> sm90Epilogues(const Config& tile, const GemmShape& g, const Target& t) {
   std::vector<Config> out;
   auto withStages = [&](Config c) {
@@ -114,7 +116,7 @@ std::vector<Config> sm90Epilogues(const Config& tile, const GemmShape& g, const 
     if (c.stages >= 2) out.push_back(c);
     return c.stages;
   };
-  if (!g.f32Out && tile.bn >= 64) {
+  if (tile.bn >= 64) {
     Config c = tile;
     c.epilogue = EpilogueStore::Tma;
     c.stageStore = tile.swapAB ? StageStore::Stmatrix : StageStore::Pairs;
@@ -267,7 +269,8 @@ std::optional<GemmShape> gemmShapeOf(const ir::Operation& program, const Target&
   for (const auto& op : program.body().operations())
     if (op->is("tile.output")) {
       ++outputs;
-      g.f32Out = op->result()->type().elem() == ir::ScalarType::F32;
+      // As sm90/lower.cpp counts it for the config rules: 2 bytes at least.
+      g.cElemBytes = std::max(2, ir::bitWidth(op->result()->type().elem()) / 8);
     }
   for (const ir::Operation* op : gp->epilogue) g.epilogueLoads = g.epilogueLoads || op->name().rfind("tile.load", 0) == 0;
   if (outputs != 1 || g.m <= 0 || g.n <= 0 || g.k <= 0) {
@@ -280,7 +283,7 @@ std::optional<GemmShape> gemmShapeOf(const ir::Operation& program, const Target&
 std::vector<Candidate> gemmSpace(const GemmShape& g, const Target& t, int limit, SpaceStats* stats) {
   SpaceStats local;
   SpaceStats& st = stats ? *stats : local;
-  const OperandInfo ops{g.elemBytes, g.elemBytes};
+  const OperandInfo ops{g.elemBytes, g.elemBytes, g.cElemBytes};
   std::set<std::string> seen;
   // A config built: validated (nullopt when refused or a duplicate) and scored.
   auto accept = [&](Config c) -> std::optional<Candidate> {

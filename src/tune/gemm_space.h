@@ -38,7 +38,9 @@ struct GemmShape {
   int64_t batch = 1;       // a batched program's batch dim (its tiles are batch x tiles of M x N)
   int elemBytes = 2;       // A's and B's: 2 (bf16, f16) or 1 (FP8)
   bool bKMajor = false;    // B stored [N][K]
-  bool f32Out = false;     // an f32 output is stored from registers (the TMA store stages 16-bit tiles)
+  // The output's element bytes as the compiler counts them (2, or 4 for f32): they size sm90's
+  // staged boxes (32 columns of f32) and decide the staging rules (an f32 output has no stmatrix).
+  int cElemBytes = 2;
   bool fp8 = false;
   // FP8: the family's accumulation, which the space keeps: promote (each K step's sums added to
   // f32 registers, one step or two at a time) or fast (the tensor cores' own accumulator).

@@ -1,7 +1,7 @@
 // The GEMM option space kiln tune generates: every config the strategy accepts, none twice, within
 // the limit; tile sizes fitted to the problem; split-K only where the slices fit one wave and keep
 // whole K steps; stream-K only where a wave is partial; what the program's numerics and output
-// allow (an f32 output is stored from registers, FP8 keeps its accumulation); sm80 configs on a
+// allow (an f32 output's TMA store staged by pairs, never stmatrix; FP8 keeps its accumulation); sm80 configs on a
 // target without wgmma.
 #include "tune/gemm_space.h"
 
@@ -103,15 +103,62 @@ TEST(TuneGemmSpace, ClustersShareTheOperandWhoseRowsAreOffSectors) {
   EXPECT_FALSE(has(bf16(1200, 1424, 1600), 1, 2));
 }
 
-TEST(TuneGemmSpace, AnF32OutputIsStoredFromRegisters) {
-  GemmShape g = bf16(2048, 2048, 2048);
-  g.f32Out = true;
-  auto space = gemmSpace(g, Target::sm90a(), 1000);
+// C f32 [M, N] = A bf16 [M, K] · B bf16 [K, N].
+std::unique_ptr<ir::Module> f32OutputGemm() {
+  ProgramBuilder p("gemm_f32_out");
+  auto [M, N, K] = p.dims("M", "N", "K");
+  Tensor A = p.input("A", ir::ScalarType::BF16, {M, K});
+  Tensor B = p.input("B", ir::ScalarType::BF16, {K, N});
+  Tensor C = p.output("C", ir::ScalarType::F32, {M, N});
+  p.tile({M, N}, [&](Coord m, Coord n) {
+    Tile acc = p.zeros(ir::ScalarType::F32, {m, n});
+    p.reduce(K, [&](Coord k) { acc = dot(A(m, k), B(k, n), acc); });
+    C(m, n) = acc;
+  });
+  return p.finish();
+}
+
+// An f32 output: the TMA-store epilogue staged by st.shared.v2 pairs, its ring sized for the f32
+// boxes (32 columns: a 64-column tile stages two slots where bf16 stages one); stmatrix staging
+// (swap_ab's transposed tiles) refused before compiling with the config rules' sentence.
+TEST(TuneGemmSpace, AnF32OutputStagesPairsAndRefusesStmatrix) {
+  auto program = f32OutputGemm();
+  std::string why;
+  auto g = gemmShapeOf(*program->body().front(), Target::sm90a(), {{"M", 2048}, {"N", 2048}, {"K", 2048}}, 132, &why);
+  ASSERT_TRUE(g) << why;
+  EXPECT_EQ(g->cElemBytes, 4);
+  SpaceStats stats;
+  auto space = gemmSpace(*g, Target::sm90a(), 1000, &stats);
   ASSERT_FALSE(space.empty());
+  int tma = 0, narrowTma = 0;
   for (const Candidate& c : space) {
-    EXPECT_EQ(c.config.epilogue, EpilogueStore::Direct) << c.config.str();
+    if (c.config.strategy != "sm90_ws_persistent") continue;
+    // The compiler's own check for this program's operands and output, ring depth included.
+    ir::DiagnosticEngine diag;
+    EXPECT_TRUE(validate(c.config, Target::sm90a(), {2, 2, 4}, diag)) << c.config.str() << "\n" << diag.str();
+    if (c.config.epilogue != EpilogueStore::Tma) continue;
+    ++tma;
+    narrowTma += c.config.bn == 64;
+    EXPECT_EQ(c.config.stageStore, StageStore::Pairs) << c.config.str();
     EXPECT_FALSE(c.config.swapAB) << c.config.str();
   }
+  EXPECT_GT(tma, 10);
+  EXPECT_GT(narrowTma, 0);
+  // Every stmatrix config refused: for the f32 output's sentence, or where a bf16 output's rules
+  // refuse it too (registers, shared memory), for theirs.
+  int stmatrix = 0;
+  const std::string sentence =
+      "error: stage_store=stmatrix moves 16-bit matrices; an f32 output is staged by st.shared.v2 pairs: "
+      "use stage_store=pairs";
+  for (const auto& [line, reason] : stats.refused) {
+    const Config c = Config::parse(line);
+    if (c.stageStore != StageStore::Stmatrix) continue;
+    EXPECT_TRUE(c.swapAB) << line;
+    ir::DiagnosticEngine diag;
+    if (reason == sentence) ++stmatrix;
+    else EXPECT_FALSE(validate(c, Target::sm90a(), {2, 2, 2}, diag)) << line << ": " << reason;
+  }
+  EXPECT_GT(stmatrix, 10);
 }
 
 TEST(TuneGemmSpace, Fp8KeepsItsAccumulationAndPrefetchesTheScales) {
