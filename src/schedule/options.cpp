@@ -142,7 +142,8 @@ Strategy sm90Strategy() {
        namedOption("epilogue", "epilogue", &Config::epilogue, kEpilogues, EpilogueStore::Direct,
                    "how the output tile is stored: from registers (direct) or staged for TMA stores (tma)"),
        namedOption("stage_store", "epilogue", &Config::stageStore, kStageStores, StageStore::Pairs,
-                   "how epilogue=tma writes the staged tile: st.shared of packed pairs, or stmatrix"),
+                   "how epilogue=tma writes the staged tile: st.shared of pairs (packed 16-bit pairs, or for an f32 "
+                   "output st.shared.v2.f32 pairs), or stmatrix (16-bit outputs only; refused for an f32 output)"),
        boolOption("reuse_stage", "epilogue", &Config::reuseStage, false,
                   "stage epilogue=tma's boxes beyond its own slots in the ring stage the K loop read last"),
        intOption("store_slots", "epilogue", &Config::storeSlots, 0, 2, 0,
