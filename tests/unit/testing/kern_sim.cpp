@@ -390,19 +390,23 @@ class Block {
     }
   }
 
-  // kern.st_shared / kern.ld_shared of one element. Between barriers, a warp may not read bytes
-  // another warp wrote, nor write bytes another warp read (lockstep would hide both).
+  // kern.st_shared / kern.ld_shared of one element, or kern.st_shared of two 32-bit ones
+  // (st.shared.v2: the element at the address and the next, 8 aligned bytes). Between barriers, a
+  // warp may not read bytes another warp wrote, nor write bytes another warp read (lockstep would
+  // hide both).
   void sharedScalar(const Operation& op) {
     bool isStore = op.is("kern.st_shared");
-    if (isStore && op.numOperands() == 5)  // st.shared.v2: only sm90's staged f32 epilogue (ws_sim) makes it
-      throw std::runtime_error("kern_sim does not run kern.st_shared of two elements; ws_sim does");
-    size_t eb = size_t(kern::smemLayout(op.operand(0)->type())->elemBytes());
+    const unsigned values = isStore ? op.numOperands() - 3 : 1;
+    size_t eb = size_t(kern::smemLayout(op.operand(0)->type())->elemBytes()), bytes = eb * values;
     Lanes* r = isStore ? nullptr : &set(op.result());
     for (int t = 0; t < T_; ++t) {
       uint32_t addr = stageAddress(op, t);
-      uint8_t* p = shared(addr, eb);
+      if (values == 2 && addr % 8 != 0)
+        throw std::runtime_error("st.shared.v2 by thread " + std::to_string(t) + " at byte " + std::to_string(addr) +
+                                 ", which is not 8-byte aligned");
+      uint8_t* p = shared(addr, bytes);
       uint64_t warp = uint64_t{1} << (t / 32), others = ~warp;
-      for (uint32_t a = addr; a < addr + eb; ++a) {
+      for (uint32_t a = addr; a < addr + bytes; ++a) {
         bool wrote = writeEpoch_[a] == epoch_ && (writeWarps_[a] & others);
         bool read = readEpoch_[a] == epoch_ && (readWarps_[a] & others);
         if (isStore ? read : wrote)
@@ -416,8 +420,10 @@ class Block {
         warps |= warp;
       }
       if (isStore) {
-        uint64_t v = get(op.operand(3))[t];
-        std::memcpy(p, &v, eb);
+        for (unsigned i = 0; i < values; ++i) {
+          uint64_t v = get(op.operand(3 + i))[t];
+          std::memcpy(p + i * eb, &v, eb);
+        }
       } else {
         uint64_t v = 0;
         std::memcpy(&v, p, eb);

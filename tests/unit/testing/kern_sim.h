@@ -16,7 +16,8 @@
 // barrier epochs: a cp.async may not write shared bytes another warp read since the last barrier,
 // and an ldmatrix may not read bytes whose cp.async is still in flight or was retired (by its
 // issuer's wait_group) without a barrier since; a kern.st_shared may not write bytes another warp
-// read, nor a kern.ld_shared read bytes another warp wrote, since the last barrier. Each is
+// read (a two-value kern.st_shared, st.shared.v2, 8 aligned bytes), nor a kern.ld_shared read bytes
+// another warp wrote, since the last barrier. Each is
 // reported as an error. Lockstep also means every branch and loop bound must be the same for all
 // threads (scf.if and scf.for check it): the row kernels' shuffles (kern.shfl_xor, each lane
 // reading lane ^ offset of its warp) rely on it. The one exception is an scf.if whose arms only
