@@ -390,10 +390,9 @@ class Block {
     }
   }
 
-  // kern.st_shared / kern.ld_shared of one element, or kern.st_shared of two 32-bit ones
-  // (st.shared.v2: the element at the address and the next, 8 aligned bytes). Between barriers, a
-  // warp may not read bytes another warp wrote, nor write bytes another warp read (lockstep would
-  // hide both).
+  // kern.st_shared / kern.ld_shared of one element, or a st_shared of two (st.shared.v2, 8 aligned
+  // bytes). Between barriers, a warp may not read bytes another warp wrote, nor write bytes another
+  // warp read (lockstep would hide both).
   void sharedScalar(const Operation& op) {
     bool isStore = op.is("kern.st_shared");
     const unsigned values = isStore ? op.numOperands() - 3 : 1;
@@ -402,8 +401,7 @@ class Block {
     for (int t = 0; t < T_; ++t) {
       uint32_t addr = stageAddress(op, t);
       if (values == 2 && addr % 8 != 0)
-        throw std::runtime_error("st.shared.v2 by thread " + std::to_string(t) + " at byte " + std::to_string(addr) +
-                                 ", which is not 8-byte aligned");
+        throw std::runtime_error("st.shared.v2 by thread " + std::to_string(t) + " at byte " + std::to_string(addr) + ", which is not 8-byte aligned");
       uint8_t* p = shared(addr, bytes);
       uint64_t warp = uint64_t{1} << (t / 32), others = ~warp;
       for (uint32_t a = addr; a < addr + bytes; ++a) {
@@ -420,10 +418,7 @@ class Block {
         warps |= warp;
       }
       if (isStore) {
-        for (unsigned i = 0; i < values; ++i) {
-          uint64_t v = get(op.operand(3 + i))[t];
-          std::memcpy(p + i * eb, &v, eb);
-        }
+        for (unsigned i = 0; i < values; ++i) std::memcpy(p + i * eb, &get(op.operand(3 + i))[t], eb);
       } else {
         uint64_t v = 0;
         std::memcpy(&v, p, eb);
