@@ -108,16 +108,8 @@ std::vector<std::string> raggedConfigs(const RaggedOptions& o, const ir::Operati
   bool f32Out = false;
   for (const auto& op : program.body().operations())
     if (op->is("tile.output")) f32Out = op->result()->type().elem() == ir::ScalarType::F32;
-  if (pick.fromFamily && f32Out && pick.config.epilogue == EpilogueStore::Tma) {
-    Config direct = pick.config;
-    const Config defaults;
-    direct.epilogue = EpilogueStore::Direct;
-    direct.reuseStage = defaults.reuseStage;
-    direct.storeSlots = defaults.storeSlots;
-    direct.storePieces = defaults.storePieces;
-    direct.stageStore = defaults.stageStore;
-    lines.push_back(direct.str());
-  }
+  if (pick.fromFamily && f32Out && pick.config.epilogue == EpilogueStore::Tma)
+    lines.push_back(ops::withDirectStore(pick.config).str());
   auto add = [&](const Config& c) {
     if (c.raster == Raster::Row && (o.masked || c.bm >= 128) &&
         std::find(lines.begin(), lines.end(), c.str()) == lines.end())

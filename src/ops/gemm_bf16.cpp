@@ -107,18 +107,23 @@ bool registerLoadsFit(const Config& c, const GemmProblem& p) {
 
 }  // namespace
 
+Config withDirectStore(Config c) {
+  const Config plain;
+  c.epilogue = EpilogueStore::Direct;
+  c.reuseStage = plain.reuseStage;
+  c.storeSlots = plain.storeSlots;
+  c.storePieces = plain.storePieces;
+  c.stageStore = plain.stageStore;
+  return c;
+}
+
 Config GemmVariant::configFor(const GemmProblem& p, int sms) const {
   Config c = config;
   if (c.strategy == "gemv") return gemvConfigFor(c, p, sms);
   if (c.strategy == "sm90_ws_persistent") {
     // Output rows a TMA store cannot address: stored from registers, in pairs or one by one.
     if (p.alignC >= 16) return c;
-    const Config plain;
-    c.epilogue = EpilogueStore::Direct;
-    c.reuseStage = plain.reuseStage;
-    c.storeSlots = plain.storeSlots;
-    c.storePieces = plain.storePieces;
-    c.stageStore = plain.stageStore;
+    c = withDirectStore(c);
     c.alignC = p.alignC;
     return c;
   }

@@ -102,6 +102,10 @@ double gemvPreference(const GemmVariant& v, const GemmProblem& p, const Target& 
 // runs"): 2 (1 with a column-major A) where the sm90 tensor-core variants run `p`, else 8.
 int gemvPreferredRows(const GemmProblem& p, const Target& t);
 Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms);
+// `c` storing its output from registers (epilogue=direct) with the TMA-store keys at their
+// defaults: what an sm90 variant becomes where a TMA store cannot address C, and the twin a
+// benchmark times beside a TMA-store pick.
+Config withDirectStore(Config c);
 // What both parts share (gemm_bf16.cpp): the problem checks every variant makes (bf16 in and out,
 // C row-major, positive dims; the reason in *why), and the tile shape terms of the preference,
 // useful * waves * intensity.
