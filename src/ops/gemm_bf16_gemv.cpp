@@ -150,10 +150,10 @@ double gemvPreference(const GemmVariant& v, const GemmProblem& p, const Target& 
 
 Config gemvConfigFor(const Config& variant, const GemmProblem& p, int sms) {
   Config c = variant;
-  // A load never straddles a row's end: B's contiguous dim (N, or K when K-major) and, for A's
-  // vectors along K, K bound the widths too (p's alignments are the leading dimensions' for
-  // strided operands, which may be longer than the rows).
-  c.alignA = std::min({c.alignA, p.alignA, rowAlignment(p.k, 2)});
+  // A load never straddles a row's end: B's contiguous dim (N, or K when K-major) and A's (K, or M
+  // for a column-major A, whose vectors run along M) bound the widths too (p's alignments are the
+  // leading dimensions' for strided operands, which may be longer than the rows).
+  c.alignA = std::min({c.alignA, p.alignA, rowAlignment(p.aRowMajor ? p.k : p.m, 2)});
   // A strided row-major B is the exception: its rows are as aligned as its leading dimension, and
   // the lowering loads the columns past N's last whole vector one at a time (gemv.cpp, nTail).
   const bool nTail = !p.bKMajor && p.bStrided;

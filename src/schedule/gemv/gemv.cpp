@@ -52,6 +52,12 @@ bool geometryOf(const GemmProgram& g, const Config& c, gemv::Geometry& geo, Diag
   geo.U = c.vectors;
   geo.V = accessBytes(c.alignB, ebB) / ebB;
   geo.VA = g.bKMajor && !g.aColMajor ? std::min(geo.V, accessBytes(c.alignA, ebA) / ebA) : 1;
+  // A column-major A's bm elements of one k are contiguous (its rows run along M, aligned to
+  // align_a): loaded VM at a time, VM a power of two dividing bm.
+  if (g.aColMajor) {
+    geo.VM = accessBytes(c.alignA, ebA) / ebA;
+    while (geo.VM > 1 && c.bm % geo.VM) geo.VM /= 2;
+  }
   const Location& at = g.program->loc();
   if (!geo.kMajor) {
     // A strided B's rows are as aligned as its leading dimension (checked at launch), whatever N:
@@ -84,7 +90,8 @@ bool requirements(const GemmProgram& g, const Config& c, const gemv::Geometry& g
     if (!access.strided && access.ld.isSymbolic()) launch.requireMultiple(access.ld.sym, elems);
     if (!tail) launch.requireMultiple(rowDim, elems);  // no access straddles the end of a row
   };
-  operand(g.tensorA, g.accessA, geo.VA, g.dimK, false);
+  // A's loads run along K (row-major: VA elements) or along M (column-major: VM).
+  operand(g.tensorA, g.accessA, g.aColMajor ? geo.VM : geo.VA, g.aColMajor ? g.dimM : g.dimK, false);
   operand(g.tensorB, g.accessB, geo.V, geo.kMajor ? g.dimK : g.dimN, geo.nTail);
   for (const Operation* op : g.epilogue) {
     if (!op->is("tile.store")) continue;

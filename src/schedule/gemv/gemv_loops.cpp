@@ -106,6 +106,39 @@ void store(KernBuilder& b, Value* sums, Value* slot, Value* off, int row, int co
   b.create("kern.st_shared", {sums, slot, off, v}, {}, {{"row", int64_t(row)}, {"col", int64_t(col)}});
 }
 
+
+// K path: one step's loads of A(m0 + m, k + v), m < bm, v < V, as raw words (kA: k's offset along
+// A's K). A row-major A: an entry per row m, V / VA loads of VA elements (VA = V: one vector). A
+// column-major A: with VM = 1 an entry per row of V element loads, each lane reading its own k's
+// ld apart; with VM > 1 one entry [v][m], V x bm / VM loads of VM contiguous rows (bm elements of
+// one k are contiguous in a column-major A: as many loads a step as a row-major A's, not bm x V).
+std::vector<std::vector<Value*>> kPathLoadA(KernBuilder& b, const Geometry& geo, const std::vector<Value*>& aRow,
+                                            const std::vector<Value*>& mOk, Value* kA, Value* sK, Value* kOk,
+                                            ScalarType eA) {
+  std::vector<std::vector<Value*>> out;
+  if (geo.VM > 1) {
+    std::vector<Value*> words;
+    for (int v = 0; v < geo.V; ++v)
+      for (int m = 0; m < geo.bm; m += geo.VM) {
+        Value* p = b.ptrAdd(aRow[size_t(m)], kA);
+        Value* pv = v == 0 ? p : b.ptrAdd(p, b.mul(b.i64(v), sK));
+        for (Value* w : loadRaw(b, pv, b.andi(kOk, mOk[size_t(m)]), geo.VM, eA)) words.push_back(w);
+      }
+    out.push_back(words);
+    return out;
+  }
+  for (int m = 0; m < geo.bm; ++m) {
+    Value* p = b.ptrAdd(aRow[size_t(m)], kA);
+    Value* ok = b.andi(kOk, mOk[size_t(m)]);
+    std::vector<Value*> words;
+    for (int v = 0; v < geo.V; v += geo.VA) {
+      Value* pv = v == 0 ? p : b.ptrAdd(p, b.mul(b.i64(v), sK));
+      for (Value* w : loadRaw(b, pv, ok, geo.VA, eA)) words.push_back(w);
+    }
+    out.push_back(words);
+  }
+  return out;
+}
 }  // namespace
 
 int kStep(const Geometry& geo) { return geo.kMajor ? geo.lanes * geo.V * geo.U : geo.groups() * geo.U; }
@@ -150,9 +183,12 @@ void nPathSums(sm80::Context& cx, const Geometry& geo, Value* partials, Value* s
           for (int v = 0; v < geo.V; ++v)
             bw[size_t(u)].push_back(loadRaw(b, v ? b.ptrAdd(row, b.i64(v)) : row, b.andi(kOk, elemOk[size_t(v)]), 1, eB)[0]);
         }
+        // A(m0 .. m0 + bm, k): one element a row (the lanes of a row of threads read the same
+        // address: L1 broadcasts it), or VM rows a load where A is column-major.
         Value* kA = b.mul(i64(b, k), a.sK);
-        for (int m = 0; m < geo.bm; ++m)
-          aw[size_t(u)].push_back(loadRaw(b, b.ptrAdd(aRow[size_t(m)], kA), b.andi(kOk, mOk[size_t(m)]), 1, eA)[0]);
+        for (int m = 0; m < geo.bm; m += geo.VM)
+          for (Value* w : loadRaw(b, b.ptrAdd(aRow[size_t(m)], kA), b.andi(kOk, mOk[size_t(m)]), geo.VM, eA))
+            aw[size_t(u)].push_back(w);
       }
       for (int u = 0; u < geo.U; ++u) {
         std::vector<Value*> bv = unpack(b, bw[size_t(u)]);
@@ -235,7 +271,7 @@ void kPathSums(sm80::Context& cx, const Geometry& geo, Value* sums, const KRange
   Value* kEnd = kr.end ? kr.end : cx.dimK;
   std::vector<Value*> acc = forLoop(b, kr.begin ? kr.begin : b.i32(0), kEnd, step, inits, [&](Value* kb, const std::vector<Value*>& in) {
     std::vector<Value*> next = in;
-    std::vector<std::vector<Value*>> bw, aw;  // [u * R + r], [u * bm + m]
+    std::vector<std::vector<Value*>> bw, aw;  // [u * R + r], [u * bm + m] (VM > 1: [u], [v][m] inside)
     Value* k0 = b.add(kb, kLane);
     for (int u = 0; u < geo.U; ++u) {  // every load first
       Value* k = b.addConst(k0, int64_t(u) * geo.lanes * geo.V);
@@ -243,23 +279,19 @@ void kPathSums(sm80::Context& cx, const Geometry& geo, Value* sums, const KRange
       Value* k64 = i64(b, k);
       for (int r = 0; r < R; ++r)
         bw.push_back(loadRaw(b, b.ptrAdd(bRow[size_t(r)], k64), b.andi(kOk, nOk[size_t(r)]), geo.V, eB));
-      Value* kA = b.mul(k64, a.sK);
-      for (int m = 0; m < geo.bm; ++m) {
-        Value* p = b.ptrAdd(aRow[size_t(m)], kA);
-        Value* ok = b.andi(kOk, mOk[size_t(m)]);
-        std::vector<Value*> words;
-        for (int v = 0; v < geo.V; v += geo.VA) {
-          Value* pv = v == 0 ? p : b.ptrAdd(p, b.mul(b.i64(v), a.sK));
-          for (Value* w : loadRaw(b, pv, ok, geo.VA, eA)) words.push_back(w);
-        }
-        aw.push_back(words);
-      }
+      for (auto& words : kPathLoadA(b, geo, aRow, mOk, b.mul(k64, a.sK), a.sK, kOk, eA)) aw.push_back(words);
     }
     for (int u = 0; u < geo.U; ++u) {
       std::vector<std::vector<Value*>> bv;
       for (int r = 0; r < R; ++r) bv.push_back(unpack(b, bw[size_t(u * R + r)]));
+      std::vector<Value*> colMajor = geo.VM > 1 ? unpack(b, aw[size_t(u)]) : std::vector<Value*>{};  // [v][m]
       for (int m = 0; m < geo.bm; ++m) {
-        std::vector<Value*> av = unpack(b, aw[size_t(u * geo.bm + m)]);
+        std::vector<Value*> av;  // A(m, k + v), v < V
+        if (geo.VM > 1) {
+          for (int v = 0; v < geo.V; ++v) av.push_back(colMajor[size_t(v * geo.bm + m)]);
+        } else {
+          av = unpack(b, aw[size_t(u * geo.bm + m)]);
+        }
         for (int r = 0; r < R; ++r) {
           Value*& s = next[size_t(m * R + r)];
           for (int v = 0; v < geo.V; ++v)

@@ -13,6 +13,9 @@ struct Geometry {
   int bm = 1, bn = 64;  // rows of M, columns of N per block
   int V = 8;            // B elements per load along its contiguous dim
   int VA = 1;           // A elements per load along K (K path, row-major A), else 1
+  // A elements per load along M (a column-major A, whose bm elements of one k are contiguous), else
+  // 1: a power of two dividing bm, as wide as align_a allows (A's rows, M long, aligned to it).
+  int VM = 1;
   int U = 4;            // loads of B per thread and step (and N rows: R of them each on the K path)
   int lanes = 32;       // threads along B's contiguous dim: bn / V (N path) or row_threads (K path)
   // N path, strided B with V > 1: N need not be a multiple of V (the leading dimension keeps rows

@@ -198,6 +198,28 @@ TEST_F(GemmLayoutsGpu, GemvSmallMInEveryLayout) {
   cublasDestroy(handle);
 }
 
+// A column-major A (TN, TT) under gemv loads A(m0 .. m0 + bm, k) along M, as wide as A's rows
+// (M long, or lda) are aligned (docs/gemv-strategy.md, "A column-major A"): M = 2, 4, 6, 8, 16 dense
+// (4-, 8-, 4-, 16-, 16-byte loads; at 4 and 6 the block's last rows a load masked off), with lda
+// 8 past the rows and at an element offset (element loads), N and K aligned and odd, gemv forced
+// where the family picks the tensor cores, against fp64 and cuBLAS, twice each.
+TEST_F(GemmLayoutsGpu, GemvColumnMajorALoadsAlongM) {
+  runtime::Context ctx = runtime::Context::primary(*runtime::Driver::get());
+  cublasHandle_t handle;
+  bench::check(cublasCreate(&handle), "cublasCreate");
+  struct Shape {
+    int N, K;
+  };
+  for (int m : {2, 4, 6, 8, 16})
+    for (Shape s : {Shape{4096, 1024}, Shape{1001, 777}})
+      for (bool bK : {false, true})
+        for (int view = 0; view < 3; ++view) {
+          int pad = view == 0 ? 0 : view == 1 ? 8 : 3;
+          run({m, s.N, s.K, true, bK, pad, view == 2 ? 1 : 0, false}, handle, ctx, "gemv");
+        }
+  cublasDestroy(handle);
+}
+
 // gemv's split of K across blocks (split_k, docs/gemv-strategy.md "Split-K"), which the family
 // picks where the block tiles alone make under three blocks per SM: M = 1 and 8 at 4096 x 4096 (128
 // tiles, K in 3 slices; M = 8 forced: the family picks the tensor cores there on sm_90a), odd N and K, a K not a whole number of slices' steps, every layout and

@@ -64,8 +64,17 @@ TEST(GemmBf16GemvGates, VariantsAssembleSpillFreeWithBatchedWideLoads) {
           // B's loads, and on the K path a row-major A's (one 16-byte vector per row of M and step).
           const int rows = bK ? c.bn / (c.blockThreads / 32) : 1;
           const int aVectors = bK && !aCol ? c.bm : 0;
-          const auto wide = std::count(loop.begin(), loop.end(), std::string("LDG.E.128"));
-          EXPECT_EQ(wide, int64_t(c.vectors) * (rows + aVectors));
+          // A column-major A's loads run along M, VM = min(bm, 8) rows each (its rows are bm
+          // elements long here): bm / VM a step on the N path, 8 x bm / VM on the K path (one per
+          // k of the lane's 16-byte vector of B), none by elements past bm = 1.
+          const int vm = aCol ? std::min(c.bm, 8) : 1;
+          const int aColLoads = aCol ? c.vectors * (bK ? 8 : 1) * c.bm / vm : 0;
+          const auto count = [&](const char* op) { return int(std::count(loop.begin(), loop.end(), std::string(op))); };
+          EXPECT_EQ(count("LDG.E.128"), c.vectors * (rows + aVectors) + (vm == 8 ? aColLoads : 0));
+          EXPECT_EQ(count("LDG.E.64"), vm == 4 ? aColLoads : 0);
+          EXPECT_EQ(count("LDG.E"), vm == 2 ? aColLoads : 0);
+          // Element loads: a row-major A's on the N path (one a row and step), a column-major A's at bm = 1.
+          EXPECT_EQ(count("LDG.E.U16"), aCol ? (vm == 1 ? aColLoads : 0) : bK ? 0 : c.vectors * c.bm);
           ++checked;
           // ptxas keeps the lowering's order, every load of the step before its first FFMA, on both
           // targets: on sm_90a only under the kernel's register limit (.maxnreg; without it ptxas
@@ -79,6 +88,52 @@ TEST(GemmBf16GemvGates, VariantsAssembleSpillFreeWithBatchedWideLoads) {
         }
   }
   EXPECT_EQ(checked, 5 * 2 * 4);
+}
+
+// A column-major A over a K-major B (TT) at M = 8 (4096 x 4096, the family's config): the bm
+// elements of one k are contiguous, so a lane loads A(0 .. 7, k) as one 16-byte vector, V of them a
+// step, as many 16-byte loads as a row-major A's (NT: bm vectors of V), and the K loop is about as
+// long as NT's. Before, TT loaded A by elements, bm x V 2-byte loads a step, each warp-wide load
+// touching 32 cache lines (lanes 8 k, 128 bytes, apart): 64 LDG.E.U16 and 1360 SASS instructions
+// against NT's 8 LDG.E.128 and 1152, and 163.5 us against NT's 32.1 on the H100
+// (docs/gemv-strategy.md, "A column-major A").
+TEST(GemmBf16GemvGates, ColumnMajorALoadsAlongMAsWideAsARowMajorOne) {
+  {
+    ir::DiagnosticEngine diag;
+    if (!backend::sassStats({}, diag) && diag.str().find("install") != std::string::npos)
+      GTEST_SKIP() << "no SASS disassembler: " << diag.str();
+  }
+  const GemmVariant* m8 = nullptr;
+  for (const auto& v : gemmBf16Variants())
+    if (v.name == "bf16_gemv_m8") m8 = &v;
+  ASSERT_NE(m8, nullptr);
+  for (const Target& t : {Target::sm80(), Target::sm90a()}) {
+    std::vector<std::string> loops[2];
+    for (bool aCol : {false, true}) {
+      GemmProblem p;
+      p.m = 8;
+      p.n = p.k = 4096;
+      p.aRowMajor = !aCol;
+      p.bKMajor = true;
+      const Config c = m8->configFor(p, t.referenceSms);
+      SCOPED_TRACE(t.name + (aCol ? " TT " : " NT ") + c.str());
+      ir::DiagnosticEngine diag;
+      auto r = kiln::compile(*program(aCol, true), t, c, diag);
+      auto cubin = r ? backend::assemble(r->ptx, t.ptxTarget, diag) : std::nullopt;
+      auto sass = cubin ? backend::sassStats(cubin->cubin, diag) : std::nullopt;
+      ASSERT_TRUE(sass) << diag.str();
+      EXPECT_FALSE(cubin->resources.begin()->second.spills());
+      loops[aCol] = testing::loopSequence(sass->text);
+    }
+    auto count = [](const std::vector<std::string>& l, const char* op) { return std::count(l.begin(), l.end(), std::string(op)); };
+    SCOPED_TRACE(t.name);
+    EXPECT_EQ(count(loops[1], "LDG.E.128"), count(loops[0], "LDG.E.128"));
+    EXPECT_EQ(count(loops[1], "LDG.E.U16"), 0);
+    EXPECT_EQ(count(loops[1], "FFMA"), count(loops[0], "FFMA"));
+    // The same loads and FMAs; TT's 8 addresses a step (k + v, A's leading dimension apart) against
+    // NT's 8 (a row of M each) differ by a few instructions (436 against 430 on both targets).
+    EXPECT_LE(loops[1].size() * 20, loops[0].size() * 21) << "TT's K loop is more than 5% longer than NT's";
+  }
 }
 
 }  // namespace

@@ -24,16 +24,18 @@ void expectRuns(const Layout& l, const std::string& config, const std::map<std::
   EXPECT_EQ(r.error, "") << r.config;
 }
 
+// A column-major A's loads along M: M = 2, 4, 6, 8, 16 take 2 to 16 bytes (VM = 2, 4, 2, 8, 8 rows a
+// load; at M = 4 and 6 the block's rows past M are a load masked off), M = 1 and 7 element loads.
 TEST(Gemv, AllFourLayoutsAtSmallM) {
   for (bool aCol : {false, true})
     for (bool bK : {false, true})
-      for (int m : {1, 2, 7, 16}) {
+      for (int m : {1, 2, 4, 6, 7, 8, 16}) {
         Layout l;
         l.aCol = aCol;
         l.bKMajor = bK;
         SCOPED_TRACE(name(l) + " M=" + std::to_string(m));
         int bm = m == 1 ? 1 : m <= 2 ? 2 : m <= 8 ? 8 : 16;
-        std::string c = "strategy=gemv bm=" + std::to_string(bm) + " bn=32 block_threads=128 vectors=2";
+        std::string c = "strategy=gemv bm=" + std::to_string(bm) + " bn=32 block_threads=128 vectors=2" + gemv_cases::alignAFor(aCol, m);
         if (bK) c += " row_threads=16";
         expectRuns(l, c, dimsFor(m, 96, 600));
       }
@@ -55,7 +57,10 @@ TEST(Gemv, StridedBatchedAndOdd) {
       Layout l = gemv_cases::stridedSharedB(aCol, bK);
       SCOPED_TRACE(name(l));
       std::map<std::string, int64_t> d = gemv_cases::stridedSharedBDims();
-      expectRuns(l, "strategy=gemv bm=4 bn=32 block_threads=128 vectors=2", d);
+      expectRuns(l, "strategy=gemv bm=4 bn=32 block_threads=128 vectors=2" + gemv_cases::alignAFor(aCol, 3), d);
+      // M = 4 over a strided A: a column-major A's rows of M along M in one 8-byte load, its
+      // columns lda apart.
+      expectRuns(l, "strategy=gemv bm=4 bn=32 block_threads=128 vectors=2", gemv_cases::stridedSharedBDims(4));
       // Odd N and K: element loads of A and B, single-element stores.
       Layout o{aCol, bK};
       expectRuns(o, "strategy=gemv bm=4 bn=16 block_threads=64 vectors=3 align_a=2 align_b=2 align_c=2",
@@ -74,7 +79,7 @@ TEST(Gemv, OddNOverAnAlignedStridedBTakesVectorsAndAnElementTail) {
         Layout l{aCol, bK, false, true, false};
         SCOPED_TRACE(name(l) + " M=" + std::to_string(m));
         std::map<std::string, int64_t> d = dimsFor(m, 37, 200);  // ldb = 200: rows 400 bytes apart
-        expectRuns(l, "strategy=gemv bm=" + std::string(m == 1 ? "1" : "4") + " bn=16 block_threads=64 vectors=2 align_b=16 align_c=2",
+        expectRuns(l, "strategy=gemv bm=" + std::string(m == 1 ? "1" : "4") + " bn=16 block_threads=64 vectors=2 align_b=16 align_c=2" + gemv_cases::alignAFor(aCol, m),
                    d, Target::sm90a());
       }
 }

@@ -43,7 +43,7 @@ TEST(GemvSplitK, EveryLayoutAndSmallM) {
         // the K path's is 256 (16 lanes x 8 x 2): three steps, and split_k=4 leaves the last slice
         // past K (it sums nothing and still counts).
         std::string c = "strategy=gemv bm=" + std::to_string(bm) + " bn=32 block_threads=128 vectors=2 split_k=" +
-                        (bK ? "4 row_threads=16" : "3");
+                        (bK ? "4 row_threads=16" : "3") + gemv_cases::alignAFor(aCol, m);
         expectSplitRuns(*gemm(l), c, dimsFor(m, 96, 600));
       }
 }
@@ -55,10 +55,13 @@ TEST(GemvSplitK, OddShapesStridedAndBatched) {
       SCOPED_TRACE(name(l));
       std::map<std::string, int64_t> d = gemv_cases::stridedSharedBDims();
       // Several tiles along N and M and two batches: the units of x, each with its own flag.
-      expectSplitRuns(*gemm(l), "strategy=gemv bm=2 bn=16 block_threads=64 vectors=1 split_k=3", d);
+      expectSplitRuns(*gemm(l), "strategy=gemv bm=2 bn=16 block_threads=64 vectors=1 split_k=3" + gemv_cases::alignAFor(aCol, 3), d);
       Layout dense{aCol, bK};
       dense.batched = true;
-      expectSplitRuns(*gemm(dense), "strategy=gemv bm=2 bn=16 block_threads=64 vectors=1 split_k=2", dimsFor(3, 40, 72, 0, 3));
+      expectSplitRuns(*gemm(dense), "strategy=gemv bm=2 bn=16 block_threads=64 vectors=1 split_k=2" + gemv_cases::alignAFor(aCol, 3),
+                      dimsFor(3, 40, 72, 0, 3));
+      // M = 4 in blocks of 2 rows: a column-major A's pairs of rows in 4-byte loads, two blocks along M.
+      expectSplitRuns(*gemm(dense), "strategy=gemv bm=2 bn=16 block_threads=64 vectors=1 split_k=2", dimsFor(4, 40, 72, 0, 3));
       Layout o{aCol, bK};
       expectSplitRuns(*gemm(o), "strategy=gemv bm=4 bn=16 block_threads=64 vectors=3 align_a=2 align_b=2 align_c=2 split_k=5",
                       dimsFor(3, 37, 45));
