@@ -195,7 +195,8 @@ Strategy gemvStrategy() {
            intOption("vectors", "mainloop", &Config::vectors, 1, 8, 4,
                      "loads of B per thread issued before their FMAs (per N row with a K-major B)"),
            intOption("align_a", "mainloop", &Config::alignA, 1, 16, 16,
-                     "bytes A's address and rows are aligned to: vector loads along K of a row-major A"),
+                     "bytes A's address and rows are aligned to: vector loads along K of a row-major A, along M of a "
+                     "column-major one"),
            intOption("align_b", "mainloop", &Config::alignB, 1, 16, 16,
                      "bytes B's address and rows are aligned to: loads of 16, 8, 4 or 2 bytes along its rows"),
            intOption("align_c", "epilogue", &Config::alignC, 1, 16, 16,

@@ -15,7 +15,8 @@
 //   B K-major [N][K] ("K" path, every output column a contiguous dot product): row_threads lanes
 //     stride K with V-element loads (a warp reads 32 x 16 bytes of one N row), each group of
 //     row_threads lanes owns bn / (block_threads / row_threads) N rows; A(m, k .. k + V) is one
-//     vector load when A is row-major and aligned, else V element loads. Partial sums: butterfly
+//     vector load when A is row-major and aligned; a column-major A's bm rows of each k are loaded
+//     along M, VM at a time (as wide as align_a), else by elements. Partial sums: butterfly
 //     shuffles over the group's lanes.
 //
 // Then the sums, one per (m, n) of the block, are in shared memory, and the sm80 epilogue (the
@@ -31,7 +32,8 @@
 //    the tensor arguments; kern_ops.h "Split-K"): each block sums a slice of K, the last of a tile's
 //    S to arrive sums their partials in slice order and runs the epilogue (gemv_split.cpp);
 //  * requirements: A's and B's pointers and rows aligned to the widest access the kernel makes to
-//    them (align_a, align_b, as sm80_multistage), B's contiguous dim a multiple of V (not N for a
+//    them (align_a, align_b, as sm80_multistage; a column-major A's rows run along M, so M a
+//    multiple of its loads' VM rows), B's contiguous dim a multiple of V (not N for a
 //    strided row-major B: the block over N's end loads its columns by elements), the output's
 //    as the sm80 epilogue needs (align_c).
 //

@@ -2,7 +2,8 @@
 // gemv variant, adapted by configFor to a 4096 x 4096 problem of its bm rows, in every layout of A
 // and B, on sm_80 and sm_90a, assembles without spills, its K loop loads B with 16-byte loads
 // (LDG.E.128: `vectors` per thread and step on the N path, `vectors` x the warp's N rows on the K
-// path, plus a row-major A's), and on both targets every one of a step's loads is issued before the
+// path, plus a row-major A's; a column-major A's along M, 4 to 16 bytes by bm), and on both
+// targets every one of a step's loads is issued before the
 // step's first FMA (the family's 4096 x 4096 configs split K, its hand-over included).
 // Needs nvJitLink and a SASS disassembler (skips, saying why, without one).
 #include <gtest/gtest.h>
