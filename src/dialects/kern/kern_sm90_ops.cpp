@@ -180,15 +180,16 @@ bool verifyTmaLoad(const Operation& op, DiagnosticEngine& d) {
   auto tm = tensorMapType(op.operand(0)->type());
   if (!tm) return d.error(op.loc()) << "'kern.tma_load' needs a tmap<...> kernel parameter as its map";
   // An unswizzled map (swizzle = 0: a row of f32 scales) lands in an unswizzled ring whose rows are
-  // its box rows, each stage 16-byte aligned; a swizzled one in the 128B swizzle's ring.
+  // its box rows, each stage 128-byte aligned (a TMA copy's shared-memory destination); a swizzled
+  // one in the 128B swizzle's ring.
   std::optional<SmemLayout> layout;
   if (tm->swizzle == 0) {
     layout = smemLayout(op.operand(1)->type());
     const Operation* alloc = op.operand(1)->definingOp();
-    if (!layout || !layout->swizzle.none() || layout->stageBytes() % 16 != 0 || !alloc ||
-        !alloc->is("kern.smem_alloc") || alloc->intAttr("offset", 1) % 16 != 0)
+    if (!layout || !layout->swizzle.none() || layout->stageBytes() % 128 != 0 || !alloc ||
+        !alloc->is("kern.smem_alloc") || alloc->intAttr("offset", 1) % 128 != 0)
       return d.error(op.loc()) << "'kern.tma_load' of an unswizzled tensor map needs an unswizzled kern.smem_alloc "
-                                  "ring with stages on 16-byte boundaries";
+                                  "ring with stages on 128-byte boundaries";
   } else {
     layout = swizzled128(op, op.operand(1), d);
   }

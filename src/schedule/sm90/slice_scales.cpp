@@ -185,8 +185,8 @@ bool sharedColumnScales(const Request& r) {
   const GemmProgram& g = r.g;
   const Config& c = r.c;
   if (!g.blockK || !g.loadScaleB || blockN(r) != 1 || !pairedColumnScales(r) || r.batched() || g.bGrouped ||
-      g.groupIndex || g.raggedBounds || g.raggedK || c.blocksPerSm > 1 || c.bn > 256)
-    return false;
+      g.groupIndex || g.raggedBounds || g.raggedK || c.blocksPerSm > 1 || c.bn > 256 || c.bn % 32 != 0)
+    return false;  // (bn % 32: each stage's row of bn floats starts 128-byte aligned, as TMA writes)
   // One stored K index per K step (scale_b's block along K is bk), and its stored axes [K][N].
   const Type& t = g.loadScaleB->operand(0)->type();
   if (t.rank() != 2 || blockOf(t)[0] != c.bk) return false;
