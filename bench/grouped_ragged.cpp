@@ -103,6 +103,16 @@ std::vector<std::string> raggedConfigs(const RaggedOptions& o, const ir::Operati
         lines.push_back(r.config.str());
         break;
       }
+  // A ping-pong pick (groups along K, where one warpgroup's f32 store runs under the other's K
+  // loop: docs/grouped-gemm.md): its best-ranked cooperative rival beside it, so the run measures
+  // what the overlap gives.
+  if (pick.fromFamily && pick.config.consumers == Consumers::Pingpong)
+    for (const ops::RankedSchedule& r : ops::rankedSchedules(program, target, dims))
+      if (!r.family.empty() && r.config.consumers == Consumers::Cooperative) {
+        std::printf("  cooperative rival: %s\n", r.variant.c_str());
+        lines.push_back(r.config.str());
+        break;
+      }
   // An f32 output's pick stores by TMA (32-column boxes, since 2026-12-06); its twin storing from
   // registers (what the pick was before) beside it, so one run shows what the staged f32 store moves.
   bool f32Out = false;

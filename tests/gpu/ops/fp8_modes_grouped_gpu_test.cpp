@@ -213,6 +213,19 @@ TEST_F(Fp8ModesGroupedGpu, GroupsAlongKMatchTheInterpreter) {
   matches(*wgrad, {{"G", 1}, {"M", 256}, {"N", 256}, {"K", 1000}}, "offsets", {1000});
 }
 
+// Groups along K where each tile's K loop is short (8 groups of ~500 tokens: ~8 K steps) and the
+// problem compute-bound: the family picks ping-pong (docs/grouped-gemm.md, "Ping-pong for groups
+// along K"), one warpgroup staging and storing its f32 tile while the other runs its K loop; token
+// counts off the K step, an empty group, tokens past the last offset.
+TEST_F(Fp8ModesGroupedGpu, GroupsAlongKPingPongPickMatchesTheInterpreter) {
+  using L = ops::GroupedGemmSpec::Layout;
+  auto wgrad = ops::groupedGemmProgram({L::GroupsAlongK, ScalarType::BF16, ScalarType::F32}, "wgrad");
+  const std::map<std::string, int64_t> dims = {{"G", 8}, {"M", 640}, {"N", 512}, {"K", 4096}};
+  const ops::DefaultSchedule pick = ops::defaultSchedule(*wgrad->body().front(), Target::sm90a(), dims);
+  EXPECT_EQ(pick.config.consumers, Consumers::Pingpong) << pick.why;
+  matches(*wgrad, dims, "offsets", {500, 1000, 1000, 1501, 2000, 2561, 3300, 4000});
+}
+
 // FP8 groups along K (the blockwise weight gradient: e4m3 operands K-major, 1x128 scales along K
 // for both): token counts that are multiples of 128 (the launch contract), two empty groups
 // (zeros), tokens past the last offset that no group owns, tiles partial along M and N; then one
@@ -260,6 +273,15 @@ TEST_F(Fp8ModesGroupedGpu, F32TmaStoreMatchesTheInterpreterAndTheDirectStore) {
   both(*fp8, {{"G", 6}, {"M", 392}, {"N", 520}, {"K", 3072}},
        "strategy=sm90_ws_persistent bk=128 warps_n=1 fp8_accum=promote bm=128 bn=128 stages=5 warps_m=2", "offsets",
        {128, 128, 512, 640, 640, 2944});
+  // Ping-pong along K (each warpgroup's whole tile, its boxes in its own slots): the registered
+  // BF16 128x128 s5 and the FP8 64x128 s8 that fits with promotion.
+  both(*wgrad, {{"G", 6}, {"M", 384}, {"N", 520}, {"K", 3000}},
+       sm90 + "bm=128 bn=128 stages=5 warps_m=2 consumers=pingpong l2_hint=reuse raster=grouped", "offsets",
+       {70, 70, 201, 202, 902, 2902});
+  both(*fp8, {{"G", 6}, {"M", 392}, {"N", 520}, {"K", 3072}},
+       "strategy=sm90_ws_persistent bk=128 warps_n=1 fp8_accum=promote bm=64 bn=128 stages=8 warps_m=2 "
+       "consumers=pingpong l2_hint=reuse raster=grouped epilogue_loads=prefetch",
+       "offsets", {128, 128, 512, 640, 640, 2944});
 }
 
 }  // namespace

@@ -94,6 +94,39 @@ TEST(RaggedPick, TheLastPartialWaveGoesToStreamKWhereItPays) {
                  "group's K steps");
 }
 
+// Groups along K (the weight gradient, f32 [G, M, N]): each tile runs only its group's ~T / (G bk)
+// K steps, so the f32 tile's store, which a cooperative tile does not overlap, weighs ~8x more than
+// in the dense GEMM (kGroupedTerm). At the MoE shape (8 groups of ~1552 tokens, 24.75 steps) the
+// pick is ping-pong 128x128 with the TMA store, one warpgroup's epilogue under the other's K loop;
+// the dense problem of the same work keeps 128x256, and so do groups of many tokens (1024 steps a
+// tile), where the store is a small share again.
+TEST(RaggedPick, GroupsAlongKPickPingPongWhereTheStoreWeighs) {
+  auto wgrad = groupedGemmProgram({L::GroupsAlongK, ScalarType::BF16, ScalarType::F32}, "wgrad");
+  auto pick = [&](int64_t g, int64_t tokens) {
+    return defaultSchedule(*wgrad->body().front(), Target::sm90a(), {{"G", g}, {"M", 7168}, {"N", 4096}, {"K", tokens}});
+  };
+  const DefaultSchedule moe = pick(8, 12416);
+  EXPECT_EQ(moe.variant, "bf16_gemm_sm90_128x128x64_s5_tma_pp") << moe.why;
+  EXPECT_EQ(moe.config.consumers, Consumers::Pingpong);
+  EXPECT_EQ(moe.config.epilogue, EpilogueStore::Tma);
+  const DefaultSchedule longGroups = pick(2, 131072);
+  EXPECT_EQ(longGroups.config.consumers, Consumers::Cooperative) << longGroups.why;
+  EXPECT_EQ(longGroups.config.bn, 256) << longGroups.why;
+  GemmProblem dense{7168, 4096, 12416, ScalarType::BF16, ScalarType::BF16, ScalarType::BF16};
+  ir::DiagnosticEngine diag;
+  auto sel = selectGemmBf16(dense, Target::sm90a(), diag);
+  ASSERT_TRUE(sel) << diag.str();
+  EXPECT_EQ(sel->variant->config.consumers, Consumers::Cooperative) << sel->variant->name;
+  // The ranking behind it: the cooperative 128x256 falls behind ping-pong only along K.
+  GemmProblem kg = dense;
+  kg.ragged = kg.raggedK = true, kg.groups = 8, kg.cElemBytes = 4;
+  const GemmVariant* pp = findGemmBf16Variant("bf16_gemm_sm90_128x128x64_s5_tma_pp");
+  const GemmVariant* coop = findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma");
+  ASSERT_TRUE(pp && coop);
+  EXPECT_LT(pp->preference(dense, Target::sm90a()), coop->preference(dense, Target::sm90a()));
+  EXPECT_GT(pp->preference(kg, Target::sm90a()), coop->preference(kg, Target::sm90a()));
+}
+
 TEST(RaggedPick, VariantsThatCannotWalkTheGroupsSayWhy) {
   GemmProblem p{4096, 4096, 4096, ScalarType::BF16, ScalarType::BF16, ScalarType::BF16};
   p.ragged = true;
