@@ -162,7 +162,9 @@ bool buildTile(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u,
     return kl;
   };
   // Ragged groups: a warpgroup whose rows all lie past the group's end runs no wgmma (idle_rows.cpp)
-  // and hands the epilogue zeros, which it does not store.
+  // and hands the epilogue its accumulators' start, which it does not store: zeros where a run's
+  // sums are handed over (stream-K) or promoted, else undefined, as the first wgmma would have
+  // taken them (zeros there cost 128 moves into the branch's results and, at 128x256, a spill).
   Value* idle = idleWarpgroup(b, r, k, u, w);
   std::vector<Value*> out;
   Value* last = nullptr;
@@ -175,7 +177,7 @@ bool buildTile(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u,
     InsertionGuard guard(b);
     b.setInsertionPointToEnd(branch->region(0).addBlock());
     finishKLoop(b, r, k, u, wg, isLane0, idleKLoop(b, r, k, u, isLane0).last);
-    b.create("scf.yield", std::vector<Value*>(acc0.size(), b.f32(0.0)), {});
+    b.create("scf.yield", acc0, {});
     b.setInsertionPointToEnd(branch->region(1).addBlock());
     b.create("scf.yield", runKLoop().acc, {});
     for (unsigned i = 0; i < branch->numResults(); ++i) out.push_back(branch->result(i));

@@ -9,11 +9,11 @@
 //     %r = scf.for %kt (acc.., s, ph, prev) {        %idle = arith.cmpi sge (%m0 + %arow, %mend)
 //       RELEASE(prev)  COPIES                        %acc.. = scf.if %idle {
 //       wait(full[s], ph)  WGMMAS  commit              scf.for %kt (s, ph, prev) {
-//       wgmma_wait 0  NEXT                               RELEASE(prev)  wait(full[s], ph)
+//       wgmma_wait 0  NEXT                               RELEASE(prev)  wait(full[s], ph)  fence
 //     }                                                  commit  wgmma_wait 0  NEXT     (no wgmma)
 //     wgmma_wait 0; lane0: release(last)                 }
 //     epilogue(%r acc..)                                wgmma_wait 0; lane0: release(last)
-//                                                       yield 0.0 ..            (its sums are zero)
+//                                                       yield %acc0..     (the sums' start, unstored)
 //                                                     } else { the loop above; yield %r acc.. }
 //                                                     epilogue(%acc..)
 //
@@ -24,9 +24,10 @@
 // does (so it never runs a ring ahead and arrives twice in one phase), and gives each back once,
 // from lane 0 of each of its warps, as the live loop's releases and the release after it do; its
 // (empty) wgmma commit and wait put it in the one-stage form that sm90-multistage-ring widens to
-// the ring, as it widens the live loop, from the same ring position. split_k / stream_k hand-over:
-// its partial sums are zeros (the finisher adds them; its rows are not stored either way). FP8
-// promotion: its accumulators stay zero and it makes no scale work.
+// the ring, as it widens the live loop, from the same ring position. Its results are the
+// accumulators' start: zeros where a stream-K run hands its sums over (the finisher adds them; its
+// rows are not stored either way) and for FP8 promotion (no scale work either), else undefined,
+// as the live loop's first wgmma would have taken them (zeros there made ptxas spill at 128x256).
 //
 // Legal (else null: the tile runs as before) only for a ragged walk of rows (%mend), cooperative
 // warpgroups that split the rows (warps_n = 1, two or more), no reuse_stage (whose deferred release
@@ -58,6 +59,9 @@ KLoop idleKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u
     b.setInsertionPointToEnd(body);
     b.ifThen(b.andi(b.cmp("sgt", kt, zero), isLane0), [&] { releaseStage(b, r, k, prev); });
     b.create("kern.mbarrier_wait", {k.smem.full, s, ph}, {});
+    // ptxas makes the empty group one HGMMA.64x8x16 of zero registers, and would inject this
+    // fence before it itself (warning C7519) if it were not here.
+    b.create("kern.wgmma_fence", {}, {});
     b.create("kern.wgmma_commit", {}, {});
     b.create("kern.wgmma_wait", {}, {}, {{"pending", int64_t{0}}});
     auto [s1, ph1] = nextStage(b, s, ph, 1);

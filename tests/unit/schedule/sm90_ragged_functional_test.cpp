@@ -270,7 +270,7 @@ TEST(Sm90RaggedFunctional, IdleWarpgroupOnlyWhereTheWarpgroupsSplitTheRows) {
 }
 
 // The checks above see the second warpgroup's rows: with the condition turned round (idle wherever
-// it has rows), its stored rows of whole tiles come out zero.
+// it has rows), its stored rows of whole tiles come out wrong (the accumulators' undefined start).
 TEST(Sm90RaggedFunctional, IdleWarpgroupOnEveryTileIsCaught) {
   testing::GroupedSimOptions o;
   o.prepare = [&](std::map<std::string, interp::HostTensor>& t) {
@@ -290,11 +290,12 @@ TEST(Sm90RaggedFunctional, IdleWarpgroupOnEveryTileIsCaught) {
   testing::GroupedSimRun run = testing::runGroupedSim(*programOf({L::Offsets, false, 560, 136, 200, kIdleEnds}),
                                                       kBf16 + "bm=128 bn=128 stages=3 warps_m=2", dims, 5, o);
   ASSERT_EQ(run.error, "");
-  int64_t zeros = 0;  // stored elements of the second warpgroup's rows the interpreter has non-zero
-  for (int64_t i = 0; i < interp::numElements(run.want); ++i)
-    zeros += interp::getElement(run.want, i) != 0 && std::isfinite(interp::getElement(run.want, i)) &&
-             interp::getElement(run.got, i) == 0;
-  EXPECT_GT(zeros, 136 * 64);
+  int64_t wrong = 0;  // stored elements (the interpreter's finite ones) the kernel got wrong
+  for (int64_t i = 0; i < interp::numElements(run.want); ++i) {
+    const double r = interp::getElement(run.want, i), g = interp::getElement(run.got, i);
+    wrong += std::isfinite(r) && !(std::fabs(g - r) <= 1e-2 * std::fabs(r) + 1e-2);
+  }
+  EXPECT_GT(wrong, 136 * 64);
 }
 
 // Bounds the interpreter refuses: decreasing offsets, an offset past M, a negative one, counts past
