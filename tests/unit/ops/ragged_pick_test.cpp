@@ -157,3 +157,43 @@ TEST(RaggedPick, VariantsThatCannotWalkTheGroupsSayWhy) {
 
 }  // namespace
 }  // namespace kiln::ops
+
+namespace kiln::ops {
+namespace {
+
+// The kernels that give a ragged group's idle warpgroup its own K loop (schedule/sm90/idle_rows.cpp:
+// cooperative, the rows split between two warpgroups) assemble as the kernels without it did: no
+// spill, no stack frame, no ptxas warning (an empty wgmma group without its fence drew C7519; the
+// idle branch's results once zeros, not the accumulators' start, spilled 256 bytes at 128x256
+// data-parallel). BF16 data-parallel and stream-K, TMA and direct stores; FP8 promote and
+// promote_pairs.
+TEST(RaggedPick, IdleWarpgroupKernelsAssembleSpillFree) {
+  const std::map<std::string, int64_t> dims = {{"G", 8}, {"M", 12416}, {"N", 4096}, {"K", 7168}};
+  const std::string bf16 = "strategy=sm90_ws_persistent bk=64 warps_m=2 warps_n=1 ";
+  const std::string fp8 = "strategy=sm90_ws_persistent bk=128 warps_m=2 warps_n=1 ";
+  const std::vector<std::pair<ScalarType, std::string>> cases = {
+      {ScalarType::BF16, bf16 + "bm=128 bn=256 stages=4 raster=grouped group_m=8 epilogue=tma"},
+      {ScalarType::BF16, bf16 + "bm=128 bn=256 stages=4 raster=grouped group_m=8 epilogue=tma stream_k=1"},
+      {ScalarType::BF16, bf16 + "bm=128 bn=256 stages=4 raster=row epilogue=direct"},
+      {ScalarType::BF16, bf16 + "bm=128 bn=128 stages=6 raster=row epilogue=direct"},
+      {ScalarType::F8E4M3, fp8 + "bm=128 bn=160 stages=4 raster=grouped epilogue=tma fp8_accum=promote"},
+      {ScalarType::F8E4M3, fp8 + "bm=128 bn=128 stages=6 raster=row epilogue=direct fp8_accum=promote_pairs"},
+      {ScalarType::F8E4M3, fp8 + "bm=128 bn=128 stages=5 raster=grouped epilogue=tma fp8_accum=promote stream_k=1"},
+  };
+  for (const auto& [t, text] : cases) {
+    SCOPED_TRACE(text);
+    auto module = groupedGemmProgram({L::Offsets, t, ScalarType::BF16}, "moe");
+    ir::DiagnosticEngine diag;
+    auto r = compile(*module, Target::sm90a(), Config::parse(text), diag);
+    ASSERT_TRUE(r) << diag.str();
+    auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
+    ASSERT_TRUE(cubin) << diag.str();
+    EXPECT_TRUE(cubin->warnings.empty()) << diag.str();
+    const auto& report = cubin->resources.begin()->second;
+    EXPECT_EQ(report.stackFrameBytes, 0);
+    EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::ops
