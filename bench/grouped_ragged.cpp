@@ -103,6 +103,16 @@ std::vector<std::string> raggedConfigs(const RaggedOptions& o, const ir::Operati
         lines.push_back(r.config.str());
         break;
       }
+  // A ping-pong pick (groups along K, where one warpgroup's f32 store runs under the other's K
+  // loop: docs/grouped-gemm.md): its best-ranked cooperative rival beside it, so the run measures
+  // what the overlap gives.
+  if (pick.fromFamily && pick.config.consumers == Consumers::Pingpong)
+    for (const ops::RankedSchedule& r : ops::rankedSchedules(program, target, dims))
+      if (!r.family.empty() && r.config.consumers == Consumers::Cooperative) {
+        std::printf("  cooperative rival: %s\n", r.variant.c_str());
+        lines.push_back(r.config.str());
+        break;
+      }
   // An f32 output's pick stores by TMA (32-column boxes, since 2026-12-06); its twin storing from
   // registers (what the pick was before) beside it, so one run shows what the staged f32 store moves.
   bool f32Out = false;
@@ -152,6 +162,47 @@ void timeOneGroup(nlohmann::json& k, const Kernel& kernel, const runtime::Contex
               status ? status->c_str() : checked.ok ? "ok" : "BAD", ms, ms > 0 && groupsMs > 0 ? ms / groupsMs : 0.0);
 }
 
+// The same kernel on the same groups with each group's rows rounded to whole tiles of bm (the
+// nearest multiple, then whole tiles moved so that they add up to the same rows: 97 tile rows for
+// the MoE shape, as its dense problem has): what the groups cost without the rounding (their B
+// matrices, the group search) apart from what the rounding costs (partial tiles, the extra tile
+// rows and the tail they make). Checked against cuBLAS once per rounded group (`reference`).
+void timeRoundedGroups(nlohmann::json& k, const Kernel& kernel, const runtime::Context& ctx, DeviceBuffer& dA,
+                       DeviceBuffer& dB, DeviceBuffer& dC, std::map<std::string, int64_t> dims, const RaggedOptions& o,
+                       int bm, const std::function<std::vector<uint16_t>(const std::vector<int>&)>& reference) {
+  std::vector<int> rows;
+  int sum = 0;
+  for (int r : o.rows) sum += int(rows.emplace_back((r + bm / 2) / bm * bm));
+  const int total = int(dims.at("M"));
+  for (size_t g = 0; sum != total && g < rows.size(); ++g) {
+    const int step = sum < total ? std::min(bm, total - sum) : -std::min({bm, sum - total, rows[g]});
+    rows[g] += step;
+    sum += step;
+  }
+  std::vector<int32_t> ends;
+  for (int r : rows) ends.push_back((ends.empty() ? 0 : ends.back()) + r);
+  DeviceBuffer dEnds(ends.size() * 4);
+  check(cudaMemcpy(dEnds.ptr, ends.data(), dEnds.bytes, cudaMemcpyHostToDevice), "copy bounds");
+  const std::vector<uint16_t> ref = reference(rows);
+  const std::vector<uint64_t> ptrs = {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dEnds.ptr), uint64_t(dC.ptr)};
+  auto run = [&](cudaStream_t st) { kernel.launch(ctx, st, ptrs, {}, dims); };
+  double ms = 0;
+  CheckedRun checked;
+  std::optional<std::string> status = guardedRow([&] {
+    checked = checkBf16Output(run, dC, ref);
+    if (checked.ok) ms = medianMs(run, o.warmup, o.reps, nullptr);
+  });
+  const double groupsMs = k.value("ms", 0.0);
+  k["rounded_rows"] = rows;
+  k["rounded_groups_ms"] = ms;
+  k["rounded_groups_correct"] = checked.ok;
+  k["vs_rounded_groups"] = ms > 0 && groupsMs > 0 ? ms / groupsMs : 0.0;
+  std::printf("    the same kernel on the groups rounded to %d rows:", bm);
+  for (int r : rows) std::printf(" %d", r);
+  std::printf(": %s %.4f ms (the groups run at %.2fx of it)\n", status ? status->c_str() : checked.ok ? "ok" : "BAD",
+              ms, ms > 0 && groupsMs > 0 ? ms / groupsMs : 0.0);
+}
+
 }  // namespace
 
 nlohmann::json runRagged(const RaggedOptions& o) {
@@ -186,16 +237,17 @@ nlohmann::json runRagged(const RaggedOptions& o) {
   auto* a16 = static_cast<uint16_t*>(dA.ptr);
   auto* b16 = static_cast<uint16_t*>(dB.ptr);
   // One cublasGemmEx per group: C_gᵀ (N x m_g) = B_g (stored [N][K], op T) · A_gᵀ (K x m_g).
-  auto perGroup = [&](cudaStream_t st) {
+  auto groupsInto = [&](cudaStream_t st, const std::vector<int>& rows, const std::vector<int>& first) {
     check(cublasSetStream(h, st), "cublasSetStream");
     for (int g = 0; g < G; ++g)
-      if (o.rows[size_t(g)] > 0)
-        check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, o.rows[size_t(g)], K, &alpha, b16 + size_t(g) * N * K,
-                           CUDA_R_16BF, K, a16 + size_t(starts[size_t(g)]) * K, CUDA_R_16BF, K, &beta,
-                           static_cast<uint16_t*>(dR.ptr) + size_t(starts[size_t(g)]) * N, CUDA_R_16BF, N,
+      if (rows[size_t(g)] > 0)
+        check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, rows[size_t(g)], K, &alpha, b16 + size_t(g) * N * K,
+                           CUDA_R_16BF, K, a16 + size_t(first[size_t(g)]) * K, CUDA_R_16BF, K, &beta,
+                           static_cast<uint16_t*>(dR.ptr) + size_t(first[size_t(g)]) * N, CUDA_R_16BF, N,
                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
               "cublasGemmEx");
   };
+  auto perGroup = [&](cudaStream_t st) { groupsInto(st, o.rows, starts); };
   poisonBf16(dR, nullptr);
   perGroup(nullptr);
   check(cudaDeviceSynchronize(), "cuBLAS per group");
@@ -281,8 +333,21 @@ nlohmann::json runRagged(const RaggedOptions& o) {
   const std::vector<std::string> lines = raggedConfigs(o, *program->body().front(), dims);
   for (const std::string& line : lines) {
     KilnRow k = kilnRow(ctx, line, spec);
-    if (&line == &lines.front() && !o.masked && k.ms > 0)
+    if (&line == &lines.front() && !o.masked && k.ms > 0) {
       timeOneGroup(k.json, *k.kernel, ctx, dA, dB, dC, denseRef, dims, o);
+      // cuBLAS once per rounded group into dR (poisoned first: rows past the last group stay so).
+      auto rounded = [&](const std::vector<int>& rows) {
+        std::vector<int> first(rows.size(), 0);
+        for (size_t g = 1; g < rows.size(); ++g) first[g] = first[g - 1] + rows[g - 1];
+        poisonBf16(dR, nullptr);
+        groupsInto(nullptr, rows, first);
+        check(cudaDeviceSynchronize(), "cuBLAS per rounded group");
+        std::vector<uint16_t> out(size_t(Mbuf) * N);
+        check(cudaMemcpy(out.data(), dR.ptr, dR.bytes, cudaMemcpyDeviceToHost), "copy reference");
+        return out;
+      };
+      timeRoundedGroups(k.json, *k.kernel, ctx, dA, dB, dC, dims, o, Config::parse(line).bm, rounded);
+    }
     row["kiln"].push_back(k.json);
   }
   cublasDestroy(h);

@@ -153,10 +153,13 @@ runtime::TensorMapDesc tensorMapDescFor(const KernelParam& param, const runtime:
   d.name = param.name;
   d.dtype = t.dtype;
   d.globalAddress = index < tensors.size() ? tensors[index] : 0;
+  // A block tensor's map (an sm90 kernel's per-column scale_b) covers its stored elements.
   std::vector<int64_t> shape;
-  for (const auto& e : t.shape) {
+  for (size_t j = 0; j < t.shape.size(); ++j) {
+    const auto& e = t.shape[j];
     auto it = e.isSymbolic() ? dims.find(e.sym) : dims.end();
-    shape.push_back(e.isSymbolic() ? (it == dims.end() ? 0 : it->second) : e.value);
+    const int64_t extent = e.isSymbolic() ? (it == dims.end() ? 0 : it->second) : e.value;
+    shape.push_back(ir::storedExtent(extent, j < t.block.size() ? t.block[j] : 1));
   }
   // A strided tensor's map lists its axes as a row-major one's would be, the unit-stride axis first
   // (the box is in the kernel's order: the contiguous axis, the other matrix axis, the batch), each

@@ -228,6 +228,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
   p.raggedK = g->raggedK;
   p.groups = g->raggedBounds ? dim(g->dimGroups) : 0;
   p.grouped = g->groupIndex != nullptr;
+  p.cElemBytes = ir::bitWidth(*out) / 8;
   auto pick = selectGemmBf16(p, t, quiet);
   if (!pick) return fallback(program, firstMessage(quiet));
   // A grouped GEMM takes the pick only where its tiles (a pair of them along M, which share B) fit
@@ -299,6 +300,7 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
       p.raggedK = g->raggedK;
       p.groups = g->raggedBounds ? dim(g->dimGroups) : 0;
       p.grouped = g->groupIndex != nullptr;
+      p.cElemBytes = ir::bitWidth(*out) / 8;
       for (const auto& v : gemmBf16Variants()) {
         if (!v.eligible(p, t)) continue;
         if (g->groupIndex && g->groupAlign % (int64_t(v.config.bm) * v.config.clusterM) != 0) continue;

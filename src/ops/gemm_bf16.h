@@ -56,6 +56,9 @@ struct GemmProblem {
   bool ragged = false;
   bool raggedK = false;  // ... the groups are along K (the weight gradient)
   int64_t groups = 0;    // ... how many (G); their sizes are on the device
+  // The output's element size: the family's tables serve an f16 or f32 output by its BF16 twin
+  // (c), but groups along K write [G, M, N] after short K loops, where the bytes weigh.
+  int cElemBytes = 2;
   bool grouped = false;     // tile.group_index picks B's matrix per block of rows (MoE)
   bool strided = false;     // some tensor argument is strided (a leading dimension, a batch stride)
   bool bStrided = false;    // B is (its rows as aligned as its leading dimension, not its N or K)

@@ -29,6 +29,15 @@ constexpr double kStreamKOverheadSteps = 20.0;
 // sums of the last slice: 1000^3's 16 K steps in two slices lose 12%, 128 in two gain).
 constexpr double kSplitKOverheadSteps = 10.0;
 
+// Groups along K (kGroupedTerm), in the tile's own K steps of 64: the f32 tile's store that a
+// cooperative tile does not overlap (GPU run 10, H100: 128x256 s4 tma at the MoE weight gradient,
+// ~12 of the ~13 steps a tile takes past its K loop), the zeroing of a group's token tail (~1),
+// and ping-pong's hand-over of the turn (passed after wgmma_wait 0: the tensor pipe drains once
+// a tile; not measured, a guess of half a step).
+constexpr double kKGroupedStoreSteps = 12.0;
+constexpr double kKGroupedZeroSteps = 1.0;
+constexpr double kTurnSteps = 0.5;
+
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The share of the slots that n units fill over their waves, `per` slots a wave (1: whole waves).
@@ -294,6 +303,36 @@ double raggedTerm(const TileWork& w) {
   return double(dense) / r.time;
 }
 
+// Groups along K (the weight gradient, tile.for_tiles {ragged = K}: C [G, M, N], f32 in the MoE
+// programs), compute-bound: the problem is scored as the dense M x N x T one, but the units are G
+// times the dense tiles and each runs only its group's K steps, about T / (G bk) + 1/2 (24.75 at
+// the MoE shape: 8 groups of 1168-2016 tokens, bk = 64), so what a tile does besides its K loop
+// weighs ~8x more than in the dense GEMM. GPU run 10 (H100, bench/results/2026-12-06-h100-s4)
+// timed 128x256 s4 (cooperative, TMA store) at 1.391 ms where its K loops take ~0.91 ms (the
+// busiest SM's 55 tiles of ~24.6 steps at the 0.673 us a step the same kernel runs the ragged
+// forward's 12416 x 4096 x 7168 in 0.904 ms at), so 8.7 us a tile, ~13 of its K steps: the token
+// tail's zeroing (~1) and the 128 KB f32 tile's store, not overlapped (both consumer warpgroups
+// stage and store, then start the next tile). A store whose rate per byte does not depend on the
+// tile costs the same number of the tile's own K steps at any bm x bn (both scale with bm bn):
+// kKGroupedStoreSteps x (output bytes / 4) x (64 / bk). With ping-pong one warpgroup's epilogue
+// runs under the other's K loop (a tile of the same shape), so only what exceeds that loop shows,
+// plus the turn's hand-over. The term is the units' waves over the dense tiles' (which
+// tileShapeScore counted) times the tile's busy share, steps / (steps + zeroing + exposed store).
+// The direct store keeps twinTerms' 0.97 (run 10: 1.456 ms against 1.391). Ping-pong here is a
+// prediction (docs/grouped-gemm.md, "Ping-pong for groups along K").
+double kGroupedTerm(const TileWork& w) {
+  const Config& c = w.c;
+  const GemmProblem& p = w.p;
+  if (!p.raggedK || w.memoryBound) return 1.0;
+  const int64_t groups = std::max<int64_t>(1, p.groups);
+  const double steps = double(p.k) / double(groups * c.bk) + 0.5;
+  const double store = kKGroupedStoreSteps * p.cElemBytes / 4.0 * 64.0 / c.bk;
+  const double exposed =
+      c.consumers == Consumers::Pingpong ? std::max(0.0, store - steps) + kTurnSteps : store;
+  const double waves = waveFill(w.tiles * groups, w.sms) / waveFill(w.tiles, w.sms);
+  return waves * steps / (steps + kKGroupedZeroSteps + exposed);
+}
+
 // B's rows off 32-byte sectors (row-major B, N * 2 bytes not a multiple of 32): each 128-byte box
 // row spans five sectors on two L2 lines, and the lone tile's B loads run the SM ~20% slower
 // (3072x3000x3072: 128x192 0.79x cuBLAS, its pair along M, which loads each B box once for both
@@ -359,7 +398,7 @@ double sm90Preference(const GemmVariant& v, const GemmProblem& p, const Target& 
   // wave's tiles of B in L2 (unmeasured: a tie-break).
   const double raster = c.raster == Raster::Row ? 0.97 : 1.0;
   return 2.0 * tileShapeScore(c, p, t) * twinTerms(c, p, t) * memoryTerm(w) * splitTerm(w) * streamKTerm(w) *
-         raggedTerm(w) * pitchTerm(w) * computeIntensityTerm(w) * raster;
+         raggedTerm(w) * kGroupedTerm(w) * pitchTerm(w) * computeIntensityTerm(w) * raster;
 }
 
 }  // namespace kiln::ops

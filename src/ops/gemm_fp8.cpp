@@ -213,8 +213,11 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
   if (p.ragged)
     if (std::string need = raggedWalkConflict(config, p.raggedK); !need.empty())
       return no("the problem has ragged groups, which it cannot walk: they need " + need);
-  // 1x128 x 1x128: a scale of B per column, kept in registers through its K step; two steps in
-  // flight spill at the registered tiles (the gates test assembles every eligible one).
+  // 1x128 x 1x128: a scale of B per column. Two steps in flight spill at the registered tiles (the
+  // gates test assembles every eligible one): kept in registers through its K step, and also
+  // copied with the stage (sm90 sharedColumnScales; 2026-12-06: 240 bytes of spill at 128x128
+  // tma_pairs, 16 at pairs_row): step k's 64 factors are made while step k + 1's 64 sums and the
+  // 64 accumulators and step k's sums are live.
   if (p.scaling == Fp8Scaling::Block1x128x1x128 && config.fp8Accum == Fp8Accum::PromotePairs)
     return no("it keeps two K steps in flight, and with a scale of B per column (1x128 x 1x128) both steps' scales "
               "do not fit in registers; it needs single steps (fp8_accum=promote)");

@@ -179,7 +179,20 @@ bool verifyTmaLoad(const Operation& op, DiagnosticEngine& d) {
                                 "L2 evict_first)";
   auto tm = tensorMapType(op.operand(0)->type());
   if (!tm) return d.error(op.loc()) << "'kern.tma_load' needs a tmap<...> kernel parameter as its map";
-  auto layout = swizzled128(op, op.operand(1), d);
+  // An unswizzled map (swizzle = 0: a row of f32 scales) lands in an unswizzled ring whose rows are
+  // its box rows, each stage 128-byte aligned (a TMA copy's shared-memory destination); a swizzled
+  // one in the 128B swizzle's ring.
+  std::optional<SmemLayout> layout;
+  if (tm->swizzle == 0) {
+    layout = smemLayout(op.operand(1)->type());
+    const Operation* alloc = op.operand(1)->definingOp();
+    if (!layout || !layout->swizzle.none() || layout->stageBytes() % 128 != 0 || !alloc ||
+        !alloc->is("kern.smem_alloc") || alloc->intAttr("offset", 1) % 128 != 0)
+      return d.error(op.loc()) << "'kern.tma_load' of an unswizzled tensor map needs an unswizzled kern.smem_alloc "
+                                  "ring with stages on 128-byte boundaries";
+  } else {
+    layout = swizzled128(op, op.operand(1), d);
+  }
   if (!layout) return false;
   bool ok = isI32(op.operand(2)->type()) && mbarrierCount(op.operand(3)->type()) > 0 && isI32(op.operand(4)->type());
   for (unsigned i = 5; i < nOperands; ++i) ok = ok && isI32(op.operand(i)->type());
@@ -192,7 +205,7 @@ bool verifyTmaLoad(const Operation& op, DiagnosticEngine& d) {
                              << ") must be the buffer's rows (" << layout->cols << " x " << scalarName(layout->elem) << ")";
   int64_t rows = tm->boxBytes() / layout->rowBytes();
   int64_t row = op.intAttr("row", -1);
-  if (row < 0 || row % 8 != 0 || row + rows > layout->rows)
+  if (row < 0 || (tm->swizzle != 0 && row % 8 != 0) || row + rows > layout->rows)
     return d.error(op.loc()) << "'kern.tma_load' {row = " << row << "}: the box's " << rows
                              << " rows must start at a multiple of 8 and fit in the stage's " << layout->rows
                              << " rows";
@@ -343,10 +356,15 @@ std::optional<TensorMapType> tensorMapType(const Type& t, std::string* why) {
   const Attribute* sw = t.param("swizzle");
   if (!tensor || !tensor->isString() || tensor->asString().empty())
     return fail("tmap needs tensor = \"name\" naming the tensor argument it describes");
-  if (!sw || !sw->isInt() || sw->asInt() != 128) return fail("tmap supports swizzle = 128 only");
+  if (!sw || !sw->isInt() || (sw->asInt() != 128 && sw->asInt() != 0))
+    return fail("tmap supports swizzle = 128, or 0 (none)");
   r.tensor = tensor->asString();
   r.swizzle = sw->asInt();
-  if (r.box[0] * (ir::bitWidth(r.elem) / 8) != 128)
+  // cuTensorMapEncodeTiled: an unswizzled box row is a multiple of 16 bytes.
+  if (r.swizzle == 0 && r.box[0] * (ir::bitWidth(r.elem) / 8) % 16 != 0)
+    return fail("an unswizzled tmap box row is a multiple of 16 bytes, got " +
+                std::to_string(r.box[0] * (ir::bitWidth(r.elem) / 8)));
+  if (r.swizzle == 128 && r.box[0] * (ir::bitWidth(r.elem) / 8) != 128)
     return fail("a 128-byte-swizzled tmap box row is 128 bytes (the swizzle span), got " +
                 std::to_string(r.box[0] * (ir::bitWidth(r.elem) / 8)));
   return r;

@@ -33,9 +33,12 @@ std::string tensorName(const Value* tensor) { return tensor->definingOp()->strin
 // loads bm / cn rows of the A stage (box 64 x bm/cn) and multicasts them. epilogue=tma: the output
 // through a map too, one box of 128 bytes of a row (64 bf16 / f16 columns, 32 f32 ones: the widest
 // box the 128B swizzle takes) x a consumer's rows (or row piece) at a time.
+// Per-column scale_b copied with the stage (sharedColumnScales): its stored [ceil(K/128)][N] f32,
+// unswizzled, one box of the tile's bn columns of one K block.
 struct TensorMaps {
   std::string nameA, nameB, nameC;  // nameC: epilogue=tma only
-  Type mapA, mapB, mapC;
+  std::string nameSB;               // sharedColumnScales only
+  Type mapA, mapB, mapC, mapSB;
 };
 
 std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r, DiagnosticEngine& diag) {
@@ -65,6 +68,10 @@ std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r,
                        : kern::tmapType(g.abType, operandBox({c.bk, c.bm / c.clusterN}), t.nameA, 128);
   t.mapB = g.bKMajor ? kern::tmapType(g.bType, withGroup({c.bk, c.bn / c.clusterM}), t.nameB, 128)
                      : kern::tmapType(g.bType, withGroup({64, c.bk / c.clusterM}), t.nameB, 128);
+  if (sharedColumnScales(r)) {
+    t.nameSB = tensorName(g.loadScaleB->operand(0));
+    t.mapSB = kern::tmapType(ScalarType::F32, {c.bn, 1}, t.nameSB, 0);
+  }
   if (c.epilogue != EpilogueStore::Tma) return t;
   const Operation* store = nullptr;
   for (const Operation* op : g.epilogue)
@@ -110,6 +117,7 @@ Signature signature(const Request& r, const TensorMaps& t) {
       add("tmap_" + t.nameA, t.mapA);
       add("tmap_" + t.nameB, t.mapB);
       if (!t.nameC.empty()) add("tmap_" + t.nameC, t.mapC);
+      if (!t.nameSB.empty()) add("tmap_" + t.nameSB, t.mapSB);
     }
     if (i == firstNonPtr && (r.geo.splits > 1 || r.geo.streamK)) {
       add("ws_flags", kern::ptrType(ScalarType::I32));
@@ -143,7 +151,7 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
   launch.name = program.stringAttr("sym_name");
   launch.params = sig.names;
   launch.threads = shape.threads;
-  launch.smemBytes = shape.smemBytes;
+  launch.smemBytes = t.nameSB.empty() ? shape.smemBytes : scaleRingEnd(r);
   // 16-byte rows for TMA: a dense A's and K-major B's K, a row-major B's N (a strided operand's
   // leading dimension the runtime checks, by the tensor map's stride rule); the output's N a
   // multiple of the rows align_c promises (16 bytes, or with epilogue=direct a pair or an element).
@@ -158,7 +166,12 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
       launch.alignment.push_back({tensorName(op->operand(0)), align >= 2 * ceb ? 2 * ceb : ceb});
     }
   sm80::requirePairLoads(g, c, launch);  // the epilogue's loads of column pairs
-  if (g.blockK && pairedColumnScales(r)) {  // per-column scale_b loaded in column pairs (slice_scales.cpp)
+  if (!t.nameSB.empty()) {  // scale_b's rows through a tensor map: 16-byte rows (the map's alignment is the runtime's)
+    const Operation& load = *g.loadScaleB;
+    for (unsigned i = 1; i < load.numOperands(); ++i)
+      if (load.operand(i) == coordArgN(g) && load.operand(0)->type().shape()[i - 1].isSymbolic())
+        launch.requireMultiple(load.operand(0)->type().shape()[i - 1].sym, 4);
+  } else if (g.blockK && pairedColumnScales(r)) {  // per-column scale_b loaded in column pairs (slice_scales.cpp)
     const Operation& load = *g.loadScaleB;
     launch.alignment.push_back({tensorName(load.operand(0)), 8});
     for (unsigned i = 1; i < load.numOperands(); ++i)
@@ -199,9 +212,11 @@ Params bindParams(Block& body, const Request& r, const Signature& sig) {
   const GemmProgram& g = r.g;
   Params p;
   const std::string mapA = "tmap_" + tensorName(g.tensorA), mapB = "tmap_" + tensorName(g.tensorB);
+  const std::string mapSB = g.loadScaleB ? "tmap_" + tensorName(g.loadScaleB->operand(0)) : "";
   for (size_t i = 0; i < sig.names.size(); ++i) {
     Value* arg = body.addArgument(sig.types[i], sig.names[i]);
-    if (kern::isTensorMap(sig.types[i])) (sig.names[i] == mapA ? p.tmA : sig.names[i] == mapB ? p.tmB : p.tmC) = arg;
+    if (kern::isTensorMap(sig.types[i]))
+      (sig.names[i] == mapA ? p.tmA : sig.names[i] == mapB ? p.tmB : sig.names[i] == mapSB ? p.tmSB : p.tmC) = arg;
     if (sig.names[i] == "ws_flags") p.wsFlags = arg;
     if (sig.names[i] == "ws_partials") p.wsPartials = arg;
   }
@@ -244,6 +259,12 @@ Buffers allocateShared(KernBuilder& b, const Request& r, const Params& p) {
   s.full = barriers(c.stages, shape.barrierOffset, "full");
   s.empty = barriers(c.stages, shape.barrierOffset + 8 * int64_t(c.stages), "empty");
   if (r.geo.pingpong) s.turn = barriers(2, shape.barrierOffset + 16 * int64_t(c.stages), "turn");
+  if (p.tmSB) {  // after everything else: the other buffers' offsets stay as they were
+    b.setLoc(g.loadScaleB->loc());
+    s.sSB = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(ScalarType::F32, c.stages, 1, c.bn, Swizzle{}),
+                          {{"offset", scaleRingOffset(r)}}),
+                    "sSB");
+  }
   if (!p.tmC) return s;
   // One staging region per consumer warpgroup (a "stage" each): cSlots boxes of its rows x boxCols
   // (128-byte rows: 64 bf16 / f16 columns, 32 f32 ones).
@@ -283,7 +304,7 @@ void initBarriers(KernBuilder& b, const Request& r, const Params& p, const Buffe
       b.create("kern.mbarrier_init", {s.turn, b.i32(w)}, {}, {{"count", int64_t{4}}});
     b.create("kern.fence", {}, {}, {{"kind", "mbarrier_init"}});
     // The tensor maps' descriptors are fetched while the block starts up, not by its first copies.
-    for (Value* map : {p.tmA, p.tmB, p.tmC})
+    for (Value* map : {p.tmA, p.tmB, p.tmC, p.tmSB})
       if (map) b.create("kern.prefetch_tensormap", {map}, {});
   });
 }

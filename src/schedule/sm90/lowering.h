@@ -41,6 +41,7 @@ struct Params {
   std::map<std::string, ir::Value*> args, dims;
   ir::Value *tmA = nullptr, *tmB = nullptr;  // the operands' tensor maps
   ir::Value* tmC = nullptr;                  // epilogue=tma: the output's
+  ir::Value* tmSB = nullptr;                 // per-column scale_b copied with the stage (sharedColumnScales)
   // split_k, stream_k: the runtime's workspace (flags, partial sums).
   ir::Value *wsFlags = nullptr, *wsPartials = nullptr;
   ir::Value *dimM = nullptr, *dimN = nullptr, *dimK = nullptr;
@@ -55,6 +56,9 @@ struct Buffers {
   // reuse_stage: a view of the B ring, [stages * warps_m, bn / warps_m, 64]: slot s * warps_m + wg
   // holds warpgroup wg's boxes past the slots in ring stage s.
   ir::Value* sR = nullptr;
+  // sharedColumnScales: per stage, scale_b's bn floats of the step's K block for the tile's
+  // columns ([stages, 1, bn] f32, unswizzled), copied by TMA with A and B.
+  ir::Value* sSB = nullptr;
 };
 
 struct Kernel {
@@ -162,6 +166,11 @@ struct SliceScales {
     // a load with `secondOf` >= 0 is that next column, the second value of load secondOf.
     bool pair = false;
     int secondOf = -1;
+    // sharedColumnScales: the column `col` past the thread's first of the stage's scale_b row,
+    // read with kern.ld_shared at the step's stage (no pointer, no predicate: TMA zero-filled the
+    // columns past N).
+    bool stage = false;
+    int64_t col = 0;
   };
   std::vector<Load> loads;                     // scale_a's (per row), then scale_b's (per column block)
   std::vector<std::pair<int, int>> factorOf;   // per accumulator: its scale_a load and scale_b load
@@ -174,7 +183,17 @@ struct SliceScales {
   int second = -1;
   ir::Value* rel = nullptr;
   std::vector<int> group;
+  ir::Value* stageOff = nullptr;  // sharedColumnScales: kern.smem_offset of the thread's first column
 };
+// Whether the program's per-column scale_b (blocks of one column, [ceil(K/128)][N] dense, N
+// contiguous) is copied into the stage by the producer and read with kern.ld_shared: not for
+// batched, grouped or ragged operands (their scale rows are not one 2-D map's), nor where the ring
+// would pass the target's shared memory; those keep the loads in registers.
+bool sharedColumnScales(const Request& r);
+// The ring's offset in shared memory (after the kernel's other buffers and barriers, 128-byte
+// aligned) and the kernel's shared memory with it.
+int64_t scaleRingOffset(const Request& r);
+int64_t scaleRingEnd(const Request& r);
 // The distinct scale elements a thread loads per K step (its rows' and column blocks').
 int sliceScaleLoads(const Request& r);
 // Whether per-column scale_b elements are loaded in pairs (scale_b in blocks of one column, dense
@@ -182,7 +201,8 @@ int sliceScaleLoads(const Request& r);
 // extent even (kernel.cpp), which puts every pair a thread loads on 8 bytes.
 bool pairedColumnScales(const Request& r);
 SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w);
-std::vector<ir::Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, ir::Value* kstep);
+std::vector<ir::Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, ir::Value* kstep, const Kernel& k,
+                                         ir::Value* stage);
 struct KLoop {
   std::vector<ir::Value*> acc;
   ir::Value* last = nullptr;
@@ -190,6 +210,14 @@ struct KLoop {
 KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w,
                  ir::Value* copier, ir::Value* isLane0, const std::vector<ir::Value*>& acc0, bool firstIgnoresAcc,
                  ir::Value* elected, ir::Value* prevLast);
+// ragged groups (idle_rows.cpp): the condition under which the calling cooperative warpgroup's rows
+// of the unit's tile all lie past its group's end (m0 + its first row >= mend), or null where the
+// config's warpgroups do not split the tile's rows or the walk has no group end; and the K loop
+// such a warpgroup runs instead of buildKLoop's: per K step the wait for the stage and its
+// release, no wgmma (its empty commit and wait keep the loop in sm90-multistage-ring's form), its
+// accumulators none (the caller's stay zero).
+ir::Value* idleWarpgroup(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w);
+KLoop idleKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, ir::Value* isLane0);
 // split_k / stream_k (split_handover.cpp): after the unit's K loop, with its sums `out`: a unit that
 // does not finish its tile hands them over; the one that does adds its peers' and calls `epilogue`
 // on the totals. False if that did;

@@ -101,8 +101,10 @@ bool ringsAgree(const Operation& loop, const Value* s, int64_t stages) {
       // (buf, stage, ...) and (bar, stage, ...); a TMA copy's (map, buf, stage, bar, stage, ...).
       const Value* ring = nullptr;
       if (op.is("kern.tma_load") && (i == 2 || i == 4)) ring = op.operand(i - 1);
-      else if (i == 1 && (op.is("kern.wgmma_desc") || op.is("kern.st_shared") || op.name().rfind("kern.mbarrier_", 0) == 0))
-        ring = op.operand(0);  // st_shared: groups along K zero a stage's token tail (ragged_walk.cpp)
+      else if (i == 1 && (op.is("kern.wgmma_desc") || op.is("kern.st_shared") || op.is("kern.ld_shared") ||
+                          op.name().rfind("kern.mbarrier_", 0) == 0))
+        ring = op.operand(0);  // st_shared: groups along K zero a stage's token tail (ragged_walk.cpp);
+                               // ld_shared: per-column scale_b copied with the stage (slice_scales.cpp)
       else if (op.name().rfind("kern.", 0) == 0) ok = false;
       if (!ring) continue;
       if (auto layout = kern::smemLayout(ring->type())) ok &= layout->stages == stages;

@@ -114,8 +114,8 @@ Value* tileGroup(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
 class StageCopies {
  public:
   StageCopies(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Streams& st, Value* group,
-              Value* s, Value* k0)
-      : b_(b), r_(r), k_(k), u_(u), st_(st), group_(group), s_(s), k0_(k0) {}
+              Value* s, Value* k0, Value* kt)
+      : b_(b), r_(r), k_(k), u_(u), st_(st), group_(group), s_(s), k0_(k0), kt_(kt) {}
 
   // The operand a cluster shares is copied in pieces, one per rank; the other whole (A first).
   void issue() {
@@ -125,6 +125,7 @@ class StageCopies {
     // cluster's copies of the loads: if rank == 0 {..} else if rank == 1 {..} ... else {..}.
     if (r_.geo.clustered()) byRank(0);
     if (c.clusterM == 1) loadB(0, 1);
+    if (k_.params.tmSB) loadScaleB();
   }
 
  private:
@@ -195,6 +196,16 @@ class StageCopies {
            int64_t(j) * c.bk + rows * half, mask);
   }
 
+  // sharedColumnScales (slice_scales.cpp): scale_b's row of the step's K block, the tile's bn
+  // columns (zero-filled past N), into the stage's row of the scale ring; each block of a cluster
+  // copies its own columns' (no multicast), counted in its own full[s].
+  void loadScaleB() {
+    b_.setLoc(r_.g.loadScaleB->loc());
+    Value* kb = u_.kbase ? b_.add(u_.kbase, kt_) : kt_;
+    b_.create("kern.tma_load", {k_.params.tmSB, k_.smem.sSB, s_, k_.smem.full, s_, u_.n0, kb}, {},
+              {{"row", int64_t{0}}});
+  }
+
   // Rank r's copies. In a 2 x 2 cluster block r = (r % 2 along M, r / 2 along N) copies piece
   // r / 2 of its A stage to its row of the cluster (the blocks of its M index) and half r % 2 of
   // its B stage to its column (the blocks of its N index).
@@ -230,15 +241,15 @@ class StageCopies {
   const Unit& u_;
   const Streams& st_;
   Value* group_;
-  Value *s_, *k0_;
+  Value *s_, *k0_, *kt_;
 };
 
 // The bytes a stage's copies deliver: whole boxes, zero-filled past the tensor's edges (a
 // row-major B's last box is 64 columns wide whatever bn is).
-int64_t stageTxBytes(const Request& r) {
+int64_t stageTxBytes(const Request& r, const Kernel& k) {
   const Config& c = r.c;
   int64_t bRows = r.g.bKMajor ? c.bn : (c.bn + 63) / 64 * 64;
-  return (c.bm + bRows) * c.bk * r.elemBytes();
+  return (c.bm + bRows) * c.bk * r.elemBytes() + (k.params.tmSB ? int64_t(c.bn) * 4 : 0);
 }
 
 }  // namespace
@@ -252,11 +263,11 @@ void buildCopies(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
   // The stage is free once its readers released it (a fresh barrier passes parity 1 at once: the
   // ring starts empty), then armed with the bytes its copies deliver.
   b.create("kern.mbarrier_wait", {k.smem.empty, s, b.intBin("arith.xori", ph, b.i32(1))}, {});
-  b.create("kern.mbarrier_arrive_expect_tx", {k.smem.full, s}, {}, {{"bytes", stageTxBytes(r)}});
+  b.create("kern.mbarrier_arrive_expect_tx", {k.smem.full, s}, {}, {{"bytes", stageTxBytes(r, k)}});
   // Groups along K: from the group's first token (not a multiple of bk).
   Value* k0 = u.kTok ? b.named(b.add(u.kTok, b.mulConst(kt, c.bk)), "k0")
                      : b.named(b.mulConst(u.kbase ? b.add(u.kbase, kt) : kt, c.bk), "k0");
-  StageCopies(b, r, k, u, st, group, s, k0).issue();
+  StageCopies(b, r, k, u, st, group, s, k0, kt).issue();
   b.setLoc(r.g.reduce->loc());
 }
 

@@ -33,7 +33,8 @@
 // 2 kt + 1 in a pair, 2 (ksteps / 2) + kt in the tail): the loads issued before its wait for the
 // stage, the products (arith.mulf, and a select between two) once its sums are waited for, so only the loaded scales live
 // across the wgmmas; and it adds its sums as %acc = fma(sums, %f, %acc): the slice's partial sums
-// scaled once, in f32.
+// scaled once, in f32. A kern.ld_shared of the step's stage %s (per-column scale_b copied with the
+// stage, slice_scales.cpp) goes with the products: after the stage's wait, before its release.
 //
 // Scales a loop iteration ahead: where the loaded values a step's products read are few (at most
 // kPrefetchedScales over an iteration's steps: 1x128 x 128x128, 3 or 4 a
@@ -184,6 +185,8 @@ class Rewrite {
       if (ahead) {  // the step's products from the carried scales, then the loads of its next turn
         scaleMaps[size_t(i)] = carriedScales({carried.begin() + long(nl) * i, carried.begin() + long(nl) * (i + 1)});
       }
+      // A product reading the stage (scale_b's row copied with it) reads this step's.
+      if (first) scaleMaps[size_t(i)][k_.loop->body().argument(unsigned(k_.n + 1))] = stages[size_t(i)];
       std::vector<Value*> factors = first ? stepFactors(scaleMaps[size_t(i)]) : std::vector<Value*>{};
       if (ahead) {
         std::vector<Value*> l = loadScales(b_.addConst(b_.add(first, b_.mulConst(iv, steps)), steps + i));

@@ -39,15 +39,19 @@ bool usesAny(const Operation& op, const std::vector<const Value*>& vs) {
 bool matchStep(Block& body, KLoop& k, Block::iterator& it) {
   Value *s = body.argument(unsigned(k.n + 1)), *ph = body.argument(unsigned(k.n + 2));
   auto end = body.operations().end();
-  // Block scales: pure ops that read no carried value but %kt, then kern.promote_scales.
+  // Block scales: pure ops that read no carried value but %kt, then kern.promote_scales; a
+  // kern.ld_shared may read the step's stage %s (scale_b's row copied with the stage).
   std::vector<const Value*> carried;
-  for (size_t i = 1; i < body.numArguments(); ++i) carried.push_back(body.argument(unsigned(i)));
+  for (size_t i = 1; i < body.numArguments(); ++i)
+    if (body.argument(unsigned(i)) != s) carried.push_back(body.argument(unsigned(i)));
   for (; it != end && !(*it)->is("kern.mbarrier_wait") && !k.scales; ++it) {
     Operation* op = it->get();
     bool pure = op->info() && op->info()->has(ir::kPure) && op->numRegions() == 0;
     if (op->is("kern.promote_scales") && op->numOperands() == k.n) k.scales = op;
     else if (!pure) return false;
     if (usesAny(*op, carried)) return false;
+    if (usesAny(*op, {s}) && !(op->is("kern.ld_shared") && op->operand(1) == s)) return false;
+    if (usesAny(*op, {s})) k.stageReads = true;
     k.prologue.push_back(op);
   }
   if (!k.prologue.empty() && !k.scales) return false;
@@ -157,10 +161,12 @@ bool matchAfter(KLoop& k) {
 // whose predicate can switch it off past the K range.
 void classifyScales(KLoop& k) {
   std::set<const Value*> fromKt = {k.loop->body().argument(0)}, fromProducts;
+  const Value* stage = k.loop->body().argument(unsigned(k.n + 1));
   bool carryable = true;
   for (Operation* op : k.prologue) {
     if (op == k.scales) continue;
-    bool product = op->is("arith.mulf"), kt = false;
+    // A read of the step's stage goes with the products: after the stage's wait, before its release.
+    bool product = op->is("arith.mulf") || (op->is("kern.ld_shared") && op->operand(1) == stage), kt = false;
     for (const Value* v : op->operands()) {
       product |= fromProducts.count(v) > 0;
       kt |= fromKt.count(v) > 0;
@@ -170,7 +176,7 @@ void classifyScales(KLoop& k) {
     for (unsigned i = 0; i < op->numResults() && (product || kt); ++i)
       (product ? fromProducts : fromKt).insert(op->result(i));
     const bool load = op->name().rfind("kern.ld", 0) == 0;
-    carryable &= !load || (op->is("kern.ld_global") && op->numOperands() == 2);
+    carryable &= !load || product || (op->is("kern.ld_global") && op->numOperands() == 2);
   }
   if (!carryable) return;
   for (Operation* op : k.prologue) {

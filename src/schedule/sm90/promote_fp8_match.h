@@ -23,9 +23,10 @@ struct KLoop {
   std::string mode;                       // "promote" | "promote_pairs"
   std::vector<ir::Operation*> prologue;   // block scales: the ops before the wait, ending in ...
   ir::Operation* scales = nullptr;        // ... kern.promote_scales (null: plain promotion)
-  std::set<const ir::Operation*> products;     // ... its products, after the sums are waited for,
+  std::set<const ir::Operation*> products;     // ... its products (and reads of the stage), after the sums are waited for,
   std::set<const ir::Operation*> ktDependent;  // ... the others that read %kt (the loads),
   std::vector<ir::Value*> loaded;              // ... and of theirs the values products read (empty: none to carry)
+  bool stageReads = false;                     // ... some product reads the step's stage (kern.ld_shared of %s)
 };
 
 // The loop's parts if `loop` is the fast K loop of the pass's sketch, else nothing (keep it).

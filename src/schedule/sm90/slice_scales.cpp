@@ -29,6 +29,17 @@
 // their zero-fills (128x160: 42 loads a step -> 22). The pair's first column is even and the
 // column extent even (a launch requirement), so both columns are in the tensor or neither.
 //
+// Per-column scales copied with the stage (sharedColumnScales: scale_b [K blocks][N] dense, N
+// contiguous, one K block a step, operands neither batched nor grouped): the producer copies scale_b's
+// row of the step's K block, the tile's bn columns, into the stage's row of a [stages, 1, bn] f32
+// ring by TMA (an unswizzled map, box bn x 1, zero-filled past N, its bytes in full[s]'s
+// expect_tx; producer.cpp), and a thread's column c is kern.ld_shared(sSB, s, off){col = c - first}
+// from one offset made before the loop: no pointer, predicate or zero fill a column, and
+// sm90-promote-fp8 reads them after the step's sums are waited for (the stage is still held), so no
+// scale_b load is in flight across a wgmma fence. 128x160: 20 LDS.64 where 20 LDG.64 with their
+// ISETP and CS2R ran (283 -> 243 instructions a step). scale_a's 2 loads a step are then carried an
+// iteration ahead, as 1x128 x 128x128's are.
+//
 // sm90-promote-fp8 adds each step's sums as fma(sums, f, acc). The accumulator layout (PTX ISA,
 // "Matrix Fragments for wgmma.mma_async", D): in m64 block i, register 4j + e of warp v's lane l
 // holds row 64 i + 16 v + l / 4 + 8 (e >= 2), column 8 j + 2 (l % 4) + (e & 1) of the warpgroup's
@@ -170,7 +181,27 @@ bool pairedColumnScales(const Request& r) {
   return false;
 }
 
+bool sharedColumnScales(const Request& r) {
+  const GemmProgram& g = r.g;
+  const Config& c = r.c;
+  if (!g.blockK || !g.loadScaleB || blockN(r) != 1 || !pairedColumnScales(r) || r.batched() || g.bGrouped ||
+      g.groupIndex || g.raggedBounds || g.raggedK || c.blocksPerSm > 1 || c.bn > 256 || c.bn % 32 != 0)
+    return false;  // (bn % 32: each stage's row of bn floats starts 128-byte aligned, as TMA writes)
+  // One stored K index per K step (scale_b's block along K is bk), and its stored axes [K][N].
+  const Type& t = g.loadScaleB->operand(0)->type();
+  if (t.rank() != 2 || blockOf(t)[0] != c.bk) return false;
+  return scaleRingEnd(r) <= r.target.maxSmemPerBlock;
+}
+
+int64_t scaleRingOffset(const Request& r) {
+  const int64_t end = sm90Shape(r.c, r.elemBytes(), r.geo.cElemBytes).smemBytes;
+  return (end + 127) / 128 * 128;
+}
+
+int64_t scaleRingEnd(const Request& r) { return scaleRingOffset(r) + int64_t(r.c.stages) * r.c.bn * 4; }
+
 int sliceScaleLoads(const Request& r) {
+  if (sharedColumnScales(r)) return 2 * r.geo.wgmmaBlocks;  // scale_b comes from the stage
   if (spansTwoBlocks(r)) return 2 * r.geo.wgmmaBlocks + 2;
   if (blockN(r) == 1) return 2 * r.geo.wgmmaBlocks + 1;  // the other columns' addressed from the first's
   std::set<int64_t> cols;
@@ -191,6 +222,11 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
   int firstCol = -1;  // per-column scales: the load of the thread's first column, and its key
   int64_t firstKey = 0;
   const bool paired = pairedColumnScales(r);
+  const bool shared = sharedColumnScales(r);
+  if (shared)  // the thread's first column in the stage's row of scale_b (the tile's columns)
+    s.stageOff = b.named(b.op1("kern.smem_offset", {k.smem.sSB, b.i32(0), b.add(w.colB, b.mulConst(b.rem(w.lane, b.i32(4)), 2))},
+                               types::i32()),
+                         "sboff");
   if (two) {  // the blocks of the warpgroup's first column and the next (its loads predicated off past N)
     const int64_t bN = blockN(r);
     Value* first = b.add(u.n0, w.colB);
@@ -211,7 +247,12 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
       }
       const int64_t key = colKey(r, j, e);
       auto [cb, newCol] = cols.try_emplace(key, int(s.loads.size()));
-      if (newCol && paired && (e & 1)) {  // the second column of the pair its n8 group's first starts
+      if (newCol && shared) {
+        SliceScales::Load l;
+        l.stage = true;
+        l.col = key;
+        s.loads.push_back(l);
+      } else if (newCol && paired && (e & 1)) {  // the second column of the pair its n8 group's first starts
         const int first = cols.at(key - 1);
         s.loads[size_t(first)].pair = true;
         SliceScales::Load l;
@@ -239,12 +280,19 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
   return s;
 }
 
-std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value* kstep) {
+std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value* kstep, const Kernel& k,
+                                     Value* stage) {
   std::vector<Value*> loaded, ptrs;
   std::map<int64_t, Value*> kidx;  // K steps per stored element -> the step's stored K index (i64)
   std::map<int, Value*> seconds;  // a pair's load -> its second column's value
   for (size_t i = 0; i < s.loads.size(); ++i) {
     const SliceScales::Load& l = s.loads[i];
+    if (l.stage) {  // the stage's row of scale_b (sm90-promote-fp8 reads it once the step's sums are waited for)
+      loaded.push_back(b.op1("kern.ld_shared", {k.smem.sSB, stage, s.stageOff}, types::f32(),
+                             {{"row", int64_t{0}}, {"col", l.col}}));
+      ptrs.push_back(nullptr);
+      continue;
+    }
     if (l.secondOf >= 0) {
       loaded.push_back(seconds.at(l.secondOf));
       ptrs.push_back(nullptr);

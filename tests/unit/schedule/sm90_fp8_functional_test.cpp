@@ -7,6 +7,7 @@
 // scales loaded or prefetched before the K loop; then the config and program errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iterator>
 #include <regex>
 #include <string>
@@ -18,6 +19,9 @@
 #include "kiln/program_builder.h"
 #include "kiln/target.h"
 #include "schedule/config.h"
+#include "kiln/kernel.h"
+#include "kiln/runtime/launch_args.h"
+#include "tests/unit/runtime/launch_args_fixture.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
 
 namespace kiln {
@@ -101,12 +105,16 @@ TEST(Sm90Fp8Functional, BlockScalesPerSliceOfK) {
   }
 }
 
-// Per-column scale_b (1x128 x 1x128) stored with its columns contiguous: a thread's two adjacent
-// columns of an n8 group come in one 8-byte load (slice_scales.cpp), and the launch asks scale_b
-// 8-byte aligned (BlockScalesPerSliceOfK runs such kernels in the simulator, which reports a
-// misaligned access, at N = 200 and 328: pairs past the last column). Stored column-major
-// ([N][K / 128], the columns apart), each column keeps its own 4-byte load.
-TEST(Sm90Fp8Functional, PerColumnScalesLoadInPairs) {
+// Per-column scale_b (1x128 x 1x128) stored with its columns contiguous ([K / 128][N], torch's
+// layout): the producer copies the tile's bn columns of the step's K block into the stage through a
+// fourth tensor map (slice_scales.cpp, sharedColumnScales), and each consumer thread reads its 40
+// columns (128x160) with ld.shared once the step's sums are waited for: no global load of scale_b
+// in the K loop. The launch asks scale_b 16-byte aligned and N a multiple of 4 (16-byte rows), and
+// refuses otherwise naming the argument (BlockScalesPerSliceOfK runs such kernels in the
+// simulator, which checks every read against the copy's barrier phase, at N = 200 and 328: the
+// last tile's columns past N zero-filled). Stored column-major ([N][K / 128], the columns apart),
+// each column keeps its own 4-byte global load.
+TEST(Sm90Fp8Functional, PerColumnScalesCopiedWithTheStage) {
   auto program = [](bool columnsContiguous) {
     ProgramBuilder p("per_column");
     auto [M, N, K] = p.dims("M", "N", "K");
@@ -122,20 +130,46 @@ TEST(Sm90Fp8Functional, PerColumnScalesLoadInPairs) {
     });
     return p.finish();
   };
+  auto count = [](const std::string& ptx, const char* re) {
+    const std::regex r(re);
+    return std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), r), std::sregex_iterator());
+  };
   for (bool contiguous : {true, false}) {
     SCOPED_TRACE(contiguous ? "columns contiguous" : "columns apart");
+    auto prog = program(contiguous);
     ir::DiagnosticEngine diag;
-    auto r = compile(*program(contiguous), Target::sm90a(),
-                     Config::parse(kFp8 + "fp8_accum=promote bm=128 bn=160 stages=3 warps_m=2"), diag);
+    auto r = compile(*prog, Target::sm90a(), Config::parse(kFp8 + "fp8_accum=promote bm=128 bn=160 stages=3 warps_m=2"),
+                     diag);
     ASSERT_TRUE(r) << diag.str();
-    const std::regex pair(R"(ld\.global(\.[a-z0-9]+)*\.v2\.f32)");
-    const auto pairs = std::distance(std::sregex_iterator(r->ptx.begin(), r->ptx.end(), pair), std::sregex_iterator());
-    int64_t align = 0;
-    for (const auto& param : r->launch.params)
-      if (param.name == "scale_b") align = param.alignment;
-    // 160 columns over 4 lanes: 40 a thread, 20 pairs a K step.
-    EXPECT_EQ(pairs, contiguous ? 20 : 0);
-    EXPECT_EQ(align, contiguous ? 8 : 4);
+    bool mapped = false;
+    for (const auto& param : r->launch.params) mapped |= param.name == "tmap_scale_b";
+    EXPECT_EQ(mapped, contiguous);
+    // 160 columns over 4 lanes: 40 a thread a K step, from the stage or from global memory.
+    EXPECT_EQ(count(r->ptx, R"(ld\.shared\.f32)"), contiguous ? 40 : 0);
+    EXPECT_EQ(count(r->ptx, R"(ld\.global(\.[a-z0-9]+)*\.v2\.f32)"), 0);
+    if (!contiguous) continue;
+    runtime::KernelSignature sig = signatureOf(*prog->body().front(), r->launch);
+    runtime::LaunchArgs args;
+    args.dims = {{"M", 256}, {"N", 320}, {"K", 512}};
+    args.tensors = {{0x100000, ir::ScalarType::F8E4M3, {256, 512}, {}},
+                    {0x200000, ir::ScalarType::F8E4M3, {512, 320}, {}},
+                    {0x300000, ir::ScalarType::F32, {256, 4}, {}},
+                    {0x400008, ir::ScalarType::F32, {4, 320}, {}},
+                    {0x500000, ir::ScalarType::BF16, {256, 320}, {}}};
+    const runtime::testing::Messages got = runtime::testing::check(sig, args);
+    ASSERT_EQ(got.size(), 1u) << ::testing::PrintToString(got);
+    EXPECT_EQ(got[0].rfind("argument 'scale_b': pointer 0x400008 is not aligned to 16 bytes", 0), 0u) << got[0];
+    args.tensors[3].ptr = 0x400000;
+    EXPECT_EQ(runtime::testing::check(sig, args), runtime::testing::Messages{});
+    args.dims["N"] = 322;
+    for (size_t i : {1, 3, 4}) args.tensors[i].shape.back() = 322;
+    const runtime::testing::Messages rows = runtime::testing::check(sig, args);
+    EXPECT_NE(std::find(rows.begin(), rows.end(),
+                        "argument 'scale_b': stride of dim 0 (K) is 322 elements = 1288 bytes (contiguous layout), not "
+                        "a multiple of 16 bytes; every row must start 16-byte aligned (TMA and 16-byte vector loads): "
+                        "pad rows to a multiple of 4 elements"),
+              rows.end())
+        << ::testing::PrintToString(rows);
   }
 }
 

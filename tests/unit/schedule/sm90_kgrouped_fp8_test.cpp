@@ -109,6 +109,12 @@ TEST(Sm90KGroupedFp8, TheTmaStoreEpilogueStoresEachGroupAtItsBatch) {
   check(kTma + "fp8_accum=promote bm=64 bn=128 stages=3 warps_m=1", {72, 136, 640, kEnds});
   check(kTma + "fp8_accum=promote_pairs bm=128 bn=128 stages=4 warps_m=2", {136, 136, 640, kEnds, 2});
   check(kTma + "fp8_accum=promote bm=64 bn=128 stages=4 warps_m=2 consumers=pingpong", {72, 136, 640, kEnds});
+  // The ping-pong config docs/grouped-gemm.md offers for the GPU run (each warpgroup's f32 store
+  // under the other's K loop; 64 + 64 sums a thread, no spill): eight stages, scales prefetched,
+  // several tiles per warpgroup.
+  check(kTma + "fp8_accum=promote bm=64 bn=128 stages=8 warps_m=2 consumers=pingpong raster=grouped l2_hint=reuse "
+               "epilogue_loads=prefetch",
+        {136, 264, 640, kEnds, 2});
 }
 
 TEST(Sm90KGroupedFp8, OneGroupOfEveryTokenAndRingsThatWrapAcrossGroups) {

@@ -152,6 +152,39 @@ TEST(Sm90KGroupedFunctional, TheTmaStoreEpilogueStoresEachGroupAtItsBatch) {
   EXPECT_GT(mismatches(kTma + "bm=64 bn=64 stages=3 warps_m=1", {72, 40, 300, kEnds}, false, rowAsBatch), 0);
 }
 
+// The registered ping-pong variants with the TMA store (bf16_gemm_sm90_128x128x64_s5_tma_pp and
+// _64x256x64_s4_tma_pp, whose configs the family's K-grouped pick may choose): each warpgroup owns
+// whole tiles, zeroes its own stages' token tails and stages its f32 boxes in its own slots while
+// the other runs its K loop. Two blocks over 2 x 3 x 5 (or 3 x 2 x 5) units, so each warpgroup
+// walks several tiles (its slots reused across tiles, its stores left in flight between them) and
+// the turn passes inside and across groups.
+TEST(Sm90KGroupedFunctional, PingPongVariantsStoreEachGroupByTma) {
+  const std::string pp = kTma + "warps_m=2 consumers=pingpong l2_hint=reuse raster=grouped ";
+  check(pp + "bm=128 bn=128 stages=5", {136, 264, 300, kEnds, 2});
+  check(pp + "bm=64 bn=256 stages=4", {136, 264, 300, kEnds, 2});
+  // Each box waits for the store that last read its slot (sm90-stage-epilogue's pending counts,
+  // across tiles too); with no wait a slot is restaged while its store may still read it, which
+  // the simulator's store groups report.
+  auto noSlotWaits = [](ir::Operation& k) {
+    int waits = 0;
+    k.walk([&](ir::Operation& op) {
+      const ir::Attribute* read = op.attr("read");
+      if (op.is("kern.bulk_wait") && read && read->asBool()) op.setAttr("pending", int64_t{7}), ++waits;
+    });
+    ASSERT_GT(waits, 0);
+  };
+  auto module = programOf();
+  testing::GroupedSimOptions o;
+  o.blocks = 2;
+  o.mutate = noSlotWaits;
+  o.prepare = [&](std::map<std::string, interp::HostTensor>& t) {
+    std::memcpy(t.at("offsets").bytes.data(), kEnds.data(), kEnds.size() * 4);
+  };
+  const testing::GroupedSimRun run = testing::runGroupedSim(
+      *module, pp + "bm=128 bn=128 stages=5", {{"G", 5}, {"M", 136}, {"N", 264}, {"K", 300}}, 11, o);
+  EXPECT_NE(run.error.find("hazard: a TMA store's source in shared memory"), std::string::npos) << run.error;
+}
+
 // Offsets on the device that decrease or run past K: the walk clamps them, so the TMA stores, as
 // the direct ones, stay inside C (the simulator's memory aborts on any access outside a tensor).
 TEST(Sm90KGroupedFunctional, BadOffsetsStayInsideTheTensorsWithTheTmaStore) {

@@ -197,6 +197,107 @@ TEST(Sm90RaggedFunctional, StreamKIsDeterministic) {
   EXPECT_FALSE(a.got.bytes == std::vector<uint8_t>(a.got.bytes.size(), 0xFF)) << "the kernel wrote nothing";
 }
 
+// A group's last tile whose rows all lie in the first warpgroup's 64 (idle_rows.cpp): the second
+// warpgroup waits for and gives back every stage but issues no wgmma, its sums zero and unstored.
+// Groups of 64, 65, 191 (128 + 63), 1 and 192 (128 + 64) rows at bm = 128: partial tiles of exactly
+// 64 rows (idle), 65 (not: one row of the second warpgroup's is stored), 63 and 1 (idle), and
+// rows 513.. no group owns. BF16 direct and TMA stores, stream-K (idle runs hand zeros over), FP8
+// promote and promote_pairs (no scale work), the masked layout; the MoE pick.
+const std::vector<int32_t> kIdleEnds = {64, 129, 320, 321, 513};
+
+bool isIdleLoop(const ir::Operation& op) {
+  if (!op.is("scf.for")) return false;
+  bool mma = false, widened = false;
+  op.walk([&](const ir::Operation& in) {
+    mma |= in.is("kern.wgmma");
+    widened |= in.is("kern.wgmma_wait") && in.intAttr("pending", -1) == 1;
+  });
+  return !mma && widened;
+}
+
+// The idle K loops of the compiled kernel: in the then-branch of an scf.if with results, without a
+// wgmma, widened to the ring by sm90-multistage-ring (its wait keeps one group "in flight").
+int idleLoops(const ir::Operation& kernel) {
+  int n = 0;
+  kernel.walk([&](const ir::Operation& op) {
+    if (!op.is("scf.if") || op.numResults() == 0) return;
+    for (const auto& in : op.body(0).operations()) n += isIdleLoop(*in);
+  });
+  return n;
+}
+
+TEST(Sm90RaggedFunctional, IdleWarpgroupSkipsOnlyRowsPastItsGroup) {
+  const std::string coop = "bm=128 bn=128 stages=3 warps_m=2 ";
+  check(kBf16 + coop, {L::Offsets, false, 560, 136, 200, kIdleEnds, 3});
+  check(kBf16Any + "raster=grouped epilogue=tma group_m=2 " + coop, {L::Offsets, false, 560, 136, 200, kIdleEnds, 3});
+  check(kBf16 + coop + "stream_k=1", {L::Offsets, false, 560, 136, 264, kIdleEnds, 4});
+  check(kFp8 + coop, {L::Offsets, true, 560, 136, 400, kIdleEnds, 3});
+  check("strategy=sm90_ws_persistent bk=128 warps_n=1 epilogue=direct fp8_accum=promote_pairs " + coop, {L::Offsets, true, 560, 136, 400, kIdleEnds, 2});
+  check(kFp8 + coop + "stream_k=1", {L::Offsets, true, 560, 136, 400, kIdleEnds, 3});
+  check(kBf16 + coop, {L::Masked, false, 192, 72, 136, {64, 65, 1, 192}, 3});
+  const ops::GemmVariant* pick = ops::findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma_streamk1");
+  ASSERT_NE(pick, nullptr);
+  check(pick->config.str(), {L::Offsets, false, 560, 520, 264, kIdleEnds, 4});
+}
+
+// The kernels that have the idle loop, and those that keep every warpgroup's wgmmas: ping-pong
+// (each warpgroup a whole tile), reuse_stage, warps_m = 1, and a dense kernel.
+TEST(Sm90RaggedFunctional, IdleWarpgroupOnlyWhereTheWarpgroupsSplitTheRows) {
+  auto loopsOf = [](const std::string& config, L layout, bool fp8) {
+    int n = -1;
+    testing::GroupedSimOptions o;
+    o.runInterpreter = false;
+    o.prepare = [&](std::map<std::string, interp::HostTensor>& t) {
+      std::memcpy(t.at(layout == L::Masked ? "counts" : "offsets").bytes.data(), kIdleEnds.data(), 5 * 4);
+    };
+    o.mutate = [&](ir::Operation& kernel) { n = idleLoops(kernel); };
+    const std::map<std::string, int64_t> dims = {{"G", 5}, {"M", 560}, {"N", 136}, {"K", 256}};
+    testing::GroupedSimRun run =
+        testing::runGroupedSim(*programOf({layout, fp8, 560, 136, 256, kIdleEnds}), config, dims, 3, o);
+    EXPECT_EQ(run.error, "") << config;
+    return n;
+  };
+  const std::string coop = "bm=128 bn=128 stages=3 warps_m=2 ";
+  EXPECT_EQ(loopsOf(kBf16 + coop, L::Offsets, false), 1);
+  EXPECT_EQ(loopsOf(kFp8 + coop, L::Offsets, true), 1);
+  EXPECT_EQ(loopsOf(kBf16 + coop + "stream_k=1", L::Offsets, false), 1);
+  EXPECT_EQ(loopsOf(kBf16 + "bm=128 bn=128 stages=4 warps_m=2 consumers=pingpong", L::Offsets, false), 0);
+  EXPECT_EQ(loopsOf(kBf16Any + "raster=grouped epilogue=tma group_m=2 stage_store=stmatrix reuse_stage=true bm=128 "
+                               "bn=256 stages=3 warps_m=2",
+                    L::Offsets, false),
+            0);
+  EXPECT_EQ(loopsOf(kBf16 + "bm=64 bn=64 stages=3 warps_m=1", L::Offsets, false), 0);
+}
+
+// The checks above see the second warpgroup's rows: with the condition turned round (idle wherever
+// it has rows), its stored rows of whole tiles come out wrong (the accumulators' undefined start).
+TEST(Sm90RaggedFunctional, IdleWarpgroupOnEveryTileIsCaught) {
+  testing::GroupedSimOptions o;
+  o.prepare = [&](std::map<std::string, interp::HostTensor>& t) {
+    std::memcpy(t.at("offsets").bytes.data(), kIdleEnds.data(), 5 * 4);
+  };
+  o.mutate = [](ir::Operation& kernel) {
+    kernel.walk([](ir::Operation& op) {
+      if (!op.is("scf.if") || op.numResults() == 0) return;
+      bool idle = false;
+      for (const auto& in : op.body(0).operations()) idle |= isIdleLoop(*in);
+      if (!idle) return;
+      ir::Operation* cmp = op.operand(0)->definingOp();
+      if (cmp && cmp->is("arith.cmpi")) cmp->setAttr("pred", std::string("slt"));  // idle where it has rows
+    });
+  };
+  const std::map<std::string, int64_t> dims = {{"G", 5}, {"M", 560}, {"N", 136}, {"K", 200}};
+  testing::GroupedSimRun run = testing::runGroupedSim(*programOf({L::Offsets, false, 560, 136, 200, kIdleEnds}),
+                                                      kBf16 + "bm=128 bn=128 stages=3 warps_m=2", dims, 5, o);
+  ASSERT_EQ(run.error, "");
+  int64_t wrong = 0;  // stored elements (the interpreter's finite ones) the kernel got wrong
+  for (int64_t i = 0; i < interp::numElements(run.want); ++i) {
+    const double r = interp::getElement(run.want, i), g = interp::getElement(run.got, i);
+    wrong += std::isfinite(r) && !(std::fabs(g - r) <= 1e-2 * std::fabs(r) + 1e-2);
+  }
+  EXPECT_GT(wrong, 136 * 64);
+}
+
 // Bounds the interpreter refuses: decreasing offsets, an offset past M, a negative one, counts past
 // the rows. The kernel clamps each group's range, so it reads and writes inside its tensors only
 // (GlobalMemory aborts on any access outside them).

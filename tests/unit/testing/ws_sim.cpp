@@ -282,6 +282,8 @@ void Agent::kernOp(const Operation& op, const Mask& m) {
     stShared(op, m);
   } else if (n == "kern.st_shared_v4") {
     stSharedV4(op, m);
+  } else if (n == "kern.ld_shared") {
+    ldShared(op, m);
   } else if (n == "kern.ld_shared_remote_v4") {
     ldSharedRemoteV4(op, m);
   } else if (n == "kern.stmatrix") {

@@ -103,9 +103,9 @@ void Agent::wgmma(const Operation& op, const Mask& m) {
       }
 }
 
-// Walks a TMA box with the 128B swizzle (CU_TENSOR_MAP_SWIZZLE_128B): for each element, whether it
-// lies inside the tensor, its global address (when inside), and its shared-memory address from
-// `smem` (16-byte chunks of each 128-byte row at address bits [4:6] ^ [7:9]).
+// Walks a TMA box with the 128B swizzle (CU_TENSOR_MAP_SWIZZLE_128B) or none: for each element,
+// whether it lies inside the tensor, its global address (when inside), and its shared-memory address
+// from `smem` (128B: 16-byte chunks of each 128-byte row at address bits [4:6] ^ [7:9]).
 void forEachBoxElement(const runtime::TensorMapDesc& d, const std::vector<int64_t>& c, uint64_t smem,
                        const std::function<void(bool in, uint64_t global, uint64_t shared)>& f) {
   int eb = bitWidth(d.dtype) / 8;
@@ -125,7 +125,7 @@ void forEachBoxElement(const runtime::TensorMapDesc& d, const std::vector<int64_
       int64_t x = c[0] + e;
       bool inside = in && x >= 0 && uint64_t(x) < d.globalDims[0];
       uint64_t a = smem + uint64_t(row) * uint64_t(d.boxDims[0] * eb) + uint64_t(e * eb);
-      a ^= ((a >> 7) & 7) << 4;
+      if (d.swizzle == runtime::TmaSwizzle::B128) a ^= ((a >> 7) & 7) << 4;  // else unswizzled: rows as in the box
       f(inside, inside ? d.globalAddress + uint64_t(addr + x * eb) : 0, a);
     }
   }
@@ -161,7 +161,7 @@ void Agent::tmaLoad(const Operation& op, const Mask& m) {
       b_.l_.evictFirstBytes->at(mapIndex) += elems * eb;
     uint32_t barAddr = uint32_t(get(op.operand(3))[size_t(t)] + 8 * get(op.operand(4))[size_t(t)]);
     forEachBoxElement(d, c, dst, [&](bool in, uint64_t global, uint64_t shared) {
-      uint16_t v = 0;  // outside the tensor: zero fill
+      uint32_t v = 0;  // outside the tensor: zero fill (elements of 1, 2 or 4 bytes)
       if (in) std::memcpy(&v, b_.mem_.ptr(global, size_t(eb)), size_t(eb));
       for (BlockSim* to : dests) {
         std::memcpy(to->shared(shared, size_t(eb)), &v, size_t(eb));
@@ -314,6 +314,30 @@ void Agent::stSharedV4(const Operation& op, const Mask& m) {
       std::memcpy(b_.shared(word, 4), &v, 4);
       b_.smemWrites_[word] = ++b_.cluster_.epoch_;
     }
+  }
+}
+
+// One element of this block's shared memory (per-column scale_b copied with the stage): bytes a
+// TMA copy landed may be read only once the agent saw the mbarrier phase that copy completes.
+void Agent::ldShared(const Operation& op, const Mask& m) {
+  auto l = *kern::smemLayout(op.operand(0)->type());
+  const size_t eb = size_t(l.elemBytes());
+  Lanes& out = set(op.result());
+  for (int t = 0; t < b_.T_; ++t) {
+    if (!m[size_t(t)]) continue;
+    uint64_t a = displacedAddress(l, get(op.operand(0))[size_t(t)], get(op.operand(1))[size_t(t)],
+                                  get(op.operand(2))[size_t(t)], op);
+    if (a % eb != 0) throw std::runtime_error("ld.shared of a misaligned address");
+    const BlockSim::Landing& copy = b_.landings_.at(a);
+    if (copy.barrierPlus1) {
+      auto seen = phasesSeen_.find(copy.barrierPlus1 - 1);
+      if (seen == phasesSeen_.end() || seen->second < copy.phases)
+        throw std::runtime_error("hazard: a ld.shared reads shared memory (byte offset " + std::to_string(a) +
+                                 ") before its agent saw the mbarrier phase that TMA copy completes");
+    }
+    uint64_t v = 0;
+    std::memcpy(&v, b_.shared(a, eb), eb);
+    out[size_t(t)] = v;
   }
 }
 

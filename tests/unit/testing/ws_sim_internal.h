@@ -73,6 +73,7 @@ class Agent {
   void tmaStore(const Operation& op, const Mask& m);
   void stShared(const Operation& op, const Mask& m);
   void stSharedV4(const Operation& op, const Mask& m);
+  void ldShared(const Operation& op, const Mask& m);
   void ldSharedRemoteV4(const Operation& op, const Mask& m);
   void stmatrix(const Operation& op, const Mask& m);
   void wgmmaDesc(const Operation& op, const Mask& m);
