@@ -32,11 +32,11 @@ constexpr double kSplitKOverheadSteps = 10.0;
 // Groups along K (kGroupedTerm), in the tile's own K steps of 64: the f32 tile's store that a
 // cooperative tile does not overlap (GPU run 10, H100: 128x256 s4 tma at the MoE weight gradient,
 // ~12 of the ~13 steps a tile takes past its K loop), the zeroing of a group's token tail (~1),
-// and ping-pong's hand-over of the turn (passed after wgmma_wait 0: the tensor pipe drains once
-// a tile; not measured, a guess of half a step).
+// and what ping-pong adds on top of the store it does not hide (GPU run 11, H100: 128x128 s5 tma
+// pp 1.840 ms against 128x256 s4 tma cooperative 1.397 ms at the MoE weight gradient, fitted).
 constexpr double kKGroupedStoreSteps = 12.0;
 constexpr double kKGroupedZeroSteps = 1.0;
-constexpr double kTurnSteps = 0.5;
+constexpr double kKGroupedPingPongSteps = 5.5;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -314,12 +314,12 @@ double raggedTerm(const TileWork& w) {
 // tail's zeroing (~1) and the 128 KB f32 tile's store, not overlapped (both consumer warpgroups
 // stage and store, then start the next tile). A store whose rate per byte does not depend on the
 // tile costs the same number of the tile's own K steps at any bm x bn (both scale with bm bn):
-// kKGroupedStoreSteps x (output bytes / 4) x (64 / bk). With ping-pong one warpgroup's epilogue
-// runs under the other's K loop (a tile of the same shape), so only what exceeds that loop shows,
-// plus the turn's hand-over. The term is the units' waves over the dense tiles' (which
-// tileShapeScore counted) times the tile's busy share, steps / (steps + zeroing + exposed store).
-// The direct store keeps twinTerms' 0.97 (run 10: 1.456 ms against 1.391). Ping-pong here is a
-// prediction (docs/grouped-gemm.md, "Ping-pong for groups along K").
+// kKGroupedStoreSteps x (output bytes / 4) x (64 / bk). Ping-pong was predicted to hide the store
+// under the other warpgroup's K loop (docs/grouped-gemm.md, "Ping-pong for groups along K"); GPU
+// run 11 measured it 1.32x slower than the cooperative 128x256 instead, so it keeps the whole
+// store exposed plus kKGroupedPingPongSteps. The term is the units' waves over the dense tiles'
+// (which tileShapeScore counted) times the tile's busy share, steps / (steps + zeroing + exposed
+// store). The direct store keeps twinTerms' 0.97 (run 10: 1.456 ms against 1.391).
 double kGroupedTerm(const TileWork& w) {
   const Config& c = w.c;
   const GemmProblem& p = w.p;
@@ -327,8 +327,7 @@ double kGroupedTerm(const TileWork& w) {
   const int64_t groups = std::max<int64_t>(1, p.groups);
   const double steps = double(p.k) / double(groups * c.bk) + 0.5;
   const double store = kKGroupedStoreSteps * p.cElemBytes / 4.0 * 64.0 / c.bk;
-  const double exposed =
-      c.consumers == Consumers::Pingpong ? std::max(0.0, store - steps) + kTurnSteps : store;
+  const double exposed = c.consumers == Consumers::Pingpong ? store + kKGroupedPingPongSteps : store;
   const double waves = waveFill(w.tiles * groups, w.sms) / waveFill(w.tiles, w.sms);
   return waves * steps / (steps + kKGroupedZeroSteps + exposed);
 }

@@ -62,8 +62,8 @@
 //    reuse_stage; between twins that differ only in group_m, the smaller footprint of the first
 //    wave of tiles (the operand bytes it reads), ties to group_m 8; groups along K (the weight
 //    gradient), the units' waves and each tile's busy share, steps / (steps + zeroing + the store
-//    cooperative consumers leave exposed), which ping-pong hides under the other warpgroup's K
-//    loop (kGroupedTerm: its group's K steps are few). Against the recorded H200 runs
+//    cooperative consumers leave exposed; ping-pong, measured slower there, adds to it)
+//    (kGroupedTerm: its group's K steps are few). Against the recorded H200 runs
 //    it was fitted on (30 shapes) every pick is within 5% of the fastest registered variant
 //    measured (a unit test); on 180 more shape runs whose pick was timed
 //    (bench/results/2026-11-30-h200-unseen/, -tile-192/, -three-warpgroups/, -narrow-tiles/ and

@@ -156,34 +156,11 @@ bool buildTile(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u,
   // it is (the turn barriers order the two warpgroups' K loops, so the copies go out in ring order).
   Value* first = r.geo.pingpong ? b.rem(w.cwarp, b.i32(4)) : w.cwarp;
   Value* copier = b.andi(b.cmp("eq", first, b.i32(0)), isLane0);
-  auto runKLoop = [&] {
-    const KLoop kl = buildKLoop(b, r, k, u, w, copier, isLane0, acc0, firstIgnoresAcc, elected, prevLast);
-    finishKLoop(b, r, k, u, wg, isLane0, kl.last);
-    return kl;
-  };
-  // Ragged groups: a warpgroup whose rows all lie past the group's end runs no wgmma (idle_rows.cpp)
-  // and hands the epilogue its accumulators' start, which it does not store: zeros where a run's
-  // sums are handed over (stream-K) or promoted, else undefined, as the first wgmma would have
-  // taken them (zeros there cost 128 moves into the branch's results and, at 128x256, a spill).
-  Value* idle = idleWarpgroup(b, r, k, u, w);
+  const KLoop kl = buildKLoop(b, r, k, u, w, copier, isLane0, acc0, firstIgnoresAcc, elected, prevLast);
+  finishKLoop(b, r, k, u, wg, isLane0, kl.last);
   std::vector<Value*> out;
-  Value* last = nullptr;
-  if (!idle) {
-    const KLoop kl = runKLoop();
-    out = kl.acc;
-    last = kl.last;
-  } else {
-    Operation* branch = b.create("scf.if", {idle}, std::vector<Type>(acc0.size(), types::f32()), {}, 2);
-    InsertionGuard guard(b);
-    b.setInsertionPointToEnd(branch->region(0).addBlock());
-    finishKLoop(b, r, k, u, wg, isLane0, idleKLoop(b, r, k, u, isLane0).last);
-    b.create("scf.yield", acc0, {});
-    b.setInsertionPointToEnd(branch->region(1).addBlock());
-    b.create("scf.yield", runKLoop().acc, {});
-    for (unsigned i = 0; i < branch->numResults(); ++i) out.push_back(branch->result(i));
-  }
-  for (Value*& v : out) v = b.named(v, "acc");
-  return runEpilogue(b, r, k, u, w, out, k.smem.sR ? last : nullptr, early, diag);
+  for (Value* v : kl.acc) out.push_back(b.named(v, "acc"));
+  return runEpilogue(b, r, k, u, w, out, k.smem.sR ? kl.last : nullptr, early, diag);
 }
 
 }  // namespace

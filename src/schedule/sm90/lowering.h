@@ -210,14 +210,6 @@ struct KLoop {
 KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w,
                  ir::Value* copier, ir::Value* isLane0, const std::vector<ir::Value*>& acc0, bool firstIgnoresAcc,
                  ir::Value* elected, ir::Value* prevLast);
-// ragged groups (idle_rows.cpp): the condition under which the calling cooperative warpgroup's rows
-// of the unit's tile all lie past its group's end (m0 + its first row >= mend), or null where the
-// config's warpgroups do not split the tile's rows or the walk has no group end; and the K loop
-// such a warpgroup runs instead of buildKLoop's: per K step the wait for the stage and its
-// release, no wgmma (its empty commit and wait keep the loop in sm90-multistage-ring's form), its
-// accumulators none (the caller's stay zero).
-ir::Value* idleWarpgroup(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w);
-KLoop idleKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, ir::Value* isLane0);
 // split_k / stream_k (split_handover.cpp): after the unit's K loop, with its sums `out`: a unit that
 // does not finish its tile hands them over; the one that does adds its peers' and calls `epilogue`
 // on the totals. False if that did;

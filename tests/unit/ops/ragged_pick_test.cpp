@@ -95,36 +95,32 @@ TEST(RaggedPick, TheLastPartialWaveGoesToStreamKWhereItPays) {
 }
 
 // Groups along K (the weight gradient, f32 [G, M, N]): each tile runs only its group's ~T / (G bk)
-// K steps, so the f32 tile's store, which a cooperative tile does not overlap, weighs ~8x more than
-// in the dense GEMM (kGroupedTerm). At the MoE shape (8 groups of ~1552 tokens, 24.75 steps) the
-// pick is ping-pong 128x128 with the TMA store, one warpgroup's epilogue under the other's K loop;
-// the dense problem of the same work keeps 128x256, and so do groups of many tokens (1024 steps a
-// tile), where the store is a small share again.
-TEST(RaggedPick, GroupsAlongKPickPingPongWhereTheStoreWeighs) {
+// K steps, so the f32 tile's store weighs ~8x more than in the dense GEMM (kGroupedTerm). Ping-pong
+// was predicted to hide it under the other warpgroup's K loop; GPU run 11 (H100) measured the
+// ping-pong 128x128 at 1.840 ms against the cooperative 128x256's 1.397 at the MoE shape, so the
+// pick stays the cooperative 128x256 with the TMA store, and ping-pong ranks below it along K as in
+// the dense problem.
+TEST(RaggedPick, GroupsAlongKKeepTheCooperativeTileThatRunMeasuredFastest) {
   auto wgrad = groupedGemmProgram({L::GroupsAlongK, ScalarType::BF16, ScalarType::F32}, "wgrad");
   auto pick = [&](int64_t g, int64_t tokens) {
     return defaultSchedule(*wgrad->body().front(), Target::sm90a(), {{"G", g}, {"M", 7168}, {"N", 4096}, {"K", tokens}});
   };
   const DefaultSchedule moe = pick(8, 12416);
-  EXPECT_EQ(moe.variant, "bf16_gemm_sm90_128x128x64_s5_tma_pp") << moe.why;
-  EXPECT_EQ(moe.config.consumers, Consumers::Pingpong);
-  EXPECT_EQ(moe.config.epilogue, EpilogueStore::Tma);
+  EXPECT_EQ(moe.config.consumers, Consumers::Cooperative) << moe.variant << ": " << moe.why;
+  EXPECT_EQ(moe.config.bm, 128) << moe.variant;
+  EXPECT_EQ(moe.config.bn, 256) << moe.variant;
+  EXPECT_EQ(moe.config.epilogue, EpilogueStore::Tma) << moe.variant;
   const DefaultSchedule longGroups = pick(2, 131072);
   EXPECT_EQ(longGroups.config.consumers, Consumers::Cooperative) << longGroups.why;
-  EXPECT_EQ(longGroups.config.bn, 256) << longGroups.why;
   GemmProblem dense{7168, 4096, 12416, ScalarType::BF16, ScalarType::BF16, ScalarType::BF16};
-  ir::DiagnosticEngine diag;
-  auto sel = selectGemmBf16(dense, Target::sm90a(), diag);
-  ASSERT_TRUE(sel) << diag.str();
-  EXPECT_EQ(sel->variant->config.consumers, Consumers::Cooperative) << sel->variant->name;
-  // The ranking behind it: the cooperative 128x256 falls behind ping-pong only along K.
   GemmProblem kg = dense;
   kg.ragged = kg.raggedK = true, kg.groups = 8, kg.cElemBytes = 4;
   const GemmVariant* pp = findGemmBf16Variant("bf16_gemm_sm90_128x128x64_s5_tma_pp");
   const GemmVariant* coop = findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma");
   ASSERT_TRUE(pp && coop);
   EXPECT_LT(pp->preference(dense, Target::sm90a()), coop->preference(dense, Target::sm90a()));
-  EXPECT_GT(pp->preference(kg, Target::sm90a()), coop->preference(kg, Target::sm90a()));
+  // Measured 1.32x slower: the preference must say at least 1.2x.
+  EXPECT_LT(1.2 * pp->preference(kg, Target::sm90a()), coop->preference(kg, Target::sm90a()));
 }
 
 TEST(RaggedPick, VariantsThatCannotWalkTheGroupsSayWhy) {
@@ -153,46 +149,6 @@ TEST(RaggedPick, VariantsThatCannotWalkTheGroupsSayWhy) {
   }
   EXPECT_GE(walkers, 2);
   EXPECT_GE(refused, 1);  // the clusters and split-K variants
-}
-
-}  // namespace
-}  // namespace kiln::ops
-
-namespace kiln::ops {
-namespace {
-
-// The kernels that give a ragged group's idle warpgroup its own K loop (schedule/sm90/idle_rows.cpp:
-// cooperative, the rows split between two warpgroups) assemble as the kernels without it did: no
-// spill, no stack frame, no ptxas warning (an empty wgmma group without its fence drew C7519; the
-// idle branch's results once zeros, not the accumulators' start, spilled 256 bytes at 128x256
-// data-parallel). BF16 data-parallel and stream-K, TMA and direct stores; FP8 promote and
-// promote_pairs.
-TEST(RaggedPick, IdleWarpgroupKernelsAssembleSpillFree) {
-  const std::map<std::string, int64_t> dims = {{"G", 8}, {"M", 12416}, {"N", 4096}, {"K", 7168}};
-  const std::string bf16 = "strategy=sm90_ws_persistent bk=64 warps_m=2 warps_n=1 ";
-  const std::string fp8 = "strategy=sm90_ws_persistent bk=128 warps_m=2 warps_n=1 ";
-  const std::vector<std::pair<ScalarType, std::string>> cases = {
-      {ScalarType::BF16, bf16 + "bm=128 bn=256 stages=4 raster=grouped group_m=8 epilogue=tma"},
-      {ScalarType::BF16, bf16 + "bm=128 bn=256 stages=4 raster=grouped group_m=8 epilogue=tma stream_k=1"},
-      {ScalarType::BF16, bf16 + "bm=128 bn=256 stages=4 raster=row epilogue=direct"},
-      {ScalarType::BF16, bf16 + "bm=128 bn=128 stages=6 raster=row epilogue=direct"},
-      {ScalarType::F8E4M3, fp8 + "bm=128 bn=160 stages=4 raster=grouped epilogue=tma fp8_accum=promote"},
-      {ScalarType::F8E4M3, fp8 + "bm=128 bn=128 stages=6 raster=row epilogue=direct fp8_accum=promote_pairs"},
-      {ScalarType::F8E4M3, fp8 + "bm=128 bn=128 stages=5 raster=grouped epilogue=tma fp8_accum=promote stream_k=1"},
-  };
-  for (const auto& [t, text] : cases) {
-    SCOPED_TRACE(text);
-    auto module = groupedGemmProgram({L::Offsets, t, ScalarType::BF16}, "moe");
-    ir::DiagnosticEngine diag;
-    auto r = compile(*module, Target::sm90a(), Config::parse(text), diag);
-    ASSERT_TRUE(r) << diag.str();
-    auto cubin = backend::assemble(r->ptx, Target::sm90a().ptxTarget, diag);
-    ASSERT_TRUE(cubin) << diag.str();
-    EXPECT_TRUE(cubin->warnings.empty()) << diag.str();
-    const auto& report = cubin->resources.begin()->second;
-    EXPECT_EQ(report.stackFrameBytes, 0);
-    EXPECT_EQ(report.spillStoreBytes + report.spillLoadBytes, 0);
-  }
 }
 
 }  // namespace
