@@ -135,6 +135,27 @@ std::vector<std::string> raggedConfigs(const RaggedOptions& o, const ir::Operati
 
 namespace {
 
+// One timed, checked run of the ragged kernel over the group ends in `dEnds` (`dims` holds G):
+// what the one-group and rounded-groups rows share. Its time is 0 unless the output matched `ref`.
+struct BoundsRun {
+  double ms = 0;
+  CheckedRun checked;
+  std::optional<std::string> status;
+  const char* word() const { return status ? status->c_str() : checked.ok ? "ok" : "BAD"; }
+};
+BoundsRun timeWithBounds(const Kernel& kernel, const runtime::Context& ctx, DeviceBuffer& dA, DeviceBuffer& dB,
+                         DeviceBuffer& dEnds, DeviceBuffer& dC, const std::vector<uint16_t>& ref,
+                         const std::map<std::string, int64_t>& dims, const RaggedOptions& o) {
+  const std::vector<uint64_t> ptrs = {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dEnds.ptr), uint64_t(dC.ptr)};
+  auto run = [&](cudaStream_t st) { kernel.launch(ctx, st, ptrs, {}, dims); };
+  BoundsRun r;
+  r.status = guardedRow([&] {
+    r.checked = checkBf16Output(run, dC, ref);
+    if (r.checked.ok) r.ms = medianMs(run, o.warmup, o.reps, nullptr);
+  });
+  return r;
+}
+
 // The same kernel on one group of every row (offsets {total}, B the first expert's): the dense
 // problem of the same work through the same code and walk. Its time against the groups' tells
 // what the groups cost (each group's rows rounded up to whole tiles, the walk) from what the
@@ -146,20 +167,13 @@ void timeOneGroup(nlohmann::json& k, const Kernel& kernel, const runtime::Contex
   DeviceBuffer dOne(4);
   check(cudaMemcpy(dOne.ptr, &all, 4, cudaMemcpyHostToDevice), "copy bounds");
   dims["G"] = 1;
-  const std::vector<uint64_t> ptrs = {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dOne.ptr), uint64_t(dC.ptr)};
-  auto run = [&](cudaStream_t st) { kernel.launch(ctx, st, ptrs, {}, dims); };
-  double ms = 0;
-  CheckedRun checked;
-  std::optional<std::string> status = guardedRow([&] {
-    checked = checkBf16Output(run, dC, denseRef);
-    if (checked.ok) ms = medianMs(run, o.warmup, o.reps, nullptr);
-  });
-  const double groupsMs = k.value("ms", 0.0);
-  k["one_group_ms"] = ms;
-  k["one_group_correct"] = checked.ok;
-  k["vs_one_group"] = ms > 0 && groupsMs > 0 ? ms / groupsMs : 0.0;
+  const BoundsRun r = timeWithBounds(kernel, ctx, dA, dB, dOne, dC, denseRef, dims, o);
+  const double groupsMs = k.value("ms", 0.0), vs = r.ms > 0 && groupsMs > 0 ? r.ms / groupsMs : 0.0;
+  k["one_group_ms"] = r.ms;
+  k["one_group_correct"] = r.checked.ok;
+  k["vs_one_group"] = vs;
   std::printf("    the same kernel on one group of all %d rows: %s %.4f ms (the groups run at %.2fx of it)\n", all,
-              status ? status->c_str() : checked.ok ? "ok" : "BAD", ms, ms > 0 && groupsMs > 0 ? ms / groupsMs : 0.0);
+              r.word(), r.ms, vs);
 }
 
 // The same kernel on the same groups with each group's rows rounded to whole tiles of bm (the
@@ -183,24 +197,15 @@ void timeRoundedGroups(nlohmann::json& k, const Kernel& kernel, const runtime::C
   for (int r : rows) ends.push_back((ends.empty() ? 0 : ends.back()) + r);
   DeviceBuffer dEnds(ends.size() * 4);
   check(cudaMemcpy(dEnds.ptr, ends.data(), dEnds.bytes, cudaMemcpyHostToDevice), "copy bounds");
-  const std::vector<uint16_t> ref = reference(rows);
-  const std::vector<uint64_t> ptrs = {uint64_t(dA.ptr), uint64_t(dB.ptr), uint64_t(dEnds.ptr), uint64_t(dC.ptr)};
-  auto run = [&](cudaStream_t st) { kernel.launch(ctx, st, ptrs, {}, dims); };
-  double ms = 0;
-  CheckedRun checked;
-  std::optional<std::string> status = guardedRow([&] {
-    checked = checkBf16Output(run, dC, ref);
-    if (checked.ok) ms = medianMs(run, o.warmup, o.reps, nullptr);
-  });
-  const double groupsMs = k.value("ms", 0.0);
+  const BoundsRun run = timeWithBounds(kernel, ctx, dA, dB, dEnds, dC, reference(rows), dims, o);
+  const double groupsMs = k.value("ms", 0.0), vs = run.ms > 0 && groupsMs > 0 ? run.ms / groupsMs : 0.0;
   k["rounded_rows"] = rows;
-  k["rounded_groups_ms"] = ms;
-  k["rounded_groups_correct"] = checked.ok;
-  k["vs_rounded_groups"] = ms > 0 && groupsMs > 0 ? ms / groupsMs : 0.0;
+  k["rounded_groups_ms"] = run.ms;
+  k["rounded_groups_correct"] = run.checked.ok;
+  k["vs_rounded_groups"] = vs;
   std::printf("    the same kernel on the groups rounded to %d rows:", bm);
   for (int r : rows) std::printf(" %d", r);
-  std::printf(": %s %.4f ms (the groups run at %.2fx of it)\n", status ? status->c_str() : checked.ok ? "ok" : "BAD",
-              ms, ms > 0 && groupsMs > 0 ? ms / groupsMs : 0.0);
+  std::printf(": %s %.4f ms (the groups run at %.2fx of it)\n", run.word(), run.ms, vs);
 }
 
 }  // namespace
