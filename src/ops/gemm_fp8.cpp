@@ -73,6 +73,10 @@ constexpr double kBlockScalesClusterTerm = 1.05;
 // promotion's chain in each of its 56 blocks, at 0.46 of the copy bandwidth, where the same ring
 // with rowwise scales ran 52 us), beside a read ceiling of 2573 GB/s: 0.959 x 2573 = 2467.
 constexpr double kChainBytesPerStepCycle = 2467.0;
+// A slice's hand-over in K steps of its chain: the f32 partial sums stored and read back by the
+// slice that finishes the tile (bm x bn x 4 bytes each way: 32 KB at 64x128, beside a step's
+// 24 KB of A and B) and the flag between them. Keeps the split off where a slice has few steps.
+constexpr double kSplitHandOverSteps = 2.0;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -309,15 +313,17 @@ static double blockScaleStepTerm(const Config& c, Fp8Scaling mode) {
 // units of the problem's bytes at the read ceiling: kChainBytesPerStepCycle). The unsplit terms
 // (fitted on measured unsplit kernels) then stand for the tiles, so a split ranks by this ratio
 // against its twin: at 64x7168x16384 with 1x128 x 1x128 the 56 tiles of 64x128 take 1.94 (their
-// chain; DRAM alone 1.09), the 112 slices 1.0 (DRAM; chain 0.97). Where the chain is short (rowwise
-// and tensorwise scales: no term), or the slices need more waves, it gives nothing.
+// chain; DRAM alone 1.09), the 112 slices 1.0 (DRAM; chain 1.0 with the hand-over). Where the
+// chain is short (rowwise and tensorwise scales: no term), a slice has few K steps (the hand-over
+// outweighs them) or the slices need more waves, it gives nothing.
 static double blockScaleSplitRelief(const Config& c, const Fp8GemmProblem& p, int64_t tiles, int64_t slots,
                                     int64_t sms, double bytes) {
   auto time = [&](int64_t splits) {
     const int64_t units = tiles * splits;
     const double active = double(std::min(units, slots));
     const double memory = 1.0 / std::min(1.0, std::sqrt(active / (kStreamingSmsToSaturate * double(sms))));
-    const double steps = double(ceilDiv(ceilDiv(p.k, c.bk), splits) * ceilDiv(units, slots));
+    const double steps = (double(ceilDiv(ceilDiv(p.k, c.bk), splits)) + (splits > 1 ? kSplitHandOverSteps : 0.0)) *
+                         double(ceilDiv(units, slots));
     return std::max(memory, steps * blockScaleStepCycles(c, p.scaling) * kChainBytesPerStepCycle / bytes);
   };
   return time(1) / time(c.splitK);
