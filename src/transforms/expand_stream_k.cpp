@@ -24,7 +24,7 @@
 // {ragged, stream_k}: T is the groups' tile count, summed from the bounds by every walker before
 // the loop (raggedGrid), so D, S, R and the runs above are closed forms of values the kernel
 // reads itself: no host synchronization. A tile's (m0, n0, group, mend) come from raggedPlace
-// (the unit's tile in the groups' stacked tile rows), not from the dense grid.
+// (the unit's tile among its group's tiles, in its group's own grid), not from the dense grid.
 #include "transforms/tile_walk.h"
 
 namespace kiln::transforms::tilewalk {

@@ -5,17 +5,21 @@
 //     lo, hi = ROWS(%g, %end)    tiles = (hi - lo + bm - 1) /u bm    yield cum + tiles, hi }
 //   %tn = (N + bn - 1) /u bn   %tiles = %vtm * %tn
 //   scf.for %unit = %walker to %tiles step %walkers iter(%i = 0) {
-//     %vt = unit /u tn   %n0 = (unit %u tn) * bn      (raster "grouped": raster() of a vtm x tn grid)
-//     %group, %m0, %mend = scf.for %g = 0 to %G iter(%cum, %end, %found, %row, %rend) {
-//       lo, hi = ROWS(%g, %end)    next = cum + tiles    hit = cum <= vt < next
-//       yield next, hi, hit ? g : found, hit ? lo + (vt - cum) * bm : row, hit ? hi : rend }
-//     BODY(iter, m0, n0, group, mend)
+//     %group, %lo, %mend, %gtm, %base = scf.for %g = 0 to %G iter(%cum, %end, found..) {
+//       lo, hi = ROWS(%g, %end)   rows = (hi - lo + bm - 1) /u bm   next = cum + rows * tn
+//       hit = cum <= unit < next  yield next, hi, hit ? (g, lo, hi, rows, cum) : found.. }
+//     %pm, %pn = raster() of unit - base in the group's own gtm x tn grid  (row: /u tn, %u tn;
+//                grouped: bands of group_m of the group's tile rows, column by column)
+//     BODY(iter, lo + pm * bm, pn * bn, group, mend)
 //   }
 //   ROWS(g, end): raw = bounds[g]; offsets: lo = end, counts: lo = 0; hi = min(max(raw, lo), M)
 //
 // Why it is the walk kern_ops.h specifies: the first loop sums the groups' tile rows with the
-// clamped ranges the op defines, so the units are exactly the T tiles; the second finds, for the
-// unit's tile row, the one group whose tile rows (stacked in group order) hold it, and its rows.
+// clamped ranges the op defines, so the units are exactly the T tiles; the second finds the one
+// group whose tiles (its tile rows x tn, the groups in order) hold the unit's, its rows and the
+// unit's place in its own grid, which the raster walks as a dense grid: a grouped band stops at
+// the group's end, so the tiles of a band read one B matrix (a band spanning two groups read both,
+// column by column: docs/grouped-gemm.md, "Bands that stop at group ends").
 // Every range is clamped to [lo, M] in 64 bits, so no bound in memory makes a row fall outside
 // [0, M) or the sums go negative. The bounds are read with uniform loads of G values per unit: a
 // few L1 lines, next to a tile's K loop.
@@ -93,29 +97,34 @@ Grid raggedGrid(KernBuilder& b, const Operation& loop, const Shape& s) {
 }
 
 std::vector<Value*> raggedPlace(KernBuilder& b, const Operation& loop, const Shape& s, const Grid& grid, Value* tile) {
-  // The tile's row among the groups' stacked tile rows, and its column: row by row, or with
-  // raster "grouped" group_m stacked tile rows column by column (the same walk as a dense grid of
-  // vtm x tn tiles, so a wave's blocks share B's tile columns; a band may span two groups).
-  Value *vt = nullptr, *pn = nullptr;
-  if (s.grouped) {
-    std::tie(vt, pn) = raster(b, s, grid, tile);
-  } else {
-    vt = b.named(divu(b, tile, grid.tn), "vtile");
-    pn = remu(b, tile, grid.tn);
-  }
-  Value* n0 = b.mulConst(pn, s.bn);
+  // The group whose tiles (its tile rows x tn, the groups in order) hold `tile`, its rows, and the
+  // tile's index among its group's tiles; then the raster over that group's own tr x tn grid: row
+  // by row, or with raster "grouped" group_m of the group's tile rows column by column, so a band
+  // never spans two groups (each band's blocks share one B matrix's tile columns in L2).
   Value* zero = b.i32(0);
-  Operation* find = overGroups(b, loop, {zero, zero, zero, zero, zero}, {"cum", "gend", "found", "frow", "fend"},
+  Operation* find = overGroups(b, loop, {zero, zero, zero, zero, zero, zero, zero},
+                               {"cum", "gend", "found", "flo", "fend", "frows", "fbase"},
                                [&](Value* g, const std::vector<Value*>& c) {
                                  auto [lo, hi] = groupRows(b, loop, g, c[1]);
-                                 Value* next = b.add(c[0], tileRows(b, s, lo, hi));
-                                 Value* hit = b.andi(b.cmp("sle", c[0], vt), b.cmp("slt", vt, next));
-                                 Value* row = b.add(lo, b.mulConst(b.sub(vt, c[0]), s.bm));
-                                 return std::vector<Value*>{next, hi, b.select(hit, g, c[2]), b.select(hit, row, c[3]),
-                                                            b.select(hit, hi, c[4])};
+                                 Value* rows = tileRows(b, s, lo, hi);
+                                 Value* next = b.add(c[0], b.mul(rows, grid.tn));
+                                 Value* hit = b.andi(b.cmp("sle", c[0], tile), b.cmp("slt", tile, next));
+                                 return std::vector<Value*>{next,
+                                                            hi,
+                                                            b.select(hit, g, c[2]),
+                                                            b.select(hit, lo, c[3]),
+                                                            b.select(hit, hi, c[4]),
+                                                            b.select(hit, rows, c[5]),
+                                                            b.select(hit, c[0], c[6])};
                                });
+  Grid own = grid;
+  own.tm = b.named(find->result(5), "gtm");
+  Value* local = b.named(b.sub(tile, find->result(6)), "gtile");
+  auto [pm, pn] = raster(b, s, own, local);
+  Value* m0 = b.add(find->result(3), b.mulConst(pm, s.bm));
+  Value* n0 = b.mulConst(pn, s.bn);
   const Block& old = loop.body();
-  return {nonNegative(b, find->result(3), old.argument(1)->nameHint()), nonNegative(b, n0, old.argument(2)->nameHint()),
+  return {nonNegative(b, m0, old.argument(1)->nameHint()), nonNegative(b, n0, old.argument(2)->nameHint()),
           nonNegative(b, find->result(2), old.argument(3)->nameHint()),
           nonNegative(b, find->result(4), old.argument(4)->nameHint())};
 }

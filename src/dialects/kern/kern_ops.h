@@ -118,9 +118,11 @@
 //    batch g). Clamping keeps every group inside [0, M) whatever the bounds hold. Group g has
 //    ceil((hi_g - lo_g) / bm) tile rows; the groups' tile rows, in group order, are the tile rows
 //    of the walk (T = their sum x tn tiles, read from memory by every walking thread before the
-//    walk), tile t being, with raster "row", tile row t / tn, column t % tn, and with "grouped"
-//    the tile of a tm x tn grid (tm = the groups' tile rows) that the dense grouped raster walks
-//    t-th (a band of group_m tile rows may span groups). Body arguments: (iter, m0 = the tile
+//    walk), tile t being in group g where t lies in [T_g, T_g + tr_g * tn) (T_g the tiles of the
+//    groups before g, tr_g its tile rows), and there the tile of g's own tr_g x tn grid that its
+//    raster walks (t - T_g)-th: with "row" tile row (t - T_g) / tn, column (t - T_g) % tn; with
+//    "grouped" the dense grouped raster's, so a band of group_m tile rows never spans two groups
+//    (a group's last band may be shorter). Body arguments: (iter, m0 = the tile
 //    row's first row, lo_g + i*bm, n0, group = g, mend = hi_g: rows from mend on are not the
 //    group's). The bounds must not change while the kernel runs (they are read again per tile).
 //    With {stream_k = W} (one more operand, ktiles = K steps per tile) the T tiles above, in the

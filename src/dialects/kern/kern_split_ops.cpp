@@ -66,7 +66,7 @@ bool verifyTileLoopSplits(const Operation& op, DiagnosticEngine& d) {
 
 // Ragged groups (kern_ops.h, kern.tile_loop {ragged}): the tile count comes from the bounds in
 // memory, so the walk takes no option that presumes a fixed grid of tiles (splits) or a tile that
-// spans groups (cluster); either raster walks the groups' stacked tile rows. {stream_k} is the one
+// spans groups (cluster); either raster walks each group's tile rows as a grid of its own. {stream_k} is the one
 // split across blocks it takes, for groups of rows: its waves are computed from the tile count on
 // the device, as that count is.
 bool verifyTileLoopRagged(const Operation& op, DiagnosticEngine& d) {

@@ -8,9 +8,9 @@
 //                                          ragged = "offsets"} {
 //   ^bb0(%iter, %m0, %n0, %group, %mend):  the unit's one role (consumer.cpp, k_loop.cpp) }
 //
-// raster=grouped walks the groups' stacked tile rows group_m at a time, column by column, as the
-// dense walk does a grid's, so the blocks of a wave share B's tile columns in L2 (raster=row walks
-// them row by row).
+// raster=grouped walks each group's tile rows group_m at a time, column by column, as the dense
+// walk does a grid's, groups in order, so the blocks of a wave share one B matrix's tile columns
+// in L2 (a band never spans two groups; raster=row walks the tile rows row by row).
 //
 // With offsets A and C hold the groups' rows back to back and %group picks B's matrix (the third
 // coordinate of B's copies, Unit::group); with counts (DeepGEMM's masked layout) %group is every

@@ -121,8 +121,8 @@ TEST(Sm90RaggedFunctional, Fp8MaskedCapacityOffTheTile) {
   }
 }
 
-// The dense kernels' walk and stores: raster=grouped (group_m of the groups' stacked tile rows
-// column by column; a band spans groups) and epilogue=tma, whose TMA store clips only at the
+// The dense kernels' walk and stores: raster=grouped (group_m of each group's tile rows column by
+// column; a band stops at its group's end) and epilogue=tma, whose TMA store clips only at the
 // tensor's edges, so each group's last, partial tile is stored from registers (epilogue.cpp). With
 // kEnds and bm = 64, groups 0 and 2 have whole tiles ([0, 64), [70, 134), [134, 198)) and partial
 // ones, groups 3 and 4 only partial ones; a TMA store of a partial tile would overwrite the next
@@ -140,6 +140,23 @@ TEST(Sm90RaggedFunctional, GroupedRasterAndTmaStores) {
   const std::string fp8 = kFp8Any + "raster=grouped epilogue=tma group_m=2 ";
   check(fp8 + "bm=64 bn=128 stages=3 warps_m=1", {L::Offsets, true, 300, 256, 256, kEnds});
   check(fp8 + "bm=128 bn=128 stages=3 warps_m=2", {L::Masked, true, 136, 136, 272, {70, 0, 136}, 2});
+}
+
+// The grouped raster's bands stop at each group's end (ragged_tile_walk.cpp): groups of 1, 0, 63,
+// 1, 200 and 64 rows and 97 that no group owns; at bm = 64 and group_m = 2 the 200-row group has 4
+// tile rows (two bands) and the others one each, so every band is one group's, some shorter than
+// group_m. Data-parallel and stream-K (4 blocks, tiles in a partial last wave), BF16 and FP8 block
+// scales, against the interpreter; the rows no group owns stay poisoned.
+TEST(Sm90RaggedFunctional, GroupedRasterBandsStopAtGroupEnds) {
+  const std::vector<int32_t> ends = {1, 1, 64, 65, 265, 329};
+  const std::string any = kBf16Any + "raster=grouped epilogue=tma group_m=2 bm=64 bn=64 stages=3 warps_m=1 ";
+  check(any, {L::Offsets, false, 426, 136, 136, ends, 4});
+  check(any + "stream_k=1", {L::Offsets, false, 426, 136, 264, ends, 4});
+  check(kBf16Any + "raster=grouped epilogue=tma group_m=3 bm=128 bn=128 stages=3 warps_m=2 stream_k=1",
+        {L::Offsets, false, 426, 200, 200, ends, 3});
+  check(kFp8Any + "raster=grouped epilogue=tma group_m=2 bm=64 bn=128 stages=3 warps_m=1",
+        {L::Offsets, true, 426, 256, 256, ends, 3});
+  check(any, {L::Masked, false, 200, 72, 136, {1, 0, 200, 63}, 3});
 }
 
 // stream_k over the groups' tiles (kern.tile_loop {ragged, stream_k}): the tile count the walk
