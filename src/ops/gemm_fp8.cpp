@@ -103,13 +103,20 @@ constexpr EpilogueLoads kPrefetch = EpilogueLoads::Prefetch;
 // 128x160 in pairs along M (sharing B through multicast) where K is off 32-byte sectors: 1.17-1.32x
 // the lone tile at seven such shapes (pitchTerm; bench/results/2026-12-01-h200-early-loads/promote_c2.*).
 // The scales are loaded before the K loop (epilogue_loads=early) except where that measured slower
-// or spills (bench/results/2026-12-01-h200-early-loads/): 128x128 promote_pairs (192 sums: spills),
-// 128x256 with stream-K (spills), and 128x160 promote (1.5-3% slower at K >= 4096, its shapes).
-// The promoted ones prefetch the scales' lines into L1 instead (epilogue_loads=prefetch): 1-4%
-// ahead of loading late at K <= 4096, never behind (bench/results/2026-12-02-h200-prefetch/);
-// where early loads fit they stay, 2-7% ahead of prefetching.
+// or spills (bench/results/2026-12-01-h200-early-loads/): 128x256 with stream-K (spills), and
+// 128x160 promote (1.5-3% slower at K >= 4096, its shapes). The promoted 128x160 ones prefetch the
+// scales' lines into L1 instead (epilogue_loads=prefetch): 1-4% ahead of loading late at K <= 4096,
+// never behind (bench/results/2026-12-02-h200-prefetch/); where early loads fit they stay, 2-7%
+// ahead of prefetching. 128x128 promote_pairs (192 sums) spilled with early loads when that was
+// measured; with the descriptors on the uniform datapath and scale_b's column pairs its 36 scale
+// values a thread fit beside them (0 spills, ptxas), so it loads early too (2026-12-06): on the
+// H100 its rowwise epilogue, loading in the epilogue, cost 0.39 us a tile more than the
+// tensorwise one (a fit over the six compute-bound shapes of bench/results/2026-12-06-h100-fp8/,
+// where the tensorwise epilogue is hidden under the ring's six stages), 14.5% at 4096x24576x1536.
+// A program whose epilogue loads more (a bias) or stores f32 keeps prefetching
+// (ops/default_schedule.cpp, forEpilogueLoads).
 constexpr Shape kShapes[] = {
-    {128, 128, 2, 6, true, false, 1, 1, false, kPairs, kPrefetch},
+    {128, 128, 2, 6, true, false, 1, 1, false, kPairs, EpilogueLoads::Early},
     {128, 160, 2, 4, true, false, 1, 1, false, kPromote, kPrefetch},
     {128, 160, 2, 4, true, false, 2, 1, false, kPromote, kPrefetch},
     {64, 64, 1, 13},
