@@ -38,6 +38,22 @@ constexpr double kStreamKOverheadSteps = 40.0;
 // (bench/results/2026-12-02-h200-closing/pairs_heldout.json): they need more than 1.4%, and
 // 4608x9216x2304, where 128x160 ran 2% ahead, less than 2.1%.
 constexpr double kPromoteTerm = 0.95, kPromotePairsTerm = 0.95 * 1.02;
+// Rowwise and tensorwise scales, promoted sums, two consumer warpgroups, compute-bound: refitted on
+// the H100, the GPU of every run since 2026-12-06 (bench/results/2026-12-06-h100-fp8/fp8_bench.json;
+// each variant's time per wave of tiles fitted as ksteps x s + e over the six compute-bound shapes,
+// in both modes, max error 2-7%). 128x128 promote_pairs: s = 0.440 us a K step, e ~ 0 (tensorwise
+// -0.27 us, rowwise +0.39 before its scales moved before the K loop): the K loop runs at the
+// operand feed's rate, and its six-stage ring, filled during the epilogue, lets the next tile's
+// first steps run at the tensor cores' rate, which hides the epilogue. 128x160 promote: s = 0.451 us
+// for 1.25x the work, 1.22x the pairs' rate per flop (kPromotedSingleStepRate, with the intensity
+// term's 2%), and e = 2.1-2.2 us, 4.8 of its steps (kPromotedEpilogueSteps): its four stages do not
+// hide it; its pair along M alike (1.7-2.1 us). The direct-store "_row" twins expose theirs too
+// (2.3-4.7 us). So 128x160 leads from ~21 K steps on: measured 3-11% ahead at 8192^3, 4096x4096x14336,
+// 4096x14336x4096 and 4096x7168x16384, 5-7% behind at K <= 2048 (4096x7168x2048,
+// 4096x24576x1536), where the H200's terms (kPromoteTerm, kPromotePairsTerm, a 2-step epilogue)
+// had the pairs at the first two (0.85x cuBLASLt tensorwise, 0.96x rowwise) and 128x160 at
+// 4096x7168x2048. On the H200 the pairs had run 0.5-3% ahead where both fill their waves alike.
+constexpr double kPromotedSingleStepRate = 1.22 / 1.0213, kPromotedEpilogueSteps = 4.8;
 // Block scales (1x128 x 128x128, 1x128 x 1x128) multiply each K step's sums by their factors
 // before adding them (blockScaleStepTerm). A K step of a bm x bn tile keeps one SM's tensor cores
 // busy bm bn / 32 cycles (2 x bm x bn x 128 FP8 flops at 8192 a cycle); the promotion adds, per
@@ -248,7 +264,9 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
 //    cooperative tile's costs 2 K steps of its K loop (K steps / (K steps + 2)); a ping-pong one
 //    overlaps the other warpgroup's wgmma; promoting the sums (a wait for each K step's wgmma)
 //    0.95, two steps in flight 0.969 (kPromotePairsTerm); a cluster 0.99 (blockwise: kBlockScalesClusterTerm);
-//    one consumer warpgroup 0.65.
+//    one consumer warpgroup 0.65. Promoted cooperative tiles with rowwise or tensorwise scales take
+//    the H100's terms instead: single steps 1.17 of pairs, the epilogue 0 steps behind a six-stage
+//    ring and a TMA store, else 4.8 (kPromotedSingleStepRate, kPromotedEpilogueSteps).
 //  * Block scales, both branches: the share of each K step the tensor cores work
 //    (blockScaleStepTerm), and a cluster pair counts its rows as one tile of bm x 2 rows.
 // A's and B's rows off 32-byte sectors (K bytes each, K not a multiple of 32): each 128-byte box
@@ -333,6 +351,13 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   double promote = c.fp8Accum == Fp8Accum::Fast      ? 1.0
                    : c.fp8Accum == Fp8Accum::Promote ? kPromoteTerm
                                                      : kPromotePairsTerm;
+  // The H100 fit of the promoted cooperative tiles with epilogue scales (above): only promoted
+  // variants compete for such a problem, so the terms are relative among them.
+  if (!blockwise && c.fp8Accum != Fp8Accum::Fast && !pingpong && c.warpsM * c.warpsN >= 2) {
+    promote = c.fp8Accum == Fp8Accum::Promote ? kPromotedSingleStepRate : 1.0;
+    const bool hidden = c.epilogue == EpilogueStore::Tma && c.stages >= 6;
+    epilogue = ksteps / (ksteps + (hidden ? 0.0 : kPromotedEpilogueSteps));
+  }
   double split = c.splitK > 1 ? 0.9 : 1.0;
   // One consumer warpgroup issues every wgmma and waits on every barrier itself: compute-bound,
   // 64x128 ran at 0.60 of 128x256 per SM at 8192^3, where the intensity term gives 0.87.
