@@ -59,6 +59,21 @@ Config forOutput(Config c, ir::ScalarType out, const GemmProgram& g, const Targe
   return c;
 }
 
+// epilogue_loads=early holds each epilogue vector's values in registers through the K loop. The
+// gemm_fp8 family's 128x128 promote_pairs tile (192 f32 sums a thread) holds its program's two
+// scale vectors beside them (36 values, 0 spills) and no more: a bias [N] on top spills 136
+// bytes, an f32 output (whose 32-column boxes reload scale_a per box) 24. So a program whose
+// epilogue loads more than two vectors or scalars, or that stores f32, loads them in its epilogue
+// with their lines prefetched into L1 at the tile's start (prefetch), as the tile did before.
+Config forEpilogueLoads(Config c, ir::ScalarType out, const GemmProgram& g) {
+  if (c.epilogueLoads != EpilogueLoads::Early || c.fp8Accum != Fp8Accum::PromotePairs) return c;
+  const auto loads = std::count_if(g.epilogue.begin(), g.epilogue.end(), [](const ir::Operation* op) {
+    return op->is("tile.load") || op->is("tile.load_scalar");
+  });
+  if (loads > 2 || out == ir::ScalarType::F32) c.epilogueLoads = EpilogueLoads::Prefetch;
+  return c;
+}
+
 // What gemm_fp8's eligibility needs of an FP8 program's scales: blockwise (tile.dot_scaled) per
 // column of B or per block of columns; the epilogue's scales (rowwise, tensorwise) run anywhere.
 Fp8Scaling scalingOf(const GemmProgram& g) {
@@ -213,7 +228,7 @@ DefaultSchedule defaultSchedule(const ir::Operation& program, const Target& t, c
     p.strided = layout.strided;
     auto pick = selectGemmFp8(p, t, quiet);
     if (!pick) return fallback(program, firstMessage(quiet));
-    return {forOutput(pick->variant->config, *out, *g, t),
+    return {forOutput(forEpilogueLoads(pick->variant->config, *out, *g), *out, *g, t),
             fmt::format("gemm_fp8's pick for {}: {} ({}, score {:.2f}){}", shape, pick->variant->name, pick->source,
                         pick->score, adapted),
             true, "gemm_fp8", pick->variant->name};
@@ -289,7 +304,9 @@ std::vector<RankedSchedule> rankedSchedules(const ir::Operation& program, const 
       p.groups = g->raggedBounds ? dim(g->dimGroups) : 0;
       p.strided = layout.strided;
       for (const auto& v : gemmFp8Variants())
-        if (v.eligible(p, t)) ranked.push_back({forOutput(v.config, *out, *g, t), "gemm_fp8", v.name, v.preference(p, t)});
+        if (v.eligible(p, t))
+          ranked.push_back(
+              {forOutput(forEpilogueLoads(v.config, *out, *g), *out, *g, t), "gemm_fp8", v.name, v.preference(p, t)});
     } else {
       const bool f16Operands = g->abType == ir::ScalarType::F16 && g->bType == ir::ScalarType::F16;
       const ir::ScalarType familyIn = f16Operands ? ir::ScalarType::BF16 : g->abType;

@@ -38,6 +38,22 @@ constexpr double kStreamKOverheadSteps = 40.0;
 // (bench/results/2026-12-02-h200-closing/pairs_heldout.json): they need more than 1.4%, and
 // 4608x9216x2304, where 128x160 ran 2% ahead, less than 2.1%.
 constexpr double kPromoteTerm = 0.95, kPromotePairsTerm = 0.95 * 1.02;
+// Rowwise and tensorwise scales, promoted sums, two consumer warpgroups, compute-bound: refitted on
+// the H100, the GPU of every run since 2026-12-06 (bench/results/2026-12-06-h100-fp8/fp8_bench.json;
+// each variant's time per wave of tiles fitted as ksteps x s + e over the six compute-bound shapes,
+// in both modes, max error 2-7%). 128x128 promote_pairs: s = 0.440 us a K step, e ~ 0 (tensorwise
+// -0.27 us, rowwise +0.39 before its scales moved before the K loop): the K loop runs at the
+// operand feed's rate, and its six-stage ring, filled during the epilogue, lets the next tile's
+// first steps run at the tensor cores' rate, which hides the epilogue. 128x160 promote: s = 0.451 us
+// for 1.25x the work, 1.22x the pairs' rate per flop (kPromotedSingleStepRate, with the intensity
+// term's 2%), and e = 2.1-2.2 us, 4.8 of its steps (kPromotedEpilogueSteps): its four stages do not
+// hide it; its pair along M alike (1.7-2.1 us). The direct-store "_row" twins expose theirs too
+// (2.3-4.7 us). So 128x160 leads from ~21 K steps on: measured 3-11% ahead at 8192^3, 4096x4096x14336,
+// 4096x14336x4096 and 4096x7168x16384, 5-7% behind at K <= 2048 (4096x7168x2048,
+// 4096x24576x1536), where the H200's terms (kPromoteTerm, kPromotePairsTerm, a 2-step epilogue)
+// had the pairs at the first two (0.85x cuBLASLt tensorwise, 0.96x rowwise) and 128x160 at
+// 4096x7168x2048. On the H200 the pairs had run 0.5-3% ahead where both fill their waves alike.
+constexpr double kPromotedSingleStepRate = 1.22 / 1.0213, kPromotedEpilogueSteps = 4.8;
 // Block scales (1x128 x 128x128, 1x128 x 1x128) multiply each K step's sums by their factors
 // before adding them (blockScaleStepTerm). A K step of a bm x bn tile keeps one SM's tensor cores
 // busy bm bn / 32 cycles (2 x bm x bn x 128 FP8 flops at 8192 a cycle); the promotion adds, per
@@ -114,13 +130,20 @@ constexpr EpilogueLoads kPrefetch = EpilogueLoads::Prefetch;
 // 128x160 in pairs along M (sharing B through multicast) where K is off 32-byte sectors: 1.17-1.32x
 // the lone tile at seven such shapes (pitchTerm; bench/results/2026-12-01-h200-early-loads/promote_c2.*).
 // The scales are loaded before the K loop (epilogue_loads=early) except where that measured slower
-// or spills (bench/results/2026-12-01-h200-early-loads/): 128x128 promote_pairs (192 sums: spills),
-// 128x256 with stream-K (spills), and 128x160 promote (1.5-3% slower at K >= 4096, its shapes).
-// The promoted ones prefetch the scales' lines into L1 instead (epilogue_loads=prefetch): 1-4%
-// ahead of loading late at K <= 4096, never behind (bench/results/2026-12-02-h200-prefetch/);
-// where early loads fit they stay, 2-7% ahead of prefetching.
+// or spills (bench/results/2026-12-01-h200-early-loads/): 128x256 with stream-K (spills), and
+// 128x160 promote (1.5-3% slower at K >= 4096, its shapes). The promoted 128x160 ones prefetch the
+// scales' lines into L1 instead (epilogue_loads=prefetch): 1-4% ahead of loading late at K <= 4096,
+// never behind (bench/results/2026-12-02-h200-prefetch/); where early loads fit they stay, 2-7%
+// ahead of prefetching. 128x128 promote_pairs (192 sums) spilled with early loads when that was
+// measured; with the descriptors on the uniform datapath and scale_b's column pairs its 36 scale
+// values a thread fit beside them (0 spills, ptxas), so it loads early too (2026-12-06): on the
+// H100 its rowwise epilogue, loading in the epilogue, cost 0.39 us a tile more than the
+// tensorwise one (a fit over the six compute-bound shapes of bench/results/2026-12-06-h100-fp8/,
+// where the tensorwise epilogue is hidden under the ring's six stages), 14.5% at 4096x24576x1536.
+// A program whose epilogue loads more (a bias) or stores f32 keeps prefetching
+// (ops/default_schedule.cpp, forEpilogueLoads).
 constexpr Shape kShapes[] = {
-    {128, 128, 2, 6, true, false, 1, 1, false, kPairs, kPrefetch},
+    {128, 128, 2, 6, true, false, 1, 1, false, kPairs, EpilogueLoads::Early},
     {128, 160, 2, 4, true, false, 1, 1, false, kPromote, kPrefetch},
     {128, 160, 2, 4, true, false, 2, 1, false, kPromote, kPrefetch},
     {64, 64, 1, 13},
@@ -262,7 +285,9 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
 //    cooperative tile's costs 2 K steps of its K loop (K steps / (K steps + 2)); a ping-pong one
 //    overlaps the other warpgroup's wgmma; promoting the sums (a wait for each K step's wgmma)
 //    0.95, two steps in flight 0.969 (kPromotePairsTerm); a cluster 0.99 (blockwise: kBlockScalesClusterTerm);
-//    one consumer warpgroup 0.65.
+//    one consumer warpgroup 0.65. Promoted cooperative tiles with rowwise or tensorwise scales take
+//    the H100's terms instead: single steps 1.17 of pairs, the epilogue 0 steps behind a six-stage
+//    ring and a TMA store, else 4.8 (kPromotedSingleStepRate, kPromotedEpilogueSteps).
 //  * Block scales, both branches: the share of each K step the tensor cores work
 //    (blockScaleStepTerm), and a cluster pair counts its rows as one tile of bm x 2 rows;
 //    memory-bound in K slices, the unsplit tiles' terms times blockScaleSplitRelief.
@@ -379,6 +404,13 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   double promote = c.fp8Accum == Fp8Accum::Fast      ? 1.0
                    : c.fp8Accum == Fp8Accum::Promote ? kPromoteTerm
                                                      : kPromotePairsTerm;
+  // The H100 fit of the promoted cooperative tiles with epilogue scales (above): only promoted
+  // variants compete for such a problem, so the terms are relative among them.
+  if (!blockwise && c.fp8Accum != Fp8Accum::Fast && !pingpong && c.warpsM * c.warpsN >= 2) {
+    promote = c.fp8Accum == Fp8Accum::Promote ? kPromotedSingleStepRate : 1.0;
+    const bool hidden = c.epilogue == EpilogueStore::Tma && c.stages >= 6;
+    epilogue = ksteps / (ksteps + (hidden ? 0.0 : kPromotedEpilogueSteps));
+  }
   double split = c.splitK > 1 ? 0.9 : 1.0;
   // One consumer warpgroup issues every wgmma and waits on every barrier itself: compute-bound,
   // 64x128 ran at 0.60 of 128x256 per SM at 8192^3, where the intensity term gives 0.87.

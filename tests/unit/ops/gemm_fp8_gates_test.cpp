@@ -112,13 +112,18 @@ TEST(GemmFp8Gates, EveryVariantAssemblesSpillFreeOnFp8Wgmma) {
 // late, and such a record (`loadsLate`) stands for the variant whatever its epilogue_loads. Every
 // record here predates epilogue_loads=prefetch too: a kernel recorded loading late stands for its
 // registered prefetching twin (the promoted 128-row tiles, measured 0-4% ahead of late loads at
-// BENCH.md's FP8 shapes, never behind: bench/results/2026-12-02-h200-prefetch/).
+// BENCH.md's FP8 shapes, never behind: bench/results/2026-12-02-h200-prefetch/). The 128x128
+// promote_pairs tile loads early since 2026-12-06 (its 36 scale values fit beside the sums); every
+// record of it loaded late or prefetched, and stands for it (early loads measured 2-7% ahead of
+// prefetching on the tiles where they fit, never behind: bench/results/2026-12-02-h200-prefetch/).
 const Fp8GemmVariant* registeredAs(const std::string& config, bool loadsLate = false) {
   auto c = testing::parseRecordedConfig(config);
   if (!c) return nullptr;
   for (const auto& v : gemmFp8Variants()) {
     Config as = *c;
-    if (loadsLate || (as.epilogueLoads == EpilogueLoads::Late && v.config.epilogueLoads == EpilogueLoads::Prefetch))
+    const bool pairsTile = v.config.fp8Accum == Fp8Accum::PromotePairs && v.config.bm == 128 && v.config.bn == 128;
+    if (loadsLate || (as.epilogueLoads == EpilogueLoads::Late && v.config.epilogueLoads == EpilogueLoads::Prefetch) ||
+        (pairsTile && as.epilogueLoads != EpilogueLoads::Early && v.config.epilogueLoads == EpilogueLoads::Early))
       as.epilogueLoads = v.config.epilogueLoads;
     if (v.config == as) return &v;
   }
@@ -155,6 +160,13 @@ const Fp8GemmVariant* registeredAs(const std::string& config, bool loadsLate = f
 //   (pairs_heldout.json, measured before kPromotePairsTerm was set, which moved all eight picks to
 //   the pairs): within 3% and 0.98 in geometric mean, the eight held-out ones within 2% and 0.99 (the
 //   picks before the term ran at 0.971-0.996 of the best there, 0.984 in geometric mean).
+// - The promoted picks of rowwise and tensorwise problems were refitted on the H100 (2026-12-06,
+//   kPromotedSingleStepRate and kPromotedEpilogueSteps in gemm_fp8.cpp; the H100 test below),
+//   where 128x160 promote and the 128x128 pairs trade places against these H200 runs: at
+//   4096x4096x14336 the pairs ran 7% ahead on the H200 (fp8_promote.json) and 128x160 10% ahead
+//   on the H100, at 4096x7168x2048 the other way round. The H200 records the refit moves off
+//   their best keep bounds just below where its picks land there (the worst, 0.928, at
+//   4096x4096x14336), marked "H100 refit"; every other bound is unchanged.
 // A record made before the variant now picked at one of its shapes was registered cannot judge
 // that pick; such a shape must then be judged by a later record of the same accumulation. `shapes`
 // counts the picks a record judges (one fewer may be judged): heldout2_fast.json and the
@@ -168,7 +180,7 @@ struct Recorded {
   bool loadsLate;
 };
 constexpr Recorded kRecorded[] = {
-    {"2026-11-30-h200-fp8", "promote_pairs.json", 0.97, 0.97, 6, true},
+    {"2026-11-30-h200-fp8", "promote_pairs.json", 0.95, 0.97, 6, true},  // H100 refit: 0.952
     {"2026-11-30-h200-fp8", "family_fast.json", 0.97, 0.97, 6, true},
     {"2026-11-30-h200-fp8", "heldout_precise.json", 0.75, 0.95, 8, true},
     {"2026-11-30-h200-fp8", "heldout_fast.json", 0.75, 0.95, 8, true},
@@ -180,16 +192,16 @@ constexpr Recorded kRecorded[] = {
     {"2026-12-01-h200-early-loads", "heldout_fast.json", 0.70, 0.95, 12, false},
     {"2026-12-01-h200-early-loads", "sectors_promote.json", 0.97, 0.98, 13, false},
     {"2026-12-01-h200-early-loads", "sectors_fast.json", 0.97, 0.98, 13, false},
-    {"2026-12-01-h200-early-loads", "lines_promote.json", 0.97, 0.98, 6, false},
+    {"2026-12-01-h200-early-loads", "lines_promote.json", 0.95, 0.98, 6, false},  // H100 refit: 0.956
     {"2026-12-01-h200-early-loads", "lines_fast.json", 0.97, 0.98, 6, false},
-    {"2026-12-01-h200-early-loads", "lines2_promote.json", 0.97, 0.98, 6, false},
+    {"2026-12-01-h200-early-loads", "lines2_promote.json", 0.94, 0.98, 6, false},  // H100 refit: 0.949
     {"2026-12-01-h200-early-loads", "lines2_fast.json", 0.97, 0.98, 6, false},
     {"2026-12-01-h200-promote-turnaround", "lone_family_fast.json", 0.75, 0.94, 13, false},
     {"2026-12-01-h200-promote-turnaround", "balance_fast.json", 0.70, 0.90, 10, false},
     {"2026-12-01-h200-promote-turnaround", "balance_promote.json", 0.70, 0.93, 10, false},
-    {"2026-12-02-h200-closing", "fp8_promote.json", 0.97, 0.98, 6, false},
+    {"2026-12-02-h200-closing", "fp8_promote.json", 0.92, 0.98, 6, false},  // H100 refit: 0.928
     {"2026-12-02-h200-closing", "fp8_fast.json", 0.97, 0.98, 6, false},
-    {"2026-12-02-h200-closing", "pairs_heldout.json", 0.98, 0.99, 8, false},
+    {"2026-12-02-h200-closing", "pairs_heldout.json", 0.97, 0.98, 8, false},  // H100 refit: 0.975, 0.983
 };
 
 // 1x128 x 128x128: the scale work of the K loop (SASS; kLoopOpcodes: a pair's loop for pairs) per
@@ -307,6 +319,49 @@ TEST(GemmFp8Gates, HeuristicPicksNearTheMeasuredBestOnTheH200) {
   for (const auto& [m, n, k, fast] : unjudged)
     EXPECT_TRUE(judged.count({m, n, k, fast})) << m << "x" << n << "x" << k << (fast ? " fast" : " promoted")
                                                << ": no record measured the variant picked there";
+}
+
+// Rowwise and tensorwise scales, promoted (the default accumulation): the pick against the H100 run
+// of every registered variant (bench/results/2026-12-06-h100-fp8/fp8_bench.json, 10 shapes a mode,
+// vs cuBLASLt in the same run), which kPromotedSingleStepRate and kPromotedEpilogueSteps were
+// fitted on: within 7% of the fastest measured at every shape (8192^3 tensorwise: the lone 128x160
+// at 0.933 of its pair along M, which ran 0.6% ahead rowwise) and 0.98 in geometric mean per mode.
+// The H200's terms picked at 0.969 tensorwise and 0.973 rowwise in geometric mean (8192^3 and
+// 4096x4096x14336 at 0.89-0.91, 4096x7168x2048 tensorwise 0.946).
+TEST(GemmFp8Gates, RowwiseAndTensorwisePicksNearTheMeasuredBestOnTheH100) {
+  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/results/2026-12-06-h100-fp8/fp8_bench.json");
+  ASSERT_TRUE(in);
+  nlohmann::json run = nlohmann::json::parse(in);
+  std::map<Fp8Scaling, std::pair<int, double>> modes;  // shapes, sum of log(picked / best)
+  for (const auto& entry : run["results"]) {
+    auto scaling = parseFp8Scaling(entry["scaling"].get<std::string>());
+    ASSERT_TRUE(scaling);
+    if (*scaling != Fp8Scaling::Rowwise && *scaling != Fp8Scaling::Tensorwise) continue;
+    Fp8GemmProblem p{entry["M"].get<int64_t>(), entry["N"].get<int64_t>(), entry["K"].get<int64_t>()};
+    p.scaling = *scaling;
+    ir::DiagnosticEngine diag;
+    auto pick = selectGemmFp8(p, Target::sm90a(), diag);
+    ASSERT_TRUE(pick) << diag.str();
+    double best = 0, picked = -1;
+    for (const auto& k : entry["kiln"]) {
+      const Fp8GemmVariant* v = registeredAs(k["config"].get<std::string>());
+      if (!v || !k["correct"].get<bool>()) continue;
+      best = std::max(best, k["vs_cublaslt"].get<double>());
+      if (v == pick->variant) picked = k["vs_cublaslt"].get<double>();
+    }
+    const std::string shape = fmt::format("{} {}x{}x{}", fp8ScalingName(*scaling), p.m, p.n, p.k);
+    ASSERT_GT(best, 0) << shape;
+    ASSERT_GT(picked, 0) << shape << ": " << pick->variant->name << " was not measured";
+    EXPECT_GE(picked, 0.93 * best) << shape << ": picked " << pick->variant->name << " at " << picked
+                                   << "x cuBLASLt, best " << best;
+    modes[*scaling].first += 1;
+    modes[*scaling].second += std::log(picked / best);
+  }
+  ASSERT_EQ(modes.size(), 2u);
+  for (const auto& [mode, sum] : modes) {
+    EXPECT_EQ(sum.first, 10) << fp8ScalingName(mode);
+    EXPECT_GE(std::exp(sum.second / sum.first), 0.98) << fp8ScalingName(mode);
+  }
 }
 
 // Block scales, both modes: the pick against the H100 run of every registered variant eligible in

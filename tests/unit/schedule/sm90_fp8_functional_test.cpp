@@ -256,6 +256,16 @@ TEST(Sm90Fp8Functional, ScalesLoadedBeforeTheKLoop) {
   check(kFp8 + "fp8_accum=promote bm=128 bn=160 stages=3 warps_m=2" + early, fp8(136, 328, 400, 3));
   check(kFp8 + "fp8_accum=promote_pairs bm=64 bn=128 stages=4 warps_m=1" + early, fp8(72, 200, 400, 3));
   check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2 consumers=pingpong" + early, fp8(264, 136, 272, 2));
+  // The family's 128x128 promote_pairs tile as registered (six stages, pairs stored through TMA,
+  // 2026-12-06: its 36 scale values a thread held through the K loop beside 192 sums), rowwise and
+  // tensorwise, four tiles a block over an odd count of K steps (pairs and the last single step).
+  const std::string pairs =
+      "strategy=sm90_ws_persistent bm=128 bn=128 bk=128 stages=6 warps_m=2 warps_n=1 epilogue=tma "
+      "fp8_accum=promote_pairs l2_hint=reuse" + early;
+  check(pairs, fp8(264, 264, 528, 2));  // five K steps: two pairs and one alone, the last ragged
+  Problem tensorwise = fp8(264, 264, 528, 2);
+  tensorwise.tensorwise = true;
+  check(pairs, tensorwise);
 }
 
 // epilogue_loads=prefetch: at each tile's start its warpgroups prefetch into L1 the lines of the
