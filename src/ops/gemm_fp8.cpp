@@ -66,6 +66,17 @@ constexpr double kBlockScaleCyclesPerInstr = 4.0;
 // only gained where K is off 32-byte sectors, pitchTerm). Its B tile reaches two SMs in one L2 read
 // while both wait on each step's promotion; replaces the 0.99 tie-break in blockwise problems.
 constexpr double kBlockScalesClusterTerm = 1.05;
+// Memory-bound with block scales, K in slices (blockScaleSplitRelief): DRAM bytes the read ceiling
+// moves in the time of one modelled cycle of a block's promoted K step (blockScaleStepCycles).
+// Fitted on the H100 run bench/results/2026-12-06-h100-s5/fp8_1x1.json: 64x128 promote, 1x128 x
+// 1x128 at 64x7168x16384, ran 90.1 us for 128 K steps of 734 modelled cycles (0.959 ns each: the
+// promotion's chain in each of its 56 blocks, at 0.46 of the copy bandwidth, where the same ring
+// with rowwise scales ran 52 us), beside a read ceiling of 2573 GB/s: 0.959 x 2573 = 2467.
+constexpr double kChainBytesPerStepCycle = 2467.0;
+// A slice's hand-over in K steps of its chain: the f32 partial sums stored and read back by the
+// slice that finishes the tile (bm x bn x 4 bytes each way: 32 KB at 64x128, beside a step's
+// 24 KB of A and B) and the flag between them. Keeps the split off where a slice has few steps.
+constexpr double kSplitHandOverSteps = 2.0;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -127,6 +138,14 @@ constexpr Shape kShapes[] = {
     {128, 128, 2, 6, false, false, 1, 1, false, kPairs, kPrefetch, true},
     {128, 160, 2, 4, false, false, 1, 1, false, kPromote, kPrefetch, true},
     {64, 128, 1, 8, false, false, 1, 1, false, kPromote, EpilogueLoads::Early, true},
+    // Block scales at small M (2026-12-06): the 64x128 ring in two K slices, single steps (the only
+    // ones 1x128 x 1x128 runs) and pairs. At M = 64 a row of 64x128 tiles is N / 128 blocks (56 at
+    // N = 7168), each waiting on its promotion every K step; two slices put twice the blocks on the
+    // SMs, each with half the steps (blockScaleSplitRelief). The pairs first: where both run (1x128
+    // x 128x128) the preference ties them, and unsplit at M = 64 the pairs ran 1.24x the single
+    // steps (bench/results/2026-12-06-h100-s3/fp8_block.json: 52.3 against 65.1 us).
+    {64, 128, 1, 8, true, false, 1, 2, false, kPairs},
+    {64, 128, 1, 8, true, false, 1, 2, false, kPromote},
 };
 
 Fp8GemmVariant make(const Shape& s) {
@@ -213,14 +232,16 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
   if (p.ragged)
     if (std::string need = raggedWalkConflict(config, p.raggedK); !need.empty())
       return no("the problem has ragged groups, which it cannot walk: they need " + need);
-  // 1x128 x 1x128: a scale of B per column. Two steps in flight spill at the registered tiles (the
-  // gates test assembles every eligible one): kept in registers through its K step, and also
-  // copied with the stage (sm90 sharedColumnScales; 2026-12-06: 240 bytes of spill at 128x128
-  // tma_pairs, 16 at pairs_row): step k's 64 factors are made while step k + 1's 64 sums and the
-  // 64 accumulators and step k's sums are live.
-  if (p.scaling == Fp8Scaling::Block1x128x1x128 && config.fp8Accum == Fp8Accum::PromotePairs)
-    return no("it keeps two K steps in flight, and with a scale of B per column (1x128 x 1x128) both steps' scales "
-              "do not fit in registers; it needs single steps (fp8_accum=promote)");
+  // 1x128 x 1x128: a scale of B per column. Two steps in flight spill where two consumer
+  // warpgroups split the registers (setmaxnreg; sm90 sharedColumnScales, 2026-12-06: 240 bytes of
+  // spill at 128x128 tma_pairs, 16 at pairs_row): step k's 64 factors are made while step k + 1's
+  // 64 sums and the 64 accumulators and step k's sums are live. One consumer warpgroup keeps the
+  // whole file: 64x128 pairs assemble in 218 registers, 64x64 in 117, no spills (the gates test).
+  if (p.scaling == Fp8Scaling::Block1x128x1x128 && config.fp8Accum == Fp8Accum::PromotePairs &&
+      config.warpsM * config.warpsN > 1)
+    return no("it keeps two K steps in flight on two consumer warpgroups, and with a scale of B per column (1x128 x "
+              "1x128) both steps' scales do not fit in their registers; it needs single steps (fp8_accum=promote) or "
+              "one consumer warpgroup");
   if ((config.fp8Accum == Fp8Accum::Fast) != p.fastAccum && !blockwise)
     return no(p.fastAccum ? "it promotes each K step's sums (the problem asks for fast accumulation)"
                           : "it accumulates in the tensor cores across K steps (fast accumulation, not asked for)");
@@ -243,7 +264,8 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
 //    0.95, two steps in flight 0.969 (kPromotePairsTerm); a cluster 0.99 (blockwise: kBlockScalesClusterTerm);
 //    one consumer warpgroup 0.65.
 //  * Block scales, both branches: the share of each K step the tensor cores work
-//    (blockScaleStepTerm), and a cluster pair counts its rows as one tile of bm x 2 rows.
+//    (blockScaleStepTerm), and a cluster pair counts its rows as one tile of bm x 2 rows;
+//    memory-bound in K slices, the unsplit tiles' terms times blockScaleSplitRelief.
 // A's and B's rows off 32-byte sectors (K bytes each, K not a multiple of 32): each 128-byte box
 // row spans five sectors, as for gemm_bf16's operands (its pitchTerm, fitted on many BF16 shapes),
 // so each operand a block loads alone costs 1 - 0.5 x its share of the rows a K step loads, and
@@ -266,8 +288,9 @@ static double pitchTerm(const Config& c, const Fp8GemmProblem& p) {
   return a * b;
 }
 
-// The share of a K step the tensor cores work when block scales are promoted (kBlockScaleWaitCycles).
-static double blockScaleStepTerm(const Config& c, Fp8Scaling mode) {
+// A promoted K step with block scales, in cycles of one SM: the tensor work, the wait and the
+// scale instructions (kBlockScaleWaitCycles).
+static double blockScaleStepCycles(const Config& c, Fp8Scaling mode) {
   const int consumers = c.warpsM * c.warpsN, blocks = std::max(1, c.bm / c.warpsM / 64);
   // The 128-column blocks of B one tile's columns can touch (160 columns: two).
   const int spans = (c.bn + 127) / 128 + (c.bn % 128 != 0 && 128 % c.bn != 0 ? 1 : 0);
@@ -276,8 +299,34 @@ static double blockScaleStepTerm(const Config& c, Fp8Scaling mode) {
                            : 2.0 * blocks + spans + 2.0 * blocks * spans;      // scale_a / scale_b loads, FMULs
   const double wait = consumers > 1 && c.fp8Accum == Fp8Accum::Promote ? kBlockScaleWaitCyclesTwoConsumers
                                                                        : kBlockScaleWaitCycles;
-  const double work = double(c.bm) * double(c.bn) / 32.0;
-  return work / (work + wait + kBlockScaleCyclesPerInstr * consumers * instr);
+  return double(c.bm) * double(c.bn) / 32.0 + wait + kBlockScaleCyclesPerInstr * consumers * instr;
+}
+
+// The share of a K step the tensor cores work when block scales are promoted.
+static double blockScaleStepTerm(const Config& c, Fp8Scaling mode) {
+  return double(c.bm) * double(c.bn) / 32.0 / blockScaleStepCycles(c, mode);
+}
+
+// Memory-bound, block scales, split_k = S: how much sooner the S slices finish than the unsplit
+// tiles, each time the longer of DRAM's (1 / coverage of the blocks streaming, as in preference)
+// and the promotion's chain (a block's K steps one after another, blockScaleStepCycles each, in
+// units of the problem's bytes at the read ceiling: kChainBytesPerStepCycle). The unsplit terms
+// (fitted on measured unsplit kernels) then stand for the tiles, so a split ranks by this ratio
+// against its twin: at 64x7168x16384 with 1x128 x 1x128 the 56 tiles of 64x128 take 1.94 (their
+// chain; DRAM alone 1.09), the 112 slices 1.0 (DRAM; chain 1.0 with the hand-over). Where the
+// chain is short (rowwise and tensorwise scales: no term), a slice has few K steps (the hand-over
+// outweighs them) or the slices need more waves, it gives nothing.
+static double blockScaleSplitRelief(const Config& c, const Fp8GemmProblem& p, int64_t tiles, int64_t slots,
+                                    int64_t sms, double bytes) {
+  auto time = [&](int64_t splits) {
+    const int64_t units = tiles * splits;
+    const double active = double(std::min(units, slots));
+    const double memory = 1.0 / std::min(1.0, std::sqrt(active / (kStreamingSmsToSaturate * double(sms))));
+    const double steps = (double(ceilDiv(ceilDiv(p.k, c.bk), splits)) + (splits > 1 ? kSplitHandOverSteps : 0.0)) *
+                         double(ceilDiv(units, slots));
+    return std::max(memory, steps * blockScaleStepCycles(c, p.scaling) * kChainBytesPerStepCycle / bytes);
+  };
+  return time(1) / time(c.splitK);
 }
 
 double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) const {
@@ -304,10 +353,14 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   const bool computeBound = flops / bytes >= kH200Fp8FlopsPerByte;
   const double cluster = cm == 1 ? 1.0 : blockwise && computeBound ? kBlockScalesClusterTerm : 0.99;
   if (!computeBound) {
-    double active = double(std::min(units, slots) * cm);
+    // Block scales in K slices: the unsplit tiles' terms, times how much sooner the slices finish.
+    const bool relieved = blockwise && c.splitK > 1;
+    const int64_t streams = relieved ? tiles : units;
+    double active = double(std::min(streams, slots) * cm);
     double coverage = std::min(1.0, std::sqrt(active / (kStreamingSmsToSaturate * double(sms))));
-    double fill = ceilDiv(units, slots) > 1 ? waves : 1.0;
-    return blockScales * raster * coverage * fill * (c.splitK > 1 ? 0.93 : 1.0) * cluster * useful;
+    double fill = ceilDiv(streams, slots) > 1 ? double(streams) / double(ceilDiv(streams, slots) * slots) : 1.0;
+    double relief = relieved ? blockScaleSplitRelief(c, p, tiles, slots, sms, bytes) : 1.0;
+    return blockScales * raster * coverage * fill * relief * (c.splitK > 1 ? 0.93 : 1.0) * cluster * useful;
   }
   const double ksteps = double(ceilDiv(p.k, c.bk)) / c.splitK;
   double fill = waves;

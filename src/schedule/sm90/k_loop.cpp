@@ -184,7 +184,9 @@ KLoop buildKLoop(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
     // tile.dot_scaled: the step's factors first, for sm90-promote-fp8 (slice_scales.cpp).
     if (r.g.blockK) {
       const SliceScales scales = hoist ? hoisted : prepareSliceScales(b, r, k, u, w);
-      b.create("kern.promote_scales", buildSliceScales(b, scales, u.kbase ? b.add(u.kbase, kt) : kt, k, s), {});
+      b.create("kern.promote_scales",
+               buildSliceScales(b, scales, u.kbase ? b.add(u.kbase, kt) : kt, k, s, r.c.splitK > 1 ? k.ktiles : nullptr),
+               {});
     }
     // scale_d of the K step's first wgmma: the tile's first step ignores the undefined start.
     issueKStep(b, r, k, w, s, ph, [&](Value* on) { return firstIgnoresAcc ? b.cmp("ne", kt, zero) : on; }, acc,

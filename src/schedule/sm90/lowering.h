@@ -225,8 +225,10 @@ int sliceScaleLoads(const Request& r);
 // extent even (kernel.cpp), which puts every pair a thread loads on 8 bytes.
 bool pairedColumnScales(const Request& r);
 SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w);
+// The factors of K step `kstep`; `kLimit` (split_k: the K steps of K), its global loads predicated
+// off from there.
 std::vector<ir::Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, ir::Value* kstep, const Kernel& k,
-                                         ir::Value* stage);
+                                         ir::Value* stage, ir::Value* kLimit = nullptr);
 struct KLoop {
   std::vector<ir::Value*> acc;
   ir::Value* last = nullptr;

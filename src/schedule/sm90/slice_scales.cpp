@@ -383,8 +383,10 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
 }
 
 std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value* kstep, const Kernel& k,
-                                     Value* stage) {
+                                     Value* stage, Value* kLimit) {
   std::vector<Value*> loaded, ptrs;
+  // split_k: the last slice's steps past K (their boxes zero-filled by TMA) read no scale either.
+  Value* inK = kLimit ? b.cmp("slt", kstep, kLimit) : nullptr;
   std::map<int64_t, Value*> kidx;  // K steps per stored element -> the step's stored K index (i64)
   std::map<int, Value*> seconds;  // a pair's load -> its second column's value
   for (size_t i = 0; i < s.loads.size(); ++i) {
@@ -410,6 +412,7 @@ std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value
       if (!ki) ki = b.cast(l.kPerStep == 1 ? kstep : b.div(kstep, b.i32(l.kPerStep)), types::i64());
       p = b.ptrAdd(l.ptr, b.intBin("arith.muli", ki, l.kStride));
     }
+    if (inK) ok = b.andi(ok, inK);
     ptrs.push_back(p);
     if (l.pair) {
       Operation* two = b.create("kern.ld_global", {p, ok}, {types::f32(), types::f32()}, {{"other", 0.0}});

@@ -149,6 +149,26 @@ TEST_F(Fp8ModesGroupedGpu, EveryBlockwiseVariantMatchesTheInterpreter) {
   }
 }
 
+// Block scales at small M (issue 41, 2026-12-06): the family's pick at M = 64 is the 64x128 ring
+// in two K slices (the pairs in both modes; 1x128 x 1x128 runs pairs on its one consumer
+// warpgroup), a long K (64 steps: slices of 32) and an odd K step count whose last step is 16 wide
+// (17 steps: 9 and 8, the second slice's last step past K reading no scale), fewer rows than the
+// tile; each launched twice on a poisoned C (the slices' flags reset for the next launch, the
+// finisher adds its peer's sums in a fixed order: the same bits).
+TEST_F(Fp8ModesGroupedGpu, SmallMBlockScalesInKSlices) {
+  using S = ops::Fp8Scaling;
+  for (S mode : {S::Block1x128x128x128, S::Block1x128x1x128}) {
+    SCOPED_TRACE(std::string(ops::fp8ScalingName(mode)));
+    auto module = ops::fp8GemmProgram({mode}, "fp8_small_m");
+    for (auto [m, n, k] : {std::tuple{64, 1024, 8192}, {40, 392, 2064}}) {
+      const std::map<std::string, int64_t> dims = {{"M", m}, {"N", n}, {"K", k}};
+      const ops::DefaultSchedule pick = ops::defaultSchedule(*module->body().front(), Target::sm90a(), dims);
+      EXPECT_EQ(pick.variant, "fp8_gemm_sm90_64x128x128_s8_tma_sk2_pairs") << pick.why;
+      matches(*module, dims, "", {}, nullptr, true);
+    }
+  }
+}
+
 // Groups of 0 (an empty expert), 1, 77 and 700 rows, tiles shared between groups, rows past the
 // last offset that no group owns; with counts, groups of every fill of their capacity.
 TEST_F(Fp8ModesGroupedGpu, RaggedGroupsMatchTheInterpreter) {

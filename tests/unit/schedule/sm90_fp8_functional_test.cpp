@@ -23,6 +23,7 @@
 #include "kiln/runtime/launch_args.h"
 #include "kiln/runtime/tensor_map.h"
 #include "ops/fp8_programs.h"
+#include "ops/gemm_fp8.h"
 #include "tests/unit/runtime/launch_args_fixture.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
 
@@ -105,6 +106,29 @@ TEST(Sm90Fp8Functional, BlockScalesPerSliceOfK) {
     check("strategy=sm90_ws_persistent bk=128 warps_n=1 fp8_accum=promote bm=64 bn=128 stages=4 warps_m=1",
           bw(72, 200, 272, 3));
   }
+}
+
+// The gemm_fp8 family's K-sliced rings for block scales at small M (64x128 s8, split_k=2, single
+// steps and pairs: the registered configs themselves), in both block modes: fewer rows than the
+// tile (M = 40), a last tile past N, an odd K step count whose last step is 16 wide (K = 1040: 9
+// steps, slices of 5 and 4, the second starting its scale rows and scale_b's stage copies at K
+// block 5), and a tile with more slices than blocks per round (2 blocks: each runs 3 units).
+// 1x128 x 1x128 with pairs (one consumer warpgroup: the family makes it eligible) included.
+TEST(Sm90Fp8Functional, BlockScalesInKSlicesAtSmallM) {
+  int ran = 0;
+  for (const auto& v : ops::gemmFp8Variants()) {
+    if (v.config.splitK < 2) continue;
+    for (int mode : {1, 2}) {
+      SCOPED_TRACE(v.name + (mode == 1 ? " 1x128 x 128x128" : " 1x128 x 1x128"));
+      for (auto [m, n, k, blocks] : {std::tuple{40, 264, 1040, 4}, {64, 136, 2048, 2}}) {
+        Problem p = fp8(m, n, k, uint32_t(blocks));
+        p.blockwise = mode;
+        check(v.config.str(), p);
+        ++ran;
+      }
+    }
+  }
+  EXPECT_EQ(ran, 8);  // two registered variants, two modes, two problems
 }
 
 // Per-column scale_b (1x128 x 1x128) stored with its columns contiguous ([K / 128][N], torch's
