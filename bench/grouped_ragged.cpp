@@ -103,6 +103,18 @@ std::vector<std::string> raggedConfigs(const RaggedOptions& o, const ir::Operati
         lines.push_back(r.config.str());
         break;
       }
+  // The pick's twins that differ only in group_m (the ragged walk's bands stop at group ends, so
+  // the band height sets how often each group's B is read: docs/grouped-gemm.md, "Bands that stop
+  // at group ends"), so one run measures what the band height moves.
+  if (pick.fromFamily)
+    for (const ops::RankedSchedule& r : ops::rankedSchedules(program, target, dims)) {
+      Config twin = r.config;
+      twin.groupM = pick.config.groupM;
+      if (!r.family.empty() && r.config.groupM != pick.config.groupM && twin == pick.config) {
+        std::printf("  group_m twin: %s\n", r.variant.c_str());
+        lines.push_back(r.config.str());
+      }
+    }
   // A ping-pong pick (groups along K, where one warpgroup's f32 store runs under the other's K
   // loop: docs/grouped-gemm.md): its best-ranked cooperative rival beside it, so the run measures
   // what the overlap gives.

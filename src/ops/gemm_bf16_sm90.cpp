@@ -285,7 +285,11 @@ double streamKTerm(const TileWork& w) {
                                      : double(units) / double(slots) + kStreamKOverheadSteps / w.kSteps();
   // 0.97: where the waves fill it gives nothing back for running without reuse_stage and
   // group_m 16 (1-3% behind the 128x256 twin on the long-K BENCH.md shapes, bench/results/2026-11-29-h200-stream-k/).
-  return 0.97 * dataParallel / shared;
+  // The group_m 16 stream-K twin is registered for ragged groups (whose bands stop at group ends,
+  // docs/grouped-gemm.md) and was never timed on a dense shape, where its group_m 8 twin was: 0.99
+  // keeps it behind that twin there (the footprint term puts it 0.4% ahead).
+  const double unmeasured = w.c.groupM == 16 ? 0.99 : 1.0;
+  return 0.97 * unmeasured * dataParallel / shared;
 }
 
 // Ragged groups of rows, compute-bound: the tile count is the groups' (read on the device), which
@@ -294,7 +298,9 @@ double streamKTerm(const TileWork& w) {
 // expected time, data-parallel or stream-K (so stream-K's own wave count is not in streamKTerm).
 // The MoE shape (12416 rows in 8 groups, N = 4096, K = 7168) at 128x256: 1616 tiles, 12.24 waves;
 // data-parallel 13 (8 x 16 tiles of rounding are under a wave: the tail is predictable),
-// stream-K 12.42, so `_tma_streamk1` (0.97 x 13 / 12.42 = 1.015) passes `_tma_rs_g16` (1.01).
+// stream-K 12.42, so `_tma_streamk1` (0.97 x 13 / 12.42 = 1.015) passes `_tma_rs_g16` (1.01), and
+// its group_m 16 twin `_tma_g16_streamk1` passes it by twinTerms' smaller first-wave footprint
+// (over ragged groups a band stops at its group's end, so 16-row bands read each B about once).
 double raggedTerm(const TileWork& w) {
   if (!w.p.ragged || w.p.raggedK || w.memoryBound) return 1.0;
   const int64_t dense = ceilDiv(w.tiles, w.sms);  // tileShapeScore's waves

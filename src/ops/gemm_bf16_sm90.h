@@ -24,8 +24,8 @@
 // stage (store_slots=1); "_swap" computes the tile transposed, its rows as wgmma's N, staged by
 // stmatrix .trans (swap_ab=true: 208x128, 224x128 and 240x128 two warpgroups, for the shapes whose
 // M those heights fit); "_row" walks the tiles row by row (raster=row), stored from registers,
-// without clusters (the ragged walk's first measured form). Every variant without a cluster, split-K
-// or stream-K walks ragged groups (GemmProblem::ragged, MoE). Every variant loads a read-once operand L2 evict_first (l2_hint=reuse)
+// without clusters (the ragged walk's first measured form). Every variant without a cluster or
+// split-K walks ragged groups of rows (GemmProblem::ragged, MoE), the stream-K ones included. Every variant loads a read-once operand L2 evict_first (l2_hint=reuse)
 // through 128-byte L2 fills.
 //  * eligible: the problem checks every variant makes (commonEligible), then: the target has wgmma
 //    + TMA (sm_90a); A's and B's rows 16-byte aligned (a dense A's K or M, B's K or N, or their

@@ -226,15 +226,16 @@ TEST_F(Fp8ModesGroupedGpu, RaggedStreamKSharesOutTheLastWave) {
 // group ends"): an empty group, a group of one row, one of 100 (under a tile), one of 2100 rows (17
 // tile rows of 128: bands of 8 or 16 of them, its last band of one), another empty group, groups
 // of 1099 and 540 rows, rows past the last offset that no group owns; 33 tile rows x 6 columns = 198 tiles, so
-// the stream-K pick shares out a partial second wave. The BF16 MoE pick (stream-K, group_m 8,
-// launched twice for the same bits), its data-parallel rival with group_m 16, and the FP8
-// blockwise pick, each against the interpreter.
+// the stream-K kernels share out a partial second wave. The BF16 MoE pick (stream-K, group_m 16),
+// its group_m 8 twin (both launched twice for the same bits), the data-parallel rival with group_m
+// 16, and the FP8 blockwise pick, each against the interpreter.
 TEST_F(Fp8ModesGroupedGpu, RaggedBandsStopAtGroupEnds) {
   using L = ops::GroupedGemmSpec::Layout;
   const std::map<std::string, int64_t> dims = {{"G", 7}, {"M", 4000}, {"N", 1536}, {"K", 256}};
   const std::vector<int32_t> ends = {0, 1, 101, 2201, 2201, 3300, 3840};
   auto bf16 = ops::groupedGemmProgram({L::Offsets, ScalarType::BF16, ScalarType::BF16}, "moe");
-  for (const char* name : {"bf16_gemm_sm90_128x256x64_s4_tma_streamk1", "bf16_gemm_sm90_128x256x64_s4_tma_rs_g16"}) {
+  for (const char* name : {"bf16_gemm_sm90_128x256x64_s4_tma_g16_streamk1", "bf16_gemm_sm90_128x256x64_s4_tma_streamk1",
+                           "bf16_gemm_sm90_128x256x64_s4_tma_rs_g16"}) {
     SCOPED_TRACE(name);
     const ops::GemmVariant* v = ops::findGemmBf16Variant(name);
     ASSERT_NE(v, nullptr);

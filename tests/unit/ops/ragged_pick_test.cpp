@@ -74,7 +74,7 @@ TEST(RaggedPick, TheLastPartialWaveGoesToStreamKWhereItPays) {
     d.variant = sel ? sel->variant->name : diag.str();
     return d;
   };
-  EXPECT_EQ(pickOf(true, 7168).variant, "bf16_gemm_sm90_128x256x64_s4_tma_streamk1") << pickOf(true, 7168).why;
+  EXPECT_EQ(pickOf(true, 7168).variant, "bf16_gemm_sm90_128x256x64_s4_tma_g16_streamk1") << pickOf(true, 7168).why;
   EXPECT_EQ(pickOf(false, 7168).variant, "bf16_gemm_sm90_128x256x64_s4_tma_rs_g16");
   EXPECT_EQ(pickOf(true, 1024).variant.find("streamk"), std::string::npos) << pickOf(true, 1024).variant;
   // The masked layout walks the same way (its tiles counted from the counts): 8 experts of a
@@ -82,7 +82,7 @@ TEST(RaggedPick, TheLastPartialWaveGoesToStreamKWhereItPays) {
   auto masked = groupedGemmProgram({L::Masked, ScalarType::BF16, ScalarType::BF16}, "moe");
   EXPECT_EQ(defaultSchedule(*masked->body().front(), Target::sm90a(), {{"G", 8}, {"M", 1552}, {"N", 4096}, {"K", 7168}})
                 .variant,
-            "bf16_gemm_sm90_128x256x64_s4_tma_streamk1");
+            "bf16_gemm_sm90_128x256x64_s4_tma_g16_streamk1");
   // Groups along K never take stream-K (a unit runs its group's K steps).
   GemmProblem kg{7168, 4096, 12416, ScalarType::BF16, ScalarType::BF16, ScalarType::BF16};
   kg.ragged = kg.raggedK = true;

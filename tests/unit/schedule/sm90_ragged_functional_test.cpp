@@ -181,11 +181,14 @@ TEST(Sm90RaggedFunctional, StreamKSharesOutTheLastPartialWave) {
   check(sk + "1", {L::Masked, false, 128, 72, 264, {0, 70, 0}, 5});
   // FP8 block scales: each run's steps scaled by their own K blocks (kbase).
   check(kFp8 + "bm=128 bn=128 stages=3 warps_m=2 stream_k=1", {L::Offsets, true, 300, 136, 400, kEnds, 3});
-  // The family's pick for the MoE forward (ragged_pick_test.cpp): 128x256, grouped raster, TMA
-  // stores; kEnds at bm = 128 and N = 520: 15 tiles on 4 blocks, 3 waves and 3 tiles shared out.
-  const ops::GemmVariant* pick = ops::findGemmBf16Variant("bf16_gemm_sm90_128x256x64_s4_tma_streamk1");
-  ASSERT_NE(pick, nullptr);
-  check(pick->config.str(), {L::Offsets, false, 300, 520, 264, kEnds, 4});
+  // The family's pick for the MoE forward (ragged_pick_test.cpp, group_m 16) and its group_m 8
+  // twin: 128x256, grouped raster, TMA stores; kEnds at bm = 128 and N = 520: 15 tiles on 4
+  // blocks, 3 waves and 3 tiles shared out.
+  for (const char* name : {"bf16_gemm_sm90_128x256x64_s4_tma_g16_streamk1", "bf16_gemm_sm90_128x256x64_s4_tma_streamk1"}) {
+    const ops::GemmVariant* pick = ops::findGemmBf16Variant(name);
+    ASSERT_NE(pick, nullptr);
+    check(pick->config.str(), {L::Offsets, false, 300, 520, 264, kEnds, 4});
+  }
   // Every group empty: no tile, no unit; nothing written, no flag left set (runGroupedSim checks).
   check(sk + "1", {L::Offsets, false, 300, 72, 264, {0, 0, 0}, 4}, false);
   // Bad bounds: clamped as without stream-K, inside the tensors.
