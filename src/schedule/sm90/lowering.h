@@ -42,6 +42,7 @@ struct Params {
   ir::Value *tmA = nullptr, *tmB = nullptr;  // the operands' tensor maps
   ir::Value* tmC = nullptr;                  // epilogue=tma: the output's
   ir::Value* tmSB = nullptr;                 // per-column scale_b copied with the stage (sharedColumnScales)
+  ir::Value* tmSA = nullptr;                 // per-row scale_a copied with the stage (sharedRowScales)
   // split_k, stream_k: the runtime's workspace (flags, partial sums).
   ir::Value *wsFlags = nullptr, *wsPartials = nullptr;
   ir::Value *dimM = nullptr, *dimN = nullptr, *dimK = nullptr;
@@ -59,6 +60,9 @@ struct Buffers {
   // sharedColumnScales: per stage, scale_b's bn floats of the step's K block for the tile's
   // columns ([stages, 1, bn] f32, unswizzled), copied by TMA with A and B.
   ir::Value* sSB = nullptr;
+  // sharedRowScales: per stage, scale_a's bm floats of the step's K block for the tile's rows
+  // ([stages, 1, bm] f32, unswizzled), after sSB's ring.
+  ir::Value* sSA = nullptr;
 };
 
 struct Kernel {
@@ -171,6 +175,7 @@ struct SliceScales {
     // columns past N).
     bool stage = false;
     int64_t col = 0;
+    bool rowOfA = false;  // sharedRowScales: the row `col` past the thread's first of scale_a's stage row
   };
   std::vector<Load> loads;                     // scale_a's (per row), then scale_b's (per column block)
   std::vector<std::pair<int, int>> factorOf;   // per accumulator: its scale_a load and scale_b load
@@ -184,12 +189,19 @@ struct SliceScales {
   ir::Value* rel = nullptr;
   std::vector<int> group;
   ir::Value* stageOff = nullptr;  // sharedColumnScales: kern.smem_offset of the thread's first column
+  ir::Value* stageOffA = nullptr;  // sharedRowScales: kern.smem_offset of the thread's first row
 };
 // Whether the program's per-column scale_b (blocks of one column, [ceil(K/128)][N] dense, N
 // contiguous) is copied into the stage by the producer and read with kern.ld_shared: not for
 // batched, grouped or ragged operands (their scale rows are not one 2-D map's), nor where the ring
 // would pass the target's shared memory; those keep the loads in registers.
 bool sharedColumnScales(const Request& r);
+// Whether the program's per-row scale_a (blocks of one row along M and bk along K, [ceil(K/128)][M]
+// dense, M contiguous) is copied into the stage the same way (a [stages, 1, bm] ring after scale_b's)
+// and read with kern.ld_shared: not for batched, grouped or ragged operands, nor where the rings
+// would pass the target's shared memory.
+bool sharedRowScales(const Request& r);
+int64_t rowScaleRingOffset(const Request& r);
 // The ring's offset in shared memory (after the kernel's other buffers and barriers, 128-byte
 // aligned) and the kernel's shared memory with it.
 int64_t scaleRingOffset(const Request& r);

@@ -126,6 +126,7 @@ class StageCopies {
     if (r_.geo.clustered()) byRank(0);
     if (c.clusterM == 1) loadB(0, 1);
     if (k_.params.tmSB) loadScaleB();
+    if (k_.params.tmSA) loadScaleA();
   }
 
  private:
@@ -206,6 +207,15 @@ class StageCopies {
               {{"row", int64_t{0}}});
   }
 
+  // sharedRowScales: scale_a's row of the step's K block, the tile's bm rows (zero-filled past M),
+  // the same way.
+  void loadScaleA() {
+    b_.setLoc(r_.g.loadScaleA->loc());
+    Value* kb = u_.kbase ? b_.add(u_.kbase, kt_) : kt_;
+    b_.create("kern.tma_load", {k_.params.tmSA, k_.smem.sSA, s_, k_.smem.full, s_, u_.m0, kb}, {},
+              {{"row", int64_t{0}}});
+  }
+
   // Rank r's copies. In a 2 x 2 cluster block r = (r % 2 along M, r / 2 along N) copies piece
   // r / 2 of its A stage to its row of the cluster (the blocks of its M index) and half r % 2 of
   // its B stage to its column (the blocks of its N index).
@@ -249,7 +259,8 @@ class StageCopies {
 int64_t stageTxBytes(const Request& r, const Kernel& k) {
   const Config& c = r.c;
   int64_t bRows = r.g.bKMajor ? c.bn : (c.bn + 63) / 64 * 64;
-  return (c.bm + bRows) * c.bk * r.elemBytes() + (k.params.tmSB ? int64_t(c.bn) * 4 : 0);
+  return (c.bm + bRows) * c.bk * r.elemBytes() + (k.params.tmSB ? int64_t(c.bn) * 4 : 0) +
+         (k.params.tmSA ? int64_t(c.bm) * 4 : 0);
 }
 
 }  // namespace

@@ -181,16 +181,54 @@ bool pairedColumnScales(const Request& r) {
   return false;
 }
 
+namespace {
+
+// Whether `load`'s tensor is [K blocks of bk][rows or columns] dense, with the axis `coord` selects
+// contiguous and in blocks of one (the rows of one K block 16-byte rows of a 2-D tensor map).
+bool denseScaleRows(const Request& r, const Operation& load, const Value* coord) {
+  const Type& t = load.operand(0)->type();
+  if (t.rank() != 2 || tile::tensorLayout(t).strided()) return false;
+  const std::vector<int64_t> block = blockOf(t);
+  for (unsigned i = 1; i < load.numOperands(); ++i)
+    if (load.operand(i) == coord) {
+      const int64_t a = int64_t(i - 1);
+      return tile::tensorLayout(t).contiguousAxis() == a && block[size_t(a)] == 1 && block[size_t(1 - a)] == r.c.bk;
+    }
+  return false;
+}
+
+// Operands a 2-D map of scales can follow: neither batched nor grouped nor ragged, one block a SM.
+bool plainScaleOperands(const Request& r) {
+  const GemmProgram& g = r.g;
+  return g.blockK && !r.batched() && !g.bGrouped && !g.groupIndex && !g.raggedBounds && !g.raggedK &&
+         r.c.blocksPerSm <= 1;
+}
+
+int64_t columnRingEnd(const Request& r) {
+  return scaleRingOffset(r) + (sharedColumnScales(r) ? int64_t(r.c.stages) * r.c.bn * 4 : 0);
+}
+
+}  // namespace
+
 bool sharedColumnScales(const Request& r) {
   const GemmProgram& g = r.g;
   const Config& c = r.c;
-  if (!g.blockK || !g.loadScaleB || blockN(r) != 1 || !pairedColumnScales(r) || r.batched() || g.bGrouped ||
-      g.groupIndex || g.raggedBounds || g.raggedK || c.blocksPerSm > 1 || c.bn > 256 || c.bn % 32 != 0)
+  if (!plainScaleOperands(r) || !g.loadScaleB || blockN(r) != 1 || !pairedColumnScales(r) || c.bn > 256 ||
+      c.bn % 32 != 0)
     return false;  // (bn % 32: each stage's row of bn floats starts 128-byte aligned, as TMA writes)
   // One stored K index per K step (scale_b's block along K is bk), and its stored axes [K][N].
   const Type& t = g.loadScaleB->operand(0)->type();
   if (t.rank() != 2 || blockOf(t)[0] != c.bk) return false;
-  return scaleRingEnd(r) <= r.target.maxSmemPerBlock;
+  return scaleRingOffset(r) + int64_t(c.stages) * c.bn * 4 <= r.target.maxSmemPerBlock;
+}
+
+bool sharedRowScales(const Request& r) {
+  const Config& c = r.c;
+  // bm % 32: each stage's row of bm floats 128-byte aligned; bm <= 256: one TMA box.
+  if (!plainScaleOperands(r) || !r.g.loadScaleA || c.swapAB || c.bm > 256 || c.bm % 32 != 0 ||
+      !denseScaleRows(r, *r.g.loadScaleA, coordArgM(r.g)))
+    return false;
+  return columnRingEnd(r) + int64_t(c.stages) * c.bm * 4 <= r.target.maxSmemPerBlock;
 }
 
 int64_t scaleRingOffset(const Request& r) {
@@ -198,15 +236,21 @@ int64_t scaleRingOffset(const Request& r) {
   return (end + 127) / 128 * 128;
 }
 
-int64_t scaleRingEnd(const Request& r) { return scaleRingOffset(r) + int64_t(r.c.stages) * r.c.bn * 4; }
+int64_t rowScaleRingOffset(const Request& r) { return columnRingEnd(r); }
+
+int64_t scaleRingEnd(const Request& r) {
+  return columnRingEnd(r) + (sharedRowScales(r) ? int64_t(r.c.stages) * r.c.bm * 4 : 0);
+}
 
 int sliceScaleLoads(const Request& r) {
-  if (sharedColumnScales(r)) return 2 * r.geo.wgmmaBlocks;  // scale_b comes from the stage
-  if (spansTwoBlocks(r)) return 2 * r.geo.wgmmaBlocks + 2;
-  if (blockN(r) == 1) return 2 * r.geo.wgmmaBlocks + 1;  // the other columns' addressed from the first's
+  // Loads from global memory: those of scales copied with the stage are not counted.
+  const int rowLoads = sharedRowScales(r) ? 0 : 2 * r.geo.wgmmaBlocks;
+  if (sharedColumnScales(r)) return rowLoads;  // scale_b comes from the stage
+  if (spansTwoBlocks(r)) return rowLoads + 2;
+  if (blockN(r) == 1) return rowLoads + 1;  // the other columns' addressed from the first's
   std::set<int64_t> cols;
   for (int a = 0; a < r.geo.accPerBlock; ++a) cols.insert(colKey(r, a / 4, a % 4));
-  return 2 * r.geo.wgmmaBlocks + int(cols.size());
+  return rowLoads + int(cols.size());
 }
 
 SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w) {
@@ -227,6 +271,12 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
     s.stageOff = b.named(b.op1("kern.smem_offset", {k.smem.sSB, b.i32(0), b.add(w.colB, b.mulConst(b.rem(w.lane, b.i32(4)), 2))},
                                types::i32()),
                          "sboff");
+  const bool sharedRows = sharedRowScales(r);
+  if (sharedRows)  // the thread's first row in the stage's row of scale_a (the tile's rows)
+    s.stageOffA = b.named(
+        b.op1("kern.smem_offset",
+              {k.smem.sSA, b.i32(0), b.add(w.rowA, b.add(b.mulConst(v, 16), b.div(w.lane, b.i32(4))))}, types::i32()),
+        "saoff");
   if (two) {  // the blocks of the warpgroup's first column and the next (its loads predicated off past N)
     const int64_t bN = blockN(r);
     Value* first = b.add(u.n0, w.colB);
@@ -239,7 +289,14 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
     for (int a = 0; a < geo.accPerBlock; ++a) {
       const int j = a / 4, e = a % 4, h = e >= 2 ? 1 : 0;
       auto [ra, newRow] = rows.try_emplace({i, h}, int(s.loads.size()));
-      if (newRow) s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleA, b.addConst(rowBase, 64 * i + 8 * h), nullptr));
+      if (newRow && sharedRows) {
+        SliceScales::Load l;
+        l.stage = l.rowOfA = true;
+        l.col = 64 * i + 8 * h;
+        s.loads.push_back(l);
+      } else if (newRow) {
+        s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleA, b.addConst(rowBase, 64 * i + 8 * h), nullptr));
+      }
       if (two) {
         s.factorOf.push_back({ra->second, cols[0]});
         s.group.push_back(int(8 * j / g * g));
@@ -289,8 +346,9 @@ std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value
   std::map<int, Value*> seconds;  // a pair's load -> its second column's value
   for (size_t i = 0; i < s.loads.size(); ++i) {
     const SliceScales::Load& l = s.loads[i];
-    if (l.stage) {  // the stage's row of scale_b (sm90-promote-fp8 reads it once the step's sums are waited for)
-      loaded.push_back(b.op1("kern.ld_shared", {k.smem.sSB, stage, s.stageOff}, types::f32(),
+    if (l.stage) {  // the stage's row of scale_a / scale_b (sm90-promote-fp8 reads it once the step's sums are waited for)
+      loaded.push_back(b.op1("kern.ld_shared",
+                             {l.rowOfA ? k.smem.sSA : k.smem.sSB, stage, l.rowOfA ? s.stageOffA : s.stageOff}, types::f32(),
                              {{"row", int64_t{0}}, {"col", l.col}}));
       ptrs.push_back(nullptr);
       continue;

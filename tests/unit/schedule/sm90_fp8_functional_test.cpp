@@ -169,7 +169,8 @@ TEST(Sm90Fp8Functional, PerColumnScalesCopiedWithTheStage) {
     for (const auto& param : r->launch.params) mapped |= param.name == "tmap_scale_b";
     EXPECT_EQ(mapped, contiguous);
     // 160 columns over 4 lanes: 40 a thread a K step, from the stage or from global memory.
-    EXPECT_EQ(count(r->ptx, R"(ld\.shared\.f32)"), contiguous ? 40 : 0);
+    // (and scale_a's 2 rows a thread from the stage too: sharedRowScales)
+    EXPECT_EQ(count(r->ptx, R"(ld\.shared\.f32)"), contiguous ? 42 : 2);
     EXPECT_EQ(count(r->ptx, R"(ld\.global(\.[a-z0-9]+)*\.v2\.f32)"), 0);
     if (!contiguous) continue;
     runtime::KernelSignature sig = signatureOf(*prog->body().front(), r->launch);
@@ -194,6 +195,16 @@ TEST(Sm90Fp8Functional, PerColumnScalesCopiedWithTheStage) {
                         "pad rows to a multiple of 4 elements"),
               rows.end())
         << ::testing::PrintToString(rows);
+    // scale_a's rows of a K block through a map too: M a multiple of 4.
+    args.dims = {{"M", 258}, {"N", 320}, {"K", 512}};
+    for (size_t i : {1, 3, 4}) args.tensors[i].shape.back() = 320;
+    args.tensors[0].shape[0] = args.tensors[2].shape[0] = args.tensors[4].shape[0] = 258;
+    const runtime::testing::Messages rowsA = runtime::testing::check(sig, args);
+    EXPECT_EQ(rowsA, (runtime::testing::Messages{
+                         "dimension 'M' is 258, not a multiple of 4 (the kernel was compiled for M % 4 == 0); pad M to 260",
+                         "argument 'scale_a': stride of dim 1 (K) is 258 elements = 1032 bytes (contiguous layout), not a "
+                         "multiple of 16 bytes; every row must start 16-byte aligned (TMA and 16-byte vector loads): pad "
+                         "rows to a multiple of 4 elements"}));
   }
 }
 
