@@ -35,7 +35,10 @@ std::string tensorName(const Value* tensor) { return tensor->definingOp()->strin
 // box the 128B swizzle takes) x a consumer's rows (or row piece) at a time.
 // Per-column scale_b copied with the stage (sharedColumnScales): its stored [ceil(K/128)][N] f32,
 // unswizzled, one box of the tile's bn columns of one K block; per-row scale_a (sharedRowScales)
-// the same, its stored [ceil(K/128)][M], one box of the tile's bm rows.
+// the same, its stored [ceil(K/128)][M], one box of the tile's bm rows; 128x128-block scale_b
+// (sharedBlockScales) through a flat map (its stored elements as one row), a box of 4 elements
+// from the block's element of the step's K block (a row of [N blocks][K blocks] is 16-byte
+// aligned only where K / 128 is a multiple of 4, so a 2-D map could not start at every block).
 struct TensorMaps {
   std::string nameA, nameB, nameC;  // nameC: epilogue=tma only
   std::string nameSB, nameSA;       // sharedColumnScales, sharedRowScales only
@@ -72,6 +75,9 @@ std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r,
   if (sharedColumnScales(r)) {
     t.nameSB = tensorName(g.loadScaleB->operand(0));
     t.mapSB = kern::tmapType(ScalarType::F32, {c.bn, 1}, t.nameSB, 0);
+  } else if (sharedBlockScales(r)) {  // one 16-byte box from any stored element (flat)
+    t.nameSB = tensorName(g.loadScaleB->operand(0));
+    t.mapSB = kern::tmapType(ScalarType::F32, {4, 1}, t.nameSB, 0, /*flat=*/true);
   }
   if (sharedRowScales(r)) {
     t.nameSA = tensorName(g.loadScaleA->operand(0));
@@ -178,7 +184,9 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
       if (load.operand(i) == coordArgM(g) && load.operand(0)->type().shape()[i - 1].isSymbolic())
         launch.requireMultiple(load.operand(0)->type().shape()[i - 1].sym, 4);
   }
-  if (!t.nameSB.empty()) {  // scale_b's rows through a tensor map: 16-byte rows (the map's alignment is the runtime's)
+  // A flat map of scale_b's blocks asks only its start 16-byte aligned: the runtime's check of the
+  // map names it (a launch alignment of 16 would ask 16-byte rows too, K / 128 % 4 == 0).
+  if (!t.nameSB.empty() && !sharedBlockScales(r)) {  // scale_b's rows through a tensor map: 16-byte rows (the map's alignment is the runtime's)
     const Operation& load = *g.loadScaleB;
     for (unsigned i = 1; i < load.numOperands(); ++i)
       if (load.operand(i) == coordArgN(g) && load.operand(0)->type().shape()[i - 1].isSymbolic())
@@ -276,9 +284,9 @@ Buffers allocateShared(KernBuilder& b, const Request& r, const Params& p) {
   if (r.geo.pingpong) s.turn = barriers(2, shape.barrierOffset + 16 * int64_t(c.stages), "turn");
   if (p.tmSB) {  // after everything else: the other buffers' offsets stay as they were
     b.setLoc(g.loadScaleB->loc());
-    s.sSB = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(ScalarType::F32, c.stages, 1, c.bn, Swizzle{}),
-                          {{"offset", scaleRingOffset(r)}}),
-                    "sSB");
+    const Type ring = sharedBlockScales(r) ? kern::smemType(ScalarType::F32, c.stages, 8 * blockScaleBoxes(r), 4, Swizzle{})
+                                           : kern::smemType(ScalarType::F32, c.stages, 1, c.bn, Swizzle{});
+    s.sSB = b.named(b.op1("kern.smem_alloc", {}, ring, {{"offset", scaleRingOffset(r)}}), "sSB");
   }
   if (p.tmSA) {  // after scale_b's ring
     b.setLoc(g.loadScaleA->loc());

@@ -205,7 +205,9 @@ bool plainScaleOperands(const Request& r) {
 }
 
 int64_t columnRingEnd(const Request& r) {
-  return scaleRingOffset(r) + (sharedColumnScales(r) ? int64_t(r.c.stages) * r.c.bn * 4 : 0);
+  return scaleRingOffset(r) + (sharedColumnScales(r)  ? int64_t(r.c.stages) * r.c.bn * 4
+                               : sharedBlockScales(r) ? int64_t(r.c.stages) * 128 * blockScaleBoxes(r)
+                                                      : 0);
 }
 
 }  // namespace
@@ -220,6 +222,29 @@ bool sharedColumnScales(const Request& r) {
   const Type& t = g.loadScaleB->operand(0)->type();
   if (t.rank() != 2 || blockOf(t)[0] != c.bk) return false;
   return scaleRingOffset(r) + int64_t(c.stages) * c.bn * 4 <= r.target.maxSmemPerBlock;
+}
+
+int blockScaleBoxes(const Request& r) {
+  const Config& c = r.c;
+  const int64_t bN = blockN(r);
+  if (bN % c.bn == 0) return 1;            // the tile's columns in one block (tiles start at multiples of bn)
+  if (spansTwoBlocks(r)) return 2;         // the first column's block and the next
+  return c.bn % bN == 0 ? int(c.bn / bN) : 0;  // whole blocks, the warpgroup's columns from the tile's first
+}
+
+bool sharedBlockScales(const Request& r) {
+  const GemmProgram& g = r.g;
+  const Config& c = r.c;
+  if (!plainScaleOperands(r) || !g.loadScaleB || c.warpsN != 1) return false;
+  // scale_b [K, N] in blocks of [bk, bN >= 8], stored dense with K contiguous ([N blocks][K blocks],
+  // fp8_programs.h's and DeepGEMM's layout): element (nb, kb) is flat element nb * ktiles + kb.
+  const Type& t = g.loadScaleB->operand(0)->type();
+  if (t.rank() != 2 || tile::tensorLayout(t).strided() || blockOf(t)[0] != c.bk || blockN(r) % 8 != 0) return false;
+  for (unsigned i = 1; i < g.loadScaleB->numOperands(); ++i)
+    if (g.loadScaleB->operand(i) == coordArgN(g) && (i != 2 || tile::tensorLayout(t).contiguousAxis() != 0)) return false;
+  const int boxes = blockScaleBoxes(r);
+  if (boxes < 1 || boxes > 2) return false;
+  return scaleRingOffset(r) + int64_t(c.stages) * 128 * boxes <= r.target.maxSmemPerBlock;
 }
 
 bool sharedRowScales(const Request& r) {
@@ -245,7 +270,7 @@ int64_t scaleRingEnd(const Request& r) {
 int sliceScaleLoads(const Request& r) {
   // Loads from global memory: those of scales copied with the stage are not counted.
   const int rowLoads = sharedRowScales(r) ? 0 : 2 * r.geo.wgmmaBlocks;
-  if (sharedColumnScales(r)) return rowLoads;  // scale_b comes from the stage
+  if (sharedColumnScales(r) || sharedBlockScales(r)) return rowLoads;  // scale_b comes from the stage
   if (spansTwoBlocks(r)) return rowLoads + 2;
   if (blockN(r) == 1) return rowLoads + 1;  // the other columns' addressed from the first's
   std::set<int64_t> cols;
@@ -271,6 +296,9 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
     s.stageOff = b.named(b.op1("kern.smem_offset", {k.smem.sSB, b.i32(0), b.add(w.colB, b.mulConst(b.rem(w.lane, b.i32(4)), 2))},
                                types::i32()),
                          "sboff");
+  const bool blocks = sharedBlockScales(r);
+  if (blocks)  // the stage's boxes of scale_b's blocks (the tile's first block's at row 0)
+    s.stageOff = b.named(b.op1("kern.smem_offset", {k.smem.sSB, b.i32(0), b.i32(0)}, types::i32()), "sboff");
   const bool sharedRows = sharedRowScales(r);
   if (sharedRows)  // the thread's first row in the stage's row of scale_a (the tile's rows)
     s.stageOffA = b.named(
@@ -304,7 +332,12 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
       }
       const int64_t key = colKey(r, j, e);
       auto [cb, newCol] = cols.try_emplace(key, int(s.loads.size()));
-      if (newCol && shared) {
+      if (newCol && blocks) {  // the tile's block `key` (warps_n = 1: the warpgroup's columns are the tile's)
+        SliceScales::Load l;
+        l.stage = true;
+        l.row = 8 * key;
+        s.loads.push_back(l);
+      } else if (newCol && shared) {
         SliceScales::Load l;
         l.stage = true;
         l.col = key;
@@ -329,7 +362,14 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
       }
       s.factorOf.push_back({ra->second, cb->second});
     }
-  if (two) {
+  if (two && blocks) {  // the boxes of the tile's first column's block and the next
+    for (int64_t row : {0, 8}) {
+      SliceScales::Load l;
+      l.stage = true;
+      l.row = row;
+      s.loads.push_back(l);
+    }
+  } else if (two) {
     Value* first = b.add(u.n0, w.colB);
     s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleB, nullptr, first));
     s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleB, nullptr, b.add(first, s.rel)));
@@ -349,7 +389,7 @@ std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value
     if (l.stage) {  // the stage's row of scale_a / scale_b (sm90-promote-fp8 reads it once the step's sums are waited for)
       loaded.push_back(b.op1("kern.ld_shared",
                              {l.rowOfA ? k.smem.sSA : k.smem.sSB, stage, l.rowOfA ? s.stageOffA : s.stageOff}, types::f32(),
-                             {{"row", int64_t{0}}, {"col", l.col}}));
+                             {{"row", l.row}, {"col", l.col}}));
       ptrs.push_back(nullptr);
       continue;
     }
