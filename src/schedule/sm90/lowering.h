@@ -179,6 +179,9 @@ struct SliceScales {
     int64_t col = 0;
     bool rowOfA = false;  // sharedRowScales: the row `col` past the thread's first of scale_a's stage row
     int64_t row = 0;      // sharedBlockScales: the stage row of the scale_b block's box (8 per box)
+    // sharedBlockScales: the block's first stored element (block * ktiles, i32); the step's scale is
+    // element (blockAt + kstep) % 4 of its box (producer.cpp starts each box 16-byte aligned).
+    ir::Value* blockAt = nullptr;
   };
   std::vector<Load> loads;                     // scale_a's (per row), then scale_b's (per column block)
   std::vector<std::pair<int, int>> factorOf;   // per accumulator: its scale_a load and scale_b load

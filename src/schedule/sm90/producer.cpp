@@ -209,15 +209,18 @@ class StageCopies {
   }
 
   // sharedBlockScales: for each scale_b block the tile's columns span (from the tile's first
-  // column's), a 16-byte box of the flat map from element (block, kb) = block * ktiles + kb of the
-  // stored [N blocks][K blocks], to its own 128-byte row of the stage's ring. A block past N
-  // (a 160-column tile's second at the last tile) or a step past K (split-K's last slice) reads
-  // the next stored elements or TMA's zeros: finite scales of sums that are zero (their operands
-  // zero-filled) and never stored.
+  // column's), the 16-byte box of the flat map that holds element (block, kb) = block * ktiles + kb
+  // of the stored [N blocks][K blocks], to its own 128-byte row of the stage's ring. The box starts
+  // at that element rounded down to a multiple of 4 (a box whose first element is not 16-byte
+  // aligned is an illegal instruction on the GPU: GPU run 12), and the consumers read the element
+  // at (block * ktiles + kb) % 4 of it (slice_scales.cpp). A block past N (a 160-column tile's
+  // second at the last tile) or a step past K (split-K's last slice) reads the next stored elements
+  // or TMA's zeros: finite scales of sums that are zero (their operands zero-filled) and never
+  // stored.
   void loadScaleBlocks(Value* kb) {
     Value* first = b_.div(u_.n0, b_.i32(blockOf(r_.g.loadScaleB->operand(0)->type()).back()));
     for (int i = 0; i < blockScaleBoxes(r_); ++i) {
-      Value* at = b_.add(b_.mul(b_.addConst(first, i), k_.ktiles), kb);
+      Value* at = b_.andi(b_.add(b_.mul(b_.addConst(first, i), k_.ktiles), kb), b_.i32(~int64_t{3}));
       b_.create("kern.tma_load", {k_.params.tmSB, k_.smem.sSB, s_, k_.smem.full, s_, at, b_.i32(0)}, {},
                 {{"row", int64_t{8} * i}});
     }

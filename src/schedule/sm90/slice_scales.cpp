@@ -297,8 +297,16 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
                                types::i32()),
                          "sboff");
   const bool blocks = sharedBlockScales(r);
-  if (blocks)  // the stage's boxes of scale_b's blocks (the tile's first block's at row 0)
-    s.stageOff = b.named(b.op1("kern.smem_offset", {k.smem.sSB, b.i32(0), b.i32(0)}, types::i32()), "sboff");
+  // The stage's boxes of scale_b's blocks (the tile's first block's at row 0), and where each
+  // block's stored elements start (as the producer's copies count them).
+  Value* firstBlock = blocks ? b.div(u.n0, b.i32(blockN(r))) : nullptr;
+  auto blockLoad = [&](int64_t box) {
+    SliceScales::Load l;
+    l.stage = true;
+    l.row = 8 * box;
+    l.blockAt = b.named(b.mul(b.addConst(firstBlock, box), k.ktiles), "sbat");
+    return l;
+  };
   const bool sharedRows = sharedRowScales(r);
   if (sharedRows)  // the thread's first row in the stage's row of scale_a (the tile's rows)
     s.stageOffA = b.named(
@@ -333,10 +341,7 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
       const int64_t key = colKey(r, j, e);
       auto [cb, newCol] = cols.try_emplace(key, int(s.loads.size()));
       if (newCol && blocks) {  // the tile's block `key` (warps_n = 1: the warpgroup's columns are the tile's)
-        SliceScales::Load l;
-        l.stage = true;
-        l.row = 8 * key;
-        s.loads.push_back(l);
+        s.loads.push_back(blockLoad(key));
       } else if (newCol && shared) {
         SliceScales::Load l;
         l.stage = true;
@@ -363,12 +368,7 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
       s.factorOf.push_back({ra->second, cb->second});
     }
   if (two && blocks) {  // the boxes of the tile's first column's block and the next
-    for (int64_t row : {0, 8}) {
-      SliceScales::Load l;
-      l.stage = true;
-      l.row = row;
-      s.loads.push_back(l);
-    }
+    for (int64_t box : {0, 1}) s.loads.push_back(blockLoad(box));
   } else if (two) {
     Value* first = b.add(u.n0, w.colB);
     s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleB, nullptr, first));
@@ -387,8 +387,10 @@ std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value
   for (size_t i = 0; i < s.loads.size(); ++i) {
     const SliceScales::Load& l = s.loads[i];
     if (l.stage) {  // the stage's row of scale_a / scale_b (sm90-promote-fp8 reads it once the step's sums are waited for)
-      loaded.push_back(b.op1("kern.ld_shared",
-                             {l.rowOfA ? k.smem.sSA : k.smem.sSB, stage, l.rowOfA ? s.stageOffA : s.stageOff}, types::f32(),
+      Value* off = l.rowOfA ? s.stageOffA : s.stageOff;
+      if (l.blockAt)  // the step's element of the block's 16-byte box
+        off = b.op1("kern.smem_offset", {k.smem.sSB, b.i32(0), b.andi(b.add(l.blockAt, kstep), b.i32(3))}, types::i32());
+      loaded.push_back(b.op1("kern.ld_shared", {l.rowOfA ? k.smem.sSA : k.smem.sSB, stage, off}, types::f32(),
                              {{"row", l.row}, {"col", l.col}}));
       ptrs.push_back(nullptr);
       continue;
