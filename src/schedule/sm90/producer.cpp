@@ -295,9 +295,13 @@ void buildCopies(KernBuilder& b, const Request& r, const Kernel& k, const Unit& 
   // ring starts empty), then armed with the bytes its copies deliver.
   b.create("kern.mbarrier_wait", {k.smem.empty, s, b.intBin("arith.xori", ph, b.i32(1))}, {});
   b.create("kern.mbarrier_arrive_expect_tx", {k.smem.full, s}, {}, {{"bytes", stageTxBytes(r, k)}});
-  // Groups along K: from the group's first token (not a multiple of bk).
-  Value* k0 = u.kTok ? b.named(b.add(u.kTok, b.mulConst(kt, c.bk)), "k0")
-                     : b.named(b.mulConst(u.kbase ? b.add(u.kbase, kt) : kt, c.bk), "k0");
+  // Groups along K: from the group's first token (not a multiple of bk). FP8's (tokens the operands'
+  // contiguous axis) from the start of the scale block that token lies in, the block its scales
+  // are read from (lower.cpp's kbase): the same token where groups hold whole blocks, as they must,
+  // and a box start 16-byte aligned where offsets on the device do not (an unaligned start is an
+  // illegal instruction on the GPU).
+  Value* k0 = u.kTok && !r.g.blockK ? b.named(b.add(u.kTok, b.mulConst(kt, c.bk)), "k0")
+                                    : b.named(b.mulConst(u.kbase ? b.add(u.kbase, kt) : kt, c.bk), "k0");
   StageCopies(b, r, k, u, st, group, s, k0, kt).issue();
   b.setLoc(r.g.reduce->loc());
 }

@@ -62,8 +62,9 @@
 // FP8 groups along K (the blockwise weight gradient, 1x128 scales along K for both operands):
 // every group holds whole 128-token scale blocks (kiln.ops.grouped_mm refuses other host offsets
 // by name), and bk = 128, so no step spans two groups and nothing is zeroed; step kt scales by
-// block ktok / bk + kt (lower.cpp's kbase). Offsets off the blocks on the device give the
-// documented wrong result inside the tensors (docs/grouped-gemm.md).
+// block ktok / bk + kt (lower.cpp's kbase), and its copies start at that block's first token
+// (producer.cpp: a box start 16-byte aligned). Offsets off the blocks on the device give the
+// documented wrong result inside the tensors, no fault (docs/grouped-gemm.md).
 #include "schedule/sm90/lowering.h"
 
 namespace kiln::sm90 {

@@ -124,12 +124,14 @@ TEST(Sm90KGroupedFp8, OneGroupOfEveryTokenAndRingsThatWrapAcrossGroups) {
 }
 
 // Offsets on the device that are not whole blocks (the host paths refuse them, naming the
-// argument; the interpreter gives their exact meaning, which the kernel does not): a group's last
-// K step then also reads the next group's first tokens, or TMA's zeros past K, and its scale block
-// is the one its first token lies in. Documented, not reported (docs/grouped-gemm.md, "Groups
-// along K"); what must hold is that the kernel reads and writes inside its tensors only, which
-// GlobalMemory enforces (it aborts on any access outside them), decreasing and too-large offsets
-// included.
+// argument; the interpreter gives their exact meaning, which the kernel does not): a group's
+// copies then start at the first token of the block its first token lies in, and its last K step
+// also reads the next group's first tokens, or TMA's zeros past K. Documented, not reported
+// (docs/grouped-gemm.md, "Groups along K"); what must hold is that the kernel reads and writes
+// inside its tensors only, which GlobalMemory enforces (it aborts on any access outside them),
+// decreasing and too-large offsets included, and that no TMA box starts off 16 bytes, which the
+// simulator refuses as the GPU does (an illegal instruction: before the copies started at the
+// block, offsets 100 and 300 faulted here).
 TEST(Sm90KGroupedFp8, OffsetsOffTheBlocksStayInsideTheTensors) {
   for (const std::vector<int32_t>& ends :
        std::vector<std::vector<int32_t>>{{100, 300, 301}, {200, 50, 1000}, {-5, 130, 129}}) {

@@ -131,6 +131,27 @@ void forEachBoxElement(const runtime::TensorMapDesc& d, const std::vector<int64_
   }
 }
 
+namespace {
+
+// What the GPU asks of a tensor copy beyond what cuTensorMapEncodeTiled checks of its map: the
+// box's innermost coordinate a multiple of 16 bytes (with the map's 16-byte aligned address and
+// strides, its first element 16-byte aligned; an unaligned start stops the kernel with "an illegal
+// instruction was encountered", as GPU run 12's flat scale_b map did) and its shared-memory side
+// 128-byte aligned. The simulator throws where the GPU would fault, so a copy's legality is tested
+// with its bytes.
+void checkTmaBox(const char* copy, const runtime::TensorMapDesc& d, const std::vector<int64_t>& c, uint64_t smem) {
+  const int64_t eb = bitWidth(d.dtype) / 8;
+  if (c.at(0) * eb % 16 != 0)
+    throw std::runtime_error(std::string(copy) + " through map '" + d.name + "' starts its box at innermost coordinate " +
+                             std::to_string(c[0]) + " (" + std::to_string(c[0] * eb) +
+                             " bytes): not a multiple of 16 bytes, an illegal instruction on the GPU");
+  if (smem % 128 != 0)
+    throw std::runtime_error(std::string(copy) + " through map '" + d.name + "' at shared byte offset " +
+                             std::to_string(smem) + ": not 128-byte aligned");
+}
+
+}  // namespace
+
 void Agent::tmaLoad(const Operation& op, const Mask& m) {
   int T = b_.T_;
   auto lanes = [&](const std::function<void(int)>& f) {
@@ -160,6 +181,7 @@ void Agent::tmaLoad(const Operation& op, const Mask& m) {
     if (stream && stream->asBool() && b_.l_.evictFirstBytes && get(op.operand(op.numOperands() - 1))[size_t(t)])
       b_.l_.evictFirstBytes->at(mapIndex) += elems * eb;
     uint32_t barAddr = uint32_t(get(op.operand(3))[size_t(t)] + 8 * get(op.operand(4))[size_t(t)]);
+    checkTmaBox("a TMA load", d, c, dst);
     forEachBoxElement(d, c, dst, [&](bool in, uint64_t global, uint64_t shared) {
       uint32_t v = 0;  // outside the tensor: zero fill (elements of 1, 2 or 4 bytes)
       if (in) std::memcpy(&v, b_.mem_.ptr(global, size_t(eb)), size_t(eb));
@@ -420,6 +442,7 @@ void Agent::tmaStore(const Operation& op, const Mask& m) {
     // Outside the tensor: clipped, nothing written. The whole box is the store's source, clipped
     // or not: its bytes join the thread's open bulk group, to be checked when the group retires.
     std::vector<StoreRead>& open = b_.bulk_[t].open;
+    checkTmaBox("a TMA store", d, c, src);
     forEachBoxElement(d, c, src, [&](bool in, uint64_t global, uint64_t shared) {
       const uint8_t* from = b_.shared(shared, size_t(eb));
       if (in) std::memcpy(b_.mem_.ptr(global, size_t(eb)), from, size_t(eb));
