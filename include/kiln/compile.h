@@ -59,6 +59,8 @@ struct KernelParam {
   std::string tensor;
   std::vector<int64_t> box;
   int swizzleBytes = 0;
+  // Tensor maps {flat = true}: over the tensor's stored elements as one row (kern_ops.h).
+  bool flat = false;
   // Tensor maps of an operand the kernel may stream (loads L2 evict_first, sm90 l2_hint=reuse): it
   // does when dims[boundDim] <= bound and dims[rowDim] % rowMultiple == 0, and while it does the
   // runtime sets the map's L2 promotion to fillBytes (0: none) instead of 256 bytes, so no fill

@@ -109,6 +109,7 @@ LaunchInfo launchInfoOf(const Operation& k, const std::vector<std::string>& dimN
       p.tensor = tm->tensor;
       p.box = tm->box;
       p.swizzleBytes = int(tm->swizzle);
+      p.flat = tm->flat;
     }
     if (p.kind == KernelParam::Kind::Pointer) {
       p.alignment = bitWidth(t.elem()) / 8;

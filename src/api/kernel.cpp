@@ -82,9 +82,10 @@ runtime::KernelSignature signatureOf(const ir::Operation& program, const LaunchI
   std::map<std::string, int64_t> align;
   for (const auto& p : launch.params)
     if (p.kind == KernelParam::Kind::Pointer) align[p.name] = std::max(align[p.name], p.alignment);
-  // A tensor read or written through a tensor map has its address and every row 16-byte aligned.
+  // A tensor read or written through a tensor map has its address and every row 16-byte aligned;
+  // a flat map's rows may be any length (its address is the map's check, Kernel::validate).
   for (const auto& p : launch.params)
-    if (p.kind == KernelParam::Kind::TensorMap) align[p.tensor] = std::max<int64_t>(align[p.tensor], 16);
+    if (p.kind == KernelParam::Kind::TensorMap && !p.flat) align[p.tensor] = std::max<int64_t>(align[p.tensor], 16);
   for (const auto& op : program.body().operations()) {
     if (op->is("tile.input") || op->is("tile.output")) {
       const ir::Type& t = op->result()->type();
@@ -175,6 +176,13 @@ runtime::TensorMapDesc tensorMapDescFor(const KernelParam& param, const runtime:
       if (a != order[0]) order.push_back(a);
   }
   int64_t bytes = ir::bitWidth(t.dtype) / 8;
+  if (param.flat) {  // {flat}: the stored elements as one row (dense tensors only), a second dim of 1
+    int64_t total = 1;
+    for (int64_t e : shape) total *= e;
+    d.globalDims = {uint64_t(total), 1};
+    d.globalStrides = {uint64_t((total * bytes + 15) / 16 * 16)};  // never stepped: any 16-byte multiple
+    order.clear();
+  }
   for (size_t k = 0; k < order.size(); ++k) {
     d.globalDims.push_back(uint64_t(shape[size_t(order[k])]));
     if (k > 0) d.globalStrides.push_back(uint64_t(strides[size_t(order[k])] * bytes));

@@ -33,6 +33,7 @@ nlohmann::json paramJson(const KernelParam& p) {
     j["tensor"] = p.tensor;
     j["box"] = p.box;
     j["swizzle_bytes"] = p.swizzleBytes;
+    if (p.flat) j["flat"] = true;  // over the tensor's stored elements as one row
     if (p.stream)
       j["stream"] = {{"bound_dim", p.stream->boundDim}, {"bound", p.stream->bound}, {"row_dim", p.stream->rowDim},
                      {"row_multiple", p.stream->rowMultiple}, {"fill_bytes", p.stream->fillBytes}};

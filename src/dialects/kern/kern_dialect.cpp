@@ -449,7 +449,7 @@ void registerKernDialect(OpRegistry& r) {
 #include "kern_ops.def"
 #undef KERN_OP
   r.addTypeKind("smem", {"swizzle"});
-  r.addTypeKind("tmap", {"tensor", "swizzle"});
+  r.addTypeKind("tmap", {"tensor", "swizzle", "flat"});
   for (const char* kind : {"ptr", "frag", "mbarrier"}) r.addTypeKind(kind, {});
 }
 }  // namespace kiln::ir

@@ -324,10 +324,15 @@ struct TensorMapType {
   std::vector<int64_t> box;  // fastest-varying first
   std::string tensor;
   int64_t swizzle = 128;
+  // {flat = true}: the map views the tensor's stored elements as one row (dim 0: all of them in
+  // storage order, dim 1 of extent 1), so a box may start at any element: 16-byte boxes of a
+  // tensor whose rows are not 16-byte multiples (sm90's 128x128 block scales, one a K step).
+  bool flat = false;
   int64_t boxBytes() const;
 };
 std::optional<TensorMapType> tensorMapType(const ir::Type& t, std::string* why = nullptr);
-ir::Type tmapType(ir::ScalarType elem, const std::vector<int64_t>& box, const std::string& tensor, int64_t swizzle);
+ir::Type tmapType(ir::ScalarType elem, const std::vector<int64_t>& box, const std::string& tensor, int64_t swizzle,
+                  bool flat = false);
 inline bool isTensorMap(const ir::Type& t) { return t.isKind("tmap"); }
 // mbarrier<[n]>: n barriers; 0 when the type is not one.
 int64_t mbarrierCount(const ir::Type& t);

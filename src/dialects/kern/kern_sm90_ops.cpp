@@ -360,6 +360,11 @@ std::optional<TensorMapType> tensorMapType(const Type& t, std::string* why) {
     return fail("tmap supports swizzle = 128, or 0 (none)");
   r.tensor = tensor->asString();
   r.swizzle = sw->asInt();
+  if (const Attribute* flat = t.param("flat")) {
+    if (!flat->isBool() || r.box.size() != 2 || r.box[1] != 1 || r.swizzle != 0)
+      return fail("tmap {flat = true} views the tensor as one row: an unswizzled box [n, 1]");
+    r.flat = flat->asBool();
+  }
   // cuTensorMapEncodeTiled: an unswizzled box row is a multiple of 16 bytes.
   if (r.swizzle == 0 && r.box[0] * (ir::bitWidth(r.elem) / 8) % 16 != 0)
     return fail("an unswizzled tmap box row is a multiple of 16 bytes, got " +
@@ -370,9 +375,12 @@ std::optional<TensorMapType> tensorMapType(const Type& t, std::string* why) {
   return r;
 }
 
-Type tmapType(ScalarType elem, const std::vector<int64_t>& box, const std::string& tensor, int64_t swizzle) {
+Type tmapType(ScalarType elem, const std::vector<int64_t>& box, const std::string& tensor, int64_t swizzle, bool flat) {
   Shape s;
   for (int64_t b : box) s.push_back(Extent::of(b));
+  if (flat)
+    return Type::make("tmap", elem, s,
+                      {{"tensor", Attribute(tensor)}, {"swizzle", Attribute(swizzle)}, {"flat", Attribute(true)}});
   return Type::make("tmap", elem, s, {{"tensor", Attribute(tensor)}, {"swizzle", Attribute(swizzle)}});
 }
 

@@ -34,11 +34,15 @@ std::string tensorName(const Value* tensor) { return tensor->definingOp()->strin
 // through a map too, one box of 128 bytes of a row (64 bf16 / f16 columns, 32 f32 ones: the widest
 // box the 128B swizzle takes) x a consumer's rows (or row piece) at a time.
 // Per-column scale_b copied with the stage (sharedColumnScales): its stored [ceil(K/128)][N] f32,
-// unswizzled, one box of the tile's bn columns of one K block.
+// unswizzled, one box of the tile's bn columns of one K block; per-row scale_a (sharedRowScales)
+// the same, its stored [ceil(K/128)][M], one box of the tile's bm rows; 128x128-block scale_b
+// (sharedBlockScales) through a flat map (its stored elements as one row), a box of 4 elements
+// from the block's element of the step's K block (a row of [N blocks][K blocks] is 16-byte
+// aligned only where K / 128 is a multiple of 4, so a 2-D map could not start at every block).
 struct TensorMaps {
   std::string nameA, nameB, nameC;  // nameC: epilogue=tma only
-  std::string nameSB;               // sharedColumnScales only
-  Type mapA, mapB, mapC, mapSB;
+  std::string nameSB, nameSA;       // sharedColumnScales, sharedRowScales only
+  Type mapA, mapB, mapC, mapSB, mapSA;
 };
 
 std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r, DiagnosticEngine& diag) {
@@ -71,6 +75,13 @@ std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r,
   if (sharedColumnScales(r)) {
     t.nameSB = tensorName(g.loadScaleB->operand(0));
     t.mapSB = kern::tmapType(ScalarType::F32, {c.bn, 1}, t.nameSB, 0);
+  } else if (sharedBlockScales(r)) {  // one 16-byte box from any stored element (flat)
+    t.nameSB = tensorName(g.loadScaleB->operand(0));
+    t.mapSB = kern::tmapType(ScalarType::F32, {4, 1}, t.nameSB, 0, /*flat=*/true);
+  }
+  if (sharedRowScales(r)) {
+    t.nameSA = tensorName(g.loadScaleA->operand(0));
+    t.mapSA = kern::tmapType(ScalarType::F32, {c.bm, 1}, t.nameSA, 0);
   }
   if (c.epilogue != EpilogueStore::Tma) return t;
   const Operation* store = nullptr;
@@ -118,6 +129,7 @@ Signature signature(const Request& r, const TensorMaps& t) {
       add("tmap_" + t.nameB, t.mapB);
       if (!t.nameC.empty()) add("tmap_" + t.nameC, t.mapC);
       if (!t.nameSB.empty()) add("tmap_" + t.nameSB, t.mapSB);
+      if (!t.nameSA.empty()) add("tmap_" + t.nameSA, t.mapSA);
     }
     if (i == firstNonPtr && (r.geo.splits > 1 || r.geo.streamK)) {
       add("ws_flags", kern::ptrType(ScalarType::I32));
@@ -151,7 +163,7 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
   launch.name = program.stringAttr("sym_name");
   launch.params = sig.names;
   launch.threads = shape.threads;
-  launch.smemBytes = t.nameSB.empty() ? shape.smemBytes : scaleRingEnd(r);
+  launch.smemBytes = t.nameSB.empty() && t.nameSA.empty() ? shape.smemBytes : scaleRingEnd(r);
   // 16-byte rows for TMA: a dense A's and K-major B's K, a row-major B's N (a strided operand's
   // leading dimension the runtime checks, by the tensor map's stride rule); the output's N a
   // multiple of the rows align_c promises (16 bytes, or with epilogue=direct a pair or an element).
@@ -166,7 +178,15 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
       launch.alignment.push_back({tensorName(op->operand(0)), align >= 2 * ceb ? 2 * ceb : ceb});
     }
   sm80::requirePairLoads(g, c, launch);  // the epilogue's loads of column pairs
-  if (!t.nameSB.empty()) {  // scale_b's rows through a tensor map: 16-byte rows (the map's alignment is the runtime's)
+  if (!t.nameSA.empty()) {  // scale_a's rows through a tensor map: M a multiple of 4 (16-byte rows)
+    const Operation& load = *g.loadScaleA;
+    for (unsigned i = 1; i < load.numOperands(); ++i)
+      if (load.operand(i) == coordArgM(g) && load.operand(0)->type().shape()[i - 1].isSymbolic())
+        launch.requireMultiple(load.operand(0)->type().shape()[i - 1].sym, 4);
+  }
+  // A flat map of scale_b's blocks asks only its start 16-byte aligned: the runtime's check of the
+  // map names it (a launch alignment of 16 would ask 16-byte rows too, K / 128 % 4 == 0).
+  if (!t.nameSB.empty() && !sharedBlockScales(r)) {  // scale_b's rows through a tensor map: 16-byte rows (the map's alignment is the runtime's)
     const Operation& load = *g.loadScaleB;
     for (unsigned i = 1; i < load.numOperands(); ++i)
       if (load.operand(i) == coordArgN(g) && load.operand(0)->type().shape()[i - 1].isSymbolic())
@@ -213,10 +233,13 @@ Params bindParams(Block& body, const Request& r, const Signature& sig) {
   Params p;
   const std::string mapA = "tmap_" + tensorName(g.tensorA), mapB = "tmap_" + tensorName(g.tensorB);
   const std::string mapSB = g.loadScaleB ? "tmap_" + tensorName(g.loadScaleB->operand(0)) : "";
+  const std::string mapSA = g.loadScaleA ? "tmap_" + tensorName(g.loadScaleA->operand(0)) : "";
   for (size_t i = 0; i < sig.names.size(); ++i) {
     Value* arg = body.addArgument(sig.types[i], sig.names[i]);
     if (kern::isTensorMap(sig.types[i]))
-      (sig.names[i] == mapA ? p.tmA : sig.names[i] == mapB ? p.tmB : sig.names[i] == mapSB ? p.tmSB : p.tmC) = arg;
+      (sig.names[i] == mapA ? p.tmA : sig.names[i] == mapB ? p.tmB : sig.names[i] == mapSB ? p.tmSB
+                                                            : sig.names[i] == mapSA ? p.tmSA
+                                                                                    : p.tmC) = arg;
     if (sig.names[i] == "ws_flags") p.wsFlags = arg;
     if (sig.names[i] == "ws_partials") p.wsPartials = arg;
   }
@@ -261,9 +284,15 @@ Buffers allocateShared(KernBuilder& b, const Request& r, const Params& p) {
   if (r.geo.pingpong) s.turn = barriers(2, shape.barrierOffset + 16 * int64_t(c.stages), "turn");
   if (p.tmSB) {  // after everything else: the other buffers' offsets stay as they were
     b.setLoc(g.loadScaleB->loc());
-    s.sSB = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(ScalarType::F32, c.stages, 1, c.bn, Swizzle{}),
-                          {{"offset", scaleRingOffset(r)}}),
-                    "sSB");
+    const Type ring = sharedBlockScales(r) ? kern::smemType(ScalarType::F32, c.stages, 8 * blockScaleBoxes(r), 4, Swizzle{})
+                                           : kern::smemType(ScalarType::F32, c.stages, 1, c.bn, Swizzle{});
+    s.sSB = b.named(b.op1("kern.smem_alloc", {}, ring, {{"offset", scaleRingOffset(r)}}), "sSB");
+  }
+  if (p.tmSA) {  // after scale_b's ring
+    b.setLoc(g.loadScaleA->loc());
+    s.sSA = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(ScalarType::F32, c.stages, 1, c.bm, Swizzle{}),
+                          {{"offset", rowScaleRingOffset(r)}}),
+                    "sSA");
   }
   if (!p.tmC) return s;
   // One staging region per consumer warpgroup (a "stage" each): cSlots boxes of its rows x boxCols
@@ -304,7 +333,7 @@ void initBarriers(KernBuilder& b, const Request& r, const Params& p, const Buffe
       b.create("kern.mbarrier_init", {s.turn, b.i32(w)}, {}, {{"count", int64_t{4}}});
     b.create("kern.fence", {}, {}, {{"kind", "mbarrier_init"}});
     // The tensor maps' descriptors are fetched while the block starts up, not by its first copies.
-    for (Value* map : {p.tmA, p.tmB, p.tmC, p.tmSB})
+    for (Value* map : {p.tmA, p.tmB, p.tmC, p.tmSB, p.tmSA})
       if (map) b.create("kern.prefetch_tensormap", {map}, {});
   });
 }

@@ -41,7 +41,8 @@ struct Params {
   std::map<std::string, ir::Value*> args, dims;
   ir::Value *tmA = nullptr, *tmB = nullptr;  // the operands' tensor maps
   ir::Value* tmC = nullptr;                  // epilogue=tma: the output's
-  ir::Value* tmSB = nullptr;                 // per-column scale_b copied with the stage (sharedColumnScales)
+  ir::Value* tmSB = nullptr;                 // scale_b copied with the stage (sharedColumnScales, sharedBlockScales)
+  ir::Value* tmSA = nullptr;                 // per-row scale_a copied with the stage (sharedRowScales)
   // split_k, stream_k: the runtime's workspace (flags, partial sums).
   ir::Value *wsFlags = nullptr, *wsPartials = nullptr;
   ir::Value *dimM = nullptr, *dimN = nullptr, *dimK = nullptr;
@@ -57,8 +58,13 @@ struct Buffers {
   // holds warpgroup wg's boxes past the slots in ring stage s.
   ir::Value* sR = nullptr;
   // sharedColumnScales: per stage, scale_b's bn floats of the step's K block for the tile's
-  // columns ([stages, 1, bn] f32, unswizzled), copied by TMA with A and B.
+  // columns ([stages, 1, bn] f32, unswizzled), copied by TMA with A and B; sharedBlockScales:
+  // per stage one 16-byte box per scale_b block of the tile, each on its own 128-byte row
+  // group ([stages, 8 boxes, 4] f32: the box's first element is the block's scale).
   ir::Value* sSB = nullptr;
+  // sharedRowScales: per stage, scale_a's bm floats of the step's K block for the tile's rows
+  // ([stages, 1, bm] f32, unswizzled), after sSB's ring.
+  ir::Value* sSA = nullptr;
 };
 
 struct Kernel {
@@ -171,6 +177,11 @@ struct SliceScales {
     // columns past N).
     bool stage = false;
     int64_t col = 0;
+    bool rowOfA = false;  // sharedRowScales: the row `col` past the thread's first of scale_a's stage row
+    int64_t row = 0;      // sharedBlockScales: the stage row of the scale_b block's box (8 per box)
+    // sharedBlockScales: the block's first stored element (block * ktiles, i32); the step's scale is
+    // element (blockAt + kstep) % 4 of its box (producer.cpp starts each box 16-byte aligned).
+    ir::Value* blockAt = nullptr;
   };
   std::vector<Load> loads;                     // scale_a's (per row), then scale_b's (per column block)
   std::vector<std::pair<int, int>> factorOf;   // per accumulator: its scale_a load and scale_b load
@@ -184,12 +195,28 @@ struct SliceScales {
   ir::Value* rel = nullptr;
   std::vector<int> group;
   ir::Value* stageOff = nullptr;  // sharedColumnScales: kern.smem_offset of the thread's first column
+  ir::Value* stageOffA = nullptr;  // sharedRowScales: kern.smem_offset of the thread's first row
 };
 // Whether the program's per-column scale_b (blocks of one column, [ceil(K/128)][N] dense, N
 // contiguous) is copied into the stage by the producer and read with kern.ld_shared: not for
 // batched, grouped or ragged operands (their scale rows are not one 2-D map's), nor where the ring
 // would pass the target's shared memory; those keep the loads in registers.
 bool sharedColumnScales(const Request& r);
+// Whether the program's per-row scale_a (blocks of one row along M and bk along K, [ceil(K/128)][M]
+// dense, M contiguous) is copied into the stage the same way (a [stages, 1, bm] ring after scale_b's)
+// and read with kern.ld_shared: not for batched, grouped or ragged operands, nor where the rings
+// would pass the target's shared memory.
+bool sharedRowScales(const Request& r);
+// Whether the program's 128x128-block scale_b (blocks of bk along K and bN >= 8 along N, stored
+// [N blocks][K blocks] dense) is copied into the stage the same way: per stage, one 16-byte box
+// of a flat tensor map (tmap {flat}) per block the tile's columns span, starting at the block's
+// element of the step's K block, in 128-byte rows of a [stages, 8 boxes, 4] ring; read with
+// kern.ld_shared. Not for batched, grouped or ragged operands, warps_n > 1, nor where the ring
+// would pass the shared memory.
+bool sharedBlockScales(const Request& r);
+// The scale_b blocks a tile's columns span (1 or 2 where sharedBlockScales applies; 0: more).
+int blockScaleBoxes(const Request& r);
+int64_t rowScaleRingOffset(const Request& r);
 // The ring's offset in shared memory (after the kernel's other buffers and barriers, 128-byte
 // aligned) and the kernel's shared memory with it.
 int64_t scaleRingOffset(const Request& r);

@@ -126,6 +126,7 @@ class StageCopies {
     if (r_.geo.clustered()) byRank(0);
     if (c.clusterM == 1) loadB(0, 1);
     if (k_.params.tmSB) loadScaleB();
+    if (k_.params.tmSA) loadScaleA();
   }
 
  private:
@@ -202,7 +203,35 @@ class StageCopies {
   void loadScaleB() {
     b_.setLoc(r_.g.loadScaleB->loc());
     Value* kb = u_.kbase ? b_.add(u_.kbase, kt_) : kt_;
+    if (sharedBlockScales(r_)) return loadScaleBlocks(kb);
     b_.create("kern.tma_load", {k_.params.tmSB, k_.smem.sSB, s_, k_.smem.full, s_, u_.n0, kb}, {},
+              {{"row", int64_t{0}}});
+  }
+
+  // sharedBlockScales: for each scale_b block the tile's columns span (from the tile's first
+  // column's), the 16-byte box of the flat map that holds element (block, kb) = block * ktiles + kb
+  // of the stored [N blocks][K blocks], to its own 128-byte row of the stage's ring. The box starts
+  // at that element rounded down to a multiple of 4 (a box whose first element is not 16-byte
+  // aligned is an illegal instruction on the GPU: GPU run 12), and the consumers read the element
+  // at (block * ktiles + kb) % 4 of it (slice_scales.cpp). A block past N (a 160-column tile's
+  // second at the last tile) or a step past K (split-K's last slice) reads the next stored elements
+  // or TMA's zeros: finite scales of sums that are zero (their operands zero-filled) and never
+  // stored.
+  void loadScaleBlocks(Value* kb) {
+    Value* first = b_.div(u_.n0, b_.i32(blockOf(r_.g.loadScaleB->operand(0)->type()).back()));
+    for (int i = 0; i < blockScaleBoxes(r_); ++i) {
+      Value* at = b_.andi(b_.add(b_.mul(b_.addConst(first, i), k_.ktiles), kb), b_.i32(~int64_t{3}));
+      b_.create("kern.tma_load", {k_.params.tmSB, k_.smem.sSB, s_, k_.smem.full, s_, at, b_.i32(0)}, {},
+                {{"row", int64_t{8} * i}});
+    }
+  }
+
+  // sharedRowScales: scale_a's row of the step's K block, the tile's bm rows (zero-filled past M),
+  // the same way.
+  void loadScaleA() {
+    b_.setLoc(r_.g.loadScaleA->loc());
+    Value* kb = u_.kbase ? b_.add(u_.kbase, kt_) : kt_;
+    b_.create("kern.tma_load", {k_.params.tmSA, k_.smem.sSA, s_, k_.smem.full, s_, u_.m0, kb}, {},
               {{"row", int64_t{0}}});
   }
 
@@ -249,7 +278,9 @@ class StageCopies {
 int64_t stageTxBytes(const Request& r, const Kernel& k) {
   const Config& c = r.c;
   int64_t bRows = r.g.bKMajor ? c.bn : (c.bn + 63) / 64 * 64;
-  return (c.bm + bRows) * c.bk * r.elemBytes() + (k.params.tmSB ? int64_t(c.bn) * 4 : 0);
+  const int64_t scaleB = !k.params.tmSB ? 0 : sharedBlockScales(r) ? 16 * int64_t(blockScaleBoxes(r)) : int64_t(c.bn) * 4;
+  return (c.bm + bRows) * c.bk * r.elemBytes() + scaleB +
+         (k.params.tmSA ? int64_t(c.bm) * 4 : 0);
 }
 
 }  // namespace

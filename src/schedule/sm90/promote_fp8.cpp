@@ -52,6 +52,14 @@
 //       scf.yield %acc.., %s', %ph', %sc'
 //     }
 //
+// Factors under the wgmmas: where a step's scales all come from its stage (kern.ld_shared of %s,
+// no global load) and its distinct factors are few (kEarlyFactors), the reads and products are
+// made right after the step's commit, before its wait: the stage has landed (the step waited for
+// it), and only the factors, not the loaded scales, live across the wgmmas. What is left after the
+// wait is the FFMAs and the release:
+//
+//     STEP(%s, %ph)  %f = READS+PRODUCTS(%s)  kern.wgmma_wait {pending = 0}  %acc = fma(sums, %f, %acc)  RELEASE
+//
 // Every read of a step's sums waits for its group inside the same iteration: ptxas does not follow
 // wgmma.wait_group across a back edge, and a pipeline that carries a step in flight into the next
 // iteration gets every wgmma of the kernel serialized (C7514); issuing deeper than pairs within an
@@ -94,6 +102,9 @@ using promote::KLoop;
 // The most loaded scale values a promoted loop carries into its next iteration (over its steps): a
 // few registers. Per-column scale_b (1x128 x 1x128: 2 per n8 group, 40 or more) keeps loading in the step.
 constexpr size_t kPrefetchedScales = 8;
+// The most distinct factors a step makes under its own wgmmas (before its wait): 1x128 x 128x128
+// makes 10 (128x160: 2 rows x 5 chunks of 32 columns) or 2-4; 1x128 x 1x128's 80 wait for the sums.
+constexpr size_t kEarlyFactors = 16;
 
 // Writes the promoted loops in place of one fast K loop.
 class Rewrite {
@@ -172,11 +183,17 @@ class Rewrite {
     b_.setInsertionPointToEnd(body);
     std::vector<std::vector<Value*>> sums;
     std::vector<std::unordered_map<const Value*, Value*>> scaleMaps(static_cast<size_t>(steps));
+    std::vector<std::vector<Value*>> early(static_cast<size_t>(steps));
+    const bool factorsEarly = first && !ahead && fewStageFactors();
     std::vector<Value*> stages, next;
     for (int i = 0; i < steps; ++i) {
       if (first && !ahead) scaleMaps[size_t(i)] = stepScales(b_.addConst(b_.add(first, b_.mulConst(iv, steps)), i));
       sums.push_back(issueStep(s, ph));
       stages.push_back(s);
+      if (factorsEarly) {  // under the step's wgmmas: its stage has landed, its sums are not read
+        scaleMaps[size_t(i)][k_.loop->body().argument(unsigned(k_.n + 1))] = s;
+        early[size_t(i)] = stepFactors(scaleMaps[size_t(i)]);
+      }
       std::tie(s, ph) = nextPosition(s, ph);
     }
     for (int i = 0; i < steps; ++i) {
@@ -187,7 +204,9 @@ class Rewrite {
       }
       // A product reading the stage (scale_b's row copied with it) reads this step's.
       if (first) scaleMaps[size_t(i)][k_.loop->body().argument(unsigned(k_.n + 1))] = stages[size_t(i)];
-      std::vector<Value*> factors = first ? stepFactors(scaleMaps[size_t(i)]) : std::vector<Value*>{};
+      std::vector<Value*> factors = factorsEarly ? early[size_t(i)]
+                                    : first      ? stepFactors(scaleMaps[size_t(i)])
+                                                 : std::vector<Value*>{};
       if (ahead) {
         std::vector<Value*> l = loadScales(b_.addConst(b_.add(first, b_.mulConst(iv, steps)), steps + i));
         next.insert(next.end(), l.begin(), l.end());
@@ -208,6 +227,17 @@ class Rewrite {
     std::vector<Value*> out;
     for (unsigned i = 0; i < loop->numResults(); ++i) out.push_back(loop->result(i));
     return out;
+  }
+
+  // Whether a step's factors can be made under its wgmmas: its scales all come from its stage
+  // (no global load: nothing in flight at the next fence) and its distinct factors are few
+  // (kEarlyFactors registers live across the wgmmas; 1x128 x 1x128's 80 a step would spill).
+  bool fewStageFactors() const {
+    if (!k_.stageReads || !k_.loaded.empty()) return false;
+    for (const Operation* op : k_.prologue)
+      if (op->is("kern.ld_global")) return false;
+    std::set<const Value*> distinct(k_.scales->operands().begin(), k_.scales->operands().end());
+    return distinct.size() <= kEarlyFactors;
   }
 
   // The fast loop's scale computation for K step `kt`, but its products: the loads, issued before

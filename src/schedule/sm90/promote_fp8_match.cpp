@@ -154,6 +154,18 @@ bool matchAfter(KLoop& k) {
   return true;
 }
 
+bool isStageRead(const Operation& op, const Value* stage) {
+  return op.is("kern.ld_shared") && op.operand(1) == stage;
+}
+
+// A kern.smem_offset that a read of the step's stage takes as its offset.
+bool addressesStageRead(const Operation& op, const Value* stage) {
+  if (!op.is("kern.smem_offset")) return false;
+  for (const ir::Use& u : op.result()->uses())
+    if (isStageRead(*u.user, stage) && u.user->operand(2) == op.result()) return true;
+  return false;
+}
+
 // Block scales: the prologue's products (arith.mulf, and what reads a product: a select between
 // two), made after the step's sums are waited for; the ops that read %kt (the loads and their
 // addresses); and the values of the latter the products read: what a loop carries to load scales
@@ -165,8 +177,10 @@ void classifyScales(KLoop& k) {
   bool carryable = true;
   for (Operation* op : k.prologue) {
     if (op == k.scales) continue;
-    // A read of the step's stage goes with the products: after the stage's wait, before its release.
-    bool product = op->is("arith.mulf") || (op->is("kern.ld_shared") && op->operand(1) == stage), kt = false;
+    // A read of the step's stage goes with the products: after the stage's wait, before its release,
+    // and so does a kern.smem_offset it reads (the verifier wants its offset straight from one: a
+    // block scale's element of its box, which reads %kt).
+    bool product = op->is("arith.mulf") || isStageRead(*op, stage) || addressesStageRead(*op, stage), kt = false;
     for (const Value* v : op->operands()) {
       product |= fromProducts.count(v) > 0;
       kt |= fromKt.count(v) > 0;

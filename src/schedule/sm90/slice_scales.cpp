@@ -181,16 +181,79 @@ bool pairedColumnScales(const Request& r) {
   return false;
 }
 
+namespace {
+
+// Whether `load`'s tensor is [K blocks of bk][rows or columns] dense, with the axis `coord` selects
+// contiguous and in blocks of one (the rows of one K block 16-byte rows of a 2-D tensor map).
+bool denseScaleRows(const Request& r, const Operation& load, const Value* coord) {
+  const Type& t = load.operand(0)->type();
+  if (t.rank() != 2 || tile::tensorLayout(t).strided()) return false;
+  const std::vector<int64_t> block = blockOf(t);
+  for (unsigned i = 1; i < load.numOperands(); ++i)
+    if (load.operand(i) == coord) {
+      const int64_t a = int64_t(i - 1);
+      return tile::tensorLayout(t).contiguousAxis() == a && block[size_t(a)] == 1 && block[size_t(1 - a)] == r.c.bk;
+    }
+  return false;
+}
+
+// Operands a 2-D map of scales can follow: neither batched nor grouped nor ragged, one block a SM.
+bool plainScaleOperands(const Request& r) {
+  const GemmProgram& g = r.g;
+  return g.blockK && !r.batched() && !g.bGrouped && !g.groupIndex && !g.raggedBounds && !g.raggedK &&
+         r.c.blocksPerSm <= 1;
+}
+
+int64_t columnRingEnd(const Request& r) {
+  return scaleRingOffset(r) + (sharedColumnScales(r)  ? int64_t(r.c.stages) * r.c.bn * 4
+                               : sharedBlockScales(r) ? int64_t(r.c.stages) * 128 * blockScaleBoxes(r)
+                                                      : 0);
+}
+
+}  // namespace
+
 bool sharedColumnScales(const Request& r) {
   const GemmProgram& g = r.g;
   const Config& c = r.c;
-  if (!g.blockK || !g.loadScaleB || blockN(r) != 1 || !pairedColumnScales(r) || r.batched() || g.bGrouped ||
-      g.groupIndex || g.raggedBounds || g.raggedK || c.blocksPerSm > 1 || c.bn > 256 || c.bn % 32 != 0)
+  if (!plainScaleOperands(r) || !g.loadScaleB || blockN(r) != 1 || !pairedColumnScales(r) || c.bn > 256 ||
+      c.bn % 32 != 0)
     return false;  // (bn % 32: each stage's row of bn floats starts 128-byte aligned, as TMA writes)
   // One stored K index per K step (scale_b's block along K is bk), and its stored axes [K][N].
   const Type& t = g.loadScaleB->operand(0)->type();
   if (t.rank() != 2 || blockOf(t)[0] != c.bk) return false;
-  return scaleRingEnd(r) <= r.target.maxSmemPerBlock;
+  return scaleRingOffset(r) + int64_t(c.stages) * c.bn * 4 <= r.target.maxSmemPerBlock;
+}
+
+int blockScaleBoxes(const Request& r) {
+  const Config& c = r.c;
+  const int64_t bN = blockN(r);
+  if (bN % c.bn == 0) return 1;            // the tile's columns in one block (tiles start at multiples of bn)
+  if (spansTwoBlocks(r)) return 2;         // the first column's block and the next
+  return c.bn % bN == 0 ? int(c.bn / bN) : 0;  // whole blocks, the warpgroup's columns from the tile's first
+}
+
+bool sharedBlockScales(const Request& r) {
+  const GemmProgram& g = r.g;
+  const Config& c = r.c;
+  if (!plainScaleOperands(r) || !g.loadScaleB || c.warpsN != 1) return false;
+  // scale_b [K, N] in blocks of [bk, bN >= 8], stored dense with K contiguous ([N blocks][K blocks],
+  // fp8_programs.h's and DeepGEMM's layout): element (nb, kb) is flat element nb * ktiles + kb.
+  const Type& t = g.loadScaleB->operand(0)->type();
+  if (t.rank() != 2 || tile::tensorLayout(t).strided() || blockOf(t)[0] != c.bk || blockN(r) % 8 != 0) return false;
+  for (unsigned i = 1; i < g.loadScaleB->numOperands(); ++i)
+    if (g.loadScaleB->operand(i) == coordArgN(g) && (i != 2 || tile::tensorLayout(t).contiguousAxis() != 0)) return false;
+  const int boxes = blockScaleBoxes(r);
+  if (boxes < 1 || boxes > 2) return false;
+  return scaleRingOffset(r) + int64_t(c.stages) * 128 * boxes <= r.target.maxSmemPerBlock;
+}
+
+bool sharedRowScales(const Request& r) {
+  const Config& c = r.c;
+  // bm % 32: each stage's row of bm floats 128-byte aligned; bm <= 256: one TMA box.
+  if (!plainScaleOperands(r) || !r.g.loadScaleA || c.swapAB || c.bm > 256 || c.bm % 32 != 0 ||
+      !denseScaleRows(r, *r.g.loadScaleA, coordArgM(r.g)))
+    return false;
+  return columnRingEnd(r) + int64_t(c.stages) * c.bm * 4 <= r.target.maxSmemPerBlock;
 }
 
 int64_t scaleRingOffset(const Request& r) {
@@ -198,15 +261,21 @@ int64_t scaleRingOffset(const Request& r) {
   return (end + 127) / 128 * 128;
 }
 
-int64_t scaleRingEnd(const Request& r) { return scaleRingOffset(r) + int64_t(r.c.stages) * r.c.bn * 4; }
+int64_t rowScaleRingOffset(const Request& r) { return columnRingEnd(r); }
+
+int64_t scaleRingEnd(const Request& r) {
+  return columnRingEnd(r) + (sharedRowScales(r) ? int64_t(r.c.stages) * r.c.bm * 4 : 0);
+}
 
 int sliceScaleLoads(const Request& r) {
-  if (sharedColumnScales(r)) return 2 * r.geo.wgmmaBlocks;  // scale_b comes from the stage
-  if (spansTwoBlocks(r)) return 2 * r.geo.wgmmaBlocks + 2;
-  if (blockN(r) == 1) return 2 * r.geo.wgmmaBlocks + 1;  // the other columns' addressed from the first's
+  // Loads from global memory: those of scales copied with the stage are not counted.
+  const int rowLoads = sharedRowScales(r) ? 0 : 2 * r.geo.wgmmaBlocks;
+  if (sharedColumnScales(r) || sharedBlockScales(r)) return rowLoads;  // scale_b comes from the stage
+  if (spansTwoBlocks(r)) return rowLoads + 2;
+  if (blockN(r) == 1) return rowLoads + 1;  // the other columns' addressed from the first's
   std::set<int64_t> cols;
   for (int a = 0; a < r.geo.accPerBlock; ++a) cols.insert(colKey(r, a / 4, a % 4));
-  return 2 * r.geo.wgmmaBlocks + int(cols.size());
+  return rowLoads + int(cols.size());
 }
 
 SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k, const Unit& u, const Warpgroup& w) {
@@ -227,6 +296,23 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
     s.stageOff = b.named(b.op1("kern.smem_offset", {k.smem.sSB, b.i32(0), b.add(w.colB, b.mulConst(b.rem(w.lane, b.i32(4)), 2))},
                                types::i32()),
                          "sboff");
+  const bool blocks = sharedBlockScales(r);
+  // The stage's boxes of scale_b's blocks (the tile's first block's at row 0), and where each
+  // block's stored elements start (as the producer's copies count them).
+  Value* firstBlock = blocks ? b.div(u.n0, b.i32(blockN(r))) : nullptr;
+  auto blockLoad = [&](int64_t box) {
+    SliceScales::Load l;
+    l.stage = true;
+    l.row = 8 * box;
+    l.blockAt = b.named(b.mul(b.addConst(firstBlock, box), k.ktiles), "sbat");
+    return l;
+  };
+  const bool sharedRows = sharedRowScales(r);
+  if (sharedRows)  // the thread's first row in the stage's row of scale_a (the tile's rows)
+    s.stageOffA = b.named(
+        b.op1("kern.smem_offset",
+              {k.smem.sSA, b.i32(0), b.add(w.rowA, b.add(b.mulConst(v, 16), b.div(w.lane, b.i32(4))))}, types::i32()),
+        "saoff");
   if (two) {  // the blocks of the warpgroup's first column and the next (its loads predicated off past N)
     const int64_t bN = blockN(r);
     Value* first = b.add(u.n0, w.colB);
@@ -239,7 +325,14 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
     for (int a = 0; a < geo.accPerBlock; ++a) {
       const int j = a / 4, e = a % 4, h = e >= 2 ? 1 : 0;
       auto [ra, newRow] = rows.try_emplace({i, h}, int(s.loads.size()));
-      if (newRow) s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleA, b.addConst(rowBase, 64 * i + 8 * h), nullptr));
+      if (newRow && sharedRows) {
+        SliceScales::Load l;
+        l.stage = l.rowOfA = true;
+        l.col = 64 * i + 8 * h;
+        s.loads.push_back(l);
+      } else if (newRow) {
+        s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleA, b.addConst(rowBase, 64 * i + 8 * h), nullptr));
+      }
       if (two) {
         s.factorOf.push_back({ra->second, cols[0]});
         s.group.push_back(int(8 * j / g * g));
@@ -247,7 +340,9 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
       }
       const int64_t key = colKey(r, j, e);
       auto [cb, newCol] = cols.try_emplace(key, int(s.loads.size()));
-      if (newCol && shared) {
+      if (newCol && blocks) {  // the tile's block `key` (warps_n = 1: the warpgroup's columns are the tile's)
+        s.loads.push_back(blockLoad(key));
+      } else if (newCol && shared) {
         SliceScales::Load l;
         l.stage = true;
         l.col = key;
@@ -272,7 +367,9 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
       }
       s.factorOf.push_back({ra->second, cb->second});
     }
-  if (two) {
+  if (two && blocks) {  // the boxes of the tile's first column's block and the next
+    for (int64_t box : {0, 1}) s.loads.push_back(blockLoad(box));
+  } else if (two) {
     Value* first = b.add(u.n0, w.colB);
     s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleB, nullptr, first));
     s.loads.push_back(prepareLoad(b, r, k, u, *r.g.loadScaleB, nullptr, b.add(first, s.rel)));
@@ -289,9 +386,12 @@ std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value
   std::map<int, Value*> seconds;  // a pair's load -> its second column's value
   for (size_t i = 0; i < s.loads.size(); ++i) {
     const SliceScales::Load& l = s.loads[i];
-    if (l.stage) {  // the stage's row of scale_b (sm90-promote-fp8 reads it once the step's sums are waited for)
-      loaded.push_back(b.op1("kern.ld_shared", {k.smem.sSB, stage, s.stageOff}, types::f32(),
-                             {{"row", int64_t{0}}, {"col", l.col}}));
+    if (l.stage) {  // the stage's row of scale_a / scale_b (sm90-promote-fp8 reads it once the step's sums are waited for)
+      Value* off = l.rowOfA ? s.stageOffA : s.stageOff;
+      if (l.blockAt)  // the step's element of the block's 16-byte box
+        off = b.op1("kern.smem_offset", {k.smem.sSB, b.i32(0), b.andi(b.add(l.blockAt, kstep), b.i32(3))}, types::i32());
+      loaded.push_back(b.op1("kern.ld_shared", {l.rowOfA ? k.smem.sSA : k.smem.sSB, stage, off}, types::f32(),
+                             {{"row", l.row}, {"col", l.col}}));
       ptrs.push_back(nullptr);
       continue;
     }

@@ -21,6 +21,8 @@
 #include "schedule/config.h"
 #include "kiln/kernel.h"
 #include "kiln/runtime/launch_args.h"
+#include "kiln/runtime/tensor_map.h"
+#include "ops/fp8_programs.h"
 #include "ops/gemm_fp8.h"
 #include "tests/unit/runtime/launch_args_fixture.h"
 #include "tests/unit/schedule/sm90_sim_check.h"
@@ -169,7 +171,8 @@ TEST(Sm90Fp8Functional, PerColumnScalesCopiedWithTheStage) {
     for (const auto& param : r->launch.params) mapped |= param.name == "tmap_scale_b";
     EXPECT_EQ(mapped, contiguous);
     // 160 columns over 4 lanes: 40 a thread a K step, from the stage or from global memory.
-    EXPECT_EQ(count(r->ptx, R"(ld\.shared\.f32)"), contiguous ? 40 : 0);
+    // (and scale_a's 2 rows a thread from the stage too: sharedRowScales)
+    EXPECT_EQ(count(r->ptx, R"(ld\.shared\.f32)"), contiguous ? 42 : 2);
     EXPECT_EQ(count(r->ptx, R"(ld\.global(\.[a-z0-9]+)*\.v2\.f32)"), 0);
     if (!contiguous) continue;
     runtime::KernelSignature sig = signatureOf(*prog->body().front(), r->launch);
@@ -194,6 +197,79 @@ TEST(Sm90Fp8Functional, PerColumnScalesCopiedWithTheStage) {
                         "pad rows to a multiple of 4 elements"),
               rows.end())
         << ::testing::PrintToString(rows);
+    // scale_a's rows of a K block through a map too: M a multiple of 4.
+    args.dims = {{"M", 258}, {"N", 320}, {"K", 512}};
+    for (size_t i : {1, 3, 4}) args.tensors[i].shape.back() = 320;
+    args.tensors[0].shape[0] = args.tensors[2].shape[0] = args.tensors[4].shape[0] = 258;
+    const runtime::testing::Messages rowsA = runtime::testing::check(sig, args);
+    EXPECT_EQ(rowsA, (runtime::testing::Messages{
+                         "dimension 'M' is 258, not a multiple of 4 (the kernel was compiled for M % 4 == 0); pad M to 260",
+                         "argument 'scale_a': stride of dim 1 (K) is 258 elements = 1032 bytes (contiguous layout), not a "
+                         "multiple of 16 bytes; every row must start 16-byte aligned (TMA and 16-byte vector loads): pad "
+                         "rows to a multiple of 4 elements"}));
+  }
+}
+
+// 128x128-block scale_b (1x128 x 128x128) stored [N blocks][K blocks] (K contiguous, the layout
+// fp8_programs.h and DeepGEMM use): the producer copies, per stage, one 16-byte box per block the
+// tile's columns span, from the block's element of the step's K block, through a flat tensor map
+// (the stored elements as one row, so a box may start at any element: a row of K / 128 floats is
+// 16-byte aligned only where K / 128 % 4 == 0), and the consumers read it with ld.shared: with
+// scale_a's rows from the stage too, no global load of a scale is left in the K loop.
+// BlockScalesPerSliceOfK runs these kernels in the simulator (K / 128 = 3 and 4; N = 200 and 328:
+// a 160-column tile's second block past N). The launch asks scale_b 16-byte aligned (the check of
+// its tensor map, which names it), and nothing of K.
+TEST(Sm90Fp8Functional, BlockScalesOfBCopiedWithTheStage) {
+  auto program = ops::fp8GemmProgram({ops::Fp8Scaling::Block1x128x128x128}, "blockwise");
+  auto count = [](const std::string& ptx, const char* re) {
+    const std::regex r(re);
+    return std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), r), std::sregex_iterator());
+  };
+  for (int bn : {128, 160}) {
+    SCOPED_TRACE(bn);
+    ir::DiagnosticEngine diag;
+    auto r = compile(*program, Target::sm90a(),
+                     Config::parse(kFp8 + "fp8_accum=promote bm=128 bn=" + std::to_string(bn) + " stages=3 warps_m=2"),
+                     diag);
+    ASSERT_TRUE(r) << diag.str();
+    const KernelParam* map = nullptr;
+    for (const auto& param : r->launch.params)
+      if (param.name == "tmap_scale_b") map = &param;
+    ASSERT_NE(map, nullptr);
+    EXPECT_TRUE(map->flat);
+    EXPECT_EQ(map->box, (std::vector<int64_t>{4, 1}));
+    // Per K step and thread: 2 rows of scale_a and a block (two at 160 columns) of scale_b, all
+    // from the stage; the only global loads left are the epilogue's (none: a bf16 store).
+    EXPECT_EQ(count(r->ptx, R"(ld\.shared\.f32)"), bn == 160 ? 4 : 3);
+    EXPECT_EQ(count(r->ptx, R"(ld\.global)"), 0);
+    // The producer's copies of a stage: A, B, scale_a's row and one box per block of scale_b.
+    EXPECT_EQ(count(r->ptx, R"(cp\.async\.bulk\.tensor\.2d\.shared::cluster)"), bn == 160 ? 5 : 4);
+    if (bn != 160) continue;
+    runtime::KernelSignature sig = signatureOf(*program->body().front(), r->launch);
+    runtime::LaunchArgs args;
+    args.dims = {{"M", 256}, {"N", 328}, {"K", 272}};
+    args.tensors = {{0x100000, ir::ScalarType::F8E4M3, {256, 272}, {}},
+                    {0x200000, ir::ScalarType::F8E4M3, {272, 328}, {}},
+                    {0x300000, ir::ScalarType::F32, {256, 3}, {}},
+                    {0x400004, ir::ScalarType::F32, {3, 3}, {}},
+                    {0x500000, ir::ScalarType::BF16, {256, 328}, {}}};
+    // K / 128 = 3 (12-byte rows of scale_b): the arguments pass, and the flat map is 9 elements
+    // long and valid where a 2-D map of [3][3] would not be (its row stride 12 bytes).
+    EXPECT_EQ(runtime::testing::check(sig, args), runtime::testing::Messages{});
+    std::vector<uint64_t> ptrs;
+    for (const auto& t : args.tensors) ptrs.push_back(t.ptr);
+    runtime::TensorMapDesc d = tensorMapDescFor(*map, sig, ptrs, args.dims);
+    EXPECT_EQ(d.globalDims, (std::vector<uint64_t>{9, 1}));
+    EXPECT_EQ(d.globalStrides, (std::vector<uint64_t>{48}));
+    ir::DiagnosticEngine mapDiag;
+    EXPECT_FALSE(runtime::validateTensorMap(d, mapDiag));  // the map's start, as Kernel::validate checks it
+    EXPECT_EQ(mapDiag.str().find("tensor map 'tmap_scale_b': global address 0x400004 is not 16-byte aligned") ==
+                  std::string::npos,
+              false)
+        << mapDiag.str();
+    d.globalAddress = 0x400000;
+    ir::DiagnosticEngine okDiag;
+    EXPECT_TRUE(runtime::validateTensorMap(d, okDiag)) << okDiag.str();
   }
 }
 
@@ -217,7 +293,10 @@ TEST(Sm90Fp8Functional, ScalesLoadedAheadStayInsideTheKRange) {
         ++dropped;
       });
     };
-    const std::string cfg = kFp8 + "fp8_accum=" + accum + " bm=128 bn=128 stages=3 warps_m=2";
+    // Two blocks an SM: the scales stay in registers (no copy with the stage, slice_scales.cpp
+    // plainScaleOperands), and so the loads an iteration ahead.
+    const std::string cfg = std::string("strategy=sm90_ws_persistent bk=128 warps_n=1 epilogue=direct fp8_accum=") +
+                            accum + " bm=64 bn=32 stages=3 warps_m=1 blocks_per_sm=2";
     check(cfg, p);
     check(cfg, p, dropKRange, "global access");
     EXPECT_GT(dropped, 0) << accum << ": no scale load predicated on the K range";
