@@ -9,6 +9,7 @@
 #include "kiln/program_builder.h"
 #include "ops/ragged_waves.h"
 #include "ops/select_variant.h"
+#include "schedule/config.h"
 #include "schedule/gemm_analysis.h"
 
 namespace kiln::ops {
@@ -25,6 +26,11 @@ constexpr double kH200Fp8FlopsPerByte = 1200.0 / 4.0;
 // The share of the SMs that, streaming from deep rings, keep DRAM busy: fitted on the FP8 run
 // (at M = 128, 56 blocks of 128x128 ran 8% slower than 112 of 64x128), above BF16's 0.375.
 constexpr double kStreamingSmsToSaturate = 0.5;
+// The 64-row rings (one consumer warpgroup) whose block scales all come from the stage
+// (blockScalesFromStage) stream as BF16's do: in GPU run 13 (bench/results/2026-12-07-h100-run13/
+// fp8_block.json) 56 blocks of 64x128 ran 4-6% ahead of 112 (64x64, or 64x128 in two K slices) at
+// 64x7168x16384 in both block modes, at 94% of the read ceiling.
+constexpr double kStreamingSmsToSaturateFromStage = 0.375;
 // stream_k=1's cost per block, in K steps of 128 (the fill of a run that starts inside a tile and
 // the hand-over of its partial sums): fitted on 3072x1536x7168, where stream-K ran 1.15x its
 // data-parallel twin, not the 1.34x that BF16's 20 steps would predict.
@@ -313,23 +319,52 @@ static double pitchTerm(const Config& c, const Fp8GemmProblem& p) {
   return a * b;
 }
 
+// Whether a block-scaled K step reads every scale from its stage (sm90 slice_scales.cpp:
+// sharedRowScales for scale_a, sharedBlockScales or sharedColumnScales for scale_b, copied by TMA
+// with the operands): where the rings of stages x bm floats of scale_a and scale_b's boxes or
+// columns fit the shared memory after the pipeline's (a BF16 output's staging). 128x128 s6 with its
+// TMA store does not, and keeps its scale_a loads. BlockwiseVariantsAssembleSpillFree holds this
+// to the lowering's own decision for every registered variant.
+bool blockScalesFromStage(const Config& c, Fp8Scaling mode, const Target& t) {
+  if (mode != Fp8Scaling::Block1x128x128x128 && mode != Fp8Scaling::Block1x128x1x128) return false;
+  if (c.swapAB || c.bm > 256 || c.bm % 32 != 0 || c.warpsN != 1 || c.blocksPerSm > 1 || c.bk != 128) return false;
+  const int64_t pipeline = (sm90Shape(c, 1, 2).smemBytes + 127) / 128 * 128;
+  const int64_t boxes = 128 % c.bn == 0 ? 1 : c.bn % 128 == 0 ? c.bn / 128 : 2;  // 128x128 blocks a tile spans
+  const int64_t ringB = mode == Fp8Scaling::Block1x128x1x128 ? int64_t(c.stages) * c.bn * 4 : int64_t(c.stages) * 128 * boxes;
+  return pipeline + ringB + int64_t(c.stages) * c.bm * 4 <= t.maxSmemPerBlock;
+}
+
+// A 64-row ring with one consumer warpgroup whose block scales all come from its stage: nothing
+// of the promotion waits on a global load, and no other warpgroup's wgmmas hide its wait.
+static bool stagedRing(const Config& c, Fp8Scaling mode, const Target& t) {
+  return c.warpsM * c.warpsN == 1 && blockScalesFromStage(c, mode, t);
+}
+
+// The share of the SMs whose streaming keeps DRAM busy, for config c on problem p.
+static double streamingShare(const Config& c, const Fp8GemmProblem& p, const Target& t) {
+  return stagedRing(c, p.scaling, t) ? kStreamingSmsToSaturateFromStage : kStreamingSmsToSaturate;
+}
+
 // A promoted K step with block scales, in cycles of one SM: the tensor work, the wait and the
-// scale instructions (kBlockScaleWaitCycles).
-static double blockScaleStepCycles(const Config& c, Fp8Scaling mode) {
+// scale instructions (kBlockScaleWaitCycles; none for a staged ring, stagedRing: run 13's 64x64
+// rings ran 4% behind 64x128 at 64x7168x16384 and 9% ahead at 64x4096x7168, where the 150-cycle
+// wait had put them 6-13% behind before the scales came from the stage).
+static double blockScaleStepCycles(const Config& c, Fp8Scaling mode, const Target& t) {
   const int consumers = c.warpsM * c.warpsN, blocks = std::max(1, c.bm / c.warpsM / 64);
   // The 128-column blocks of B one tile's columns can touch (160 columns: two).
   const int spans = (c.bn + 127) / 128 + (c.bn % 128 != 0 && 128 % c.bn != 0 ? 1 : 0);
   const double instr = mode == Fp8Scaling::Block1x128x1x128
                            ? blocks * c.bn / 2.0 + c.bn / 8.0 + 2.0 * blocks  // FMUL per row-block and column pair, loads
                            : 2.0 * blocks + spans + 2.0 * blocks * spans;      // scale_a / scale_b loads, FMULs
-  const double wait = consumers > 1 && c.fp8Accum == Fp8Accum::Promote ? kBlockScaleWaitCyclesTwoConsumers
-                                                                       : kBlockScaleWaitCycles;
+  const double wait = stagedRing(c, mode, t)                                       ? 0.0
+                      : consumers > 1 && c.fp8Accum == Fp8Accum::Promote ? kBlockScaleWaitCyclesTwoConsumers
+                                                                           : kBlockScaleWaitCycles;
   return double(c.bm) * double(c.bn) / 32.0 + wait + kBlockScaleCyclesPerInstr * consumers * instr;
 }
 
 // The share of a K step the tensor cores work when block scales are promoted.
-static double blockScaleStepTerm(const Config& c, Fp8Scaling mode) {
-  return double(c.bm) * double(c.bn) / 32.0 / blockScaleStepCycles(c, mode);
+static double blockScaleStepTerm(const Config& c, Fp8Scaling mode, const Target& t) {
+  return double(c.bm) * double(c.bn) / 32.0 / blockScaleStepCycles(c, mode, t);
 }
 
 // Memory-bound, block scales, split_k = S: how much sooner the S slices finish than the unsplit
@@ -341,15 +376,18 @@ static double blockScaleStepTerm(const Config& c, Fp8Scaling mode) {
 // chain; DRAM alone 1.09), the 112 slices 1.0 (DRAM; chain 1.0 with the hand-over). Where the
 // chain is short (rowwise and tensorwise scales: no term), a slice has few K steps (the hand-over
 // outweighs them) or the slices need more waves, it gives nothing.
-static double blockScaleSplitRelief(const Config& c, const Fp8GemmProblem& p, int64_t tiles, int64_t slots,
-                                    int64_t sms, double bytes) {
+static double blockScaleSplitRelief(const Config& c, const Fp8GemmProblem& p, const Target& t, int64_t tiles,
+                                    int64_t slots, int64_t sms, double bytes) {
   auto time = [&](int64_t splits) {
     const int64_t units = tiles * splits;
     const double active = double(std::min(units, slots));
-    const double memory = 1.0 / std::min(1.0, std::sqrt(active / (kStreamingSmsToSaturate * double(sms))));
+    const double memory = 1.0 / std::min(1.0, std::sqrt(active / (streamingShare(c, p, t) * double(sms))));
     const double steps = (double(ceilDiv(ceilDiv(p.k, c.bk), splits)) + (splits > 1 ? kSplitHandOverSteps : 0.0)) *
                          double(ceilDiv(units, slots));
-    return std::max(memory, steps * blockScaleStepCycles(c, p.scaling) * kChainBytesPerStepCycle / bytes);
+    // A staged ring's chain runs under the stream (run 13: the unsplit 64x128 rings at 94% of the
+    // read ceiling in both modes), so only DRAM's coverage tells the slices apart.
+    if (stagedRing(c, p.scaling, t)) return memory;
+    return std::max(memory, steps * blockScaleStepCycles(c, p.scaling, t) * kChainBytesPerStepCycle / bytes);
   };
   return time(1) / time(c.splitK);
 }
@@ -374,7 +412,7 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   // keeps a wave's tiles of B in L2; unmeasured: a tie-break).
   const double raster = c.raster == Raster::Row ? 0.97 : 1.0;
   const bool blockwise = p.scaling == Fp8Scaling::Block1x128x128x128 || p.scaling == Fp8Scaling::Block1x128x1x128;
-  const double blockScales = blockwise ? blockScaleStepTerm(c, p.scaling) : 1.0;
+  const double blockScales = blockwise ? blockScaleStepTerm(c, p.scaling, t) : 1.0;
   const bool computeBound = flops / bytes >= kH200Fp8FlopsPerByte;
   const double cluster = cm == 1 ? 1.0 : blockwise && computeBound ? kBlockScalesClusterTerm : 0.99;
   if (!computeBound) {
@@ -382,9 +420,9 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
     const bool relieved = blockwise && c.splitK > 1;
     const int64_t streams = relieved ? tiles : units;
     double active = double(std::min(streams, slots) * cm);
-    double coverage = std::min(1.0, std::sqrt(active / (kStreamingSmsToSaturate * double(sms))));
+    double coverage = std::min(1.0, std::sqrt(active / (streamingShare(c, p, t) * double(sms))));
     double fill = ceilDiv(streams, slots) > 1 ? double(streams) / double(ceilDiv(streams, slots) * slots) : 1.0;
-    double relief = relieved ? blockScaleSplitRelief(c, p, tiles, slots, sms, bytes) : 1.0;
+    double relief = relieved ? blockScaleSplitRelief(c, p, t, tiles, slots, sms, bytes) : 1.0;
     return blockScales * raster * coverage * fill * relief * (c.splitK > 1 ? 0.93 : 1.0) * cluster * useful;
   }
   const double ksteps = double(ceilDiv(p.k, c.bk)) / c.splitK;

@@ -69,6 +69,11 @@ std::unique_ptr<ir::Module> fp8ScaledGemmProgram(const std::string& name = "fp8_
                                                  ir::ScalarType bType = ir::ScalarType::F8E4M3);
 
 const std::vector<Fp8GemmVariant>& gemmFp8Variants();
+
+// Whether config `c` reads every block scale of `mode` from its K step's stage (sm90 copies scale_a's
+// rows and scale_b's blocks or columns by TMA with the operands where their rings fit the shared
+// memory), which shortens each promoted step's chain (the family's preference).
+bool blockScalesFromStage(const Config& c, Fp8Scaling mode, const Target& t);
 const Fp8GemmVariant* findGemmFp8Variant(std::string_view name);
 
 struct Fp8GemmSelection {
