@@ -132,6 +132,51 @@ const Fp8GemmVariant* registeredAs(const std::string& config, bool loadsLate = f
   return nullptr;
 }
 
+// One shape of a recorded kiln_fp8_bench run judged against the family's pick: `measure` ("vs_cublaslt"
+// or "tflops") of the pick and of the fastest registered variant, correct ones only (picked < 0:
+// the pick was not measured there, registered or made eligible after the run). The run's
+// cuBLASLt accumulation says which accumulation the pick is for; an entry's `scaling` its mode
+// (rowwise where the run predates modes).
+struct JudgedShape {
+  Fp8GemmProblem problem;
+  std::string name, pick;  // "block_1x128_128x128 64x7168x16384"; the picked variant
+  double picked = -1, best = 0;
+};
+
+std::vector<JudgedShape> judgeRecordedRun(const std::string& file, const char* measure, bool loadsLate = false) {
+  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/results/" + file);
+  EXPECT_TRUE(in) << file;
+  if (!in) return {};
+  nlohmann::json run = nlohmann::json::parse(in);
+  std::vector<JudgedShape> out;
+  for (const auto& entry : run["results"]) {
+    JudgedShape j;
+    Fp8GemmProblem& p = j.problem;
+    p = {entry["M"].get<int64_t>(), entry["N"].get<int64_t>(), entry["K"].get<int64_t>()};
+    p.fastAccum = run["cublaslt_fast_accum"].get<bool>();
+    if (entry.contains("scaling")) {
+      auto scaling = parseFp8Scaling(entry["scaling"].get<std::string>());
+      EXPECT_TRUE(scaling) << file;
+      if (scaling) p.scaling = *scaling;
+    }
+    j.name = fmt::format("{} {}x{}x{}", fp8ScalingName(p.scaling), p.m, p.n, p.k);
+    ir::DiagnosticEngine diag;
+    auto pick = selectGemmFp8(p, Target::sm90a(), diag);
+    EXPECT_TRUE(pick) << diag.str();
+    if (!pick) continue;
+    j.pick = pick->variant->name;
+    for (const auto& k : entry["kiln"]) {
+      const Fp8GemmVariant* v = registeredAs(k["config"].get<std::string>(), loadsLate);
+      if (!v || !k["correct"].get<bool>()) continue;
+      j.best = std::max(j.best, k[measure].get<double>());
+      if (v == pick->variant) j.picked = std::max(j.picked, k[measure].get<double>());
+    }
+    EXPECT_GT(j.best, 0) << file << ": no registered variant measured at " << j.name;
+    out.push_back(j);
+  }
+  return out;
+}
+
 // The heuristic against the H200 (each kernel timed in alternation with cuBLASLt in the same
 // accumulation). The recorded runs, each with how close every pick must come to the fastest
 // registered variant of its accumulation measured there, per shape and in geometric mean:
@@ -296,36 +341,20 @@ TEST(GemmFp8Gates, HeuristicPicksNearTheMeasuredBestOnTheH200) {
   std::set<std::tuple<int64_t, int64_t, int64_t, bool>> judged, unjudged;  // (M, N, K, fast)
   for (const Recorded& rec : kRecorded) {
     const std::string file = std::string(rec.dir) + "/" + rec.file;
-    std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/results/" + file);
-    ASSERT_TRUE(in) << file;
-    nlohmann::json run = nlohmann::json::parse(in);
-    const bool fast = run["cublaslt_fast_accum"].get<bool>();
     int shapes = 0;
     double logRatio = 0;
-    for (const auto& entry : run["results"]) {
-      Fp8GemmProblem p{entry["M"].get<int64_t>(), entry["N"].get<int64_t>(), entry["K"].get<int64_t>()};
-      p.fastAccum = fast;
-      ir::DiagnosticEngine diag;
-      auto pick = selectGemmFp8(p, Target::sm90a(), diag);
-      ASSERT_TRUE(pick) << diag.str();
-      double best = 0, picked = -1;
-      for (const auto& k : entry["kiln"]) {
-        const Fp8GemmVariant* v = registeredAs(k["config"].get<std::string>(), rec.loadsLate);
-        if (!v || !k["correct"].get<bool>()) continue;
-        best = std::max(best, k["vs_cublaslt"].get<double>());
-        if (v == pick->variant) picked = k["vs_cublaslt"].get<double>();
-      }
-      ASSERT_GT(best, 0) << file << ": no registered variant measured at " << p.m << "x" << p.n << "x" << p.k;
-      const auto key = std::make_tuple(p.m, p.n, p.k, fast);
-      if (picked < 0) {  // the pick was registered after this record
+    for (const JudgedShape& j : judgeRecordedRun(file, "vs_cublaslt", rec.loadsLate)) {
+      const Fp8GemmProblem& p = j.problem;
+      const auto key = std::make_tuple(p.m, p.n, p.k, p.fastAccum);
+      if (j.picked < 0) {  // the pick was registered after this record
         unjudged.insert(key);
         continue;
       }
       judged.insert(key);
       ++shapes;
-      logRatio += std::log(picked / best);
-      EXPECT_GE(picked, rec.perShape * best) << file << " " << p.m << "x" << p.n << "x" << p.k << ": picked "
-                                             << pick->variant->name << " at " << picked << "x cuBLASLt, best " << best;
+      logRatio += std::log(j.picked / j.best);
+      EXPECT_GE(j.picked, rec.perShape * j.best)
+          << file << " " << j.name << ": picked " << j.pick << " at " << j.picked << "x cuBLASLt, best " << j.best;
     }
     EXPECT_GE(shapes, rec.shapes - 1) << file << ": more than one shape's pick was not measured there";
     EXPECT_GE(std::exp(logRatio / shapes), rec.geomean) << file;
@@ -343,33 +372,15 @@ TEST(GemmFp8Gates, HeuristicPicksNearTheMeasuredBestOnTheH200) {
 // The H200's terms picked at 0.969 tensorwise and 0.973 rowwise in geometric mean (8192^3 and
 // 4096x4096x14336 at 0.89-0.91, 4096x7168x2048 tensorwise 0.946).
 TEST(GemmFp8Gates, RowwiseAndTensorwisePicksNearTheMeasuredBestOnTheH100) {
-  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/results/2026-12-06-h100-fp8/fp8_bench.json");
-  ASSERT_TRUE(in);
-  nlohmann::json run = nlohmann::json::parse(in);
   std::map<Fp8Scaling, std::pair<int, double>> modes;  // shapes, sum of log(picked / best)
-  for (const auto& entry : run["results"]) {
-    auto scaling = parseFp8Scaling(entry["scaling"].get<std::string>());
-    ASSERT_TRUE(scaling);
-    if (*scaling != Fp8Scaling::Rowwise && *scaling != Fp8Scaling::Tensorwise) continue;
-    Fp8GemmProblem p{entry["M"].get<int64_t>(), entry["N"].get<int64_t>(), entry["K"].get<int64_t>()};
-    p.scaling = *scaling;
-    ir::DiagnosticEngine diag;
-    auto pick = selectGemmFp8(p, Target::sm90a(), diag);
-    ASSERT_TRUE(pick) << diag.str();
-    double best = 0, picked = -1;
-    for (const auto& k : entry["kiln"]) {
-      const Fp8GemmVariant* v = registeredAs(k["config"].get<std::string>());
-      if (!v || !k["correct"].get<bool>()) continue;
-      best = std::max(best, k["vs_cublaslt"].get<double>());
-      if (v == pick->variant) picked = k["vs_cublaslt"].get<double>();
-    }
-    const std::string shape = fmt::format("{} {}x{}x{}", fp8ScalingName(*scaling), p.m, p.n, p.k);
-    ASSERT_GT(best, 0) << shape;
-    ASSERT_GT(picked, 0) << shape << ": " << pick->variant->name << " was not measured";
-    EXPECT_GE(picked, 0.93 * best) << shape << ": picked " << pick->variant->name << " at " << picked
-                                   << "x cuBLASLt, best " << best;
-    modes[*scaling].first += 1;
-    modes[*scaling].second += std::log(picked / best);
+  for (const JudgedShape& j : judgeRecordedRun("2026-12-06-h100-fp8/fp8_bench.json", "vs_cublaslt")) {
+    const Fp8Scaling mode = j.problem.scaling;
+    if (mode != Fp8Scaling::Rowwise && mode != Fp8Scaling::Tensorwise) continue;
+    ASSERT_GT(j.picked, 0) << j.name << ": " << j.pick << " was not measured";
+    EXPECT_GE(j.picked, 0.93 * j.best) << j.name << ": picked " << j.pick << " at " << j.picked
+                                       << "x cuBLASLt, best " << j.best;
+    modes[mode].first += 1;
+    modes[mode].second += std::log(j.picked / j.best);
   }
   ASSERT_EQ(modes.size(), 2u);
   for (const auto& [mode, sum] : modes) {
@@ -388,33 +399,14 @@ TEST(GemmFp8Gates, RowwiseAndTensorwisePicksNearTheMeasuredBestOnTheH100) {
 // M = 64 (0.947 and 0.958 of the unsplit 64x128 pairs), 128x128 pairs at 128x7168x16384 (0.933 of
 // 64x128) and 64x128 at 64x4096x7168 (0.94 and 0.91 of 64x64).
 TEST(GemmFp8Gates, BlockwisePicksNearTheMeasuredBest) {
-  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/results/2026-12-07-h100-run13/fp8_block.json");
-  ASSERT_TRUE(in);
-  nlohmann::json run = nlohmann::json::parse(in);
   std::map<Fp8Scaling, std::pair<int, double>> modes;  // shapes, sum of log(picked / best)
-  for (const auto& entry : run["results"]) {
-    auto scaling = parseFp8Scaling(entry["scaling"].get<std::string>());
-    ASSERT_TRUE(scaling);
-    Fp8GemmProblem p{entry["M"].get<int64_t>(), entry["N"].get<int64_t>(), entry["K"].get<int64_t>()};
-    p.scaling = *scaling;
-    ir::DiagnosticEngine diag;
-    auto pick = selectGemmFp8(p, Target::sm90a(), diag);
-    ASSERT_TRUE(pick) << diag.str();
-    double best = 0, picked = -1;
-    for (const auto& k : entry["kiln"]) {
-      const Fp8GemmVariant* v = registeredAs(k["config"].get<std::string>());
-      if (!v || !k["correct"].get<bool>()) continue;
-      best = std::max(best, k["tflops"].get<double>());
-      if (v == pick->variant) picked = std::max(picked, k["tflops"].get<double>());
-    }
-    const std::string shape = fmt::format("{} {}x{}x{}", fp8ScalingName(*scaling), p.m, p.n, p.k);
-    ASSERT_GT(best, 0) << shape;
-    ASSERT_GT(picked, 0) << shape << ": " << pick->variant->name << " was not measured";
-    EXPECT_GE(picked, 0.97 * best) << shape << ": picked " << pick->variant->name << " at " << picked
-                                   << " TFLOP/s, best " << best;
-    auto& [shapes, logRatio] = modes[*scaling];
+  for (const JudgedShape& j : judgeRecordedRun("2026-12-07-h100-run13/fp8_block.json", "tflops")) {
+    ASSERT_GT(j.picked, 0) << j.name << ": " << j.pick << " was not measured";
+    EXPECT_GE(j.picked, 0.97 * j.best) << j.name << ": picked " << j.pick << " at " << j.picked
+                                       << " TFLOP/s, best " << j.best;
+    auto& [shapes, logRatio] = modes[j.problem.scaling];
     ++shapes;
-    logRatio += std::log(picked / best);
+    logRatio += std::log(j.picked / j.best);
   }
   ASSERT_EQ(modes.size(), 2u);
   for (const auto& [mode, tally] : modes) {
