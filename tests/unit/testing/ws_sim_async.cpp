@@ -134,11 +134,9 @@ void forEachBoxElement(const runtime::TensorMapDesc& d, const std::vector<int64_
 namespace {
 
 // What the GPU asks of a tensor copy beyond what cuTensorMapEncodeTiled checks of its map: the
-// box's innermost coordinate a multiple of 16 bytes (with the map's 16-byte aligned address and
-// strides, its first element 16-byte aligned; an unaligned start stops the kernel with "an illegal
-// instruction was encountered", as GPU run 12's flat scale_b map did) and its shared-memory side
-// 128-byte aligned. The simulator throws where the GPU would fault, so a copy's legality is tested
-// with its bytes.
+// box's innermost coordinate a multiple of 16 bytes (an unaligned start stops the kernel with "an
+// illegal instruction was encountered", as GPU run 12's flat scale_b map did) and its shared-memory
+// side 128-byte aligned. Thrown here as the GPU faults, so a copy's legality is tested with it.
 void checkTmaBox(const char* copy, const runtime::TensorMapDesc& d, const std::vector<int64_t>& c, uint64_t smem) {
   const int64_t eb = bitWidth(d.dtype) / 8;
   if (c.at(0) * eb % 16 != 0)
