@@ -322,13 +322,14 @@ static double pitchTerm(const Config& c, const Fp8GemmProblem& p) {
 // Whether a block-scaled K step reads every scale from its stage (sm90 slice_scales.cpp:
 // sharedRowScales for scale_a, sharedBlockScales or sharedColumnScales for scale_b, copied by TMA
 // with the operands): where the rings of stages x bm floats of scale_a and scale_b's boxes or
-// columns fit the shared memory after the pipeline's (a BF16 output's staging). 128x128 s6 with its
-// TMA store does not, and keeps its scale_a loads. BlockwiseVariantsAssembleSpillFree holds this
-// to the lowering's own decision for every registered variant.
-bool blockScalesFromStage(const Config& c, Fp8Scaling mode, const Target& t) {
+// columns fit the shared memory after the pipeline's (its output's staging). 128x128 s6 with a BF16
+// output's TMA store does not, and keeps its scale_a loads. BlockwiseVariantsAssembleSpillFree
+// holds this to the lowering's own decision for every registered variant.
+bool blockScalesFromStage(const Config& c, const Fp8GemmProblem& p, const Target& t) {
+  const Fp8Scaling mode = p.scaling;
   if (mode != Fp8Scaling::Block1x128x128x128 && mode != Fp8Scaling::Block1x128x1x128) return false;
   if (c.swapAB || c.bm > 256 || c.bm % 32 != 0 || c.warpsN != 1 || c.blocksPerSm > 1 || c.bk != 128) return false;
-  const int64_t pipeline = (sm90Shape(c, 1, 2).smemBytes + 127) / 128 * 128;
+  const int64_t pipeline = (sm90Shape(c, 1, ir::bitWidth(p.c) / 8).smemBytes + 127) / 128 * 128;
   const int64_t boxes = 128 % c.bn == 0 ? 1 : c.bn % 128 == 0 ? c.bn / 128 : 2;  // 128x128 blocks a tile spans
   const int64_t ringB = mode == Fp8Scaling::Block1x128x1x128 ? int64_t(c.stages) * c.bn * 4 : int64_t(c.stages) * 128 * boxes;
   return pipeline + ringB + int64_t(c.stages) * c.bm * 4 <= t.maxSmemPerBlock;
@@ -336,35 +337,36 @@ bool blockScalesFromStage(const Config& c, Fp8Scaling mode, const Target& t) {
 
 // A 64-row ring with one consumer warpgroup whose block scales all come from its stage: nothing
 // of the promotion waits on a global load, and no other warpgroup's wgmmas hide its wait.
-static bool stagedRing(const Config& c, Fp8Scaling mode, const Target& t) {
-  return c.warpsM * c.warpsN == 1 && blockScalesFromStage(c, mode, t);
+static bool stagedRing(const Config& c, const Fp8GemmProblem& p, const Target& t) {
+  return c.warpsM * c.warpsN == 1 && blockScalesFromStage(c, p, t);
 }
 
 // The share of the SMs whose streaming keeps DRAM busy, for config c on problem p.
 static double streamingShare(const Config& c, const Fp8GemmProblem& p, const Target& t) {
-  return stagedRing(c, p.scaling, t) ? kStreamingSmsToSaturateFromStage : kStreamingSmsToSaturate;
+  return stagedRing(c, p, t) ? kStreamingSmsToSaturateFromStage : kStreamingSmsToSaturate;
 }
 
 // A promoted K step with block scales, in cycles of one SM: the tensor work, the wait and the
 // scale instructions (kBlockScaleWaitCycles; none for a staged ring, stagedRing: run 13's 64x64
 // rings ran 4% behind 64x128 at 64x7168x16384 and 9% ahead at 64x4096x7168, where the 150-cycle
 // wait had put them 6-13% behind before the scales came from the stage).
-static double blockScaleStepCycles(const Config& c, Fp8Scaling mode, const Target& t) {
+static double blockScaleStepCycles(const Config& c, const Fp8GemmProblem& p, const Target& t) {
+  const Fp8Scaling mode = p.scaling;
   const int consumers = c.warpsM * c.warpsN, blocks = std::max(1, c.bm / c.warpsM / 64);
   // The 128-column blocks of B one tile's columns can touch (160 columns: two).
   const int spans = (c.bn + 127) / 128 + (c.bn % 128 != 0 && 128 % c.bn != 0 ? 1 : 0);
   const double instr = mode == Fp8Scaling::Block1x128x1x128
                            ? blocks * c.bn / 2.0 + c.bn / 8.0 + 2.0 * blocks  // FMUL per row-block and column pair, loads
                            : 2.0 * blocks + spans + 2.0 * blocks * spans;      // scale_a / scale_b loads, FMULs
-  const double wait = stagedRing(c, mode, t)                                       ? 0.0
+  const double wait = stagedRing(c, p, t)                                          ? 0.0
                       : consumers > 1 && c.fp8Accum == Fp8Accum::Promote ? kBlockScaleWaitCyclesTwoConsumers
                                                                            : kBlockScaleWaitCycles;
   return double(c.bm) * double(c.bn) / 32.0 + wait + kBlockScaleCyclesPerInstr * consumers * instr;
 }
 
 // The share of a K step the tensor cores work when block scales are promoted.
-static double blockScaleStepTerm(const Config& c, Fp8Scaling mode, const Target& t) {
-  return double(c.bm) * double(c.bn) / 32.0 / blockScaleStepCycles(c, mode, t);
+static double blockScaleStepTerm(const Config& c, const Fp8GemmProblem& p, const Target& t) {
+  return double(c.bm) * double(c.bn) / 32.0 / blockScaleStepCycles(c, p, t);
 }
 
 // Memory-bound, block scales, split_k = S: how much sooner the S slices finish than the unsplit
@@ -386,8 +388,8 @@ static double blockScaleSplitRelief(const Config& c, const Fp8GemmProblem& p, co
                          double(ceilDiv(units, slots));
     // A staged ring's chain runs under the stream (run 13: the unsplit 64x128 rings at 94% of the
     // read ceiling in both modes), so only DRAM's coverage tells the slices apart.
-    if (stagedRing(c, p.scaling, t)) return memory;
-    return std::max(memory, steps * blockScaleStepCycles(c, p.scaling, t) * kChainBytesPerStepCycle / bytes);
+    if (stagedRing(c, p, t)) return memory;
+    return std::max(memory, steps * blockScaleStepCycles(c, p, t) * kChainBytesPerStepCycle / bytes);
   };
   return time(1) / time(c.splitK);
 }
@@ -412,7 +414,7 @@ double Fp8GemmVariant::preference(const Fp8GemmProblem& p, const Target& t) cons
   // keeps a wave's tiles of B in L2; unmeasured: a tie-break).
   const double raster = c.raster == Raster::Row ? 0.97 : 1.0;
   const bool blockwise = p.scaling == Fp8Scaling::Block1x128x128x128 || p.scaling == Fp8Scaling::Block1x128x1x128;
-  const double blockScales = blockwise ? blockScaleStepTerm(c, p.scaling, t) : 1.0;
+  const double blockScales = blockwise ? blockScaleStepTerm(c, p, t) : 1.0;
   const bool computeBound = flops / bytes >= kH200Fp8FlopsPerByte;
   const double cluster = cm == 1 ? 1.0 : blockwise && computeBound ? kBlockScalesClusterTerm : 0.99;
   if (!computeBound) {

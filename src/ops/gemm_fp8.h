@@ -70,10 +70,11 @@ std::unique_ptr<ir::Module> fp8ScaledGemmProgram(const std::string& name = "fp8_
 
 const std::vector<Fp8GemmVariant>& gemmFp8Variants();
 
-// Whether config `c` reads every block scale of `mode` from its K step's stage (sm90 copies scale_a's
-// rows and scale_b's blocks or columns by TMA with the operands where their rings fit the shared
-// memory), which shortens each promoted step's chain (the family's preference).
-bool blockScalesFromStage(const Config& c, Fp8Scaling mode, const Target& t);
+// Whether config `c` reads every block scale of p's mode from its K step's stage (sm90 copies
+// scale_a's rows and scale_b's blocks or columns by TMA with the operands where their rings fit the
+// shared memory beside p's output staging), which shortens each promoted step's chain (the
+// family's preference).
+bool blockScalesFromStage(const Config& c, const Fp8GemmProblem& p, const Target& t);
 const Fp8GemmVariant* findGemmFp8Variant(std::string_view name);
 
 struct Fp8GemmSelection {

@@ -327,7 +327,7 @@ TEST(GemmFp8Gates, BlockwiseVariantsAssembleSpillFree) {
       EXPECT_EQ(rowsInStage, v.name != "fp8_gemm_sm90_128x128x128_s6_tma_pairs");
       // The family's preference knows which (blockScalesFromStage): scale_a and scale_b both staged
       // (scale_b's map: its 128x128 blocks, or 1x128 x 1x128's columns).
-      EXPECT_EQ(blockScalesFromStage(v.config, mode, Target::sm90a()), rowsInStage && scaleBMapped);
+      EXPECT_EQ(blockScalesFromStage(v.config, p, Target::sm90a()), rowsInStage && scaleBMapped);
       // 128x128 blocks of scale_b copied with the stage (sharedBlockScales) by every variant: the
       // rings fit the shared memory (128 bytes a stage and block), single blocks an SM.
       if (mode == Fp8Scaling::Block1x128x128x128) EXPECT_TRUE(scaleBMapped);
