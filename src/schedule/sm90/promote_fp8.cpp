@@ -155,7 +155,9 @@ class Rewrite {
   std::vector<Value*> loopOf(Value* count, int steps, const std::vector<Value*>& accIn, Value* s, Value* ph,
                              Value* first, bool ahead) {
     const size_t nl = k_.loaded.size();
-    ahead = ahead && first && nl > 0 && nl * size_t(steps) <= kPrefetchedScales;
+    // Factors made under the wgmmas need nothing carried; otherwise the loads go an iteration ahead.
+    const bool factorsEarly = first && fewStageFactors();
+    ahead = ahead && first && !factorsEarly && nl > 0 && nl * size_t(steps) <= kPrefetchedScales;
     std::vector<Value*> carried;
     for (int i = 0; ahead && i < steps; ++i) {
       std::vector<Value*> l = loadScales(b_.addConst(first, i));
@@ -184,7 +186,6 @@ class Rewrite {
     std::vector<std::vector<Value*>> sums;
     std::vector<std::unordered_map<const Value*, Value*>> scaleMaps(static_cast<size_t>(steps));
     std::vector<std::vector<Value*>> early(static_cast<size_t>(steps));
-    const bool factorsEarly = first && !ahead && fewStageFactors();
     std::vector<Value*> stages, next;
     for (int i = 0; i < steps; ++i) {
       if (first && !ahead) scaleMaps[size_t(i)] = stepScales(b_.addConst(b_.add(first, b_.mulConst(iv, steps)), i));
@@ -230,10 +231,12 @@ class Rewrite {
   }
 
   // Whether a step's factors can be made under its wgmmas: its scales all come from its stage
-  // (no global load: nothing in flight at the next fence) and its distinct factors are few
-  // (kEarlyFactors registers live across the wgmmas; 1x128 x 1x128's 80 a step would spill).
+  // (no global load: nothing in flight at the next fence; integer arithmetic of %kt, as a block
+  // scale's element of its 16-byte box, is made again for each step, not carried) and its distinct
+  // factors are few (kEarlyFactors registers live across the wgmmas; 1x128 x 1x128's 80 a step
+  // would spill).
   bool fewStageFactors() const {
-    if (!k_.stageReads || !k_.loaded.empty()) return false;
+    if (!k_.stageReads) return false;
     for (const Operation* op : k_.prologue)
       if (op->is("kern.ld_global")) return false;
     std::set<const Value*> distinct(k_.scales->operands().begin(), k_.scales->operands().end());
