@@ -337,6 +337,49 @@ TEST(GemmFp8Gates, BlockwiseVariantsAssembleSpillFree) {
   EXPECT_GE(checked, 7);  // the promoting variants; with per-column B scales, the single-step ones
 }
 
+// Block scales at M off 4 (tokens come in any number): a kernel that copies scale_a's rows into
+// its stages asks M % 4 == 0 at launch (its map steps rows of M floats), so there the family
+// picks the variant that loads scale_a from global memory, whose launch asks nothing of M; at
+// M = 64 the staged pick asks it. 1x128 x 1x128 has no such variant: the pick fails saying why.
+const Fp8GemmVariant* findVariant(const std::string& name) {
+  for (const auto& v : gemmFp8Variants())
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+TEST(GemmFp8Gates, BlockScalesAtMOffFourLoadScaleAFromGlobalMemory) {
+  auto program = fp8GemmProgram({Fp8Scaling::Block1x128x128x128}, "fp8_blockwise");
+  auto asksM = [&](const Config& c) {
+    ir::DiagnosticEngine diag;
+    auto r = kiln::compile(*program, Target::sm90a(), c, diag);
+    EXPECT_TRUE(r) << diag.str();
+    if (!r) return int64_t{-1};
+    for (const auto& [dim, multiple] : r->launch.divisibility)
+      if (dim == "M") return multiple;
+    return int64_t{1};
+  };
+  for (int64_t m : {61, 1, 130, 64}) {
+    Fp8GemmProblem p{m, 7168, 2048};
+    p.scaling = Fp8Scaling::Block1x128x128x128;
+    ir::DiagnosticEngine diag;
+    auto pick = selectGemmFp8(p, Target::sm90a(), diag);
+    ASSERT_TRUE(pick) << m << ": " << diag.str();
+    if (m % 4 != 0) {
+      EXPECT_EQ(pick->variant->name, "fp8_gemm_sm90_128x128x128_s6_tma_pairs") << m;
+      EXPECT_EQ(asksM(pick->variant->config), 1) << m;
+    } else {
+      EXPECT_EQ(asksM(pick->variant->config), 4) << pick->variant->name;
+    }
+  }
+  Fp8GemmProblem p{61, 7168, 2048};
+  p.scaling = Fp8Scaling::Block1x128x1x128;
+  ir::DiagnosticEngine diag;
+  EXPECT_FALSE(selectGemmFp8(p, Target::sm90a(), diag));
+  std::string why;
+  EXPECT_FALSE(findVariant("fp8_gemm_sm90_64x128x128_s8_tma_pairs")->eligible(p, Target::sm90a(), &why));
+  EXPECT_NE(why.find("M a multiple of 4 (M = 61)"), std::string::npos) << why;
+}
+
 TEST(GemmFp8Gates, HeuristicPicksNearTheMeasuredBestOnTheH200) {
   std::set<std::tuple<int64_t, int64_t, int64_t, bool>> judged, unjudged;  // (M, N, K, fast)
   for (const Recorded& rec : kRecorded) {
