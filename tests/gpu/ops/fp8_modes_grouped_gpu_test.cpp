@@ -173,6 +173,14 @@ TEST_F(Fp8ModesGroupedGpu, SmallMBlockScalesInKSlices) {
   }
 }
 
+// Block scales at M off 4 (tokens come in any number): the family's pick loads scale_a from global
+// memory there (a kernel copying scale_a's rows by TMA asks M % 4; GemmFp8Gates.
+// BlockScalesAtMOffFourLoadScaleAFromGlobalMemory), one row, 61 and 130 rows against the interpreter.
+TEST_F(Fp8ModesGroupedGpu, BlockScalesAtMOffFour) {
+  auto module = ops::fp8GemmProgram({ops::Fp8Scaling::Block1x128x128x128}, "fp8_m_off_four");
+  for (int64_t m : {1, 61, 130}) matches(*module, {{"M", m}, {"N", 392}, {"K", 1152}});
+}
+
 // Groups of 0 (an empty expert), 1, 77 and 700 rows, tiles shared between groups, rows past the
 // last offset that no group owns; with counts, groups of every fill of their capacity.
 TEST_F(Fp8ModesGroupedGpu, RaggedGroupsMatchTheInterpreter) {
