@@ -37,8 +37,14 @@
 // from one offset made before the loop: no pointer, predicate or zero fill a column, and
 // sm90-promote-fp8 reads them after the step's sums are waited for (the stage is still held), so no
 // scale_b load is in flight across a wgmma fence. 128x160: 20 LDS.64 where 20 LDG.64 with their
-// ISETP and CS2R ran (283 -> 243 instructions a step). scale_a's 2 loads a step are then carried an
-// iteration ahead, as 1x128 x 128x128's are.
+// ISETP and CS2R ran (283 -> 243 instructions a step).
+//
+// Per-row scales copied with the stage (sharedRowScales: scale_a [K blocks][M] dense, M contiguous,
+// under the same operand conditions): the producer copies scale_a's row of the step's K block, the
+// tile's bm rows, into a [stages, 1, bm] ring after scale_b's the same way, and a thread's rows
+// (64 i + 8 h past its first) are kern.ld_shared(sSA, s, saoff): no scale_a load in flight across a
+// wgmma fence either (GPU run 11: such loads held the wgmmas back). 128x160: 2 LDS for 2 LDG. Its
+// map steps rows of M floats, so the launch asks M % 4 (the family avoids such variants at M off 4).
 //
 // sm90-promote-fp8 adds each step's sums as fma(sums, f, acc). The accumulator layout (PTX ISA,
 // "Matrix Fragments for wgmma.mma_async", D): in m64 block i, register 4j + e of warp v's lane l

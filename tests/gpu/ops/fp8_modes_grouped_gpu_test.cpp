@@ -158,9 +158,7 @@ TEST_F(Fp8ModesGroupedGpu, EveryBlockwiseVariantMatchesTheInterpreter) {
 // finisher adds its peer's sums in a fixed order: the same bits). Then the family's pick there.
 TEST_F(Fp8ModesGroupedGpu, SmallMBlockScalesInKSlices) {
   using S = ops::Fp8Scaling;
-  const ops::Fp8GemmVariant* slices = nullptr;
-  for (const auto& v : ops::gemmFp8Variants())
-    if (v.name == "fp8_gemm_sm90_64x128x128_s8_tma_sk2_pairs") slices = &v;
+  const ops::Fp8GemmVariant* slices = ops::findGemmFp8Variant("fp8_gemm_sm90_64x128x128_s8_tma_sk2_pairs");
   ASSERT_NE(slices, nullptr);
   for (S mode : {S::Block1x128x128x128, S::Block1x128x1x128}) {
     SCOPED_TRACE(std::string(ops::fp8ScalingName(mode)));

@@ -341,12 +341,6 @@ TEST(GemmFp8Gates, BlockwiseVariantsAssembleSpillFree) {
 // its stages asks M % 4 == 0 at launch (its map steps rows of M floats), so there the family
 // picks the variant that loads scale_a from global memory, whose launch asks nothing of M; at
 // M = 64 the staged pick asks it. 1x128 x 1x128 has no such variant: the pick fails saying why.
-const Fp8GemmVariant* findVariant(const std::string& name) {
-  for (const auto& v : gemmFp8Variants())
-    if (v.name == name) return &v;
-  return nullptr;
-}
-
 TEST(GemmFp8Gates, BlockScalesAtMOffFourLoadScaleAFromGlobalMemory) {
   auto program = fp8GemmProgram({Fp8Scaling::Block1x128x128x128}, "fp8_blockwise");
   auto asksM = [&](const Config& c) {
@@ -376,7 +370,7 @@ TEST(GemmFp8Gates, BlockScalesAtMOffFourLoadScaleAFromGlobalMemory) {
   ir::DiagnosticEngine diag;
   EXPECT_FALSE(selectGemmFp8(p, Target::sm90a(), diag));
   std::string why;
-  EXPECT_FALSE(findVariant("fp8_gemm_sm90_64x128x128_s8_tma_pairs")->eligible(p, Target::sm90a(), &why));
+  EXPECT_FALSE(findGemmFp8Variant("fp8_gemm_sm90_64x128x128_s8_tma_pairs")->eligible(p, Target::sm90a(), &why));
   EXPECT_NE(why.find("M a multiple of 4 (M = 61)"), std::string::npos) << why;
 }
 
