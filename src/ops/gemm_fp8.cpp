@@ -274,14 +274,6 @@ bool Fp8GemmVariant::eligible(const Fp8GemmProblem& p, const Target& t, std::str
   if ((config.fp8Accum == Fp8Accum::Fast) != p.fastAccum && !blockwise)
     return no(p.fastAccum ? "it promotes each K step's sums (the problem asks for fast accumulation)"
                           : "it accumulates in the tensor cores across K steps (fast accumulation, not asked for)");
-  // Block scales copied into the stage (blockScalesFromStage): scale_a's map steps rows of M
-  // floats, so such a kernel asks M % 4 == 0 at launch. With M off 4 only a variant that loads
-  // scale_a from global memory runs (1x128 x 128x128: 128x128 s6 tma_pairs), as every one did
-  // before the copies (docs/fp8-scaling.md, "Limit").
-  if (p.m % 4 != 0 && blockScalesFromStage(config, p, t))
-    return no(fmt::format("it copies scale_a's rows into its stages by TMA, whose rows of M floats need M a multiple "
-                          "of 4 (M = {})",
-                          p.m));
   int64_t smem = sm90Shape(config, 1).smemBytes;
   if (smem > t.maxSmemPerBlock)
     return no(fmt::format("needs {} bytes of shared memory; {} allows {}", smem, t.name, t.maxSmemPerBlock));
@@ -337,11 +329,11 @@ bool blockScalesFromStage(const Config& c, const Fp8GemmProblem& p, const Target
   const Fp8Scaling mode = p.scaling;
   if (mode != Fp8Scaling::Block1x128x128x128 && mode != Fp8Scaling::Block1x128x1x128) return false;
   if (p.ragged || p.raggedK || p.strided) return false;  // the lowering keeps their scales in global memory
-  if (c.swapAB || c.bm > 256 || c.bm % 32 != 0 || c.warpsN != 1 || c.blocksPerSm > 1 || c.bk != 128) return false;
+  if (c.swapAB || c.bm > 224 || c.bm % 32 != 0 || c.warpsN != 1 || c.blocksPerSm > 1 || c.bk != 128) return false;
   const int64_t pipeline = (sm90Shape(c, 1, ir::bitWidth(p.c) / 8).smemBytes + 127) / 128 * 128;
   const int64_t boxes = 128 % c.bn == 0 ? 1 : c.bn % 128 == 0 ? c.bn / 128 : 2;  // 128x128 blocks a tile spans
   const int64_t ringB = mode == Fp8Scaling::Block1x128x1x128 ? int64_t(c.stages) * c.bn * 4 : int64_t(c.stages) * 128 * boxes;
-  return pipeline + ringB + int64_t(c.stages) * c.bm * 4 <= t.maxSmemPerBlock;
+  return pipeline + ringB + int64_t(c.stages) * (c.bm + 32) * 4 <= t.maxSmemPerBlock;  // scale_a's rows of bm + 32
 }
 
 // A 64-row ring with one consumer warpgroup whose block scales all come from its stage: nothing

@@ -38,10 +38,12 @@ std::string tensorName(const Value* tensor) { return tensor->definingOp()->strin
 // the same, its stored [ceil(K/128)][M], one box of the tile's bm rows; 128x128-block scale_b
 // (sharedBlockScales) through a flat map (its stored elements as one row), a box of 4 elements
 // from the block's element of the step's K block (a row of [N blocks][K blocks] is 16-byte
-// aligned only where K / 128 is a multiple of 4, so a 2-D map could not start at every block).
+// aligned only where K / 128 is a multiple of 4, so a 2-D map could not start at every block);
+// per-row scale_a through a flat map too, a box of bm + 4 elements (staged_scales.cpp: a row of
+// M floats is 16-byte aligned only where M is a multiple of 4).
 struct TensorMaps {
   std::string nameA, nameB, nameC;  // nameC: epilogue=tma only
-  std::string nameSB, nameSA;       // sharedColumnScales, sharedRowScales only
+  std::string nameSB, nameSA;       // sharedColumnScales / sharedBlockScales, sharedRowScales only
   Type mapA, mapB, mapC, mapSB, mapSA;
 };
 
@@ -81,7 +83,7 @@ std::optional<TensorMaps> tensorMaps(const Operation& program, const Request& r,
   }
   if (sharedRowScales(r)) {
     t.nameSA = tensorName(g.loadScaleA->operand(0));
-    t.mapSA = kern::tmapType(ScalarType::F32, {c.bm, 1}, t.nameSA, 0);
+    t.mapSA = kern::tmapType(ScalarType::F32, {stagedScaleBoxFloats(c.bm), 1}, t.nameSA, 0, /*flat=*/true);
   }
   if (c.epilogue != EpilogueStore::Tma) return t;
   const Operation* store = nullptr;
@@ -178,14 +180,9 @@ kern::KernelLaunch launchContract(const Operation& program, const Request& r, co
       launch.alignment.push_back({tensorName(op->operand(0)), align >= 2 * ceb ? 2 * ceb : ceb});
     }
   sm80::requirePairLoads(g, c, launch);  // the epilogue's loads of column pairs
-  if (!t.nameSA.empty()) {  // scale_a's rows through a tensor map: M a multiple of 4 (16-byte rows)
-    const Operation& load = *g.loadScaleA;
-    for (unsigned i = 1; i < load.numOperands(); ++i)
-      if (load.operand(i) == coordArgM(g) && load.operand(0)->type().shape()[i - 1].isSymbolic())
-        launch.requireMultiple(load.operand(0)->type().shape()[i - 1].sym, 4);
-  }
-  // A flat map of scale_b's blocks asks only its start 16-byte aligned: the runtime's check of the
-  // map names it (a launch alignment of 16 would ask 16-byte rows too, K / 128 % 4 == 0).
+  // A flat map (scale_b's blocks, scale_a's rows) asks only its start 16-byte aligned: the runtime's
+  // check of the map names it (a launch alignment of 16 would ask 16-byte rows too: K / 128 % 4 == 0,
+  // M % 4 == 0).
   if (!t.nameSB.empty() && !sharedBlockScales(r)) {  // scale_b's rows through a tensor map: 16-byte rows (the map's alignment is the runtime's)
     const Operation& load = *g.loadScaleB;
     for (unsigned i = 1; i < load.numOperands(); ++i)
@@ -290,7 +287,7 @@ Buffers allocateShared(KernBuilder& b, const Request& r, const Params& p) {
   }
   if (p.tmSA) {  // after scale_b's ring
     b.setLoc(g.loadScaleA->loc());
-    s.sSA = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(ScalarType::F32, c.stages, 1, c.bm, Swizzle{}),
+    s.sSA = b.named(b.op1("kern.smem_alloc", {}, kern::smemType(ScalarType::F32, c.stages, 1, stagedScaleRowFloats(c.bm), Swizzle{}),
                           {{"offset", rowScaleRingOffset(r)}}),
                     "sSA");
   }

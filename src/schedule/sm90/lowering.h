@@ -62,8 +62,9 @@ struct Buffers {
   // per stage one 16-byte box per scale_b block of the tile, each on its own 128-byte row
   // group ([stages, 8 boxes, 4] f32: the box's first element is the block's scale).
   ir::Value* sSB = nullptr;
-  // sharedRowScales: per stage, scale_a's bm floats of the step's K block for the tile's rows
-  // ([stages, 1, bm] f32, unswizzled), after sSB's ring.
+  // sharedRowScales: per stage, scale_a's bm floats of the step's K block for the tile's rows, up
+  // to 3 floats into a row of bm + 32 ([stages, 1, bm + 32] f32, unswizzled; staged_scales.cpp),
+  // after sSB's ring.
   ir::Value* sSA = nullptr;
 };
 
@@ -195,7 +196,9 @@ struct SliceScales {
   ir::Value* rel = nullptr;
   std::vector<int> group;
   ir::Value* stageOff = nullptr;  // sharedColumnScales: kern.smem_offset of the thread's first column
-  ir::Value* stageOffA = nullptr;  // sharedRowScales: kern.smem_offset of the thread's first row
+  // sharedRowScales: the thread's first row in the tile, the tensor's rows M and the tile's first,
+  // from which each step finds where its copy put the tile's scales (staged_scales.cpp).
+  ir::Value *stageRowA = nullptr, *rowsA = nullptr, *firstA = nullptr;
 };
 // Whether the program's per-column scale_b (blocks of one column, [ceil(K/128)][N] dense, N
 // contiguous) is copied into the stage by the producer and read with kern.ld_shared: not for
@@ -207,6 +210,15 @@ bool sharedColumnScales(const Request& r);
 // and read with kern.ld_shared: not for batched, grouped or ragged operands, nor where the rings
 // would pass the target's shared memory.
 bool sharedRowScales(const Request& r);
+// Per-row scale_a copied with the stage (staged_scales.cpp): each copy is a box of bm + 4 floats
+// of a flat map of the stored [K blocks][M], starting at the tile's first element of the K block,
+// e = kb * M + m0 (stagedScaleElement), rounded down to a multiple of 4; the tile's scales start
+// e % 4 floats into a ring row of bm + 32 floats.
+int64_t stagedScaleBoxFloats(int64_t n);
+int64_t stagedScaleRowFloats(int64_t n);
+// The rows (M or N) of the scale tensor `load` reads along the axis `coord` selects.
+ir::Value* stagedScaleRows(KernBuilder& b, const Kernel& k, const ir::Operation& load, const ir::Value* coord);
+ir::Value* stagedScaleElement(KernBuilder& b, ir::Value* kb, ir::Value* rows, ir::Value* first);
 // Whether the program's 128x128-block scale_b (blocks of bk along K and bN >= 8 along N, stored
 // [N blocks][K blocks] dense) is copied into the stage the same way: per stage, one 16-byte box
 // of a flat tensor map (tmap {flat}) per block the tile's columns span, starting at the block's

@@ -226,12 +226,14 @@ class StageCopies {
     }
   }
 
-  // sharedRowScales: scale_a's row of the step's K block, the tile's bm rows (zero-filled past M),
-  // the same way.
+  // sharedRowScales: scale_a's row of the step's K block, the tile's bm rows, as one box of its
+  // flat map from the 16-byte boundary at or before the tile's first (staged_scales.cpp).
   void loadScaleA() {
     b_.setLoc(r_.g.loadScaleA->loc());
     Value* kb = u_.kbase ? b_.add(u_.kbase, kt_) : kt_;
-    b_.create("kern.tma_load", {k_.params.tmSA, k_.smem.sSA, s_, k_.smem.full, s_, u_.m0, kb}, {},
+    Value* rows = stagedScaleRows(b_, k_, *r_.g.loadScaleA, coordArgM(r_.g));
+    Value* at = b_.andi(stagedScaleElement(b_, kb, rows, u_.m0), b_.i32(~int64_t{3}));
+    b_.create("kern.tma_load", {k_.params.tmSA, k_.smem.sSA, s_, k_.smem.full, s_, at, b_.i32(0)}, {},
               {{"row", int64_t{0}}});
   }
 
@@ -280,7 +282,7 @@ int64_t stageTxBytes(const Request& r, const Kernel& k) {
   int64_t bRows = r.g.bKMajor ? c.bn : (c.bn + 63) / 64 * 64;
   const int64_t scaleB = !k.params.tmSB ? 0 : sharedBlockScales(r) ? 16 * int64_t(blockScaleBoxes(r)) : int64_t(c.bn) * 4;
   return (c.bm + bRows) * c.bk * r.elemBytes() + scaleB +
-         (k.params.tmSA ? int64_t(c.bm) * 4 : 0);
+         (k.params.tmSA ? stagedScaleBoxFloats(c.bm) * 4 : 0);
 }
 
 }  // namespace

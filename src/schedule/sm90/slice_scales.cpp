@@ -44,7 +44,10 @@
 // tile's bm rows, into a [stages, 1, bm] ring after scale_b's the same way, and a thread's rows
 // (64 i + 8 h past its first) are kern.ld_shared(sSA, s, saoff): no scale_a load in flight across a
 // wgmma fence either (GPU run 11: such loads held the wgmmas back). 128x160: 2 LDS for 2 LDG. Its
-// map steps rows of M floats, so the launch asks M % 4 (the family avoids such variants at M off 4).
+// map is flat, its box starting at a 16-byte boundary up to 3 rows before the tile's
+// (staged_scales.cpp), so the launch asks nothing of M. scale_b's keeps its 2-D map and asks N % 4:
+// a box start off the tile's first column would put the thread's column pairs off 8 bytes, and
+// their LDS.64 would split in two (N % 8 is the FP8 family's rule anyway: the output's rows).
 //
 // sm90-promote-fp8 adds each step's sums as fma(sums, f, acc). The accumulator layout (PTX ISA,
 // "Matrix Fragments for wgmma.mma_async", D): in m64 block i, register 4j + e of warp v's lane l
@@ -255,11 +258,12 @@ bool sharedBlockScales(const Request& r) {
 
 bool sharedRowScales(const Request& r) {
   const Config& c = r.c;
-  // bm % 32: each stage's row of bm floats 128-byte aligned; bm <= 256: one TMA box.
-  if (!plainScaleOperands(r) || !r.g.loadScaleA || c.swapAB || c.bm > 256 || c.bm % 32 != 0 ||
+  // One TMA box a stage (256 elements at most); bm % 32: each stage's row of bm + 32 floats 128-byte
+  // aligned, as TMA writes.
+  if (!plainScaleOperands(r) || !r.g.loadScaleA || c.swapAB || stagedScaleBoxFloats(c.bm) > 256 || c.bm % 32 != 0 ||
       !denseScaleRows(r, *r.g.loadScaleA, coordArgM(r.g)))
     return false;
-  return columnRingEnd(r) + int64_t(c.stages) * c.bm * 4 <= r.target.maxSmemPerBlock;
+  return columnRingEnd(r) + int64_t(c.stages) * stagedScaleRowFloats(c.bm) * 4 <= r.target.maxSmemPerBlock;
 }
 
 int64_t scaleRingOffset(const Request& r) {
@@ -270,7 +274,7 @@ int64_t scaleRingOffset(const Request& r) {
 int64_t rowScaleRingOffset(const Request& r) { return columnRingEnd(r); }
 
 int64_t scaleRingEnd(const Request& r) {
-  return columnRingEnd(r) + (sharedRowScales(r) ? int64_t(r.c.stages) * r.c.bm * 4 : 0);
+  return columnRingEnd(r) + (sharedRowScales(r) ? int64_t(r.c.stages) * stagedScaleRowFloats(r.c.bm) * 4 : 0);
 }
 
 int sliceScaleLoads(const Request& r) {
@@ -314,11 +318,11 @@ SliceScales prepareSliceScales(KernBuilder& b, const Request& r, const Kernel& k
     return l;
   };
   const bool sharedRows = sharedRowScales(r);
-  if (sharedRows)  // the thread's first row in the stage's row of scale_a (the tile's rows)
-    s.stageOffA = b.named(
-        b.op1("kern.smem_offset",
-              {k.smem.sSA, b.i32(0), b.add(w.rowA, b.add(b.mulConst(v, 16), b.div(w.lane, b.i32(4))))}, types::i32()),
-        "saoff");
+  if (sharedRows) {  // the thread's first row of the tile's, and where the tile's start (per step)
+    s.stageRowA = b.named(b.add(w.rowA, b.add(b.mulConst(v, 16), b.div(w.lane, b.i32(4)))), "sarow");
+    s.rowsA = stagedScaleRows(b, k, *r.g.loadScaleA, coordArgM(r.g));
+    s.firstA = u.m0;
+  }
   if (two) {  // the blocks of the warpgroup's first column and the next (its loads predicated off past N)
     const int64_t bN = blockN(r);
     Value* first = b.add(u.n0, w.colB);
@@ -390,10 +394,16 @@ std::vector<Value*> buildSliceScales(KernBuilder& b, const SliceScales& s, Value
   Value* inK = kLimit ? b.cmp("slt", kstep, kLimit) : nullptr;
   std::map<int64_t, Value*> kidx;  // K steps per stored element -> the step's stored K index (i64)
   std::map<int, Value*> seconds;  // a pair's load -> its second column's value
+  Value* offA = nullptr;  // the thread's first row in the step's box of scale_a's stored row
+  auto stagedOffsetA = [&] {
+    Value* lead = b.andi(stagedScaleElement(b, kstep, s.rowsA, s.firstA), b.i32(3));
+    return b.op1("kern.smem_offset", {k.smem.sSA, b.i32(0), b.add(s.stageRowA, lead)}, types::i32());
+  };
   for (size_t i = 0; i < s.loads.size(); ++i) {
     const SliceScales::Load& l = s.loads[i];
     if (l.stage) {  // the stage's row of scale_a / scale_b (sm90-promote-fp8 reads it once the step's sums are waited for)
-      Value* off = l.rowOfA ? s.stageOffA : s.stageOff;
+      Value* off = s.stageOff;
+      if (l.rowOfA) off = offA ? offA : offA = stagedOffsetA();
       if (l.blockAt)  // the step's element of the block's 16-byte box
         off = b.op1("kern.smem_offset", {k.smem.sSB, b.i32(0), b.andi(b.add(l.blockAt, kstep), b.i32(3))}, types::i32());
       loaded.push_back(b.op1("kern.ld_shared", {l.rowOfA ? k.smem.sSA : k.smem.sSB, stage, off}, types::f32(),

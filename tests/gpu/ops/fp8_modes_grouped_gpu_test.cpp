@@ -171,12 +171,21 @@ TEST_F(Fp8ModesGroupedGpu, SmallMBlockScalesInKSlices) {
   }
 }
 
-// Block scales at M off 4 (tokens come in any number): the family's pick loads scale_a from global
-// memory there (a kernel copying scale_a's rows by TMA asks M % 4; GemmFp8Gates.
-// BlockScalesAtMOffFourLoadScaleAFromGlobalMemory), one row, 61 and 130 rows against the interpreter.
+// Block scales at M off 4 (tokens come in any number): scale_a's rows come into the stages through
+// a flat map whose boxes start up to 3 rows before the tile's, a different amount every K block
+// (sm90 staged_scales.cpp; GemmFp8Gates.BlockScalesAskNothingOfM). One row, 61 and 130 rows, in
+// both block modes, by the family's pick, 128x160 and the 64x128 ring, against the interpreter.
 TEST_F(Fp8ModesGroupedGpu, BlockScalesAtMOffFour) {
-  auto module = ops::fp8GemmProgram({ops::Fp8Scaling::Block1x128x128x128}, "fp8_m_off_four");
-  for (int64_t m : {1, 61, 130}) matches(*module, {{"M", m}, {"N", 392}, {"K", 1152}});
+  for (ops::Fp8Scaling mode : {ops::Fp8Scaling::Block1x128x128x128, ops::Fp8Scaling::Block1x128x1x128}) {
+    SCOPED_TRACE(mode == ops::Fp8Scaling::Block1x128x128x128 ? "1x128 x 128x128" : "1x128 x 1x128");
+    auto module = ops::fp8GemmProgram({mode}, "fp8_m_off_four");
+    for (int64_t m : {1, 61, 130}) {
+      const std::map<std::string, int64_t> dims = {{"M", m}, {"N", 392}, {"K", 1152}};
+      matches(*module, dims);
+      for (const char* name : {"fp8_gemm_sm90_128x160x128_s4_tma", "fp8_gemm_sm90_64x128x128_s8_tma_pairs"})
+        matches(*module, dims, "", {}, &ops::findGemmFp8Variant(name)->config);
+    }
+  }
 }
 
 // Groups of 0 (an empty expert), 1, 77 and 700 rows, tiles shared between groups, rows past the
