@@ -202,11 +202,9 @@ bool verifyTmaLoad(const Operation& op, DiagnosticEngine& d) {
                              << tm->box.size() << " tensor map";
   // TMA writes a box's rows densely, so they must be the buffer's; an unswizzled box of one row may
   // be shorter than the buffer's row (a row padded to 128 bytes: sm90 staged_scales.cpp).
-  bool oneRow = true;
-  for (size_t i = 1; i < tm->box.size(); ++i) oneRow = oneRow && tm->box[i] == 1;
+  const bool oneRow = std::all_of(tm->box.begin() + 1, tm->box.end(), [](int64_t e) { return e == 1; });
   const int64_t boxBytes = tm->box[0] * layout->elemBytes();
-  if (tm->elem != layout->elem ||
-      (tm->swizzle == 0 && oneRow ? boxBytes > layout->rowBytes() : boxBytes != layout->rowBytes()))
+  if (tm->elem != layout->elem || (tm->swizzle == 0 && oneRow ? boxBytes > layout->rowBytes() : boxBytes != layout->rowBytes()))
     return d.error(op.loc()) << "'kern.tma_load' box rows (" << tm->box[0] << " x " << scalarName(tm->elem)
                              << ") must be the buffer's rows (" << layout->cols << " x " << scalarName(layout->elem)
                              << ")" << (tm->swizzle == 0 && oneRow ? ", or a box of one row no longer than one" : "");
