@@ -166,7 +166,9 @@ std::vector<JudgedShape> judgeRecordedRun(const std::string& file, const char* m
     if (!pick) continue;
     j.pick = pick->variant->name;
     for (const auto& k : entry["kiln"]) {
-      const Fp8GemmVariant* v = registeredAs(k["config"].get<std::string>(), loadsLate);
+      // Records trimmed to the variant's registered name (2026-12-07 on) or with its config line.
+      const Fp8GemmVariant* v = k.contains("config") ? registeredAs(k["config"].get<std::string>(), loadsLate)
+                                                     : findGemmFp8Variant(k["name"].get<std::string>());
       if (!v || !k["correct"].get<bool>()) continue;
       j.best = std::max(j.best, k[measure].get<double>());
       if (v == pick->variant) j.picked = std::max(j.picked, k[measure].get<double>());
@@ -441,6 +443,29 @@ TEST(GemmFp8Gates, BlockwisePicksNearTheMeasuredBest) {
   for (const auto& [mode, tally] : modes) {
     EXPECT_EQ(tally.first, 5) << fp8ScalingName(mode);
     EXPECT_GE(std::exp(tally.second / tally.first), 0.985) << fp8ScalingName(mode);
+  }
+}
+
+// The same picks held out: seven shapes a mode not fitted on (128x7168x2048, 4096x14336x4096,
+// 4096x24576x1536, 4096x4096x14336, 4096x7168x2048, 64x24576x1536, 64x5120x5120), measured after the
+// fit on an H200 (bench/results/2026-12-07-h200-run16/fp8_block_heldout.json). Predicted before
+// the run: within 5% of the fastest at every shape, 0.98 in geometric mean. Measured: the fastest at
+// 11 of 14, 0.965 at the worst (4096x4096x14336 1x128 x 128x128: 128x160 pairs along M against
+// 128x128 pairs stored from registers), 0.991 and 0.995 in geometric mean.
+TEST(GemmFp8Gates, BlockwisePicksNearTheMeasuredBestHeldOut) {
+  std::map<Fp8Scaling, std::pair<int, double>> modes;  // shapes, sum of log(picked / best)
+  for (const JudgedShape& j : judgeRecordedRun("2026-12-07-h200-run16/fp8_block_heldout.json", "tflops")) {
+    ASSERT_GT(j.picked, 0) << j.name << ": " << j.pick << " was not measured";
+    EXPECT_GE(j.picked, 0.95 * j.best) << j.name << ": picked " << j.pick << " at " << j.picked
+                                       << " TFLOP/s, best " << j.best;
+    auto& [shapes, logRatio] = modes[j.problem.scaling];
+    ++shapes;
+    logRatio += std::log(j.picked / j.best);
+  }
+  ASSERT_EQ(modes.size(), 2u);
+  for (const auto& [mode, tally] : modes) {
+    EXPECT_EQ(tally.first, 7) << fp8ScalingName(mode);
+    EXPECT_GE(std::exp(tally.second / tally.first), 0.98) << fp8ScalingName(mode);
   }
 }
 
