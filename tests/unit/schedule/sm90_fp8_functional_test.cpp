@@ -108,6 +108,7 @@ TEST(Sm90Fp8Functional, BlockScalesPerSliceOfK) {
     // M off 4 (tokens come in any number): scale_a's stage copies start up to 3 rows before the
     // tile's (staged_scales.cpp), at every K block a different amount.
     check(kFp8 + "fp8_accum=promote_pairs bm=128 bn=128 stages=3 warps_m=2", bw(137, 200, 400, 3));
+    check(kFp8 + "fp8_accum=promote bm=128 bn=128 stages=3 warps_m=2 stream_k=1", bw(262, 264, 656, 5));
     check("strategy=sm90_ws_persistent bk=128 warps_n=1 fp8_accum=promote bm=64 bn=128 stages=4 warps_m=1",
           bw(61, 200, 656, 3));
   }
