@@ -233,16 +233,17 @@ TEST(Sm90Fp8Functional, BlockScalesOfBCopiedWithTheStage) {
                      Config::parse(kFp8 + "fp8_accum=promote bm=128 bn=" + std::to_string(bn) + " stages=3 warps_m=2"),
                      diag);
     ASSERT_TRUE(r) << diag.str();
-    const KernelParam* map = nullptr;
-    for (const auto& param : r->launch.params)
-      if (param.name == "tmap_scale_b") map = &param;
+    auto param = [&](const std::string& name) -> const KernelParam* {
+      for (const auto& p : r->launch.params)
+        if (p.name == name) return &p;
+      return nullptr;
+    };
+    const KernelParam* map = param("tmap_scale_b");
     ASSERT_NE(map, nullptr);
     EXPECT_TRUE(map->flat);
     EXPECT_EQ(map->box, (std::vector<int64_t>{4, 1}));
     // scale_a's rows: a box of bm + 4 floats from the 16-byte boundary at or before the tile's first.
-    const KernelParam* mapA = nullptr;
-    for (const auto& param : r->launch.params)
-      if (param.name == "tmap_scale_a") mapA = &param;
+    const KernelParam* mapA = param("tmap_scale_a");
     ASSERT_NE(mapA, nullptr);
     EXPECT_TRUE(mapA->flat);
     EXPECT_EQ(mapA->box, (std::vector<int64_t>{132, 1}));
